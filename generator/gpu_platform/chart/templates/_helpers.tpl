@@ -1,0 +1,71 @@
+{{- /*
+[[ header ]]
+
+How the helpers fit together:
+- gpu-platform.name / gpu-platform.fullname: every object name starts from fullname, trimmed
+  to 63 characters, so a long release name can never produce an invalid object name.
+- gpu-platform.labels: the standard app.kubernetes.io/* labels, on every object;
+  gpu-platform.selectorLabels: the stable subset (no version) used in selectors, which are
+  immutable once a DaemonSet exists.
+- gpu-platform.durationMs: "1s" / "500ms" / "2m" to milliseconds, for validate.yaml's checks
+  of the values gpu-platform derives from the scrape interval.
+*/ -}}
+
+{{- define "gpu-platform.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "gpu-platform.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* A component's object name: fullname-component, trimmed to 63 characters. */ -}}
+{{- define "gpu-platform.componentName" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- printf "%s-%s" (include "gpu-platform.fullname" $root | trunc (int (sub 62 (len $component)))) $component | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "gpu-platform.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpu-platform.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "gpu-platform.labels" -}}
+{{ include "gpu-platform.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.Version | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: gpu-platform
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{- define "gpu-platform.durationMs" -}}
+{{- $d := toString . -}}
+{{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h)$" $d) -}}
+{{- fail (printf "gpu-platform: %q is not a duration like 1s, 500ms or 2m" $d) -}}
+{{- end -}}
+{{- $n := regexFind "^[0-9]+" $d | int -}}
+{{- $unit := trimPrefix (toString $n) $d -}}
+{{- if eq $unit "ms" -}}{{ $n }}
+{{- else if eq $unit "s" -}}{{ mul $n 1000 }}
+{{- else if eq $unit "m" -}}{{ mul $n 60000 }}
+{{- else -}}{{ mul $n 3600000 }}
+{{- end -}}
+{{- end -}}
+
+{{- /* The restricted Pod Security Standard container context; every container uses it. */ -}}
+{{- define "gpu-platform.restrictedContainerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65534
+runAsGroup: 65534
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}

@@ -1,0 +1,334 @@
+"""Check the user's values: model types, subchart keys, derived keys, cross-component rules.
+
+Every problem is reported with the dotted path and the source position of the offending key,
+and all of them are collected in one run. Cross-component rules live here rather than in
+pydantic validators because a model validator can only report at its own level; these rules
+point at the exact nested key (``platform.hpas[0].metrics[1].pods.metric.name``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from . import upstream
+from .derive import DERIVATIONS, DCGM_INTERVAL_ENV, get_path, resolve
+from .errors import Problem, ValuesInvalid
+from .model import SUBCHARTS, PodsMetric, Strict, Values
+from .sources import LoadedValues, Origins, PathKey, dotted, load_values
+
+DASK_KINDS = {"DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler"}
+SCALABLE = {("apps/v1", "Deployment"), ("apps/v1", "StatefulSet")}
+
+
+@dataclass
+class Checked:
+    """Values that passed every check, with their resolved tree and any warnings."""
+
+    values: Values
+    resolved: dict[str, Any]
+    loaded: LoadedValues
+    warnings: list[Problem] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- pydantic errors
+
+
+def _model_at(path: PathKey) -> type[BaseModel] | None:
+    """The model class that owns the mapping at ``path`` (for 'did you mean')."""
+    node: Any = Values
+    for part in path:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(node, type) and issubclass(node, BaseModel)):
+            return None
+        field_info = None
+        for name, info in node.model_fields.items():
+            if part in (name, info.alias):
+                field_info = info
+                break
+        if field_info is None:
+            return None
+        node = _inner_model(field_info.annotation)
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """Unwrap list[...], Optional[...] and unions to the first model class inside."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_of(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _real_path(loc: tuple[Any, ...], data: Any) -> PathKey:
+    """Drop pydantic's union tags from a loc, keeping only steps that exist in the data."""
+    out: list[str | int] = []
+    node = data
+    for step in loc:
+        if isinstance(node, dict) and step in node:
+            out.append(step)
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+            out.append(step)
+            node = node[step]
+        elif isinstance(node, dict) and isinstance(step, str):
+            # A missing key (the error is about its absence) or a union tag.
+            if step[:1].islower() or step.startswith("global"):
+                out.append(step)
+                node = None
+    return tuple(out)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _message(error: dict[str, Any], path: PathKey) -> str:
+    kind = error["type"]
+    given = error.get("input")
+    if kind == "extra_forbidden":
+        owner = _model_at(path[:-1])
+        known = _keys_of(owner) if owner else []
+        close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        allowed = f" Known keys here: {', '.join(known)}." if known and not close else ""
+        return f"unknown key{hint}{allowed}".rstrip()
+    if kind == "missing":
+        return "required key is missing; add it"
+    if kind == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern", "")
+        if "ms|s|m|h" in pattern:
+            return (f"expected a duration such as 1s, 500ms or 2m (one unit, no fraction), "
+                    f"got {_describe(given)}")
+        return f"expected a string matching {pattern}, got {_describe(given)}"
+    if kind == "literal_error":
+        expected = (error.get("ctx") or {}).get("expected", "")
+        return f"expected one of {expected}, got {_describe(given)}"
+    if kind == "union_tag_invalid":
+        expected = (error.get("ctx") or {}).get("expected_tags", "")
+        return f"type must be one of {expected}, got {_describe((error.get('ctx') or {}).get('tag'))}"
+    msg = str(error.get("msg", "invalid value"))
+    msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
+    if kind.endswith("_type") or kind.endswith("_parsing") or "type" in kind:
+        return f"{msg}, got {type(given).__name__} {_describe(given)}"
+    return msg
+
+
+def model_problems(exc: ValidationError, data: dict[str, Any], origins: Origins) -> list[Problem]:
+    problems = []
+    for error in exc.errors():
+        path = _real_path(tuple(error["loc"]), data)
+        problems.append(Problem(dotted(path), _message(error, path), origins.find(path)))
+    return problems
+
+
+# --------------------------------------------------------------------------- subchart blocks
+
+
+def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
+    """Keys under a subchart block that its upstream chart never reads."""
+    problems: list[Problem] = []
+    for chart in SUBCHARTS:
+        block = data.get(chart)
+        if isinstance(block, dict):
+            problems.extend(upstream.check_block(chart, block, origins))
+    return problems
+
+
+def derived_problems(data: dict[str, Any], values: Values, origins: Origins) -> list[Problem]:
+    """A user may not set a derived key to anything but what its platform knob gives."""
+    problems = []
+    for derivation in DERIVATIONS:
+        present, given = get_path(data.get(derivation.chart), derivation.path)
+        if not present:
+            continue
+        expected = derivation.compute(values)
+        if derivation.path == ("dcgmExporter", "env"):
+            problems.extend(_env_problems(given, expected, derivation.dotted, origins))
+            continue
+        if given == expected:
+            continue
+        full = (derivation.chart, *derivation.path)
+        source = derivation.source
+        fix = (f"set {source} instead" if not source.startswith("(")
+               else "remove this key: gpu-platform sets it")
+        problems.append(
+            Problem(
+                dotted(full),
+                f"is derived by gpu-platform ({derivation.why}) and would be "
+                f"{_describe(expected)}, not {_describe(given)}; {fix}",
+                origins.find(full),
+            )
+        )
+    return problems
+
+
+def _env_problems(given: Any, expected: list[dict[str, Any]], where: str,
+                  origins: Origins) -> list[Problem]:
+    if not isinstance(given, list):
+        return []
+    want = next(e["value"] for e in expected if e["name"] == DCGM_INTERVAL_ENV)
+    problems = []
+    for index, entry in enumerate(given):
+        if isinstance(entry, dict) and entry.get("name") == DCGM_INTERVAL_ENV:
+            if str(entry.get("value")) != want:
+                path = (*where.split(".", 1)[:1], "dcgmExporter", "env", index)
+                problems.append(
+                    Problem(
+                        dotted(path),
+                        f"{DCGM_INTERVAL_ENV} follows platform.monitoring.scrapeInterval "
+                        f"({want} ms); set the scrape interval instead of this entry",
+                        origins.find(path),
+                    )
+                )
+    return problems
+
+
+# --------------------------------------------------------------------------- cross-component
+
+
+def cross_problems(values: Values, origins: Origins) -> list[Problem]:
+    """Rules that span components: HPA targets and metrics, prepuller placement."""
+    problems: list[Problem] = []
+    signals = [s.name for s in values.platform.monitoring.gpuSignals]
+    adapter_on = values.prometheus_adapter.enabled
+    for i, hpa in enumerate(values.platform.hpas):
+        base: PathKey = ("platform", "hpas", i)
+        ref = hpa.scaleTargetRef
+        if ref.kind in DASK_KINDS:
+            path = (*base, "scaleTargetRef", "kind")
+            problems.append(Problem(
+                dotted(path),
+                f"an HPA cannot scale a {ref.kind}: Dask resources expose no label selector "
+                "in their scale subresource, so the HPA fails with InvalidSelector. Use a "
+                "DaskAutoscaler (kubernetes.dask.org/v1, spec.cluster/minimum/maximum) for "
+                "Dask clusters, or target a Deployment/StatefulSet",
+                origins.find(path)))
+        elif (ref.apiVersion, ref.kind) not in SCALABLE:
+            path = (*base, "scaleTargetRef")
+            problems.append(Problem(
+                dotted(path),
+                f"expected apiVersion apps/v1 with kind Deployment or StatefulSet, got "
+                f"{ref.apiVersion} {ref.kind}",
+                origins.find(path)))
+        if hpa.minReplicas > hpa.maxReplicas:
+            path = (*base, "minReplicas")
+            problems.append(Problem(
+                dotted(path),
+                f"minReplicas {hpa.minReplicas} is above maxReplicas {hpa.maxReplicas}",
+                origins.find(path)))
+        for j, metric in enumerate(hpa.metrics):
+            mpath = (*base, "metrics", j)
+            if isinstance(metric, PodsMetric):
+                name = metric.pods.metric.name
+                path = (*mpath, "pods", "metric", "name")
+                if name not in signals:
+                    problems.append(Problem(
+                        dotted(path),
+                        f"no adapter rule serves the metric {name!r}; available: "
+                        f"{', '.join(signals) or '(none)'} (add a signal under "
+                        "platform.monitoring.gpuSignals to serve a new one)",
+                        origins.find(path)))
+                elif not adapter_on:
+                    problems.append(Problem(
+                        dotted(path),
+                        "uses a GPU signal but prometheus-adapter.enabled is false, so no "
+                        "custom metrics API serves it; enable prometheus-adapter",
+                        origins.find(path)))
+                target = metric.pods.target
+                if target.type != "AverageValue" or target.averageValue is None:
+                    tpath = (*mpath, "pods", "target")
+                    problems.append(Problem(
+                        dotted(tpath),
+                        "a Pods metric needs target.type AverageValue with averageValue",
+                        origins.find(tpath)))
+            else:
+                target = metric.resource.target
+                tpath = (*mpath, "resource", "target")
+                if target.type == "Utilization" and target.averageUtilization is None:
+                    problems.append(Problem(
+                        dotted(tpath), "type Utilization needs averageUtilization (percent)",
+                        origins.find(tpath)))
+                if target.type == "AverageValue" and target.averageValue is None:
+                    problems.append(Problem(
+                        dotted(tpath), "type AverageValue needs averageValue",
+                        origins.find(tpath)))
+                if target.type == "Value":
+                    problems.append(Problem(
+                        dotted(tpath), "Resource metrics take Utilization or AverageValue",
+                        origins.find(tpath)))
+    pre = values.platform.prepuller
+    if pre.enabled and pre.images and not any(
+        t.key in ("nvidia.com/gpu", "") and (t.operator == "Exists" or t.value)
+        for t in pre.tolerations
+    ):
+        path = ("platform", "prepuller", "tolerations")
+        problems.append(Problem(
+            dotted(path),
+            "no toleration for the GPU taint nvidia.com/gpu, so the prepuller never lands on "
+            "tainted GPU nodes; add {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}",
+            origins.find(path)))
+    return problems
+
+
+def cross_warnings(values: Values, origins: Origins) -> list[Problem]:
+    warnings = []
+    if values.prometheus_adapter.enabled and not values.kube_prometheus_stack.enabled:
+        path = ("kube-prometheus-stack", "enabled")
+        warnings.append(Problem(
+            dotted(path),
+            "prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
+            "queries prometheus-operated in the release namespace, which must then exist",
+            origins.find(path), severity="warning"))
+    if values.platform.monitoring.gpuSignals and not values.gpu_operator.enabled:
+        path = ("gpu-operator", "enabled")
+        warnings.append(Problem(
+            dotted(path),
+            "gpu-operator is disabled, so the GPU signals need a DCGM exporter installed "
+            "some other way (scraped by a ServiceMonitor Prometheus selects)",
+            origins.find(path), severity="warning"))
+    return warnings
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def check_data(loaded: LoadedValues) -> Checked:
+    """Validate merged values; raise ValuesInvalid with every problem found."""
+    data = loaded.data
+    origins = loaded.origins
+    problems: list[Problem] = []
+    problems.extend(subchart_problems(data, origins))
+    try:
+        values = Values.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(model_problems(exc, data, origins))
+        raise ValuesInvalid(problems) from None
+    problems.extend(derived_problems(data, values, origins))
+    problems.extend(cross_problems(values, origins))
+    if problems:
+        raise ValuesInvalid(problems)
+    return Checked(values, resolve(values), loaded, cross_warnings(values, origins))
+
+
+def check_files(paths: list[str]) -> Checked:
+    return check_data(load_values(paths))
+
+
+def check_defaults() -> Checked:
+    return check_data(LoadedValues({}, Origins(), []))
+
+
+__all__ = ["Checked", "check_files", "check_data", "check_defaults", "Strict"]

