@@ -170,8 +170,8 @@ def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path
 def dask_operator_chart(dest: Path) -> Path:
     """Unpack the real dask-kubernetes-operator chart from its wheel, version stamped.
 
-    The wheel carries chartpress's placeholder version; the chart published on helm.dask.org
-    carries the package version, so we stamp that in, as chartpress does when it publishes.
+    The wheel carries chartpress's placeholders (chart version, image tag); the chart published
+    on helm.dask.org carries the package version in both, so we stamp it, as chartpress does.
     """
     cache = TOOLS_DIR / "dask-kubernetes-operator"
     if not (cache / "Chart.yaml").exists():
@@ -192,6 +192,11 @@ def dask_operator_chart(dest: Path) -> Path:
                 r"(?m)^version:.*$", f"version: {version}", chart_yaml.read_text()
             )
             chart_yaml.write_text(text)
+            # chartpress also stamps the operator image tag; the wheel keeps its placeholder.
+            values_yaml = staging / "values.yaml"
+            values_yaml.write_text(
+                values_yaml.read_text().replace('"set-by-chartpress"', f'"{version}"')
+            )
             if cache.exists():
                 shutil.rmtree(cache)
             shutil.move(str(staging), str(cache))

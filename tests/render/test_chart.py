@@ -1,0 +1,185 @@
+"""Real helm 3 and 4 on the committed chart: dependency build, lint, template, validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gpu_platform import helm
+from gpu_platform.errors import HelmError
+from support.helm import HelmError as SupportHelmError
+from support.k8svalidate import validate_objects
+from support.standins import standin_configmap_name
+from support.upstream import load_yaml
+
+
+from .conftest import KUBE_VERSIONS, PROFILES, render, resolved_values
+
+PINNED = {
+    "gpu-operator": "v26.7.0",
+    "kube-prometheus-stack": "88.5.3",
+    "prometheus-adapter": "5.3.0",
+    "dask-kubernetes-operator": "2026.3.0",
+}
+
+
+def _by_kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o.get("kind") == kind]
+
+
+def _subchart_values(objects: list[dict], chart: str, release: str = "gpu-platform") -> dict:
+    name = standin_configmap_name(release, chart)
+    (cm,) = [o for o in _by_kind(objects, "ConfigMap") if o["metadata"]["name"] == name]
+    return load_yaml(cm["data"]["values.yaml"])
+
+
+class TestDependencies:
+    def test_committed_lock_is_accepted_and_every_pin_is_fetched(self, built_chart, chart_repo):
+        major, chart = built_chart
+        tgz = sorted(p.name for p in (chart / "charts").glob("*.tgz"))
+        assert tgz == sorted(f"{n}-{v}.tgz" for n, v in PINNED.items())
+        listing = helm.run(["dependency", "list", str(chart)], major=major,
+                           env=chart_repo.env()).stdout
+        rows = [line.split() for line in listing.splitlines()[1:] if line.strip()]
+        assert {r[0]: r[-1] for r in rows} == {n: "ok" for n in PINNED}
+
+    def test_lock_digest_mismatch_is_refused(self, built_chart, chart_repo, tmp_path):
+        """Proves the digest check is real: a lock for other dependencies is rejected."""
+        import shutil
+
+        major, chart = built_chart
+        copy = tmp_path / "gpu-platform"
+        shutil.copytree(chart, copy, ignore=shutil.ignore_patterns("charts"))
+        lock = copy / "Chart.lock"
+        lock.write_text(lock.read_text().replace("digest: sha256:", "digest: sha256:00"))
+        with pytest.raises(SupportHelmError, match="out of sync"):
+            chart_repo.dependency_build(copy, helm.binary(major))
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
+class TestProfiles:
+    def test_lint_strict(self, built_chart, chart_repo, profile, tmp_path):
+        major, chart = built_chart
+        values = resolved_values(profile, tmp_path)
+        out = helm.lint(chart, [values], major=major, env=chart_repo.env())
+        assert "0 chart(s) failed" in out
+
+    @pytest.mark.parametrize("kube", KUBE_VERSIONS)
+    def test_every_object_validates_strictly(self, built_chart, chart_repo, profile, kube,
+                                             tmp_path):
+        values = resolved_values(profile, tmp_path)
+        objects = render(built_chart, [values], chart_repo.env(), kube=kube)
+        assert objects, "helm template rendered nothing"
+        assert validate_objects(objects, kube) == []
+
+    def test_hpas_and_prepuller_match_the_profile(self, built_chart, chart_repo, profile,
+                                                  tmp_path):
+        values_file = resolved_values(profile, tmp_path)
+        resolved = load_yaml(values_file.read_text())
+        objects = render(built_chart, [values_file], chart_repo.env())
+        hpas = _by_kind(objects, "HorizontalPodAutoscaler")
+        assert sorted(h["metadata"]["name"] for h in hpas) == sorted(
+            h["name"] for h in resolved["platform"]["hpas"])
+        for hpa in hpas:
+            assert hpa["apiVersion"] == "autoscaling/v2"
+        pre = resolved["platform"]["prepuller"]
+        daemonsets = [d for d in _by_kind(objects, "DaemonSet")
+                      if d["metadata"]["labels"].get("app.kubernetes.io/component") == "prepuller"]
+        assert len(daemonsets) == (1 if pre["enabled"] and pre["images"] else 0)
+
+
+class TestSubchartValues:
+    """What each upstream chart receives: the derived keys at their real paths."""
+
+    def test_defaults_reach_the_subcharts(self, built_chart, chart_repo):
+        objects = render(built_chart, [], chart_repo.env())
+        kps = _subchart_values(objects, "kube-prometheus-stack")
+        spec = kps["prometheus"]["prometheusSpec"]
+        assert spec["scrapeInterval"] == "1s"
+        assert spec["serviceMonitorSelectorNilUsesHelmValues"] is False
+        assert "serviceMonitorSelectorNilUsesHelmValues" not in kps
+        gpu = _subchart_values(objects, "gpu-operator")
+        assert {"name": "DCGM_EXPORTER_INTERVAL", "value": "1000"} in gpu["dcgmExporter"]["env"]
+        assert gpu["dcgmExporter"]["serviceMonitor"]["interval"] == "1s"
+        assert gpu["dcgmExporter"]["serviceMonitor"]["scrapeTimeout"] == "1s"
+        adapter = _subchart_values(objects, "prometheus-adapter")
+        assert adapter["rules"]["default"] is False
+        assert adapter["prometheus"]["url"].startswith("http://prometheus-operated.")
+        names = {r["name"]["as"] for r in adapter["rules"]["custom"]}
+        assert {"gpu_utilization_current", "gpu_utilization_over_time"} <= names
+
+    def test_disabled_component_renders_nothing_of_it(self, built_chart, chart_repo, tmp_path):
+        profile = tmp_path / "off.yaml"
+        profile.write_text("gpu-operator:\n  enabled: false\n")
+        objects = render(built_chart, [resolved_values(profile, tmp_path)], chart_repo.env())
+        names = {o["metadata"]["name"] for o in _by_kind(objects, "ConfigMap")}
+        assert standin_configmap_name("gpu-platform", "gpu-operator") not in names
+        assert standin_configmap_name("gpu-platform", "kube-prometheus-stack") in names
+
+
+class TestPlainHelmInstallPath:
+    """helm install -f site.yaml without the tool: schema and validate.yaml guard it."""
+
+    def _template(self, built_chart, chart_repo, text: str, tmp_path: Path) -> list[dict]:
+        site = tmp_path / "site.yaml"
+        site.write_text(text)
+        return render(built_chart, [site], chart_repo.env())
+
+    def test_consistent_site_file_installs(self, built_chart, chart_repo, tmp_path):
+        objects = self._template(built_chart, chart_repo, (
+            "platform:\n  hpas:\n    - name: w\n      scaleTargetRef: {apiVersion: apps/v1, "
+            "kind: Deployment, name: w}\n      maxReplicas: 4\n      metrics:\n"
+            "        - type: Pods\n          pods: {metric: {name: gpu_utilization_current},"
+            " target: {type: AverageValue, averageValue: '40'}}\n"), tmp_path)
+        assert len(_by_kind(objects, "HorizontalPodAutoscaler")) == 1
+
+    def test_changed_knob_without_resolving_fails_naming_keys_and_fix(
+            self, built_chart, chart_repo, tmp_path):
+        with pytest.raises(HelmError) as exc:
+            self._template(built_chart, chart_repo,
+                           "platform:\n  monitoring:\n    scrapeInterval: 5s\n", tmp_path)
+        text = exc.value.stderr
+        assert ('kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval is "1s" but '
+                'platform.monitoring.scrapeInterval is "5s"') in text
+        assert "gpu-operator.dcgmExporter.serviceMonitor.interval" in text
+        assert "DCGM_EXPORTER_INTERVAL" in text
+        assert "gpu-platform values" in text
+
+    def test_label_mode_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):
+        with pytest.raises(HelmError) as exc:
+            self._template(built_chart, chart_repo,
+                           "platform:\n  monitoring:\n    dcgmLabelMode: exported\n", tmp_path)
+        assert "honorLabels must be false" in exc.value.stderr
+        assert 'does not map the label "exported_pod"' in exc.value.stderr
+
+    def test_hpa_on_unserved_metric_fails(self, built_chart, chart_repo, tmp_path):
+        with pytest.raises(HelmError) as exc:
+            self._template(built_chart, chart_repo, (
+                "platform:\n  hpas:\n    - name: w\n      scaleTargetRef: {kind: Deployment, "
+                "name: w}\n      maxReplicas: 2\n      metrics:\n        - type: Pods\n"
+                "          pods: {metric: {name: gpu_util}, target: {type: AverageValue, "
+                "averageValue: '1'}}\n"), tmp_path)
+        assert '"gpu_util" is served by no adapter rule' in exc.value.stderr
+
+    def test_mis_nested_subchart_key_passes_helm_but_not_validate(self, built_chart, chart_repo,
+                                                                  tmp_path):
+        """Helm alone cannot see this no-op; the tool must (issue's canonical example)."""
+        text = "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
+        self._template(built_chart, chart_repo, text, tmp_path)  # helm accepts it silently
+        from gpu_platform.cli import main
+
+        site = tmp_path / "site.yaml"
+        assert main(["validate", "-f", str(site)]) == 1
+
+    @pytest.mark.parametrize(("text", "fragment"), [
+        ("platform:\n  prepuler: {}\n", "prepuler"),
+        ("platform:\n  monitoring:\n    scrapeInterval: 1.5s\n", "scrapeInterval"),
+        ("platform:\n  hpas: [{name: w, scaleTargetRef: {kind: Deployment, name: w}, "
+         "maxReplicas: two, metrics: []}]\n", "maxReplicas"),
+    ])
+    def test_schema_rejects_wrong_types_and_unknown_keys(self, built_chart, chart_repo,
+                                                         tmp_path, text, fragment):
+        with pytest.raises(HelmError) as exc:
+            self._template(built_chart, chart_repo, text, tmp_path)
+        assert "schema" in exc.value.stderr.lower()
+        assert fragment in exc.value.stderr

@@ -1,0 +1,99 @@
+"""The typed model: defaults, durations, images, and the derived values resolve computes."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from gpu_platform.derive import adapter_rules, metrics_query, resolve, scrape_timeout
+from gpu_platform.model import GpuSignal, Values, duration_ms
+
+
+@pytest.mark.parametrize(("text", "ms"), [("1s", 1000), ("500ms", 500), ("2m", 120000),
+                                          ("1h", 3600000)])
+def test_duration_ms(text, ms):
+    assert duration_ms(text) == ms
+
+
+@pytest.mark.parametrize("bad", ["1.5s", "0s", "1 s", "s", "10"])
+def test_duration_rejects(bad):
+    with pytest.raises(ValueError):
+        duration_ms(bad)
+
+
+def test_defaults_scrape_every_second_and_feed_the_exporter():
+    resolved = resolve(Values())
+    spec = resolved["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
+    assert spec["scrapeInterval"] == "1s"
+    assert spec["scrapeTimeout"] == "1s"
+    for flag in ("serviceMonitor", "podMonitor", "rule", "probe", "scrapeConfig"):
+        assert spec[f"{flag}SelectorNilUsesHelmValues"] is False
+    dcgm = resolved["gpu-operator"]["dcgmExporter"]
+    assert {"name": "DCGM_EXPORTER_INTERVAL", "value": "1000"} in dcgm["env"]
+    assert dcgm["serviceMonitor"] == {
+        "enabled": True, "interval": "1s", "scrapeTimeout": "1s", "honorLabels": True,
+    }
+
+
+def test_scrape_timeout_never_exceeds_interval_nor_10s():
+    v = Values.model_validate({"platform": {"monitoring": {"scrapeInterval": "30s"}}})
+    assert scrape_timeout(v) == "10s"
+    v = Values.model_validate({"platform": {"monitoring": {"scrapeInterval": "5s"}}})
+    assert scrape_timeout(v) == "5s"
+
+
+def test_user_env_entries_are_kept_beside_the_derived_interval():
+    v = Values.model_validate(
+        {"gpu-operator": {"dcgmExporter": {"env": [{"name": "A", "value": "1"}]}}}
+    )
+    env = resolve(v)["gpu-operator"]["dcgmExporter"]["env"]
+    assert env == [{"name": "A", "value": "1"}, {"name": "DCGM_EXPORTER_INTERVAL", "value": "1000"}]
+
+
+@pytest.mark.parametrize(("mode", "ns", "pod"), [("honorLabels", "namespace", "pod"),
+                                                 ("exported", "exported_namespace",
+                                                  "exported_pod")])
+def test_adapter_rules_follow_the_label_mode(mode, ns, pod):
+    v = Values.model_validate({"platform": {"monitoring": {"dcgmLabelMode": mode}}})
+    rules = adapter_rules(v)
+    assert len(rules) == len(v.platform.monitoring.gpuSignals)
+    for rule in rules:
+        assert f'{ns}!=""' in rule["seriesQuery"] and f'{pod}!=""' in rule["seriesQuery"]
+        assert rule["resources"]["overrides"] == {
+            ns: {"resource": "namespace"}, pod: {"resource": "pod"},
+        }
+    honor = resolve(v)["gpu-operator"]["dcgmExporter"]["serviceMonitor"]["honorLabels"]
+    assert honor is (mode == "honorLabels")
+
+
+def test_metrics_query_clamps_each_sample_before_the_window():
+    s = GpuSignal(name="u", series="DCGM_FI_DEV_GPU_UTIL", window="30s", clampMin=0,
+                  clampMax=100)
+    assert metrics_query(s, "1s") == (
+        "avg(avg_over_time(clamp(<<.Series>>{<<.LabelMatchers>>}, 0, 100)[30s:1s])) "
+        "by (<<.GroupBy>>)"
+    )
+    s = GpuSignal(name="f", series="DCGM_FI_DEV_FB_USED", aggregation="sum")
+    assert metrics_query(s, "1s") == "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)"
+
+
+@pytest.mark.parametrize("image", ["nginx", "nginx:latest", "reg.io/a/b:latest"])
+def test_prepuller_images_must_be_pinned(image):
+    with pytest.raises(ValidationError):
+        Values.model_validate(
+            {"platform": {"prepuller": {"images": [{"name": "a", "image": image}]}}}
+        )
+
+
+def test_digest_and_registry_port_images_are_accepted():
+    v = Values.model_validate({"platform": {"prepuller": {"images": [
+        {"name": "a", "image": "reg.io:5000/a/b:1.0"},
+        {"name": "b", "image": "reg.io/a/b@sha256:" + "0" * 64},
+    ]}}})
+    assert len(v.platform.prepuller.images) == 2
+
+
+def test_signal_names_must_be_unique():
+    sig = {"name": "x", "series": "DCGM_FI_DEV_GPU_UTIL"}
+    with pytest.raises(ValidationError, match="used twice"):
+        Values.model_validate({"platform": {"monitoring": {"gpuSignals": [sig, sig]}}})
