@@ -1,0 +1,113 @@
+"""The CLI contract: exit codes, drift detection, atomic writes, no tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_platform import chart as chart_module
+from gpu_platform.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_committed_chart_is_up_to_date():
+    assert main(["render", "--check", "--out", str(REPO / "charts" / "gpu-platform")]) == 0
+
+
+def test_render_is_deterministic(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["render", "--out", str(a)]) == 0
+    assert main(["render", "--out", str(b)]) == 0
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files_a == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for rel in files_a:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_check_names_stale_and_extra_files(tmp_path, capsys):
+    out = tmp_path / "c"
+    assert main(["render", "--out", str(out)]) == 0
+    (out / "values.yaml").write_text("edited: by hand\n")
+    (out / "templates" / "extra.yaml").write_text("x: 1\n")
+    capsys.readouterr()
+    assert main(["render", "--check", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "  values.yaml" in err and "  templates/extra.yaml" in err
+    assert "Chart.yaml" not in err.replace("templates/extra.yaml", "")
+
+
+def test_failed_render_leaves_previous_chart_untouched(tmp_path, monkeypatch):
+    out = tmp_path / "c"
+    assert main(["render", "--out", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    original = chart_module.Path.write_text
+    calls = {"n": 0}
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            boom()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(chart_module.Path, "write_text", flaky)
+    with pytest.raises(OSError):
+        chart_module.write_chart({"a.txt": "1", "b.txt": "2", "c.txt": "3"}, out)
+    monkeypatch.undo()
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in tmp_path.iterdir()] == ["c"]  # no staging folder left behind
+
+
+def test_invalid_values_do_not_write(tmp_path, write_values):
+    bad = write_values("platform:\n  foo: 1\n")
+    out = tmp_path / "never"
+    assert main(["render", "-f", bad, "--out", str(out)]) == 1
+    assert not out.exists()
+
+
+def test_validate_exit_codes(write_values, capsys):
+    good = write_values("platform:\n  monitoring:\n    scrapeInterval: 2s\n", "good.yaml")
+    assert main(["validate", "-f", good]) == 0
+    bad = write_values("platform:\n  monitoring:\n    scrapeInterval: 2\n", "bad.yaml")
+    assert main(["validate", "-f", bad]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:3:5: platform.monitoring.scrapeInterval:" in err
+    assert main(["validate"]) == 2
+    assert main(["validate", "-f", "/no/such/file.yaml"]) == 2
+    assert main(["frobnicate"]) == 2
+
+
+def test_validate_strict_fails_on_warnings(write_values):
+    path = write_values("gpu-operator:\n  enabled: false\n")
+    assert main(["validate", "-f", path]) == 0
+    assert main(["validate", "--strict", "-f", path]) == 1
+
+
+def test_values_output_round_trips(write_values, tmp_path, capsys):
+    site = write_values("platform:\n  monitoring:\n    scrapeInterval: 5s\n")
+    capsys.readouterr()
+    assert main(["values", "-f", site]) == 0
+    resolved = tmp_path / "resolved.yaml"
+    resolved.write_text(capsys.readouterr().out)
+    text = resolved.read_text()
+    assert "scrapeInterval: 5s" in text and "value: '5000'" in text
+    # the resolved file is itself valid values (derived keys equal their derivation)
+    assert main(["validate", "-f", str(resolved)]) == 0
+
+
+def test_no_traceback_on_garbage(tmp_path):
+    bad = tmp_path / "bin.yaml"
+    bad.write_bytes(b"\xff\xfe\x00garbage: [")
+    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "validate", "-f", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert str(bad) in proc.stderr
