@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from .checks import Checked
-from .derive import DCGM_INTERVAL_ENV, SELECTOR_FLAGS
+from .derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from .emit_values import schema_json, values_reference, values_yaml
 from .lockfile import Lock, render_lock
 from .model import SUBCHARTS
@@ -132,6 +132,7 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "charts": SUBCHARTS,
         "selector_flags": SELECTOR_FLAGS,
         "dcgm_env": DCGM_INTERVAL_ENV,
+        "gib": GIB,
     }
     root = resources.files("gpu_platform") / "chart"
     for rel in _template_sources(root):

@@ -8,6 +8,7 @@ list, so a new derived key cannot be half-wired.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass
@@ -102,6 +103,53 @@ def dcgm_env(values: Values) -> list[dict[str, Any]]:
     return [*entries, {"name": DCGM_INTERVAL_ENV, "value": str(ms)}]
 
 
+GIB = 1024**3
+
+
+def active_series(values: Values) -> int:
+    z = values.platform.monitoring.sizing
+    return z.gpuNodes * z.gpusPerNode * z.seriesPerGpu + z.otherSeries
+
+
+def storage_bytes(values: Values) -> float:
+    """Disk for the retention window: series x samples/s x bytes/sample x seconds."""
+    z = values.platform.monitoring.sizing
+    per_second = 1000 / duration_ms(values.platform.monitoring.scrapeInterval)
+    seconds = duration_ms(z.retention) / 1000
+    return active_series(values) * per_second * z.bytesPerSample * seconds
+
+
+def retention_gib(values: Values) -> int:
+    return max(1, math.ceil(storage_bytes(values) / GIB))
+
+
+def pvc_gib(values: Values) -> int:
+    return math.ceil(retention_gib(values) * values.platform.monitoring.sizing.walHeadroom)
+
+
+def storage_spec(values: Values) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": f"{pvc_gib(values)}Gi"}},
+    }
+    if values.platform.monitoring.sizing.storageClassName:
+        spec["storageClassName"] = values.platform.monitoring.sizing.storageClassName
+    return {"volumeClaimTemplate": {"spec": spec}}
+
+
+def prometheus_resources(values: Values) -> dict[str, Any]:
+    """Rule of thumb: ~8 KiB of memory per active series at a short scrape interval (head
+    chunks fill every 120 samples), plus a base; one core per ~100k samples/s."""
+    series = active_series(values)
+    per_second = series * 1000 / duration_ms(values.platform.monitoring.scrapeInterval)
+    memory_mib = 512 + math.ceil(series * 8 / 1024)
+    cpu_m = max(250, math.ceil(per_second / 100))
+    return {
+        "requests": {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"},
+        "limits": {"memory": f"{memory_mib * 2}Mi"},
+    }
+
+
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
 _INT = {"type": "integer"}
@@ -116,6 +164,15 @@ DERIVATIONS: tuple[Derivation, ...] = (
                "the global scrape interval"),
     Derivation(_KPS, (*_SPEC, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
                "min(scrape interval, 10s): a timeout above the interval breaks the config"),
+    Derivation(_KPS, (*_SPEC, "retention"), "platform.monitoring.sizing.retention",
+               lambda v: v.platform.monitoring.sizing.retention, _STR, "retention window"),
+    Derivation(_KPS, (*_SPEC, "retentionSize"), "platform.monitoring.sizing",
+               lambda v: f"{retention_gib(v)}GiB", _STR,
+               "series x samples/s x bytes/sample x retention, in GiB"),
+    Derivation(_KPS, (*_SPEC, "storageSpec"), "platform.monitoring.sizing", storage_spec,
+               {"type": "object"}, "a PVC of retentionSize x walHeadroom (default is emptyDir)"),
+    Derivation(_KPS, (*_SPEC, "resources"), "platform.monitoring.sizing", prometheus_resources,
+               {"type": "object"}, "memory and CPU for the active series at this interval"),
     Derivation(_KPS, (*_SPEC, "evaluationInterval"), "platform.monitoring.evaluationInterval",
                lambda v: v.platform.monitoring.evaluationInterval, _STR, "rule evaluation"),
     *(

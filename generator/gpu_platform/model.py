@@ -24,19 +24,22 @@ from pydantic.alias_generators import to_camel
 
 DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
 Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
+RETENTION_PATTERN = r"^[1-9][0-9]*(h|d|w)$"
+Retention = Annotated[str, StringConstraints(pattern=RETENTION_PATTERN)]
 DnsLabel = Annotated[
     str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
 ]
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")]
 
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
+            "w": 604_800_000}
 
 
 def duration_ms(value: str) -> int:
     """Milliseconds in a single-unit duration such as ``1s`` or ``500ms``."""
-    match = re.fullmatch(DURATION_PATTERN, value)
+    match = re.fullmatch(DURATION_PATTERN, value) or re.fullmatch(RETENTION_PATTERN, value)
     if not match:
-        raise ValueError(f"{value!r} is not a duration like 1s, 500ms or 2m")
+        raise ValueError(f"{value!r} is not a duration like 1s, 500ms, 2m or 2d")
     unit = match.group(1)
     return int(value[: -len(unit)]) * _UNIT_MS[unit]
 
@@ -135,6 +138,33 @@ def default_signals() -> list[GpuSignal]:
     ]
 
 
+class PrometheusSizing(Strict):
+    """Inputs of the Prometheus storage formula (documented in the README).
+
+    bytes = (gpuNodes x gpusPerNode x seriesPerGpu + otherSeries) x (1 / scrape interval in s)
+            x bytesPerSample x retention in s
+    retentionSize is that, in whole GiB (rounded up); the PVC adds walHeadroom on top.
+    """
+
+    gpuNodes: int = Field(4, ge=0, description="GPU nodes the cluster runs at its busiest.")
+    gpusPerNode: int = Field(2, ge=1, description="GPUs per GPU node.")
+    seriesPerGpu: int = Field(
+        30, ge=1, description="DCGM series per GPU (about 30 with the operator's default set)."
+    )
+    otherSeries: int = Field(
+        20_000, ge=0,
+        description="All other active series (kube-state-metrics, node-exporter, kubelet, ...).",
+    )
+    bytesPerSample: float = Field(
+        1.5, gt=0, description="Compressed bytes per sample on disk (Prometheus: 1-2)."
+    )
+    retention: Retention = Field("2d", description="How long Prometheus keeps samples.")
+    walHeadroom: float = Field(
+        1.3, ge=1, description="PVC size = retentionSize x this (room for WAL and compaction)."
+    )
+    storageClassName: str = Field("", description="StorageClass of the PVC; empty: default.")
+
+
 class Monitoring(Strict):
     """The GPU signal: scrape cadence, DCGM labels, and the metrics HPAs can use."""
 
@@ -159,6 +189,10 @@ class Monitoring(Strict):
     gpuSignals: list[GpuSignal] = Field(
         default_factory=default_signals,
         description="GPU metrics served to HPAs through prometheus-adapter.",
+    )
+    sizing: PrometheusSizing = Field(
+        default_factory=PrometheusSizing,
+        description="Sizes Prometheus' retentionSize, PVC and resources from the cluster.",
     )
 
     @field_validator("gpuSignals")

@@ -145,6 +145,15 @@ class TestPlainHelmInstallPath:
         assert "DCGM_EXPORTER_INTERVAL" in text
         assert "gpu-platform values" in text
 
+    def test_sizing_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):
+        with pytest.raises(HelmError) as exc:
+            self._template(built_chart, chart_repo,
+                           "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 500\n",
+                           tmp_path)
+        # (500*2*30 + 20000) series * 1/s * 1.5 B * 172800 s = 12.07 GiB -> 13
+        assert ('retentionSize is "5GiB" but platform.monitoring.sizing gives 13GiB'
+                in exc.value.stderr)
+
     def test_label_mode_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):
         with pytest.raises(HelmError) as exc:
             self._template(built_chart, chart_repo,
@@ -183,3 +192,39 @@ class TestPlainHelmInstallPath:
             self._template(built_chart, chart_repo, text, tmp_path)
         assert "schema" in exc.value.stderr.lower()
         assert fragment in exc.value.stderr
+
+
+class TestTemplateCommand:
+    """`gpu-platform template`: generator, dependency build and real helm template in one go."""
+
+    @pytest.mark.parametrize("major", (3, 4))
+    def test_template_prints_validated_manifests(self, chart_repo, tmp_path, major):
+        import subprocess
+        import sys
+
+        from support.k8svalidate import load_manifests
+
+        profile = PROFILES[0].parent / "ray-gpu-workers.yaml"
+        proc = subprocess.run(
+            [sys.executable, "-m", "gpu_platform.cli", "template", "-f", str(profile),
+             "--kube-version", "1.29", "--helm", str(major), "--skip-refresh"],
+            capture_output=True, text=True, env=chart_repo.env(), cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "$> helm template" in proc.stderr and "--kube-version 1.29.0" in proc.stderr
+        assert "--api-versions apiregistration.k8s.io/v1" in proc.stderr
+        objects = load_manifests(proc.stdout)
+        assert [o["metadata"]["name"] for o in _by_kind(objects, "HorizontalPodAutoscaler")] == [
+            "ray-gpu-workers"]
+        assert validate_objects(objects, "1.29") == []
+
+    def test_template_with_bad_values_runs_no_helm(self, chart_repo, tmp_path, write_values):
+        import subprocess
+        import sys
+
+        bad = write_values("platform:\n  hpas: [{}]\n")
+        proc = subprocess.run(
+            [sys.executable, "-m", "gpu_platform.cli", "template", "-f", bad, "--skip-refresh"],
+            capture_output=True, text=True, env=chart_repo.env(), cwd=tmp_path)
+        assert proc.returncode == 1
+        assert "platform.hpas[0].name: required key is missing" in proc.stderr
+        assert "$> helm" not in proc.stderr

@@ -37,8 +37,8 @@ def test_typo_in_subchart_key_suggests_sibling(write_values):
 def test_free_form_upstream_spots_accept_anything(write_values):
     text = ("gpu-operator:\n  daemonsets:\n    labels: {team: ml}\n"
             "kube-prometheus-stack:\n  grafana:\n    adminPassword: x\n"
-            "  prometheus:\n    prometheusSpec:\n      storageSpec:\n        volumeClaimTemplate:"
-            "\n          spec: {storageClassName: ssd}\n")
+            "  prometheus:\n    prometheusSpec:\n      externalLabels:\n        cluster: a\n"
+            "        region: {nested: ok}\n")
     path = write_values(text)
     assert check_files([path]).values.kube_prometheus_stack.enabled
 

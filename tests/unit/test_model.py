@@ -97,3 +97,23 @@ def test_signal_names_must_be_unique():
     sig = {"name": "x", "series": "DCGM_FI_DEV_GPU_UTIL"}
     with pytest.raises(ValidationError, match="used twice"):
         Values.model_validate({"platform": {"monitoring": {"gpuSignals": [sig, sig]}}})
+
+
+@pytest.mark.parametrize(("sizing", "interval", "expected_gib"), [
+    # (4*2*30 + 20000) series * 1 sample/s * 1.5 B * 2 days = 5.24e9 B = 4.89 GiB -> 5
+    ({}, "1s", 5),
+    # 50 nodes * 2 GPUs * 30 series = 3000 GPU series, no others, 5 s scrape, 7 days:
+    # 3000 * 0.2 * 1.5 * 604800 = 544_320_000 B = 0.507 GiB -> 1
+    ({"gpuNodes": 50, "otherSeries": 0, "retention": "1w"}, "5s", 1),
+    # 100k series at 1 s for 1 day at 1.5 B: 12.96e9 B = 12.07 GiB -> 13 (NOTES.md: ~13 GB/day)
+    ({"gpuNodes": 0, "otherSeries": 100_000, "retention": "1d"}, "1s", 13),
+])
+def test_storage_formula(sizing, interval, expected_gib):
+    v = Values.model_validate(
+        {"platform": {"monitoring": {"scrapeInterval": interval, "sizing": sizing}}})
+    spec = resolve(v)["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
+    assert spec["retentionSize"] == f"{expected_gib}GiB"
+    pvc = spec["storageSpec"]["volumeClaimTemplate"]["spec"]["resources"]["requests"]["storage"]
+    assert int(pvc.removesuffix("Gi")) >= expected_gib * 1.3
+    assert spec["retention"] == sizing.get("retention", "2d")
+    assert spec["resources"]["requests"]["memory"].endswith("Mi")

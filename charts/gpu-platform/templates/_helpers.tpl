@@ -7,7 +7,7 @@ How the helpers fit together:
 - gpu-platform.labels: the standard app.kubernetes.io/* labels, on every object;
   gpu-platform.selectorLabels: the stable subset (no version) used in selectors, which are
   immutable once a DaemonSet exists.
-- gpu-platform.durationMs: "1s" / "500ms" / "2m" to milliseconds, for validate.yaml's checks
+- gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
 
@@ -45,7 +45,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 
 {{- define "gpu-platform.durationMs" -}}
 {{- $d := toString . -}}
-{{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h)$" $d) -}}
+{{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h|d|w)$" $d) -}}
 {{- fail (printf "gpu-platform: %q is not a duration like 1s, 500ms or 2m" $d) -}}
 {{- end -}}
 {{- $n := regexFind "^[0-9]+" $d | int -}}
@@ -53,7 +53,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- if eq $unit "ms" -}}{{ $n }}
 {{- else if eq $unit "s" -}}{{ mul $n 1000 }}
 {{- else if eq $unit "m" -}}{{ mul $n 60000 }}
-{{- else -}}{{ mul $n 3600000 }}
+{{- else if eq $unit "h" -}}{{ mul $n 3600000 }}
+{{- else if eq $unit "d" -}}{{ mul $n 86400000 }}
+{{- else -}}{{ mul $n 604800000 }}
 {{- end -}}
 {{- end -}}
 
