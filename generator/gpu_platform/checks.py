@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from . import upstream
-from .derive import DERIVATIONS, DCGM_INTERVAL_ENV, get_path, resolve
+from .derive import DCGM_INTERVAL_ENV, DERIVATIONS, get_path, resolve
 from .errors import Problem, ValuesInvalid
 from .model import SUBCHARTS, PodsMetric, Strict, Values
 from .sources import LoadedValues, Origins, PathKey, dotted, load_values
@@ -76,10 +76,9 @@ def _real_path(loc: tuple[Any, ...], data: Any) -> PathKey:
     out: list[str | int] = []
     node = data
     for step in loc:
-        if isinstance(node, dict) and step in node:
-            out.append(step)
-            node = node[step]
-        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+        in_map = isinstance(node, dict) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and step < len(node)
+        if in_map or in_list:
             out.append(step)
             node = node[step]
         elif isinstance(node, dict) and isinstance(step, str):
@@ -118,7 +117,8 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         return f"expected one of {expected}, got {_describe(given)}"
     if kind == "union_tag_invalid":
         expected = (error.get("ctx") or {}).get("expected_tags", "")
-        return f"type must be one of {expected}, got {_describe((error.get('ctx') or {}).get('tag'))}"
+        tag = (error.get("ctx") or {}).get("tag")
+        return f"type must be one of {expected}, got {_describe(tag)}"
     msg = str(error.get("msg", "invalid value"))
     msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
     if kind.endswith("_type") or kind.endswith("_parsing") or "type" in kind:
@@ -130,7 +130,7 @@ def model_problems(exc: ValidationError, data: dict[str, Any], origins: Origins)
     problems = []
     for error in exc.errors():
         path = _real_path(tuple(error["loc"]), data)
-        problems.append(Problem(dotted(path), _message(error, path), origins.find(path)))
+        problems.append(Problem(dotted(path), _message(dict(error), path), origins.find(path)))
     return problems
 
 
@@ -184,7 +184,7 @@ def _env_problems(given: Any, expected: list[dict[str, Any]], where: str,
     for index, entry in enumerate(given):
         if isinstance(entry, dict) and entry.get("name") == DCGM_INTERVAL_ENV:
             if str(entry.get("value")) != want:
-                path = (*where.split(".", 1)[:1], "dcgmExporter", "env", index)
+                path: PathKey = (where.split(".", 1)[0], "dcgmExporter", "env", index)
                 problems.append(
                     Problem(
                         dotted(path),

@@ -98,7 +98,9 @@ def dcgm_env(values: Values) -> list[dict[str, Any]]:
     """The exporter's env: the user's entries plus the collect interval tied to the scrape."""
     user = values.gpu_operator.model_extra or {}
     entries = deepcopy(((user.get("dcgmExporter") or {}).get("env")) or [])
-    entries = [e for e in entries if not (isinstance(e, dict) and e.get("name") == DCGM_INTERVAL_ENV)]
+    entries = [
+        e for e in entries if not (isinstance(e, dict) and e.get("name") == DCGM_INTERVAL_ENV)
+    ]
     ms = duration_ms(values.platform.monitoring.scrapeInterval)
     return [*entries, {"name": DCGM_INTERVAL_ENV, "value": str(ms)}]
 

@@ -18,7 +18,7 @@ import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -83,7 +83,7 @@ def commented_keys(text: str) -> set[tuple[str, ...]]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def documented(chart: str) -> frozenset[tuple[str, ...]]:
     """Commented-out keys of the chart and its nested subcharts, plus DOCUMENTED_EXTRA."""
     base = resources.files("gpu_platform") / "upstream" / chart
@@ -99,7 +99,7 @@ def _load_yaml(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def defaults(chart: str) -> dict[str, Any]:
     """The chart's default values with its nested subcharts' defaults under their names."""
     base = resources.files("gpu_platform") / "upstream" / chart
@@ -134,7 +134,7 @@ def _all_paths(tree: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, .
             yield from _all_paths(value, path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _index(chart: str) -> dict[str, list[tuple[str, ...]]]:
     """Leaf name → every full path that ends with it, for 'did you mean' suggestions."""
     out: dict[str, list[tuple[str, ...]]] = {}

@@ -12,7 +12,6 @@ from support.k8svalidate import validate_objects
 from support.standins import standin_configmap_name
 from support.upstream import load_yaml
 
-
 from .conftest import KUBE_VERSIONS, PROFILES, render, resolved_values
 
 PINNED = {

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from gpu_platform import chart as chart_module
 from gpu_platform.cli import main
 

@@ -8,11 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
-
 from gpu_platform.checks import check_defaults
 from gpu_platform.emit_values import schema_json, values_reference, values_schema, values_yaml
 from gpu_platform.lockfile import digest, read_lock
+from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
 UPSTREAM = Path(os.environ.get("GPU_PLATFORM_UPSTREAM", REPO.parent / "shared" / "upstream"))

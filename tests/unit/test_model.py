@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
-
 from gpu_platform.derive import adapter_rules, metrics_query, resolve, scrape_timeout
 from gpu_platform.model import GpuSignal, Values, duration_ms
+from pydantic import ValidationError
 
 
 @pytest.mark.parametrize(("text", "ms"), [("1s", 1000), ("500ms", 500), ("2m", 120000),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.sources import load_values
 
