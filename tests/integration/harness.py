@@ -243,8 +243,8 @@ class ExporterServer:
 
     @property
     def address(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"{host}:{port}"
+        port = self.httpd.server_address[1]
+        return f"127.0.0.1:{port}"
 
     def add(self, path: str, exporter: DcgmExporter) -> None:
         self.routes[path] = exporter

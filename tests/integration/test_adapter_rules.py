@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -68,7 +69,8 @@ def expected(signal: GpuSignal, gpus: list[Gpu]) -> float:
         if signal.clampMax is not None:
             value = min(value, signal.clampMax)
         samples.append(value)
-    combine = {"avg": lambda v: sum(v) / len(v), "max": max, "min": min, "sum": sum}
+    combine: dict[str, Callable[[list[float]], float]] = {
+        "avg": lambda v: sum(v) / len(v), "max": max, "min": min, "sum": sum}
     return float(combine[signal.aggregation](samples))
 
 
