@@ -81,11 +81,10 @@ def _real_path(loc: tuple[Any, ...], data: Any) -> PathKey:
         if in_map or in_list:
             out.append(step)
             node = node[step]
-        elif isinstance(node, dict) and isinstance(step, str):
-            # A missing key (the error is about its absence) or a union tag.
-            if step[:1].islower() or step.startswith("global"):
-                out.append(step)
-                node = None
+        elif isinstance(node, dict) and isinstance(step, str) and step[:1].islower():
+            # A missing key (the error is about its absence); union tags (Pods) are skipped.
+            out.append(step)
+            node = None
     return tuple(out)
 
 
@@ -182,17 +181,17 @@ def _env_problems(given: Any, expected: list[dict[str, Any]], where: str,
     want = next(e["value"] for e in expected if e["name"] == DCGM_INTERVAL_ENV)
     problems = []
     for index, entry in enumerate(given):
-        if isinstance(entry, dict) and entry.get("name") == DCGM_INTERVAL_ENV:
-            if str(entry.get("value")) != want:
-                path: PathKey = (where.split(".", 1)[0], "dcgmExporter", "env", index)
-                problems.append(
-                    Problem(
-                        dotted(path),
-                        f"{DCGM_INTERVAL_ENV} follows platform.monitoring.scrapeInterval "
-                        f"({want} ms); set the scrape interval instead of this entry",
-                        origins.find(path),
-                    )
+        if (isinstance(entry, dict) and entry.get("name") == DCGM_INTERVAL_ENV
+                and str(entry.get("value")) != want):
+            path: PathKey = (where.split(".", 1)[0], "dcgmExporter", "env", index)
+            problems.append(
+                Problem(
+                    dotted(path),
+                    f"{DCGM_INTERVAL_ENV} follows platform.monitoring.scrapeInterval "
+                    f"({want} ms); set the scrape interval instead of this entry",
+                    origins.find(path),
                 )
+            )
     return problems
 
 

@@ -28,6 +28,12 @@ EXTRA_API_VERSIONS = (
     "autoscaling/v2",
 )
 DEFAULT_KUBE_VERSION = "1.33.0"
+# The names users give the pinned chart repositories (`helm repo add NAME URL`).
+REPOSITORY_NAMES = {
+    "https://helm.ngc.nvidia.com/nvidia": "nvidia",
+    "https://prometheus-community.github.io/helm-charts": "prometheus-community",
+    "https://helm.dask.org": "dask",
+}
 
 
 def binary(major: int = 3) -> str:
@@ -66,13 +72,10 @@ def ensure_repositories(*, major: int = 3, env: Mapping[str, str] | None = None)
         env=dict(env) if env else None,
     )
     known = listed.stdout if listed.returncode == 0 else ""
-    names = {"https://helm.ngc.nvidia.com/nvidia": "nvidia",
-             "https://prometheus-community.github.io/helm-charts": "prometheus-community",
-             "https://helm.dask.org": "dask"}
     for chart in lock().charts:
         if chart.repository in known:
             continue
-        name = names.get(chart.repository, chart.name)
+        name = REPOSITORY_NAMES.get(chart.repository, chart.name)
         run(["repo", "add", "--force-update", name, chart.repository], major=major, env=env)
         known += chart.repository
 

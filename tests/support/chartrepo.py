@@ -33,16 +33,13 @@ from typing import Any
 
 import yaml
 from gpu_platform import tools
+from gpu_platform.helm import REPOSITORY_NAMES
 
 from .helm import helm_dirs, isolated_env, run_helm
 from .upstream import load_yaml
 
 # Repository names as users add them, and the real URLs the umbrella's Chart.yaml names.
-REAL_REPOSITORIES: dict[str, str] = {
-    "nvidia": "https://helm.ngc.nvidia.com/nvidia",
-    "prometheus-community": "https://prometheus-community.github.io/helm-charts",
-    "dask": "https://helm.dask.org",
-}
+REAL_REPOSITORIES: dict[str, str] = {name: url for url, name in REPOSITORY_NAMES.items()}
 # Which real repository publishes each chart.
 CHART_REPOSITORY: dict[str, str] = {
     "gpu-operator": "nvidia",
