@@ -19,9 +19,9 @@ import jinja2
 
 from .checks import Checked
 from .derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
-from .emit_values import schema_json, values_reference, values_yaml
+from .emit_values import item_defaults_json, schema_json, values_reference, values_yaml
 from .lockfile import Lock, render_lock
-from .model import SUBCHARTS
+from .model import POOL_LABEL, SUBCHARTS, TENANT_LABEL
 from .pins import lock as pinned_lock
 
 CHART_NAME = "gpu-platform"
@@ -133,6 +133,9 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "selector_flags": SELECTOR_FLAGS,
         "dcgm_env": DCGM_INTERVAL_ENV,
         "gib": GIB,
+        "pool_label": POOL_LABEL,
+        "tenant_label": TENANT_LABEL,
+        "item_defaults": item_defaults_json(),
     }
     root = resources.files("gpu_platform") / "chart"
     for rel in _template_sources(root):

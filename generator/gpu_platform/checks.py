@@ -18,6 +18,7 @@ from . import upstream
 from .derive import DCGM_INTERVAL_ENV, DERIVATIONS, get_path, resolve
 from .errors import Problem, ValuesInvalid
 from .model import SUBCHARTS, PodsMetric, Strict, Values
+from .nodepool import gpu_operator_requirements
 from .sources import LoadedValues, Origins, PathKey, dotted, load_values
 
 DASK_KINDS = {"DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler"}
@@ -101,8 +102,8 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         known = _keys_of(owner) if owner else []
         close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        allowed = f" Known keys here: {', '.join(known)}." if known and not close else ""
-        return f"unknown key{hint}{allowed}".rstrip()
+        allowed = f". Known keys here: {', '.join(known)}" if known and not close else ""
+        return f"unknown key{hint}{allowed}"
     if kind == "missing":
         return "required key is missing; add it"
     if kind == "string_pattern_mismatch":
@@ -110,6 +111,12 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         if "ms|s|m|h" in pattern:
             return (f"expected a duration such as 1s, 500ms or 2m (one unit, no fraction), "
                     f"got {_describe(given)}")
+        if "eEinumkKMGTP" in pattern:
+            return (f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
+                    f"got {_describe(given)}")
+        if "a-z0-9" in pattern:
+            return (f"expected a DNS label (lower-case letters, digits and '-', at most 63, "
+                    f"starting and ending with a letter or digit), got {_describe(given)}")
         return f"expected a string matching {pattern}, got {_describe(given)}"
     if kind == "literal_error":
         expected = (error.get("ctx") or {}).get("expected", "")
@@ -156,6 +163,8 @@ def derived_problems(data: dict[str, Any], values: Values, origins: Origins) -> 
         expected = derivation.compute(values)
         if derivation.path == ("dcgmExporter", "env"):
             problems.extend(_env_problems(given, expected, derivation.dotted, origins))
+            continue
+        if derivation.merged:
             continue
         if given == expected:
             continue
@@ -268,22 +277,155 @@ def cross_problems(values: Values, origins: Origins) -> list[Problem]:
                     problems.append(Problem(
                         dotted(tpath), "Resource metrics take Utilization or AverageValue",
                         origins.find(tpath)))
-    pre = values.platform.prepuller
-    if pre.enabled and pre.images and not any(
-        t.key in ("nvidia.com/gpu", "") and (t.operator == "Exists" or t.value)
-        for t in pre.tolerations
-    ):
-        path = ("platform", "prepuller", "tolerations")
-        problems.append(Problem(
-            dotted(path),
-            "no toleration for the GPU taint nvidia.com/gpu, so the prepuller never lands on "
-            "tainted GPU nodes; add {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}",
-            origins.find(path)))
+    problems.extend(pool_problems(values, origins))
+    problems.extend(tenant_problems(values, origins))
     return problems
 
 
-def cross_warnings(values: Values, origins: Origins) -> list[Problem]:
+RESERVED_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
+
+
+def _duplicates(names: list[str]) -> list[int]:
+    seen: set[str] = set()
+    repeated = []
+    for index, name in enumerate(names):
+        if name in seen:
+            repeated.append(index)
+        seen.add(name)
+    return repeated
+
+
+def pool_problems(values: Values, origins: Origins) -> list[Problem]:
+    """Pools must be schedulable as written: sizes, warm capacity, one cloud per cluster."""
+    problems: list[Problem] = []
+    pools = values.platform.nodePools
+
+    def add(path: PathKey, message: str) -> None:
+        problems.append(Problem(dotted(path), message, origins.find(path)))
+
+    for index in _duplicates([p.name for p in pools]):
+        add(("platform", "nodePools", index, "name"),
+            f"pool name {pools[index].name!r} is used twice; pool names must differ")
+    clouds = sorted({p.cloud for p in pools} - {"generic"})
+    for i, pool in enumerate(pools):
+        base: PathKey = ("platform", "nodePools", i)
+        if pool.minNodes > pool.maxNodes:
+            add((*base, "minNodes"),
+                f"minNodes {pool.minNodes} is above maxNodes {pool.maxNodes}")
+        warm = pool.placeholders
+        if warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
+            add((*base, "placeholders", "gpusPerPod"),
+                f"a placeholder asks for {warm.gpusPerPod} GPUs but a node of pool "
+                f"{pool.name!r} has {pool.gpusPerNode}; it would stay Pending forever. "
+                f"Use at most {pool.gpusPerNode}")
+        elif warm.replicas * warm.gpusPerPod > pool.max_gpus:
+            add((*base, "placeholders", "replicas"),
+                f"{warm.replicas} placeholders x {warm.gpusPerPod} GPUs = "
+                f"{warm.replicas * warm.gpusPerPod} GPUs, more than pool {pool.name!r} can "
+                f"ever have ({pool.maxNodes} nodes x {pool.gpusPerNode} = {pool.max_gpus}); "
+                "lower replicas or raise maxNodes")
+        if len(clouds) > 1 and pool.cloud != "generic":
+            add((*base, "cloud"),
+                f"pools name several clouds ({', '.join(clouds)}); one cluster runs on one "
+                "cloud: use the same cloud (or generic) for every pool")
+        problems.extend(_cloud_problems(values, i, origins))
+    return problems
+
+
+def _cloud_problems(values: Values, index: int, origins: Origins) -> list[Problem]:
+    """gpu-operator settings that a pool's cloud and driver mode require."""
+
+    pool = values.platform.nodePools[index]
+    if not values.gpu_operator.enabled:
+        return []
+    problems = []
+    for key, (wanted, why) in gpu_operator_requirements(pool.cloud, pool.driver).items():
+        path = ("gpu-operator", *key.split("."))
+        found, given = get_path(values.gpu_operator.model_extra or {}, tuple(key.split(".")))
+        if not found:
+            found, given = get_path(upstream.defaults("gpu-operator"), tuple(key.split(".")))
+        derived = next((d for d in DERIVATIONS if d.chart == "gpu-operator"
+                        and d.path == tuple(key.split("."))), None)
+        if derived is not None:
+            found, given = True, derived.compute(values)
+        if not found or given != wanted:
+            pool_path = ("platform", "nodePools", index, "driver")
+            problems.append(Problem(
+                dotted(pool_path),
+                f"pool {pool.name!r} (cloud {pool.cloud}, driver {pool.driver}) needs "
+                f"gpu-operator.{key}: {_describe(wanted)} ({why}); it is "
+                f"{_describe(given) if found else 'unset'}. Set it under gpu-operator, or "
+                "change the pool's driver mode",
+                origins.find(path) or origins.find(pool_path)))
+    return problems
+
+
+def tenant_problems(values: Values, origins: Origins) -> list[Problem]:
+    """Tenant names and the pools they may use must exist and not collide."""
+    problems: list[Problem] = []
+    tenants = values.platform.tenants
+    pool_names = [p.name for p in values.platform.nodePools]
+    path: PathKey
+    for index in _duplicates([t.name for t in tenants]):
+        path = ("platform", "tenants", index, "name")
+        problems.append(Problem(dotted(path), f"tenant {tenants[index].name!r} is listed "
+                                "twice; each tenant owns one namespace", origins.find(path)))
+    for i, tenant in enumerate(tenants):
+        if tenant.name in RESERVED_NAMESPACES:
+            path = ("platform", "tenants", i, "name")
+            problems.append(Problem(
+                dotted(path),
+                f"{tenant.name!r} is a system namespace; a tenant needs a namespace of its "
+                "own (quota, policies and RBAC would apply to cluster components)",
+                origins.find(path)))
+        for j, name in enumerate(tenant.nodePools):
+            if name not in pool_names:
+                path = ("platform", "tenants", i, "nodePools", j)
+                close = difflib.get_close_matches(name, pool_names, n=1, cutoff=0.5)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                problems.append(Problem(
+                    dotted(path),
+                    f"no GPU pool is named {name!r}{hint} (pools: "
+                    f"{', '.join(pool_names) or '(none)'})",
+                    origins.find(path)))
+    return problems
+
+
+def capacity_warnings(values: Values, origins: Origins) -> list[Problem]:
+    """Quotas promising more GPUs than the pools can ever have."""
     warnings = []
+    pools = {p.name: p for p in values.platform.nodePools}
+    total_max = sum(p.max_gpus for p in pools.values())
+    quotas = sum(t.quota.gpus for t in values.platform.tenants)
+    path: PathKey
+    if values.platform.tenants and quotas > total_max:
+        path = ("platform", "tenants")
+        warnings.append(Problem(
+            dotted(path),
+            f"tenant GPU quotas add up to {quotas} GPUs but the pools can have at most "
+            f"{total_max}; tenants will see Pending pods under quota at peak "
+            "(oversubscribed; fine if intended, else lower quota.gpus or raise maxNodes)",
+            origins.find(path), severity="warning"))
+    for i, tenant in enumerate(values.platform.tenants):
+        usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
+        reach = sum(p.max_gpus for p in usable)
+        if tenant.quota.gpus > reach:
+            path = ("platform", "tenants", i, "quota", "gpus")
+            warnings.append(Problem(
+                dotted(path),
+                f"quota of {tenant.quota.gpus} GPUs but the tenant's pools have at most "
+                f"{reach}", origins.find(path), severity="warning"))
+    pre = values.platform.prepuller
+    if pre.enabled and pre.images and not values.platform.nodePools:
+        path = ("platform", "prepuller", "images")
+        warnings.append(Problem(
+            dotted(path), "images are listed but there are no GPU pools to pull them on",
+            origins.find(path), severity="warning"))
+    return warnings
+
+
+def cross_warnings(values: Values, origins: Origins) -> list[Problem]:
+    warnings = capacity_warnings(values, origins)
     if values.prometheus_adapter.enabled and not values.kube_prometheus_stack.enabled:
         path = ("kube-prometheus-stack", "enabled")
         warnings.append(Problem(

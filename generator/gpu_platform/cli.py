@@ -18,8 +18,9 @@ from ruamel.yaml import YAML
 
 from . import helm, tools
 from .chart import chart_files, stale_files, write_chart
-from .checks import Checked, check_files
+from .checks import Checked, check_defaults, check_files
 from .errors import GpuPlatformError, UsageError, ValuesInvalid
+from .nodepool import CLOUDS, nodepool_script
 from .pins import lock
 
 DEFAULT_OUT = Path("charts/gpu-platform")
@@ -61,6 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="use helm's cached repository indexes (offline)")
     p.add_argument("--summary", action="store_true",
                    help="print components, chart versions and objects by kind instead")
+
+    p = sub.add_parser(
+        "nodepool", help="print the commands that create the GPU node pools on a cloud")
+    _values_arg(p)
+    p.add_argument("--cloud", required=True, choices=CLOUDS, help="where the cluster runs")
+    p.add_argument("--cluster", default="CLUSTER", help="cluster name (default: CLUSTER)")
+    p.add_argument("--location", default="LOCATION",
+                   help="GKE zone or region, EKS region, or AKS resource group")
 
     p = sub.add_parser("tools", help="fetch and verify helm 3, helm 4 and kubectl")
     p.add_argument("action", choices=("install", "path"), nargs="?", default="install")
@@ -159,6 +168,14 @@ def cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_nodepool(args: argparse.Namespace) -> int:
+    checked = check_files(args.values) if args.values else check_defaults()
+    _print_warnings(checked)
+    pools = checked.values.platform.nodePools
+    sys.stdout.write(nodepool_script(pools, args.cloud, args.cluster, args.location))
+    return 0
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
     if args.action == "path":
         if not args.name:
@@ -175,6 +192,7 @@ COMMANDS = {
     "values": cmd_values,
     "validate": cmd_validate,
     "template": cmd_template,
+    "nodepool": cmd_nodepool,
     "tools": cmd_tools,
 }
 

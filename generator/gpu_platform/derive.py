@@ -14,7 +14,8 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from .model import GpuSignal, Values, duration_ms
+from . import upstream
+from .model import GpuSignal, Taint, Toleration, Values, duration_ms, tolerates
 
 PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
 PROMETHEUS_PORT = 9090
@@ -34,6 +35,9 @@ class Derivation:
     compute: Callable[[Values], Any]
     schema: dict[str, Any]
     why: str
+    # A merged key keeps what the user wrote and adds what the platform needs (lists of
+    # tolerations, env entries), so a user value is never a conflict.
+    merged: bool = False
 
     @property
     def dotted(self) -> str:
@@ -103,6 +107,59 @@ def dcgm_env(values: Values) -> list[dict[str, Any]]:
     ]
     ms = duration_ms(values.platform.monitoring.scrapeInterval)
     return [*entries, {"name": DCGM_INTERVAL_ENV, "value": str(ms)}]
+
+
+def _given(chart_block: Any, path: tuple[str, ...]) -> Any:
+    node = chart_block.model_extra or {}
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def pool_taints(values: Values) -> list[Taint]:
+    """Every distinct taint of every GPU pool, in pool order."""
+    taints: list[Taint] = []
+    for pool in values.platform.nodePools:
+        for taint in pool.taints:
+            if taint not in taints:
+                taints.append(taint)
+    return taints
+
+
+def with_pool_tolerations(values: Values, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """gpu-operator tolerations at ``path``: the user's (or upstream's) list, plus one for
+    every pool taint nothing in it tolerates yet. A DaemonSet that does not tolerate a pool's
+    taint runs zero pods there: no driver, no device plugin, no DCGM metrics."""
+    given = _given(values.gpu_operator, path)
+    if given is None:
+        found, given = get_path(upstream.defaults("gpu-operator"), path)
+        given = given if found else []
+    result = [deepcopy(t) for t in given or []]
+    present = [_toleration(t) for t in result]
+    for taint in pool_taints(values):
+        if not any(t is not None and tolerates(t, taint) for t in present):
+            result.append(taint.toleration().model_dump(mode="json", exclude_defaults=False))
+            present.append(taint.toleration())
+    return [{k: v for k, v in t.items() if v != ""} if isinstance(t, dict) else t
+            for t in result]
+
+
+def _toleration(entry: Any) -> Toleration | None:
+    if not isinstance(entry, dict):
+        return None
+    try:
+        return Toleration.model_validate(
+            {k: entry[k] for k in ("key", "operator", "value", "effect") if k in entry}
+        )
+    except ValueError:
+        return None
+
+
+def driver_enabled(values: Values) -> bool:
+    """The operator installs drivers when any pool relies on it."""
+    return any(p.driver == "operator" for p in values.platform.nodePools)
 
 
 GIB = 1024**3
@@ -195,7 +252,23 @@ DERIVATIONS: tuple[Derivation, ...] = (
                "the label mode"),
     Derivation("gpu-operator", ("dcgmExporter", "env"), _INTERVAL, dcgm_env,
                {"type": "array", "items": {"type": "object"}},
-               f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s"),
+               f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s",
+               merged=True),
+    Derivation("gpu-operator", ("daemonsets", "tolerations"), "platform.nodePools[].taints",
+               lambda v: with_pool_tolerations(v, ("daemonsets", "tolerations")),
+               {"type": "array", "items": {"type": "object"}},
+               "the operator's DaemonSets (driver, toolkit, device plugin, DCGM) tolerate "
+               "every pool taint", merged=True),
+    Derivation("gpu-operator", ("node-feature-discovery", "worker", "tolerations"),
+               "platform.nodePools[].taints",
+               lambda v: with_pool_tolerations(
+                   v, ("node-feature-discovery", "worker", "tolerations")),
+               {"type": "array", "items": {"type": "object"}},
+               "NFD workers label GPU nodes; on a tainted pool without this, no node is ever "
+               "detected as a GPU node", merged=True),
+    Derivation("gpu-operator", ("driver", "enabled"), "platform.nodePools[].driver",
+               driver_enabled, _BOOL,
+               "true when any pool has driver: operator"),
     Derivation("prometheus-adapter", ("prometheus", "url"), "(this release's Prometheus)",
                lambda v: PROMETHEUS_URL, _STR, "prometheus-operated in the release namespace"),
     Derivation("prometheus-adapter", ("prometheus", "port"), "(this release's Prometheus)",

@@ -30,6 +30,9 @@ DnsLabel = Annotated[
     str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
 ]
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")]
+# The Kubernetes quantity syntax (resource.Quantity): 500m, 2, 1.5Gi, 16Mi, 1e3.
+QUANTITY_PATTERN = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
 
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
             "w": 604_800_000}
@@ -89,8 +92,8 @@ GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoS
 
 
 class ResourceList(Strict):
-    cpu: str = Field(description="CPU quantity, e.g. 10m.")
-    memory: str = Field(description="Memory quantity, e.g. 16Mi.")
+    cpu: Quantity = Field(description="CPU quantity, e.g. 10m.")
+    memory: Quantity = Field(description="Memory quantity, e.g. 16Mi.")
 
 
 class Resources(Strict):
@@ -165,6 +168,26 @@ class PrometheusSizing(Strict):
     storageClassName: str = Field("", description="StorageClass of the PVC; empty: default.")
 
 
+class GpuRules(Strict):
+    """The PrometheusRule this chart ships: GPU recording rules and signal-health alerts."""
+
+    enabled: bool = Field(
+        True,
+        description="Ship the rules (needs the PrometheusRule CRD, e.g. kube-prometheus-stack's).",
+    )
+    exporterDownFor: Duration = Field(
+        "2m", description="Alert when a DCGM exporter target has been down this long."
+    )
+    gpuMetricsMissingFor: Duration = Field(
+        "10m",
+        description="Alert when a node with GPUs has had no DCGM series this long (a new node "
+        "needs a few minutes for its driver and exporter).",
+    )
+    hpaMetricUnavailableFor: Duration = Field(
+        "5m", description="Alert when an HPA has been unable to fetch its metrics this long."
+    )
+
+
 class Monitoring(Strict):
     """The GPU signal: scrape cadence, DCGM labels, and the metrics HPAs can use."""
 
@@ -193,6 +216,9 @@ class Monitoring(Strict):
     sizing: PrometheusSizing = Field(
         default_factory=PrometheusSizing,
         description="Sizes Prometheus' retentionSize, PVC and resources from the cluster.",
+    )
+    rules: GpuRules = Field(
+        default_factory=GpuRules, description="GPU recording rules and signal-health alerts."
     )
 
     @field_validator("gpuSignals")
@@ -228,27 +254,198 @@ def _small_resources() -> Resources:
 
 
 class Prepuller(Strict):
-    """DaemonSet that pulls large images onto GPU nodes before users need them."""
+    """Per GPU pool, a DaemonSet that pulls large images as soon as a node joins."""
 
-    enabled: bool = Field(True, description="Render the prepuller DaemonSet (when images exist).")
+    enabled: bool = Field(True, description="Render the prepuller DaemonSets (when images exist).")
     images: list[PrepullImage] = Field(
-        default_factory=list, description="Images to pull on every GPU node."
+        default_factory=list,
+        description="Images to pull on every GPU pool (see also nodePools[].prepullImages).",
     )
     pauseImage: Image = Field(
         "registry.k8s.io/pause:3.10",
         description="Container that idles after the pulls, keeping the DaemonSet pod Ready.",
     )
-    nodeSelector: dict[str, str] = Field(
-        default_factory=lambda: {"nvidia.com/gpu.present": "true"},
-        description="Nodes to pre-pull on (label set by the GPU operator on GPU nodes).",
-    )
-    tolerations: list[Toleration] = Field(
-        default_factory=lambda: [GPU_TOLERATION.model_copy()],
-        description="Tolerations for the GPU node taints, so the DaemonSet lands there.",
-    )
     resources: Resources = Field(
         default_factory=_small_resources,
         description="Resources of every prepuller container (they only idle).",
+    )
+
+
+# --------------------------------------------------------------------------- GPU node pools
+
+POOL_LABEL = "gpu-platform.io/pool"
+TENANT_LABEL = "gpu-platform.io/tenant"
+Cloud = Literal["generic", "gke", "eks", "aks", "kind"]
+
+
+class Taint(Strict):
+    """A node taint (key=value:effect)."""
+
+    key: Annotated[str, StringConstraints(min_length=1)] = Field(description="Taint key.")
+    value: str = Field("", description="Taint value; empty for a key-only taint.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        "NoSchedule", description="What the taint does to pods that do not tolerate it."
+    )
+
+    def toleration(self) -> Toleration:
+        """The narrowest toleration that tolerates exactly this taint."""
+        if self.value:
+            return Toleration(key=self.key, operator="Equal", value=self.value,
+                              effect=self.effect)
+        return Toleration(key=self.key, operator="Exists", effect=self.effect)
+
+    def text(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else \
+            f"{self.key}:{self.effect}"
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    """Kubernetes' own rule: does this toleration tolerate this taint?"""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if not toleration.key:
+        return toleration.operator == "Exists"
+    if toleration.key != taint.key:
+        return False
+    return toleration.operator == "Exists" or toleration.value == taint.value
+
+
+DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
+
+
+class Placeholders(Strict):
+    """Warm capacity: lowest-priority pods that hold GPUs until a real pod needs them."""
+
+    replicas: int = Field(0, ge=0, description="Placeholder pods in this pool (0: none).")
+    gpusPerPod: int = Field(1, ge=1, description="GPUs each placeholder pod holds.")
+
+
+class NodePool(Strict):
+    """One autoscaled GPU node pool."""
+
+    name: DnsLabel = Field(
+        description="Pool name; its nodes carry the label gpu-platform.io/pool=<name>."
+    )
+    cloud: Cloud = Field(
+        "generic",
+        description="Where the pool runs: gke, eks, aks, kind or generic (commands and "
+        "driver defaults follow it).",
+    )
+    accelerator: str = Field(
+        "nvidia-tesla-t4",
+        description="GPU type (GKE accelerator name; documentation elsewhere).",
+    )
+    machineType: str = Field(
+        "",
+        description="Machine type / instance type / VM size; empty: a default for the "
+        "accelerator on that cloud (see `gpu-platform nodepool`).",
+    )
+    gpusPerNode: int = Field(1, ge=1, description="GPUs on each node.")
+    minNodes: int = Field(0, ge=0, description="Fewest nodes (0: scale from zero).")
+    maxNodes: int = Field(4, ge=1, description="Most nodes the autoscaler may add.")
+    driver: Literal["operator", "preinstalled"] = Field(
+        "operator",
+        description="Who installs the NVIDIA driver on new nodes: the GPU operator, or the "
+        "node image (EKS accelerated AMI, AKS/GKE managed drivers).",
+    )
+    taints: list[Taint] = Field(
+        default_factory=lambda: [DEFAULT_GPU_TAINT.model_copy()],
+        description="Taints on the pool's nodes; everything GPU-side tolerates them.",
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Extra node labels set when the pool is created."
+    )
+    prepullImages: list[PrepullImage] = Field(
+        default_factory=list,
+        description="Images pulled only on this pool, after platform.prepuller.images.",
+    )
+    placeholders: Placeholders = Field(
+        default_factory=Placeholders, description="Warm GPUs kept by placeholder pods."
+    )
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return {POOL_LABEL: self.name}
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        return {**self.labels, POOL_LABEL: self.name}
+
+    @property
+    def tolerations(self) -> list[Toleration]:
+        return [t.toleration() for t in self.taints]
+
+    @property
+    def max_gpus(self) -> int:
+        return self.maxNodes * self.gpusPerNode
+
+
+def default_pools() -> list[NodePool]:
+    return [NodePool(name="gpu")]
+
+
+# --------------------------------------------------------------------------- tenants
+
+
+class TenantQuota(Strict):
+    """The tenant namespace's ResourceQuota."""
+
+    gpus: int = Field(4, ge=0, description="requests.nvidia.com/gpu: GPUs in use at once.")
+    cpu: Quantity = Field("32", description="requests.cpu across the namespace.")
+    memory: Quantity = Field("128Gi", description="requests.memory across the namespace.")
+    pods: int = Field(100, ge=1, description="Pods in the namespace.")
+
+
+class TenantLimits(Strict):
+    """The tenant namespace's LimitRange: defaults for containers that set nothing."""
+
+    defaultRequest: ResourceList = Field(
+        default_factory=lambda: ResourceList(cpu="500m", memory="1Gi"),
+        description="Requests given to containers that set none.",
+    )
+    default: ResourceList = Field(
+        default_factory=lambda: ResourceList(cpu="2", memory="4Gi"),
+        description="Limits given to containers that set none.",
+    )
+
+
+class TenantNetwork(Strict):
+    """What a tenant's pods may reach beyond their own namespace."""
+
+    apiServerCIDRs: list[str] = Field(
+        default_factory=lambda: ["0.0.0.0/0"],
+        description="Where the Kubernetes API is (ports 443 and 6443), for notebooks that "
+        "create Dask clusters; narrow it to the control plane's addresses.",
+    )
+    egressCIDRs: list[str] = Field(
+        default_factory=list,
+        description="Extra destinations (any port), e.g. object storage or a package mirror.",
+    )
+
+
+class Tenant(Strict):
+    """A team sharing the cluster: its namespace, quota, access and isolation."""
+
+    name: DnsLabel = Field(description="Tenant name, also its namespace.")
+    podSecurity: Literal["restricted", "baseline"] = Field(
+        "restricted", description="Pod Security Admission level enforced in the namespace."
+    )
+    quota: TenantQuota = Field(default_factory=TenantQuota, description="ResourceQuota.")
+    limits: TenantLimits = Field(default_factory=TenantLimits, description="LimitRange.")
+    nodePools: list[DnsLabel] = Field(
+        default_factory=list,
+        description="GPU pools whose tolerations and selector the tenant's pod defaults use; "
+        "empty: every pool.",
+    )
+    users: list[str] = Field(
+        default_factory=list,
+        description="Users bound to the tenant Role (besides its ServiceAccount).",
+    )
+    groups: list[str] = Field(
+        default_factory=list, description="Groups bound to the tenant Role."
+    )
+    network: TenantNetwork = Field(
+        default_factory=TenantNetwork, description="Egress beyond the namespace."
     )
 
 
@@ -330,8 +527,17 @@ class Platform(Strict):
     monitoring: Monitoring = Field(
         default_factory=Monitoring, description="GPU metrics: scrape, labels, HPA signals."
     )
+    nodePools: list[NodePool] = Field(
+        default_factory=default_pools,
+        description="Autoscaled GPU node pools; tolerations, selectors, prepullers and warm "
+        "capacity follow from this list.",
+    )
     prepuller: Prepuller = Field(
         default_factory=Prepuller, description="Image prepuller for GPU nodes."
+    )
+    tenants: list[Tenant] = Field(
+        default_factory=list,
+        description="Teams sharing the cluster, each in its own isolated namespace.",
     )
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."

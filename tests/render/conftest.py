@@ -1,54 +1,17 @@
-"""Render fixtures: a local chart repository, the committed chart built with real helm.
-
-One repository on 127.0.0.1 serves the real Dask operator chart and stand-ins for the three
-charts that cannot be downloaded here (GPU_PLATFORM_REAL_REPOS=1 uses the real repositories).
-The committed chart is copied unchanged and ``helm dependency build`` runs on it, so the
-Chart.lock digest the generator wrote is checked by real Helm 3 and Helm 4.
-"""
+"""Render helpers around real helm on the committed chart (fixtures: tests/conftest.py)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from gpu_platform import helm, tools
-from support.chartrepo import LocalChartRepo, real_repos_requested
+from gpu_platform import helm
 from support.k8svalidate import load_manifests
-from support.standins import build_standins, dask_chart, package_all
 
 REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "charts" / "gpu-platform"
-MAJORS = (3, 4)
 KUBE_VERSIONS = ("1.29", "1.33")
 PROFILES = sorted((REPO / "values").glob("*.yaml"))
-
-
-@pytest.fixture(scope="session")
-def chart_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalChartRepo]:
-    if real_repos_requested():
-        with LocalChartRepo() as real:
-            yield real
-        return
-    root = tmp_path_factory.mktemp("upstream-charts")
-    charts = build_standins(root)
-    charts["dask-kubernetes-operator"] = dask_chart(root / "dask-kubernetes-operator")
-    packages = package_all(charts, tmp_path_factory.mktemp("packages"), tools.locate("helm3"))
-    with LocalChartRepo(packages) as repo:
-        yield repo
-
-
-@pytest.fixture(scope="session", params=MAJORS, ids=lambda m: f"helm{m}")
-def built_chart(request, chart_repo: LocalChartRepo, tmp_path_factory) -> tuple[int, Path]:
-    """(helm major, path of a copy of the committed chart with its dependencies built)."""
-    major = request.param
-    dest = tmp_path_factory.mktemp(f"chart-helm{major}") / "gpu-platform"
-    shutil.copytree(CHART, dest, ignore=shutil.ignore_patterns("charts", "tmpcharts"))
-    chart_repo.dependency_build(dest, helm.binary(major))
-    return major, dest
 
 
 def resolved_values(profile: Path, out_dir: Path) -> Path:

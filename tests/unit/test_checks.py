@@ -132,13 +132,6 @@ def test_dcgm_interval_env_entry_set_by_hand(write_values):
                           "follows platform.monitoring.scrapeInterval (1000 ms)")
 
 
-def test_prepuller_without_gpu_toleration(write_values):
-    (out,) = problems(write_values, "platform:\n  prepuller:\n    images: [{name: a, image: "
-                                    "'a/b:1'}]\n    tolerations: []\n")
-    assert out.startswith("F:4:5: platform.prepuller.tolerations: no toleration for the GPU "
-                          "taint nvidia.com/gpu")
-
-
 def test_all_problems_in_one_run(write_values):
     out = problems(write_values, "platform:\n  monitoring:\n    scrapeInterval: x\n  foo: 1\n"
                                  "kube-prometheus-stack:\n  bar: 1\n")

@@ -7,6 +7,13 @@ How the helpers fit together:
 - gpu-platform.labels: the standard app.kubernetes.io/* labels, on every object;
   gpu-platform.selectorLabels: the stable subset (no version) used in selectors, which are
   immutable once a DaemonSet exists.
+- gpu-platform.pool.tolerations / gpu-platform.pool.nodeSelector: how anything GPU-side lands
+  on one pool: a toleration per pool taint, and the pool label the nodes are created with.
+- gpu-platform.priorityClassName: the ladder user 0 > prepuller -5 > placeholder -10, so warm
+  capacity is the first thing evicted when a user pod needs a GPU.
+- gpu-platform.items: a list from values with each item's defaults filled in (gpu-platform.defaults.*,
+  generated from the values model). Helm never fills defaults inside list items, so every
+  template ranges over (include "gpu-platform.items" (list $ "nodePool" .Values.platform.nodePools) | fromYaml).items.
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
@@ -70,4 +77,74 @@ capabilities:
   drop: ["ALL"]
 seccompProfile:
   type: RuntimeDefault
+{{- end -}}
+
+{{- /* Tolerations for every taint of one pool (a platform.nodePools item). */ -}}
+{{- define "gpu-platform.pool.tolerations" -}}
+{{- range .taints }}
+- key: {{ .key | quote }}
+  {{- if .value }}
+  operator: Equal
+  value: {{ .value | quote }}
+  {{- else }}
+  operator: Exists
+  {{- end }}
+  effect: {{ .effect }}
+{{- end }}
+{{- end -}}
+
+{{- define "gpu-platform.pool.nodeSelector" -}}
+gpu-platform.io/pool: {{ .name | quote }}
+{{- end -}}
+
+{{- /* The name of one rung of the priority ladder: (list $ "user"|"prepuller"|"placeholder"). */ -}}
+{{- define "gpu-platform.priorityClassName" -}}
+{{- include "gpu-platform.componentName" . -}}
+{{- end -}}
+
+{{- /* Defaults of list items, generated from the values model (one JSON object each). */ -}}
+
+{{- define "gpu-platform.defaults.nodePool" -}}
+{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{{- end -}}
+
+{{- define "gpu-platform.defaults.tenant" -}}
+{"groups": [], "limits": {"default": {"cpu": "2", "memory": "4Gi"}, "defaultRequest": {"cpu": "500m", "memory": "1Gi"}}, "network": {"apiServerCIDRs": ["0.0.0.0/0"], "egressCIDRs": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "gpus": 4, "memory": "128Gi", "pods": 100}, "users": []}
+{{- end -}}
+
+{{- define "gpu-platform.defaults.hpa" -}}
+{"behavior": null, "minReplicas": 1, "namespace": "", "scaleTargetRef": {"apiVersion": "apps/v1"}}
+{{- end -}}
+
+{{- define "gpu-platform.defaults.prepullImage" -}}
+{"command": ["/bin/sh", "-c", "exit 0"]}
+{{- end -}}
+
+{{- define "gpu-platform.defaults.gpuSignal" -}}
+{"aggregation": "avg", "clampMax": null, "clampMin": null, "window": null}
+{{- end -}}
+
+
+{{- /* (list $defaults $item): the item with every missing key (at any mapping depth) filled. */ -}}
+{{- define "gpu-platform.withDefaults" -}}
+{{- $defaults := index . 0 -}}
+{{- $item := deepCopy (index . 1) -}}
+{{- range $key, $value := $defaults -}}
+{{- if not (hasKey $item $key) -}}
+{{- $_ := set $item $key $value -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" (index $item $key)) -}}
+{{- $_ := set $item $key (include "gpu-platform.withDefaults" (list $value (index $item $key)) | fromJson) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $item -}}
+{{- end -}}
+
+{{- /* (list $ "nodePool" $list): {"items": [...]} with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.items" -}}
+{{- $defaults := include (printf "gpu-platform.defaults.%s" (index . 1)) (index . 0) | fromJson -}}
+{{- $out := list -}}
+{{- range (index . 2) -}}
+{{- $out = append $out (include "gpu-platform.withDefaults" (list $defaults .) | fromJson) -}}
+{{- end -}}
+{{- toJson (dict "items" $out) -}}
 {{- end -}}

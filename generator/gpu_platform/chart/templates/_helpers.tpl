@@ -7,6 +7,13 @@ How the helpers fit together:
 - gpu-platform.labels: the standard app.kubernetes.io/* labels, on every object;
   gpu-platform.selectorLabels: the stable subset (no version) used in selectors, which are
   immutable once a DaemonSet exists.
+- gpu-platform.pool.tolerations / gpu-platform.pool.nodeSelector: how anything GPU-side lands
+  on one pool: a toleration per pool taint, and the pool label the nodes are created with.
+- gpu-platform.priorityClassName: the ladder user 0 > prepuller -5 > placeholder -10, so warm
+  capacity is the first thing evicted when a user pod needs a GPU.
+- gpu-platform.items: a list from values with each item's defaults filled in (gpu-platform.defaults.*,
+  generated from the values model). Helm never fills defaults inside list items, so every
+  template ranges over (include "gpu-platform.items" (list $ "nodePool" .Values.platform.nodePools) | fromYaml).items.
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
@@ -70,4 +77,58 @@ capabilities:
   drop: ["ALL"]
 seccompProfile:
   type: RuntimeDefault
+{{- end -}}
+
+{{- /* Tolerations for every taint of one pool (a platform.nodePools item). */ -}}
+{{- define "gpu-platform.pool.tolerations" -}}
+{{- range .taints }}
+- key: {{ .key | quote }}
+  {{- if .value }}
+  operator: Equal
+  value: {{ .value | quote }}
+  {{- else }}
+  operator: Exists
+  {{- end }}
+  effect: {{ .effect }}
+{{- end }}
+{{- end -}}
+
+{{- define "gpu-platform.pool.nodeSelector" -}}
+[[ pool_label ]]: {{ .name | quote }}
+{{- end -}}
+
+{{- /* The name of one rung of the priority ladder: (list $ "user"|"prepuller"|"placeholder"). */ -}}
+{{- define "gpu-platform.priorityClassName" -}}
+{{- include "gpu-platform.componentName" . -}}
+{{- end -}}
+
+{{- /* Defaults of list items, generated from the values model (one JSON object each). */ -}}
+[%% for name, text in item_defaults.items() %%]
+{{- define "gpu-platform.defaults.[[ name ]]" -}}
+[[ text ]]
+{{- end -}}
+[%% endfor %%]
+
+{{- /* (list $defaults $item): the item with every missing key (at any mapping depth) filled. */ -}}
+{{- define "gpu-platform.withDefaults" -}}
+{{- $defaults := index . 0 -}}
+{{- $item := deepCopy (index . 1) -}}
+{{- range $key, $value := $defaults -}}
+{{- if not (hasKey $item $key) -}}
+{{- $_ := set $item $key $value -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" (index $item $key)) -}}
+{{- $_ := set $item $key (include "gpu-platform.withDefaults" (list $value (index $item $key)) | fromJson) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $item -}}
+{{- end -}}
+
+{{- /* (list $ "nodePool" $list): {"items": [...]} with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.items" -}}
+{{- $defaults := include (printf "gpu-platform.defaults.%s" (index . 1)) (index . 0) | fromJson -}}
+{{- $out := list -}}
+{{- range (index . 2) -}}
+{{- $out = append $out (include "gpu-platform.withDefaults" (list $defaults .) | fromJson) -}}
+{{- end -}}
+{{- toJson (dict "items" $out) -}}
 {{- end -}}

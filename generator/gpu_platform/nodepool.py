@@ -1,0 +1,440 @@
+"""Shell commands that create the GPU node pools the chart assumes.
+
+The chart selects GPU nodes by the pool label, tolerates exactly the pool's taints and trusts
+``driver`` to say who installs the NVIDIA driver. None of that is true until the cloud's node
+pool is created to match. ``gpu-platform nodepool`` prints those commands, including what each
+cloud's cluster autoscaler needs to scale a GPU pool up from zero nodes, and
+``gpu_operator_requirements`` tells the checks which gpu-operator values a pool's driver mode
+needs. Every cloud-specific fact below carries the page it was checked against: re-check them
+when a CLI or the gpu-operator chart changes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Iterable
+
+from .errors import GpuPlatformError
+from .model import NodePool, Taint
+
+CLOUDS = ("gke", "eks", "aks")
+
+# Default machine type per cloud, accelerator (GKE's accelerator names, the model's vocabulary)
+# and GPUs per node. Only sizes whose GPU count was checked against the provider's list.
+DEFAULT_MACHINE_TYPES: dict[str, dict[str, dict[int, str]]] = {
+    "gke": {
+        # T4 attaches to N1 VMs in counts of 1, 2 or 4; the vCPU size is our choice.
+        # https://cloud.google.com/compute/docs/gpus#t4-gpus
+        "nvidia-tesla-t4": {1: "n1-standard-4", 2: "n1-standard-8", 4: "n1-standard-16"},
+        # G2 types come with a fixed number of L4s.
+        # https://cloud.google.com/compute/docs/gpus#l4-gpus
+        "nvidia-l4": {1: "g2-standard-4", 2: "g2-standard-24", 4: "g2-standard-48",
+                      8: "g2-standard-96"},
+        # A2 High (A100 40GB) and A2 Ultra (A100 80GB): the GPU count is in the name.
+        # https://cloud.google.com/compute/docs/gpus#a100-gpus
+        "nvidia-tesla-a100": {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g",
+                              8: "a2-highgpu-8g"},
+        "nvidia-a100-80gb": {1: "a2-ultragpu-1g", 2: "a2-ultragpu-2g", 4: "a2-ultragpu-4g",
+                             8: "a2-ultragpu-8g"},
+    },
+    "eks": {
+        # GPU counts: https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html
+        # (g4dn: T4, g6: L4); p4d.24xlarge: 8 x A100 40GB, https://aws.amazon.com/ec2/instance-types/p4/
+        "nvidia-tesla-t4": {1: "g4dn.xlarge", 4: "g4dn.12xlarge"},
+        "nvidia-l4": {1: "g6.xlarge", 4: "g6.12xlarge"},
+        "nvidia-tesla-a100": {8: "p4d.24xlarge"},
+    },
+    "aks": {
+        # https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ncast4v3-series
+        "nvidia-tesla-t4": {1: "Standard_NC4as_T4_v3", 4: "Standard_NC64as_T4_v3"},
+        # https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nca100v4-series
+        # and .../ndma100v4-series (A100 80GB), .../ndasra100v4-series (A100 40GB)
+        "nvidia-a100-80gb": {1: "Standard_NC24ads_A100_v4", 2: "Standard_NC48ads_A100_v4",
+                             4: "Standard_NC96ads_A100_v4", 8: "Standard_ND96amsr_A100_v4"},
+        "nvidia-tesla-a100": {8: "Standard_ND96asr_v4"},
+    },
+}
+
+# GKE runs its own NVIDIA device plugin on GPU nodes; the chart's gpu-operator runs another.
+# This node label keeps GKE's away. https://docs.nvidia.com/datacenter/cloud-native/
+# gpu-operator/latest/google-gke.html ("Related Information")
+GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+# Where Google's driver installer puts the driver on GKE nodes (and where the toolkit must go).
+GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
+# With the label above, GKE's managed install (gpu-driver-version=default|latest) does not run:
+# it lives in the device-plugin DaemonSet the label removes (NVIDIA/aicr PR #2047,
+# https://github.com/NVIDIA/aicr/pull/2047). NVIDIA's documented path is therefore
+# gpu-driver-version=disabled plus Google's installer DaemonSet (COS), see google-gke.html.
+GKE_DRIVER_INSTALLER = (
+    "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
+    "master/nvidia-driver-installer/cos/daemonset-preloaded.yaml"
+)
+# Cluster autoscaler on AWS reads node templates from ASG tags when a group has no nodes.
+# https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/cloudprovider/aws/README.md
+CA_TAG = "k8s.io/cluster-autoscaler"
+# The autoscaler treats nodes with this label as GPU nodes still waiting for their device
+# plugin, so it does not scale up twice (aws/README.md, "Special note on GPU instances").
+EKS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
+
+_NVIDIA = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest"
+_EKS_AMI = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
+_OPERATOR_OWNS_STACK = {
+    "driver.enabled": (True, "the operator installs the driver on these nodes"),
+    "toolkit.enabled": (True, "nothing else configures the nvidia container runtime"),
+}
+# gpu-operator values (dotted, below the gpu-operator block) that a pool's (cloud, driver) needs.
+_REQUIREMENTS: dict[tuple[str, str], dict[str, tuple[object, str]]] = {
+    ("gke", "operator"): {
+        key: (value, f"{why} (Ubuntu node image; {_NVIDIA}/google-gke.html)")
+        for key, (value, why) in _OPERATOR_OWNS_STACK.items()
+    },
+    ("gke", "preinstalled"): {
+        "driver.enabled": (False, f"Google's driver installer owns the driver "
+                                  f"({_NVIDIA}/google-gke.html)"),
+        "hostPaths.driverInstallDir": (GKE_DRIVER_DIR, f"where Google's installer puts the "
+                                                       f"driver ({_NVIDIA}/google-gke.html)"),
+        "toolkit.installDir": (GKE_DRIVER_DIR, f"GKE's writable, persistent path for the "
+                                               f"toolkit ({_NVIDIA}/google-gke.html)"),
+        # google-gke.html also sets cdi.default=true; that key is gone from the chart
+        # (deprecated in https://github.com/NVIDIA/gpu-operator/pull/1285).
+        "cdi.enabled": (True, f"NVIDIA's GKE setup injects GPUs through CDI "
+                              f"({_NVIDIA}/google-gke.html)"),
+    },
+    ("eks", "operator"): {
+        key: (value, f"{why} (Ubuntu EKS AMI; {_NVIDIA}/amazon-eks.html)")
+        for key, (value, why) in _OPERATOR_OWNS_STACK.items()
+    },
+    ("eks", "preinstalled"): {
+        "driver.enabled": (False, f"the EKS AL2023 NVIDIA AMI ships the driver ({_EKS_AMI})"),
+        "toolkit.enabled": (False, f"the EKS AL2023 NVIDIA AMI ships the container toolkit "
+                                   f"({_EKS_AMI})"),
+    },
+    ("aks", "operator"): {
+        key: (value, f"{why} (--gpu-driver None; https://learn.microsoft.com/azure/aks/"
+                     "nvidia-gpu-operator)")
+        for key, (value, why) in _OPERATOR_OWNS_STACK.items()
+    },
+    ("aks", "preinstalled"): {
+        "driver.enabled": (False, f"AKS node images ship the driver "
+                                  f"({_NVIDIA}/microsoft-aks.html)"),
+        "toolkit.enabled": (False, f"AKS node images ship the container toolkit "
+                                   f"({_NVIDIA}/microsoft-aks.html)"),
+        "operator.runtimeClass": ("nvidia-container-runtime", f"the runtime handler AKS images "
+                                  f"configure ({_NVIDIA}/microsoft-aks.html)"),
+    },
+}
+
+
+class NodepoolError(GpuPlatformError, ValueError):
+    """A pool cannot be turned into commands; the message names the pool's key and the fix."""
+
+
+def gpu_operator_requirements(cloud: str, driver: str) -> dict[str, tuple[object, str]]:
+    """gpu-operator values a pool of this cloud and driver mode needs: {path: (value, why)}.
+
+    Empty where nothing is required (generic, kind): the chart's defaults then stand.
+    """
+    return dict(_REQUIREMENTS.get((cloud, driver), {}))
+
+
+def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
+                    location: str = "LOCATION") -> str:
+    """A bash script that creates every pool of this cloud (or generic) on ``cloud``.
+
+    ``location`` is the GKE zone or region, the EKS region, or the AKS resource group.
+    Pools of another cloud are skipped with a comment, so one values file can serve several.
+    """
+    if cloud not in _RENDERERS:
+        raise NodepoolError(f"no node pool commands for cloud {cloud!r}; use one of "
+                            f"{', '.join(CLOUDS)}")
+    chosen = [p for p in pools if _runs_on(p, cloud)]
+    if cloud == "aks":
+        _check_aks_names(pools)
+    lines = _header(cloud, chosen)
+    for index, pool in enumerate(pools):
+        if not _runs_on(pool, cloud):
+            lines += ["", f"# skipped pool {pool.name} ({_path(index)}): its cloud is "
+                          f"{pool.cloud}, not {cloud}"]
+            continue
+        lines += ["", _summary(pool, index), *_RENDERERS[cloud](pool, index, cluster, location)]
+    if not chosen:
+        lines += ["", f"# no pool of platform.nodePools runs on {cloud}"]
+    lines += _footer(cloud, chosen)
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def _runs_on(pool: NodePool, cloud: str) -> bool:
+    return pool.cloud in ("generic", cloud)
+
+
+def _path(index: int, field: str = "") -> str:
+    return f"platform.nodePools[{index}]" + (f".{field}" if field else "")
+
+
+def _header(cloud: str, pools: list[NodePool]) -> list[str]:
+    """Generated-file header; warns when pools disagree on who installs the driver."""
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# Generated by `gpu-platform nodepool --cloud {cloud}`; do not edit; "
+        "source: platform.nodePools.",
+        "# Creates each GPU node pool with the pool label, its taints, scale-from-zero",
+        "# autoscaling and the driver mode the chart expects. Review, then run it.",
+        "set -euo pipefail",
+    ]
+    lines += _CLOUD_NOTES[cloud]
+    modes = sorted({p.driver for p in pools})
+    if len(modes) > 1:
+        lines += ["# warning: these pools mix driver modes (operator, preinstalled), but the",
+                  "# gpu-operator's driver settings apply to every GPU node of the cluster"]
+    return lines
+
+
+def _footer(cloud: str, pools: list[NodePool]) -> list[str]:
+    """Cluster-wide steps some pools need once, after the pools exist."""
+    if cloud == "gke" and any(p.driver == "preinstalled" for p in pools):
+        return ["", "# Driver for the preinstalled pools: Google's installer DaemonSet (COS);",
+                f"# {_NVIDIA}/google-gke.html#using-the-google-driver-installer",
+                f"kubectl apply -f {shlex.quote(GKE_DRIVER_INSTALLER)}"]
+    return []
+
+
+def _summary(pool: NodePool, index: int) -> str:
+    who = "the GPU operator" if pool.driver == "operator" else "the node image"
+    return (f"# pool {pool.name} ({_path(index)}): {pool.gpusPerNode} x {pool.accelerator} "
+            f"per node, {pool.minNodes}..{pool.maxNodes} nodes, driver from {who}")
+
+
+def _command(words: Iterable[str]) -> list[str]:
+    """One command, one argument per line, joined with backslash continuations."""
+    words = list(words)
+    return [f"{w} \\" if i < len(words) - 1 else w for i, w in enumerate(words)]
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return [lines[0], *(f"  {line}" for line in lines[1:])]
+
+
+def _machine_type(pool: NodePool, index: int, cloud: str) -> str:
+    """The pool's machine type, or the documented default for its accelerator and GPU count."""
+    if pool.machineType:
+        return pool.machineType
+    sizes = DEFAULT_MACHINE_TYPES[cloud].get(pool.accelerator, {})
+    if pool.gpusPerNode in sizes:
+        return sizes[pool.gpusPerNode]
+    known = "; ".join(f"{acc} x {'/'.join(str(n) for n in sorted(by))}"
+                      for acc, by in sorted(DEFAULT_MACHINE_TYPES[cloud].items()))
+    raise NodepoolError(
+        f"{_path(index, 'machineType')}: no default {cloud} machine type for "
+        f"{pool.gpusPerNode} x {pool.accelerator} (pool {pool.name!r}); set "
+        f"{_path(index, 'machineType')} to a {cloud} machine type with that many GPUs, or "
+        f"use an accelerator and gpusPerNode that have a default ({known})")
+
+
+def _one_taint_per_key(pool: NodePool, index: int, why: str) -> None:
+    keys = [t.key for t in pool.taints]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise NodepoolError(f"{_path(index, 'taints')}: taint key {twice[0]!r} is used twice "
+                            f"(pool {pool.name!r}); {why}, so give each taint its own key")
+
+
+def _taint_kv(taint: Taint) -> str:
+    """key=value:effect; an empty value stays ``key=:effect`` because gcloud reads the flag as
+    key=value pairs and splits value from effect at the colon (api_adapter.py)."""
+    return f"{taint.key}={taint.value}:{taint.effect}"
+
+
+# --------------------------------------------------------------------------- GKE
+
+
+def _gke(pool: NodePool, index: int, cluster: str, location: str) -> list[str]:
+    """gcloud node-pools create: labels, taints, driver mode and total autoscaling bounds."""
+    _one_taint_per_key(pool, index, "gcloud --node-taints holds one taint per key")
+    operator = pool.driver == "operator"
+    labels = {**pool.node_labels, GKE_NO_DEVICE_PLUGIN_LABEL: "true"}
+    args = [
+        f"--cluster={shlex.quote(cluster)}",
+        f"--location={shlex.quote(location)}",
+        f"--machine-type={shlex.quote(_machine_type(pool, index, 'gke'))}",
+        # disabled in both modes; see GKE_DRIVER_INSTALLER for why "latest" is not used.
+        "--accelerator=" + shlex.quote(f"type={pool.accelerator},count={pool.gpusPerNode},"
+                                       "gpu-driver-version=disabled"),
+        # The operator's driver containers need Ubuntu; Google's installer uses COS.
+        # https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html
+        f"--image-type={'UBUNTU_CONTAINERD' if operator else 'COS_CONTAINERD'}",
+        f"--num-nodes={pool.minNodes}",  # per zone; the autoscaler then keeps the totals
+        "--enable-autoscaling",
+        # total-* bound the whole pool (min/max-nodes are per zone).
+        # https://cloud.google.com/sdk/gcloud/reference/container/node-pools/create
+        f"--total-min-nodes={pool.minNodes}",
+        f"--total-max-nodes={pool.maxNodes}",
+        "--node-labels=" + shlex.quote(",".join(f"{k}={v}" for k, v in sorted(labels.items()))),
+    ]
+    if pool.taints:
+        args.append("--node-taints=" + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
+    command = _command(["gcloud container node-pools create " + shlex.quote(pool.name), *args])
+    if any(t.key == "nvidia.com/gpu" and t.effect == "NoSchedule" for t in pool.taints):
+        return _indent(command)
+    return [
+        "# note: GKE adds nvidia.com/gpu=present:NoSchedule itself when the cluster has non-GPU",
+        f"# pools; add it to {_path(index, 'taints')} so the chart tolerates it",
+        "# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)",
+        *_indent(command),
+    ]
+
+
+# --------------------------------------------------------------------------- EKS
+
+
+def _eks_tags(pool: NodePool, cluster: str, labels: dict[str, str]) -> dict[str, str]:
+    """ASG tags: autodiscovery, plus the node template the autoscaler uses at zero nodes."""
+    tags = {
+        f"{CA_TAG}/enabled": "true",
+        f"{CA_TAG}/{cluster}": "owned",
+        f"{CA_TAG}/node-template/resources/nvidia.com/gpu": str(pool.gpusPerNode),
+    }
+    tags.update({f"{CA_TAG}/node-template/label/{k}": v for k, v in labels.items()})
+    tags.update({f"{CA_TAG}/node-template/taint/{t.key}": f"{t.value}:{t.effect}"
+                 for t in pool.taints})
+    return dict(sorted(tags.items()))
+
+
+def _eks_taint(taint: Taint) -> str:
+    value = f", value: {json.dumps(taint.value)}" if taint.value else ""
+    return f"      - {{key: {json.dumps(taint.key)}{value}, effect: {taint.effect}}}"
+
+
+def _yaml_map(mapping: dict[str, str], indent: str) -> list[str]:
+    # JSON strings are valid YAML scalars: every key and value is quoted the same way.
+    return [f"{indent}{json.dumps(k)}: {json.dumps(v)}" for k, v in mapping.items()]
+
+
+def _eks(pool: NodePool, index: int, cluster: str, location: str) -> list[str]:
+    """eksctl managed nodegroup: AMI per driver mode, labels, taints and autoscaler tags."""
+    _one_taint_per_key(pool, index, "autoscaler ASG tags hold one taint per key")
+    labels = dict(sorted({EKS_GPU_LABEL: pool.accelerator, **pool.node_labels}.items()))
+    # AmazonLinux2023 on a GPU instance resolves to the EKS AL2023 NVIDIA AMI, which ships the
+    # driver and toolkit (https://docs.aws.amazon.com/eks/latest/eksctl/gpu-support.html,
+    # https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html). The
+    # operator's driver needs Ubuntu (https://docs.nvidia.com/datacenter/cloud-native/
+    # gpu-operator/latest/amazon-eks.html), which ships no driver.
+    ami = "Ubuntu2204" if pool.driver == "operator" else "AmazonLinux2023"
+    config = [
+        "apiVersion: eksctl.io/v1alpha5",
+        "kind: ClusterConfig",
+        "metadata:",
+        f"  name: {json.dumps(cluster)}",
+        f"  region: {json.dumps(location)}",
+        "managedNodeGroups:",
+        f"  - name: {json.dumps(pool.name)}",
+        f"    instanceType: {json.dumps(_machine_type(pool, index, 'eks'))}",
+        f"    amiFamily: {ami}",
+        f"    minSize: {pool.minNodes}",
+        f"    desiredCapacity: {pool.minNodes}",
+        f"    maxSize: {pool.maxNodes}",
+        "    labels:",
+        *_yaml_map(labels, "      "),
+    ]
+    if pool.taints:
+        config += ["    taints:", *(_eks_taint(t) for t in pool.taints)]
+    config += [
+        # Copies labels, taints and tags onto the Auto Scaling group, where the autoscaler
+        # looks for them. https://docs.aws.amazon.com/eks/latest/eksctl/autoscaling.html
+        "    propagateASGTags: true",
+        "    tags:",
+        *_yaml_map(_eks_tags(pool, cluster, labels), "      "),
+    ]
+    return [
+        # eksctl installs its own NVIDIA device plugin on GPU nodegroups; the chart's
+        # gpu-operator runs one. https://docs.aws.amazon.com/eks/latest/eksctl/gpu-support.html
+        "eksctl create nodegroup --install-nvidia-plugin=false -f - <<'EOF'",
+        *config,
+        "EOF",
+    ]
+
+
+# --------------------------------------------------------------------------- AKS
+
+
+def _aks_name(pool: NodePool, index: int) -> str:
+    """AKS Linux pool names: 1-12 lowercase letters and digits, starting with a letter.
+    https://learn.microsoft.com/azure/aks/create-node-pools (limitations)"""
+    name = pool.name.replace("-", "")
+    if not (name[:1].isalpha() and name.isalnum() and len(name) <= 12):
+        raise NodepoolError(
+            f"{_path(index, 'name')}: {pool.name!r} cannot name an AKS node pool (1-12 "
+            "lowercase letters and digits, starting with a letter; hyphens are dropped); "
+            "shorten the pool name")
+    return name
+
+
+def _check_aks_names(pools: list[NodePool]) -> None:
+    """Two pools must not collapse onto one AKS pool name."""
+    owner: dict[str, str] = {}
+    for index, pool in enumerate(pools):
+        if not _runs_on(pool, "aks"):
+            continue
+        name = _aks_name(pool, index)
+        if name in owner:
+            raise NodepoolError(f"{_path(index, 'name')}: pools {owner[name]!r} and "
+                                f"{pool.name!r} both become AKS node pool {name!r}; rename one")
+        owner[name] = pool.name
+
+
+def _aks(pool: NodePool, index: int, cluster: str, location: str) -> list[str]:
+    """az aks nodepool add: labels, taints, driver mode and autoscaler bounds."""
+    # --gpu-driver None skips AKS's driver so the operator installs it (Azure CLI 2.72.2+;
+    # the older preview flag was --skip-gpu-driver-install).
+    # https://learn.microsoft.com/azure/aks/nvidia-gpu-operator
+    gpu_driver = "None" if pool.driver == "operator" else "Install"
+    words = [
+        "az aks nodepool add",
+        f"--resource-group {shlex.quote(location)}",
+        f"--cluster-name {shlex.quote(cluster)}",
+        f"--name {shlex.quote(_aks_name(pool, index))}",
+        "--mode User",
+        f"--node-vm-size {shlex.quote(_machine_type(pool, index, 'aks'))}",
+        f"--node-count {pool.minNodes}",
+        "--enable-cluster-autoscaler",
+        f"--min-count {pool.minNodes}",
+        f"--max-count {pool.maxNodes}",
+        "--labels " + " ".join(shlex.quote(f"{k}={v}")
+                               for k, v in sorted(pool.node_labels.items())),
+    ]
+    if pool.taints:
+        words.append("--node-taints "
+                     + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
+    words.append(f"--gpu-driver {gpu_driver}")
+    return _indent(_command(words))
+
+
+_CA = "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler"
+_CLOUD_NOTES: dict[str, list[str]] = {
+    "gke": [
+        "# Scale from zero: GKE's autoscaler reads an empty pool's labels, taints and GPUs from",
+        f"# the pool itself; {_CA}/FAQ.md#how-can-i-scale-a-node-group-to-0",
+        "# The gpu-operator on GKE also needs a ResourceQuota that admits system-node-critical",
+        "# pods in its namespace, and on GKE 1.33+ the toolkit env RUNTIME_CONFIG_SOURCE=file;",
+        f"# {_NVIDIA}/google-gke.html",
+    ],
+    "eks": [
+        "# Scale from zero: the autoscaler reads an empty group's labels, taints and GPUs from",
+        "# its ASG tags (node-template/...); run it with --node-group-auto-discovery=asg:tag="
+        f"{CA_TAG}/enabled,{CA_TAG}/<cluster>;",
+        f"# {_CA}/cloudprovider/aws/README.md",
+    ],
+    "aks": [
+        "# Scale from zero: AKS's autoscaler reads an empty pool's labels, taints and VM size",
+        f"# (hence GPUs) from the pool itself; {_CA}/cloudprovider/azure/azure_template.go",
+    ],
+}
+
+_RENDERERS: dict[str, Callable[[NodePool, int, str, str], list[str]]] = {
+    "gke": _gke,
+    "eks": _eks,
+    "aks": _aks,
+}

@@ -1,0 +1,197 @@
+"""The PrometheusRule the chart ships, rendered by real helm, checked and unit-tested by promtool.
+
+Input series are built the way each DCGM label mode leaves them in Prometheus (honorLabels keeps
+the workload's namespace/pod; exported keeps the exporter's and adds exported_*), and the
+expected values below are worked out by hand from those inputs, so one test file proves both
+modes normalise to the same workload labels.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import render, resolved_values
+
+PROMTOOL = shutil.which("promtool")
+pytestmark = pytest.mark.skipif(
+    PROMTOOL is None, reason="no promtool (make prometheus installs Debian's)")
+RELEASE_NS = "gpu-platform"  # helm.template's default namespace
+EXPORTER = {"namespace": RELEASE_NS, "pod": "nvidia-dcgm-exporter-7xk2p",
+            "job": "nvidia-dcgm-exporter", "container": "nvidia-dcgm-exporter"}
+
+
+def _rules(built_chart, chart_repo, tmp_path: Path, mode: str) -> list[dict[str, Any]]:
+    site = tmp_path / f"{mode}.yaml"
+    site.write_text(yaml.safe_dump({"platform": {"monitoring": {"dcgmLabelMode": mode}}}))
+    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    rules = [o for o in objects if o["kind"] == "PrometheusRule"]
+    assert len(rules) == 1, [o["metadata"]["name"] for o in rules]
+    return rules
+
+
+def _series(name: str, mode: str, labels: dict[str, str], workload: tuple[str, str] | None
+            ) -> str:
+    """One DCGM series as Prometheus stores it in this label mode."""
+    full = dict(labels)
+    if mode == "honorLabels":
+        full.update(EXPORTER)
+        if workload:
+            full.update(namespace=workload[0], pod=workload[1], container="main")
+    else:
+        full.update(EXPORTER)
+        if workload:
+            full.update(exported_namespace=workload[0], exported_pod=workload[1],
+                        exported_container="main")
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(full.items()))
+    return f"{name}{{{inner}}}"
+
+
+# (gpu index, node, workload, utilisation, framebuffer MiB). Utilisation 150 and -5 are the
+# out-of-range values DCGM can emit; the rules clamp them to 100 and 0.
+GPUS = [
+    ("0", "gpu-node-1", ("team-a", "w-1"), 150, 1000),
+    ("1", "gpu-node-1", ("team-a", "w-2"), 50, 3000),
+    ("0", "gpu-node-3", ("team-b", "x-1"), -5, 500),
+    ("1", "gpu-node-3", None, 0, 0),  # idle: no pod holds it
+    ("2", "gpu-node-3", (RELEASE_NS, "gpu-platform-placeholder-t4-abc"), 0, 0),  # warm capacity
+]
+
+
+def _input_series(mode: str) -> list[dict[str, str]]:
+    out = []
+    for gpu, node, workload, util, fb in GPUS:
+        # The old exporter names the node label Hostname, the new one hostname: use both.
+        node_label = "Hostname" if node == "gpu-node-3" else "hostname"
+        labels = {"gpu": gpu, node_label: node, "instance": f"{node}:9400"}
+        out.append({"series": _series("DCGM_FI_DEV_GPU_UTIL", mode, labels, workload),
+                    "values": f"{util}x30"})
+        out.append({"series": _series("DCGM_FI_DEV_FB_USED", mode, labels, workload),
+                    "values": f"{fb}x30"})
+    out += [
+        {"series": 'kube_node_status_capacity{node="gpu-node-1",resource="nvidia_com_gpu"}',
+         "values": "2x30"},
+        {"series": 'kube_node_status_capacity{node="gpu-node-2",resource="nvidia_com_gpu"}',
+         "values": "2x30"},
+        {"series": 'kube_node_status_capacity{node="gpu-node-3",resource="nvidia_com_gpu"}',
+         "values": "4x30"},
+        {"series": 'kube_node_status_capacity{node="cpu-node-1",resource="nvidia_com_gpu"}',
+         "values": "0x30"},
+        {"series": 'up{job="nvidia-dcgm-exporter",instance="gpu-node-1:9400"}',
+         "values": "1x30"},
+        {"series": 'up{job="nvidia-dcgm-exporter",instance="gpu-node-2:9400"}',
+         "values": "0x30"},
+        {"series": 'kube_horizontalpodautoscaler_status_condition{namespace="ray",'
+                   'horizontalpodautoscaler="broken",condition="ScalingActive",'
+                   'status="false"}', "values": "1x30"},
+        {"series": 'kube_horizontalpodautoscaler_status_condition{namespace="ray",'
+                   'horizontalpodautoscaler="healthy",condition="ScalingActive",'
+                   'status="false"}', "values": "0x30"},
+    ]
+    return out
+
+
+def _expect(expr: str, at: str, samples: list[tuple[dict[str, str], float]]) -> dict[str, Any]:
+    """Expected samples of a recorded series; averages are rounded to 0.001, because
+    Prometheus' incremental mean depends on series order in the last bits."""
+    rounded = f"round({expr}, 0.001)"
+    return {"expr": rounded, "eval_time": at,
+            "exp_samples": [{"labels": _labels("", lbls), "value": v} for lbls, v in samples]}
+
+
+def _labels(expr: str, labels: dict[str, str]) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return f"{expr}{{{inner}}}"
+
+
+def _firing(alert: str, at: str, labels: list[dict[str, str]]) -> dict[str, Any]:
+    """ALERTS series of this alert in the firing state (labels: the alert's own labels)."""
+    expr = f'ALERTS{{alertname="{alert}",alertstate="firing"}}'
+    return {"expr": expr, "eval_time": at, "exp_samples": [
+        {"labels": _labels("ALERTS", {"alertname": alert, "alertstate": "firing",
+                                      "severity": "warning", **lbls}), "value": 1}
+        for lbls in labels]}
+
+
+def _tests(mode: str) -> list[dict[str, Any]]:
+    a1, a2, b1 = ({"namespace": "team-a", "pod": "w-1"}, {"namespace": "team-a", "pod": "w-2"},
+                  {"namespace": "team-b", "pod": "x-1"})
+    return [{
+        "interval": "1m",
+        "input_series": _input_series(mode),
+        "promql_expr_test": [
+            _expect("namespace_pod:gpu_utilization:avg", "2m",
+                    [(a1, 100), (a2, 50), (b1, 0)]),
+            _expect("namespace:gpu_utilization:avg", "2m",
+                    [({"namespace": "team-a"}, 75), ({"namespace": "team-b"}, 0)]),
+            _expect("namespace:gpus_in_use:count", "2m",
+                    [({"namespace": "team-a"}, 2), ({"namespace": "team-b"}, 1)]),
+            _expect("namespace:gpu_framebuffer_used_mib:sum", "2m",
+                    [({"namespace": "team-a"}, 4000), ({"namespace": "team-b"}, 500)]),
+            # every GPU, idle and warm ones included: (100 + 50 + 0 + 0 + 0) / 5
+            _expect("cluster:gpu_utilization:avg", "2m", [({}, 30)]),
+            # the exporter alert waits out its 2m `for`, then fires for the down target only
+            {"expr": 'ALERTS{alertname="GpuPlatformDcgmExporterDown",alertstate="firing"}',
+             "eval_time": "1m", "exp_samples": []},
+            _firing("GpuPlatformDcgmExporterDown", "4m",
+                    [{"job": "nvidia-dcgm-exporter", "instance": "gpu-node-2:9400"}]),
+            # gpu-node-2 has GPUs and no DCGM series; gpu-node-3 reports under Hostname
+            {"expr": 'ALERTS{alertname="GpuPlatformGpuNodeWithoutMetrics",alertstate="firing"}',
+             "eval_time": "9m", "exp_samples": []},
+            _firing("GpuPlatformGpuNodeWithoutMetrics", "12m", [{"node": "gpu-node-2"}]),
+            _firing("GpuPlatformHpaMetricUnavailable", "7m", [{
+                "namespace": "ray", "horizontalpodautoscaler": "broken",
+                "condition": "ScalingActive", "status": "false"}]),
+        ],
+    }]
+
+
+def _promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert PROMTOOL is not None
+    return subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("mode", ["honorLabels", "exported"])
+class TestGpuRules:
+    def test_promtool_check_rules(self, built_chart, chart_repo, tmp_path, mode):
+        (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+        (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
+        proc = _promtool("check", "rules", "rules.yaml", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "SUCCESS: 8 rules found" in proc.stdout
+
+    def test_promtool_unit_tests(self, built_chart, chart_repo, tmp_path, mode):
+        (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+        (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
+        (tmp_path / "tests.yaml").write_text(yaml.safe_dump({
+            "rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": _tests(mode)}))
+        proc = _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    def test_alert_annotations_keep_prometheus_templates(self, built_chart, chart_repo, tmp_path,
+                                                         mode):
+        """Helm must pass {{ $labels.x }} through to Prometheus, not evaluate it."""
+        (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+        alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+        summaries = {a["alert"]: a["annotations"]["summary"] for a in alerts}
+        assert "{{ $labels.instance }}" in summaries["GpuPlatformDcgmExporterDown"]
+        assert "{{ $labels.node }}" in summaries["GpuPlatformGpuNodeWithoutMetrics"]
+        assert all(a["labels"]["severity"] in ("warning", "critical") for a in alerts)
+
+
+def test_rules_follow_their_knobs(built_chart, chart_repo, tmp_path):
+    site = tmp_path / "site.yaml"
+    site.write_text("platform:\n  monitoring:\n    rules:\n      exporterDownFor: 7m\n")
+    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
+    alerts = {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
+    assert alerts["GpuPlatformDcgmExporterDown"]["for"] == "7m"
+
+    site.write_text("platform:\n  monitoring:\n    rules:\n      enabled: false\n")
+    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    assert [o for o in objects if o["kind"] == "PrometheusRule"] == []

@@ -1,0 +1,440 @@
+"""nodepool: the commands that create each GPU pool give its nodes what the chart assumes.
+
+Expectations are computed from the pool's fields and the clouds' documented syntax, then
+compared with what the printed commands parse to, so a changed flag or a dropped taint fails.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from gpu_platform import upstream
+from gpu_platform.derive import get_path
+from gpu_platform.errors import GpuPlatformError
+from gpu_platform.model import POOL_LABEL, NodePool, Taint
+from gpu_platform.nodepool import (
+    CLOUDS,
+    GKE_DRIVER_INSTALLER,
+    GKE_NO_DEVICE_PLUGIN_LABEL,
+    NodepoolError,
+    gpu_operator_requirements,
+    nodepool_script,
+)
+
+CA = "k8s.io/cluster-autoscaler"
+DEDICATED = Taint(key="dedicated", value="ml", effect="NoExecute")
+KEY_ONLY = Taint(key="example.com/no-value", effect="PreferNoSchedule")
+
+
+def pool(**fields: object) -> NodePool:
+    return NodePool(**{"name": "gpu", **fields})  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- script parsing
+
+
+def statements(script: str) -> list[str]:
+    """Logical shell lines: continuations joined, comments and heredoc bodies dropped."""
+    out: list[str] = []
+    in_heredoc = False
+    for line in script.replace("\\\n", " ").splitlines():
+        if in_heredoc:
+            in_heredoc = line != "EOF"
+            continue
+        if line.strip() and not line.lstrip().startswith("#"):
+            out.append(line.strip())
+        in_heredoc = "<<'EOF'" in line
+    return out
+
+
+def invocations(script: str, program: str) -> list[list[str]]:
+    """Every command line that starts with ``program`` (e.g. "az aks nodepool add"), split."""
+    head = program.split()
+    words = [shlex.split(s) for s in statements(script)]
+    return [w for w in words if w[:len(head)] == head]
+
+
+def only(script: str, program: str) -> list[str]:
+    (words,) = invocations(script, program)
+    return words
+
+
+def eq_flags(words: list[str]) -> dict[str, str]:
+    """gcloud style: --flag=value (a bare --flag maps to "")."""
+    pairs = (w.partition("=") for w in words if w.startswith("--"))
+    return {name: value for name, _, value in pairs}
+
+
+def spaced_flags(words: list[str]) -> dict[str, list[str]]:
+    """az style: --flag value [value ...]."""
+    flags: dict[str, list[str]] = {}
+    current = None
+    for word in words:
+        if word.startswith("--"):
+            current = flags.setdefault(word, [])
+        elif current is not None:
+            current.append(word)
+    return flags
+
+
+def pairs(text: str, sep: str = ",") -> dict[str, str]:
+    return dict(item.split("=", 1) for item in text.split(sep))
+
+
+def parsed_taints(items: list[str]) -> list[tuple[str, str, str]]:
+    """key=value:effect items, as the clouds' CLIs read them."""
+    out = []
+    for item in items:
+        key, rest = item.split("=", 1)
+        value, effect = rest.split(":")
+        out.append((key, value, effect))
+    return out
+
+
+def fields(taints: list[Taint]) -> list[tuple[str, str, str]]:
+    return [(t.key, t.value, t.effect) for t in taints]
+
+
+def eksctl_configs(script: str) -> list[dict]:
+    """The ClusterConfig documents fed to eksctl on stdin."""
+    docs: list[dict] = []
+    body: list[str] = []
+    inside = False
+    for line in script.splitlines():
+        if inside and line == "EOF":
+            docs.append(yaml.safe_load("\n".join(body)))
+            body, inside = [], False
+        elif inside:
+            body.append(line)
+        elif line.startswith("eksctl create nodegroup") and line.endswith("<<'EOF'"):
+            inside = True
+    return docs
+
+
+# --------------------------------------------------------------------------- GKE
+
+
+class TestGke:
+    def create(self, *pools: NodePool, **kw: str) -> list[str]:
+        return only(nodepool_script(list(pools), "gke", **kw), "gcloud container node-pools")
+
+    def test_nodes_carry_the_pool_label_extra_labels_and_device_plugin_opt_out(self):
+        p = pool(name="t4", labels={"team": "ml", "tier": "batch"})
+        flags = eq_flags(self.create(p))
+        assert pairs(flags["--node-labels"]) == {
+            **p.labels, POOL_LABEL: p.name, GKE_NO_DEVICE_PLUGIN_LABEL: "true"}
+
+    def test_every_taint_is_applied_in_flag_syntax(self):
+        p = pool(taints=[Taint(key="nvidia.com/gpu", value="present"), DEDICATED, KEY_ONLY])
+        flags = eq_flags(self.create(p))
+        assert parsed_taints(flags["--node-taints"].split(",")) == fields(p.taints)
+
+    def test_autoscaling_bounds_are_the_pool_totals(self):
+        p = pool(minNodes=1, maxNodes=7, gpusPerNode=2)  # nodes, not GPUs
+        flags = eq_flags(self.create(p))
+        assert "--enable-autoscaling" in flags
+        assert (flags["--total-min-nodes"], flags["--total-max-nodes"]) == ("1", "7")
+        assert "--min-nodes" not in flags and "--max-nodes" not in flags  # those are per zone
+
+    def test_accelerator_type_and_count_come_from_the_pool(self):
+        p = pool(accelerator="nvidia-l4", gpusPerNode=2)
+        accelerator = pairs(eq_flags(self.create(p))["--accelerator"])
+        assert accelerator["type"] == p.accelerator
+        assert accelerator["count"] == str(p.gpusPerNode)
+
+    @pytest.mark.parametrize("driver", ["operator", "preinstalled"])
+    def test_gke_never_installs_the_driver_itself(self, driver):
+        # The device-plugin opt-out label also stops GKE's managed install, so both modes
+        # disable it: the operator or Google's installer DaemonSet brings the driver.
+        accelerator = pairs(eq_flags(self.create(pool(driver=driver)))["--accelerator"])
+        assert accelerator["gpu-driver-version"] == "disabled"
+
+    def test_operator_mode_uses_ubuntu_and_no_google_installer(self):
+        script = nodepool_script([pool(driver="operator")], "gke")
+        assert eq_flags(only(script, "gcloud container"))["--image-type"] == "UBUNTU_CONTAINERD"
+        assert invocations(script, "kubectl apply") == []
+
+    def test_preinstalled_mode_uses_cos_and_applies_the_installer_once(self):
+        pools = [pool(name="a", driver="preinstalled"), pool(name="b", driver="preinstalled")]
+        script = nodepool_script(pools, "gke")
+        for words in invocations(script, "gcloud container node-pools create"):
+            assert eq_flags(words)["--image-type"] == "COS_CONTAINERD"
+        assert invocations(script, "kubectl apply") == [
+            ["kubectl", "apply", "-f", GKE_DRIVER_INSTALLER]]
+
+    def test_cluster_and_location(self):
+        flags = eq_flags(self.create(pool(), cluster="prod", location="europe-west4"))
+        assert (flags["--cluster"], flags["--location"]) == ("prod", "europe-west4")
+
+    @pytest.mark.parametrize("gpus", [1, 2, 4])
+    def test_t4_defaults_to_an_n1_machine(self, gpus):
+        # T4 GPUs attach to N1 machine types only.
+        flags = eq_flags(self.create(pool(accelerator="nvidia-tesla-t4", gpusPerNode=gpus)))
+        assert flags["--machine-type"].startswith("n1-standard-")
+
+    def test_explicit_machine_type_wins(self):
+        flags = eq_flags(self.create(pool(machineType="n1-highmem-8")))
+        assert flags["--machine-type"] == "n1-highmem-8"
+
+    def test_pool_without_the_gpu_taint_gets_a_warning(self):
+        script = nodepool_script([pool(taints=[DEDICATED])], "gke")
+        assert "GKE adds nvidia.com/gpu=present:NoSchedule" in script
+        assert "platform.nodePools[0].taints" in script
+
+    def test_two_taints_with_one_key_cannot_be_expressed(self):
+        p = pool(taints=[Taint(key="k", value="a"), Taint(key="k", value="a", effect="NoExecute")])
+        with pytest.raises(NodepoolError, match=r"platform\.nodePools\[0\]\.taints: .*'k'"):
+            nodepool_script([p], "gke")
+
+
+# --------------------------------------------------------------------------- EKS
+
+
+class TestEks:
+    def group(self, p: NodePool, **kw: str) -> dict:
+        (config,) = eksctl_configs(nodepool_script([p], "eks", **kw))
+        (group,) = config["managedNodeGroups"]
+        return group
+
+    def test_nodes_carry_the_pool_label_and_extra_labels(self):
+        p = pool(labels={"team": "ml"})
+        labels = self.group(p)["labels"]
+        assert labels[POOL_LABEL] == p.name
+        assert labels["team"] == "ml"
+
+    def test_every_taint_is_applied(self):
+        p = pool(taints=[Taint(key="nvidia.com/gpu", value="present"), DEDICATED, KEY_ONLY])
+        taints = self.group(p)["taints"]
+        assert [(t["key"], t.get("value", ""), t["effect"]) for t in taints] == fields(p.taints)
+
+    def test_autoscaler_node_template_tags_describe_labels_taints_and_gpus(self):
+        # Tag formats: cluster-autoscaler/cloudprovider/aws/README.md.
+        p = pool(gpusPerNode=4, labels={"team": "ml"}, taints=[DEDICATED, KEY_ONLY])
+        group = self.group(p)
+        tags = group["tags"]
+        for key, value in group["labels"].items():
+            assert tags[f"{CA}/node-template/label/{key}"] == value
+        assert POOL_LABEL in group["labels"]
+        for taint in p.taints:
+            assert tags[f"{CA}/node-template/taint/{taint.key}"] == \
+                f"{taint.value}:{taint.effect}"
+        assert tags[f"{CA}/node-template/resources/nvidia.com/gpu"] == str(p.gpusPerNode)
+        assert group["propagateASGTags"] is True
+
+    def test_autodiscovery_tags_name_the_cluster(self):
+        tags = self.group(pool(), cluster="prod")["tags"]
+        assert f"{CA}/enabled" in tags
+        assert f"{CA}/prod" in tags
+
+    def test_gpu_label_tells_the_autoscaler_to_wait_for_the_device_plugin(self):
+        p = pool(accelerator="nvidia-l4")
+        assert self.group(p)["labels"]["k8s.amazonaws.com/accelerator"] == p.accelerator
+
+    def test_sizes(self):
+        group = self.group(pool(minNodes=2, maxNodes=9, gpusPerNode=4))  # nodes, not GPUs
+        assert (group["minSize"], group["desiredCapacity"], group["maxSize"]) == (2, 2, 9)
+
+    def test_accelerated_ami_for_preinstalled_and_ubuntu_for_the_operator(self):
+        assert self.group(pool(driver="preinstalled"))["amiFamily"] == "AmazonLinux2023"
+        assert self.group(pool(driver="operator"))["amiFamily"].startswith("Ubuntu")
+
+    def test_eksctl_does_not_add_a_second_device_plugin(self):
+        words = only(nodepool_script([pool()], "eks"), "eksctl create nodegroup")
+        assert "--install-nvidia-plugin=false" in words
+
+    def test_cluster_and_region(self):
+        (config,) = eksctl_configs(nodepool_script([pool()], "eks", cluster="prod",
+                                                   location="us-west-2"))
+        assert config["metadata"] == {"name": "prod", "region": "us-west-2"}
+
+    def test_t4_defaults_to_g4dn_and_explicit_type_wins(self):
+        assert self.group(pool())["instanceType"].startswith("g4dn.")
+        assert self.group(pool(machineType="g4dn.2xlarge"))["instanceType"] == "g4dn.2xlarge"
+
+
+# --------------------------------------------------------------------------- AKS
+
+
+class TestAks:
+    def add(self, *pools: NodePool, **kw: str) -> dict[str, list[str]]:
+        return spaced_flags(only(nodepool_script(list(pools), "aks", **kw),
+                                 "az aks nodepool add"))
+
+    def test_nodes_carry_the_pool_label_and_extra_labels(self):
+        p = pool(labels={"team": "ml", "tier": "batch"})
+        assert dict(item.split("=", 1) for item in self.add(p)["--labels"]) == p.node_labels
+
+    def test_every_taint_is_applied(self):
+        p = pool(taints=[Taint(key="nvidia.com/gpu", value="present"), DEDICATED])
+        (taints,) = self.add(p)["--node-taints"]
+        assert parsed_taints(taints.split(",")) == fields(p.taints)
+
+    def test_cluster_autoscaler_bounds(self):
+        flags = self.add(pool(minNodes=0, maxNodes=5, gpusPerNode=4))  # nodes, not GPUs
+        assert flags["--enable-cluster-autoscaler"] == []
+        assert (flags["--min-count"], flags["--max-count"], flags["--node-count"]) == (
+            ["0"], ["5"], ["0"])
+
+    @pytest.mark.parametrize(("driver", "flag"), [("operator", "None"),
+                                                  ("preinstalled", "Install")])
+    def test_driver_flag_follows_the_mode(self, driver, flag):
+        assert self.add(pool(driver=driver))["--gpu-driver"] == [flag]
+
+    def test_cluster_and_resource_group(self):
+        flags = self.add(pool(), cluster="prod", location="rg-gpu")
+        assert (flags["--cluster-name"], flags["--resource-group"]) == (["prod"], ["rg-gpu"])
+
+    def test_user_pool_with_default_t4_size(self):
+        flags = self.add(pool())
+        assert flags["--mode"] == ["User"]
+        assert flags["--node-vm-size"] == ["Standard_NC4as_T4_v3"]
+
+    def test_hyphens_are_dropped_from_the_aks_pool_name(self):
+        assert self.add(pool(name="gpu-t4"))["--name"] == ["gput4"]
+
+    def test_long_names_cannot_name_an_aks_pool(self):
+        with pytest.raises(NodepoolError, match=r"platform\.nodePools\[0\]\.name"):
+            nodepool_script([pool(name="gpu-pool-for-training")], "aks")
+
+    def test_two_pools_that_collapse_to_one_name(self):
+        with pytest.raises(NodepoolError, match=r"platform\.nodePools\[1\]\.name: .*'gput4'"):
+            nodepool_script([pool(name="gpu-t4"), pool(name="gput4")], "aks")
+
+
+# --------------------------------------------------------------------------- every cloud
+
+PROGRAMS = {"gke": "gcloud container node-pools create", "eks": "eksctl create nodegroup",
+            "aks": "az aks nodepool add"}
+OTHER = {"gke": "eks", "eks": "aks", "aks": "gke"}
+# An accelerator with no default machine type on any cloud.
+NO_DEFAULT = {"accelerator": "nvidia-tesla-v100", "gpusPerNode": 3}
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_pools_of_another_cloud_are_skipped_with_a_reason(cloud):
+    pools = [pool(name="here"), pool(name="elsewhere", cloud=OTHER[cloud])]
+    script = nodepool_script(pools, cloud)
+    assert (f"# skipped pool elsewhere (platform.nodePools[1]): its cloud is {OTHER[cloud]}, "
+            f"not {cloud}") in script
+    assert len(invocations(script, PROGRAMS[cloud])) == 1
+    assert "elsewhere" not in "\n".join(statements(script))
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_generic_and_own_cloud_pools_are_both_created(cloud):
+    script = nodepool_script([pool(name="a"), pool(name="b", cloud=cloud)], cloud)
+    assert len(invocations(script, PROGRAMS[cloud])) == 2
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_no_default_machine_type_names_the_pool_and_the_fix(cloud):
+    pools = [pool(name="ok"), pool(name="odd", **NO_DEFAULT)]
+    with pytest.raises(NodepoolError) as exc:
+        nodepool_script(pools, cloud)
+    message = str(exc.value)
+    assert message.startswith("platform.nodePools[1].machineType: ")
+    assert "'odd'" in message and "nvidia-tesla-v100" in message
+    assert isinstance(exc.value, GpuPlatformError)  # the CLI reports it without a traceback
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_an_explicit_machine_type_needs_no_default(cloud):
+    script = nodepool_script([pool(machineType="custom-size", **NO_DEFAULT)], cloud)
+    assert "custom-size" in script
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_output_is_deterministic(cloud):
+    a = pool(labels={"b": "2", "a": "1"}, taints=[DEDICATED])
+    b = pool(labels={"a": "1", "b": "2"}, taints=[DEDICATED])
+    assert nodepool_script([a], cloud) == nodepool_script([a], cloud) == \
+        nodepool_script([b], cloud)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_scripts_are_valid_bash(cloud):
+    pools = [pool(name="op"), pool(name="pre", driver="preinstalled", labels={"t": "x"},
+                                   taints=[DEDICATED, KEY_ONLY]),
+             pool(name="skip", cloud=OTHER[cloud])]
+    script = nodepool_script(pools, cloud)
+    result = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_script_opens_with_a_header_and_strict_mode(cloud):
+    script = nodepool_script([pool()], cloud)
+    first = script.splitlines()[0]
+    assert first.startswith("#")
+    assert statements(script)[0] == "set -euo pipefail"
+    assert script.endswith("\n")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_label_values_are_passed_literally(cloud):
+    hostile = "$(touch /tmp/pwned) 'x' \"y\""
+    script = nodepool_script([pool(labels={"note": hostile})], cloud)
+    if cloud == "gke":
+        labels = pairs(eq_flags(only(script, PROGRAMS[cloud]))["--node-labels"])
+    elif cloud == "aks":
+        labels = dict(i.split("=", 1) for i in spaced_flags(only(script, PROGRAMS[cloud]))
+                      ["--labels"])
+    else:
+        labels = eksctl_configs(script)[0]["managedNodeGroups"][0]["labels"]
+    assert labels["note"] == hostile
+
+
+def test_mixed_driver_modes_are_flagged():
+    script = nodepool_script([pool(name="a"), pool(name="b", driver="preinstalled")], "aks")
+    assert "mix driver modes" in script
+    assert "mix driver modes" not in nodepool_script([pool(name="a")], "aks")
+
+
+@pytest.mark.parametrize("cloud", ["generic", "kind", "azure"])
+def test_clouds_without_commands_are_an_error(cloud):
+    with pytest.raises(NodepoolError, match="gke, eks, aks"):
+        nodepool_script([pool()], cloud)
+
+
+# --------------------------------------------------------------------------- gpu-operator
+
+
+@pytest.mark.parametrize("cloud", ["generic", "kind"])
+@pytest.mark.parametrize("driver", ["operator", "preinstalled"])
+def test_no_requirements_where_the_chart_defaults_stand(cloud, driver):
+    assert gpu_operator_requirements(cloud, driver) == {}
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize("driver", ["operator", "preinstalled"])
+def test_required_keys_exist_in_the_gpu_operator_chart(cloud, driver):
+    # A key the bundled chart does not have would be silently ignored by Helm.
+    defaults = upstream.defaults("gpu-operator")
+    for key, (value, why) in gpu_operator_requirements(cloud, driver).items():
+        found, default = get_path(defaults, tuple(key.split(".")))
+        assert found, f"gpu-operator has no {key}"
+        assert type(value) is type(default), key
+        assert "https://" in why, key
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_driver_mode_decides_who_installs_the_driver(cloud):
+    assert gpu_operator_requirements(cloud, "operator")["driver.enabled"][0] is True
+    assert gpu_operator_requirements(cloud, "preinstalled")["driver.enabled"][0] is False
+
+
+def test_gke_preinstalled_points_the_operator_at_the_installer_directory():
+    required = gpu_operator_requirements("gke", "preinstalled")
+    driver_dir = required["hostPaths.driverInstallDir"][0]
+    assert required["toolkit.installDir"][0] == driver_dir
+    assert driver_dir != upstream.defaults("gpu-operator")["hostPaths"]["driverInstallDir"]
+
+
+def test_requirements_are_a_copy():
+    gpu_operator_requirements("eks", "preinstalled").clear()
+    assert gpu_operator_requirements("eks", "preinstalled")
