@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+from gpu_platform.model import PrometheusSizing  # noqa: E402
 from integration.harness import (  # noqa: E402
     SERIES_PER_GPU,
     DcgmExporter,
@@ -36,7 +37,7 @@ from integration.harness import (  # noqa: E402
     servicemonitor_job,
 )
 
-BYTES_PER_SAMPLE = 1.5  # NOTES.md §6.5
+BYTES_PER_SAMPLE = PrometheusSizing().bytesPerSample  # the chart's default, to compare
 SCRAPE_SERIES_PER_TARGET = 5  # up, scrape_duration_seconds, scrape_samples_*, series_added
 BUSY = {"DCGM_FI_DEV_GPU_UTIL": 70.0, "DCGM_FI_DEV_POWER_USAGE": 455.0,
         "DCGM_FI_DEV_GPU_TEMP": 61.0, "DCGM_FI_DEV_MEMORY_TEMP": 70.0,

@@ -415,6 +415,15 @@ def capacity_warnings(values: Values, origins: Origins) -> list[Problem]:
                 dotted(path),
                 f"quota of {tenant.quota.gpus} GPUs but the tenant's pools have at most "
                 f"{reach}", origins.find(path), severity="warning"))
+    for i, pool in enumerate(values.platform.nodePools):
+        if not any(t.effect in ("NoSchedule", "NoExecute") for t in pool.taints):
+            path = ("platform", "nodePools", i, "taints")
+            warnings.append(Problem(
+                dotted(path),
+                f"pool {pool.name!r} has no NoSchedule taint: CPU-only pods can land on its GPU "
+                "nodes, take room from GPU pods and keep the nodes from scaling down; add "
+                "{key: nvidia.com/gpu, value: present, effect: NoSchedule}",
+                origins.find(path) or origins.find(path[:-1]), severity="warning"))
     pre = values.platform.prepuller
     if pre.enabled and pre.images and not values.platform.nodePools:
         path = ("platform", "prepuller", "images")

@@ -159,7 +159,9 @@ class PrometheusSizing(Strict):
         description="All other active series (kube-state-metrics, node-exporter, kubelet, ...).",
     )
     bytesPerSample: float = Field(
-        1.5, gt=0, description="Compressed bytes per sample on disk (Prometheus: 1-2)."
+        2.0, gt=0,
+        description="Compressed bytes per sample on disk. Prometheus quotes 1-2; "
+        "bench/scrape_cost.py measured 2.2 on GPU series that change every second.",
     )
     retention: Retention = Field("2d", description="How long Prometheus keeps samples.")
     walHeadroom: float = Field(

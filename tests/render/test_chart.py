@@ -149,8 +149,8 @@ class TestPlainHelmInstallPath:
             self._template(built_chart, chart_repo,
                            "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 500\n",
                            tmp_path)
-        # (500*2*30 + 20000) series * 1/s * 1.5 B * 172800 s = 12.07 GiB -> 13
-        assert ('retentionSize is "5GiB" but platform.monitoring.sizing gives 13GiB'
+        # (500*2*30 + 20000) series * 1/s * 2.0 B * 172800 s = 16.09 GiB -> 17
+        assert ('retentionSize is "7GiB" but platform.monitoring.sizing gives 17GiB'
                 in exc.value.stderr)
 
     def test_label_mode_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):

@@ -99,13 +99,14 @@ def test_signal_names_must_be_unique():
 
 
 @pytest.mark.parametrize(("sizing", "interval", "expected_gib"), [
-    # (4*2*30 + 20000) series * 1 sample/s * 1.5 B * 2 days = 5.24e9 B = 4.89 GiB -> 5
-    ({}, "1s", 5),
+    # (4*2*30 + 20000) series * 1 sample/s * 2.0 B * 2 days = 6.99e9 B = 6.51 GiB -> 7
+    ({}, "1s", 7),
     # 50 nodes * 2 GPUs * 30 series = 3000 GPU series, no others, 5 s scrape, 7 days:
     # 3000 * 0.2 * 1.5 * 604800 = 544_320_000 B = 0.507 GiB -> 1
-    ({"gpuNodes": 50, "otherSeries": 0, "retention": "1w"}, "5s", 1),
+    ({"gpuNodes": 50, "otherSeries": 0, "retention": "1w", "bytesPerSample": 1.5}, "5s", 1),
     # 100k series at 1 s for 1 day at 1.5 B: 12.96e9 B = 12.07 GiB -> 13 (NOTES.md: ~13 GB/day)
-    ({"gpuNodes": 0, "otherSeries": 100_000, "retention": "1d"}, "1s", 13),
+    ({"gpuNodes": 0, "otherSeries": 100_000, "retention": "1d", "bytesPerSample": 1.5}, "1s",
+     13),
 ])
 def test_storage_formula(sizing, interval, expected_gib):
     v = Values.model_validate(

@@ -144,6 +144,12 @@ class TestTenantChecks:
         assert any("platform.tenants: warning: tenant GPU quotas add up to 6 GPUs but the "
                    "pools can have at most 4" in o for o in out)
 
+    def test_untainted_pool_warns(self, write_values):
+        (out,) = warnings(write_values, "platform:\n  nodePools:\n    - name: open\n"
+                          "      taints: []\n")
+        assert out.startswith("F:4:7: platform.nodePools[0].taints: warning: pool 'open' has "
+                              "no NoSchedule taint")
+
     def test_quota_within_pools_is_quiet(self, write_values):
         out = warnings(write_values, "platform:\n  nodePools: [{name: a, maxNodes: 4}]\n"
                        "  tenants:\n    - {name: x, quota: {gpus: 2}}\n")

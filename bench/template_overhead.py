@@ -1,0 +1,124 @@
+"""What the generator adds on top of Helm: `gpu-platform template` against bare `helm template`.
+
+For 10, 100 and 1000 tenants and 1, 5 and 20 GPU pools, a values file is generated, then:
+- `gpu-platform template -f VALUES` runs end to end (check, resolve, emit the chart into a temp
+  folder, reuse the built dependencies, real helm template), as a user runs it;
+- bare `helm template` runs on the chart already rendered for the same values (render --out),
+  which is the floor any tool calling Helm pays;
+- the generator's own phases (load + check + resolve, emit) are timed in-process.
+Each figure is the median of --runs runs. The dependencies come from the same local repository
+the tests use (stand-ins for the three charts that cannot be downloaded here).
+
+    .venv/bin/python bench/template_overhead.py [--tenants 10,100,1000] [--pools 1,5,20] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from gpu_platform import helm, tools  # noqa: E402
+from gpu_platform.chart import chart_files  # noqa: E402
+from gpu_platform.checks import check_files  # noqa: E402
+
+
+def values_for(tenants: int, pools: int) -> dict:
+    pool_names = [f"pool-{i}" for i in range(pools)]
+    return {"platform": {
+        "nodePools": [{"name": name, "gpusPerNode": 2, "maxNodes": 10,
+                       "placeholders": {"replicas": 1}} for name in pool_names],
+        "prepuller": {"images": [{"name": "rapids",
+                                  "image": "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"}]},
+        "tenants": [{"name": f"team-{i:04d}", "quota": {"gpus": 2},
+                     "nodePools": [pool_names[i % pools]]} for i in range(tenants)],
+    }}
+
+
+def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"$> {' '.join(argv)}\n{proc.stderr}")
+    return elapsed, proc.stdout
+
+
+def build_dependencies(work: Path) -> Path:
+    """charts/gpu-platform/charts under ``work``, built once from the local repository."""
+    from support.chartrepo import LocalChartRepo
+    from support.standins import build_standins, dask_chart, package_all
+
+    chart = work / "charts" / "gpu-platform"
+    shutil.copytree(REPO / "charts" / "gpu-platform", chart,
+                    ignore=shutil.ignore_patterns("charts"))
+    built = build_standins(work / "upstream")
+    built["dask-kubernetes-operator"] = dask_chart(work / "upstream" / "dask")
+    with LocalChartRepo(package_all(built, work / "packages", tools.locate("helm3"))) as repo:
+        repo.dependency_build(chart, helm.binary(3))
+    return chart / "charts"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tenants", default="10,100,1000")
+    parser.add_argument("--pools", default="1,5,20")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    cli = str(Path(sys.executable).with_name("gpu-platform"))
+    helm3 = helm.binary(3)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="gpu-platform-bench-") as tmp:
+        work = Path(tmp)
+        print("building dependencies (stand-ins + real Dask chart) ...", file=sys.stderr)
+        deps = build_dependencies(work)
+        for tenants in [int(x) for x in args.tenants.split(",")]:
+            for pools in [int(x) for x in args.pools.split(",")]:
+                site = work / f"site-{tenants}-{pools}.yaml"
+                site.write_text(yaml.safe_dump(values_for(tenants, pools)))
+                rendered = work / f"rendered-{tenants}-{pools}"
+                timed([cli, "render", "-f", str(site), "--out", str(rendered)], work)
+                shutil.copytree(deps, rendered / "charts")
+                check_s, emit_s, tool_s, helm_s = [], [], [], []
+                objects = 0
+                for _ in range(args.runs):
+                    t0 = time.perf_counter()
+                    checked = check_files([str(site)])
+                    t1 = time.perf_counter()
+                    chart_files(checked)
+                    t2 = time.perf_counter()
+                    check_s.append(t1 - t0)
+                    emit_s.append(t2 - t1)
+                    elapsed, _ = timed([cli, "template", "-f", str(site)], work)
+                    tool_s.append(elapsed)
+                    elapsed, out = timed([helm3, "template", "gpu-platform", str(rendered),
+                                          "--namespace", "gpu-platform"], work)
+                    helm_s.append(elapsed)
+                    objects = out.count("\nkind: ")
+                med = statistics.median
+                rows.append((tenants, pools, objects, med(check_s), med(emit_s), med(tool_s),
+                             med(helm_s)))
+                print(f"  {tenants} tenants x {pools} pools done", file=sys.stderr)
+    print(f"gpu-platform template vs bare helm template (helm {helm3}; median of {args.runs})")
+    print(f"{'tenants':>8} {'pools':>6} {'objects':>8} {'check':>8} {'emit':>8} "
+          f"{'tool':>8} {'helm':>8} {'overhead':>9} {'ratio':>6}")
+    for tenants, pools, objects, check, emit, tool, bare in rows:
+        print(f"{tenants:>8} {pools:>6} {objects:>8} {check:>7.2f}s {emit:>7.2f}s "
+              f"{tool:>7.2f}s {bare:>7.2f}s {tool - bare:>8.2f}s {tool / bare:>6.2f}")
+    print("check = load + model + checks + resolve; emit = chart files in memory; "
+          "tool = `gpu-platform template` end to end; overhead = tool - helm.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
