@@ -84,7 +84,12 @@ class TestProfiles:
         pre = resolved["platform"]["prepuller"]
         daemonsets = [d for d in _by_kind(objects, "DaemonSet")
                       if d["metadata"]["labels"].get("app.kubernetes.io/component") == "prepuller"]
-        assert len(daemonsets) == (1 if pre["enabled"] and pre["images"] else 0)
+        pools = resolved["platform"]["nodePools"]
+        with_images = [p for p in pools if pre["images"] or p["prepullImages"]]
+        assert len(daemonsets) == (len(with_images) if pre["enabled"] else 0)
+        for ds in daemonsets:
+            pulled = [c["image"] for c in ds["spec"]["template"]["spec"]["initContainers"]]
+            assert pulled[:len(pre["images"])] == [i["image"] for i in pre["images"]]
 
 
 class TestSubchartValues:
