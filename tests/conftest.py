@@ -58,3 +58,12 @@ def built_chart(request, chart_repo: LocalChartRepo, tmp_path_factory) -> tuple[
     shutil.copytree(CHART, dest, ignore=shutil.ignore_patterns("charts", "tmpcharts"))
     chart_repo.dependency_build(dest, helm.binary(major))
     return major, dest
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """Report how many generated values files the property tests ran, and their outcomes."""
+    from properties import COUNTS
+
+    if COUNTS:
+        parts = ", ".join(f"{count} {what}" for what, count in sorted(COUNTS.items()))
+        terminalreporter.write_line(f"property tests (hypothesis): {parts}")

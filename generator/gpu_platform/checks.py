@@ -94,6 +94,24 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# pydantic error types -> what the user should have written (the schema's type, in words).
+_TYPE_WORDS = {
+    "bool_": "true or false",
+    "int_": "a whole number (no quotes)",
+    "float_": "a number (no quotes)",
+    "string_type": "a string",
+    "dict_type": "a mapping of keys",
+    "model_type": "a mapping of keys",
+    "model_attributes_type": "a mapping of keys",
+    "list_type": "a list",
+}
+
+
+def _type_word(value: Any) -> str:
+    return {bool: "boolean", int: "number", float: "number", str: "string", dict: "mapping",
+            list: "list", type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def _message(error: dict[str, Any], path: PathKey) -> str:
     kind = error["type"]
     given = error.get("input")
@@ -125,6 +143,9 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         expected = (error.get("ctx") or {}).get("expected_tags", "")
         tag = (error.get("ctx") or {}).get("tag")
         return f"type must be one of {expected}, got {_describe(tag)}"
+    for prefix, expected in _TYPE_WORDS.items():
+        if kind.startswith(prefix):
+            return f"expected {expected}, got {_type_word(given)} {_describe(given)}"
     msg = str(error.get("msg", "invalid value"))
     msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
     if kind.endswith("_type") or kind.endswith("_parsing") or "type" in kind:
@@ -212,6 +233,11 @@ def cross_problems(values: Values, origins: Origins) -> list[Problem]:
     problems: list[Problem] = []
     signals = [s.name for s in values.platform.monitoring.gpuSignals]
     adapter_on = values.prometheus_adapter.enabled
+    for index in _duplicates([f"{h.namespace}/{h.name}" for h in values.platform.hpas]):
+        path: PathKey = ("platform", "hpas", index, "name")
+        problems.append(Problem(
+            dotted(path), f"an HPA named {values.platform.hpas[index].name!r} is already listed "
+            "for this namespace; Kubernetes would keep only one", origins.find(path)))
     for i, hpa in enumerate(values.platform.hpas):
         base: PathKey = ("platform", "hpas", i)
         ref = hpa.scaleTargetRef
@@ -324,6 +350,18 @@ def pool_problems(values: Values, origins: Origins) -> list[Problem]:
                 f"{warm.replicas * warm.gpusPerPod} GPUs, more than pool {pool.name!r} can "
                 f"ever have ({pool.maxNodes} nodes x {pool.gpusPerNode} = {pool.max_gpus}); "
                 "lower replicas or raise maxNodes")
+        # Common and pool images become init containers of one pod: names must differ.
+        pulled: list[tuple[PathKey, str]] = [
+            (("platform", "prepuller", "images", j, "name"), image.name)
+            for j, image in enumerate(values.platform.prepuller.images)
+        ] + [((*base, "prepullImages", j, "name"), image.name)
+             for j, image in enumerate(pool.prepullImages)]
+        for index in _duplicates([name for _, name in pulled]):
+            where, name = pulled[index]
+            if where[1] == "prepuller" and i > 0:
+                continue  # a clash inside the common list is reported once, with pool 0
+            add(where, f"image name {name!r} is used twice for pool {pool.name!r}'s prepuller; "
+                "the images become init containers of one pod, so their names must differ")
         if len(clouds) > 1 and pool.cloud != "generic":
             add((*base, "cloud"),
                 f"pools name several clouds ({', '.join(clouds)}); one cluster runs on one "

@@ -71,6 +71,9 @@ class Strict(BaseModel):
         populate_by_name=True,
         validate_default=True,
         use_attribute_docstrings=False,
+        # Types as values.schema.json (and so Helm) has them: "yes" is not a boolean, "5" not
+        # an integer. Lax coercion would let the tool accept what a plain helm install refuses.
+        strict=True,
     )
 
 
@@ -541,6 +544,12 @@ class Platform(Strict):
         default_factory=list,
         description="Teams sharing the cluster, each in its own isolated namespace.",
     )
+    crdUpgradeJobs: bool = Field(
+        True,
+        description="Run the upstream pre-upgrade hooks that apply new CRDs on helm upgrade "
+        "(kube-prometheus-stack's crds.upgradeJob, gpu-operator's operator.upgradeCRD): Helm "
+        "itself never upgrades CRDs. The Dask operator has none; see the README.",
+    )
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."
     )
@@ -552,7 +561,7 @@ class Platform(Strict):
 class Subchart(BaseModel):
     """A bundled upstream chart: ``enabled`` plus values passed through to it."""
 
-    model_config = ConfigDict(extra="allow", validate_default=True)
+    model_config = ConfigDict(extra="allow", validate_default=True, strict=True)
 
     enabled: bool = Field(True, description="Install this component.")
 
@@ -582,7 +591,8 @@ def _subchart_field(name: str) -> Any:
 class Values(BaseModel):
     """The whole values file of the gpu-platform chart."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True,
+                              strict=True)
 
     platform: Platform = Field(
         default_factory=Platform, description="Platform knobs that fan out to components."

@@ -79,8 +79,22 @@ def _yaml() -> YAML:
     return yaml
 
 
-def _to_plain(node: Any, path: PathKey, file: str, origins: Origins) -> Any:
+# Aliases make a small file expand to a huge tree ("billion laughs"); no real values file comes
+# near this many nodes, so stop with a clear message instead of exhausting memory.
+MAX_VALUES_NODES = 500_000
+
+
+def _to_plain(node: Any, path: PathKey, file: str, origins: Origins,
+              budget: list[int] | None = None) -> Any:
     """Turn ruamel's commented nodes into plain data, recording each key's position."""
+    budget = budget if budget is not None else [MAX_VALUES_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValuesInvalid([Problem(
+            dotted(path[:1]),
+            f"more than {MAX_VALUES_NODES} values once YAML aliases (*name) are expanded; "
+            "a values file this large is almost certainly an alias bomb or a mistake",
+            Location(file))])
     if isinstance(node, CommentedMap):
         out: dict[str, Any] = {}
         for key, value in node.items():
@@ -90,8 +104,8 @@ def _to_plain(node: Any, path: PathKey, file: str, origins: Origins) -> Any:
                     [
                         Problem(
                             dotted(path),
-                            f"key {key!r} is a {type(key).__name__}; values keys must be "
-                            "strings (quote it)",
+                            f"key {key!r} is not a string ({type(key).__name__}); values "
+                            "keys must be strings: quote it",
                             Location(file, line + 1, col + 1),
                         )
                     ]
@@ -99,7 +113,7 @@ def _to_plain(node: Any, path: PathKey, file: str, origins: Origins) -> Any:
             line, col = node.lc.key(key)
             child = (*path, key)
             origins.set(child, Location(file, line + 1, col + 1))
-            out[key] = _to_plain(value, child, file, origins)
+            out[key] = _to_plain(value, child, file, origins, budget)
         return out
     if isinstance(node, CommentedSeq):
         items = []
@@ -107,7 +121,7 @@ def _to_plain(node: Any, path: PathKey, file: str, origins: Origins) -> Any:
             line, col = node.lc.item(index)
             child = (*path, index)
             origins.set(child, Location(file, line + 1, col + 1))
-            items.append(_to_plain(value, child, file, origins))
+            items.append(_to_plain(value, child, file, origins, budget))
         return items
     if isinstance(node, str):
         return str(node)  # drop ruamel's scalar-string subclasses
@@ -120,20 +134,52 @@ def _to_plain(node: Any, path: PathKey, file: str, origins: Origins) -> Any:
     return node
 
 
+def _duplicate_key_problem(text: str, file: str, exc: DuplicateKeyError) -> Problem:
+    """Name the duplicated key by its dotted path and both lines.
+
+    ruamel reports the mapping's start and the second occurrence; a second, lenient parse finds
+    which mapping that is and where the key was first set."""
+    mark, start = exc.problem_mark, exc.context_mark
+    loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
+    key = str(exc.problem).split('"')[1] if '"' in str(exc.problem) else "?"
+    lenient = YAML(typ="rt")
+    lenient.allow_duplicate_keys = True
+    found: tuple[PathKey, int] | None = None
+
+    def walk(node: Any, path: PathKey) -> None:
+        nonlocal found
+        if found is not None:
+            return
+        if isinstance(node, CommentedMap):
+            if (start is not None and key in node and node.lc.line == start.line
+                    and node.lc.col == start.column):
+                found = ((*path, key), node.lc.key(key)[0] + 1)
+                return
+            for k, v in node.items():
+                walk(v, (*path, str(k)))
+        elif isinstance(node, CommentedSeq):
+            for i, v in enumerate(node):
+                walk(v, (*path, i))
+
+    try:
+        for doc in lenient.load_all(text):
+            walk(doc, ())
+    except YAMLError:
+        pass
+    if found is None:
+        return Problem("", f"duplicate key {key!r}; keep only one", loc)
+    path, first_line = found
+    return Problem(dotted(path), f"duplicate key {key!r} (first set at line {first_line}); "
+                   "keep only one: YAML would silently use the last", loc)
+
+
 def parse_text(text: str, file: str) -> tuple[dict[str, Any], Origins]:
     """Parse one YAML document of values; errors carry the file, line and column."""
     origins = Origins()
     try:
         docs = list(_yaml().load_all(text))
     except DuplicateKeyError as exc:
-        mark = exc.problem_mark
-        loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
-        first = exc.context_mark
-        where = f" (first set at line {first.line + 1})" if first else ""
-        key = str(exc.problem).split('"')[1] if '"' in str(exc.problem) else "?"
-        raise ValuesInvalid(
-            [Problem("", f"duplicate key {key!r}{where}; keep only one", loc)]
-        ) from None
+        raise ValuesInvalid([_duplicate_key_problem(text, file, exc)]) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
@@ -157,7 +203,8 @@ def parse_text(text: str, file: str) -> tuple[dict[str, Any], Origins]:
             [
                 Problem(
                     "",
-                    f"a values file must be a mapping of keys, got {type(doc).__name__}",
+                    "a values file must be a mapping of keys, got "
+                    f"{'a list' if isinstance(doc, CommentedSeq) else repr(doc)}",
                     Location(file, 1, 1),
                 )
             ]

@@ -74,6 +74,18 @@ class TestEveryObject:
             missing = [k for k in STANDARD_LABELS if k not in labels]
             assert not missing, f"{o['kind']}/{o['metadata']['name']} lacks {missing}"
 
+    def test_a_disruption_budget_wherever_more_than_one_replica_runs(self, case):
+        _, objects = case
+        budgets = [o for o in objects if o["kind"] == "PodDisruptionBudget"]
+        for o in objects:
+            if o["kind"] not in ("Deployment", "StatefulSet") or o["spec"].get("replicas", 1) < 2:
+                continue
+            labels = o["spec"]["template"]["metadata"]["labels"]
+            covering = [b for b in budgets
+                        if b["metadata"]["namespace"] == o["metadata"]["namespace"]
+                        and b["spec"]["selector"]["matchLabels"].items() <= labels.items()]
+            assert covering, f"{o['kind']}/{o['metadata']['name']} has no PodDisruptionBudget"
+
     def test_names_are_valid(self, case):
         _, objects = case
         for o in objects:
@@ -144,7 +156,7 @@ class TestPods:
                    for o in objects if o["kind"] == "PriorityClass"}
         for o in objects:
             component = o["metadata"]["labels"].get("app.kubernetes.io/component")
-            if component not in ("prepuller", "placeholder"):
+            if component not in ("prepuller", "placeholder") or "template" not in o["spec"]:
                 continue
             name = o["spec"]["template"]["spec"]["priorityClassName"]
             assert classes[name] == {"prepuller": -5, "placeholder": -10}[component]

@@ -58,13 +58,20 @@ def test_unknown_top_level_key(write_values):
      "F:3:5: platform.monitoring.scrapeInterval: expected a duration such as 1s, 500ms or 2m "
      "(one unit, no fraction), got '1.5s'"),
     ("platform:\n  prepuller:\n    enabled: maybe\n",
-     "F:3:5: platform.prepuller.enabled: expected a valid boolean, unable to interpret input, "
-     "got str 'maybe'"),
+     "F:3:5: platform.prepuller.enabled: expected true or false, got string 'maybe'"),
+    ("platform:\n  prepuller:\n    enabled: 'true'\n",
+     "F:3:5: platform.prepuller.enabled: expected true or false, got string 'true'"),
     ("platform:\n  hpas:\n    - name: a\n      scaleTargetRef: {kind: Deployment, name: a}\n"
      "      maxReplicas: x\n      metrics: [{type: Resource, resource: {name: cpu, target: "
      "{type: Utilization, averageUtilization: 50}}}]\n",
-     "F:5:7: platform.hpas[0].maxReplicas: expected a valid integer, unable to parse string as "
-     "an integer, got str 'x'"),
+     "F:5:7: platform.hpas[0].maxReplicas: expected a whole number (no quotes), got string 'x'"),
+    ("platform:\n  nodePools: [{name: a, maxNodes: '3'}]\n",
+     "F:2:25: platform.nodePools[0].maxNodes: expected a whole number (no quotes), got "
+     "string '3'"),
+    ("gpu-operator: 3\n",
+     "F:1:1: gpu-operator: expected a mapping of keys, got number 3"),
+    ("platform:\n  hpas: {}\n",
+     "F:2:3: platform.hpas: expected a list, got mapping {}"),
     ("platform:\n  monitoring:\n    dcgmLabelMode: pod\n",
      "F:3:5: platform.monitoring.dcgmLabelMode: expected one of 'honorLabels' or 'exported', "
      "got 'pod'"),
@@ -72,8 +79,7 @@ def test_unknown_top_level_key(write_values):
      "F:3:24: platform.prepuller.images[0].image: image 'busybox' has no tag; pin a version "
      "such as busybox:1.2.3"),
     ("gpu-operator:\n  enabled: 3\n",
-     "F:2:3: gpu-operator.enabled: expected a valid boolean, unable to interpret input, "
-     "got int 3"),
+     "F:2:3: gpu-operator.enabled: expected true or false, got number 3"),
 ])
 def test_wrong_types(write_values, text, expected):
     assert problems(write_values, text) == [expected]

@@ -95,6 +95,13 @@ class TestPoolChecks:
                    for o in out)
         assert any("platform.nodePools[1].name: pool name 'a' is used twice" in o for o in out)
 
+    def test_pool_image_named_like_a_common_one(self, write_values):
+        (out,) = problems(write_values, "platform:\n  prepuller:\n    images: [{name: r, "
+                          "image: 'a/r:1'}]\n  nodePools:\n    - name: a\n      prepullImages:"
+                          " [{name: r, image: 'a/other:2'}]\n")
+        assert out.startswith("F:6:24: platform.nodePools[0].prepullImages[0].name: image name "
+                              "'r' is used twice for pool 'a'")
+
     def test_pools_on_two_clouds(self, write_values):
         out = problems(write_values, "platform:\n  nodePools:\n    - {name: a, cloud: eks}\n"
                        "    - {name: b, cloud: aks}\n")
@@ -173,3 +180,11 @@ class TestNodepoolCommand:
         assert main(["nodepool", "--cloud", "eks", "-f", path]) == 1
         err = capsys.readouterr().err
         assert "platform.nodePools[0]" in err and "Traceback" not in err
+
+
+def test_duplicate_hpa_in_one_namespace(write_values):
+    hpa = ("{name: w, scaleTargetRef: {kind: Deployment, name: w}, maxReplicas: 2, metrics: "
+           "[{type: Resource, resource: {name: cpu, target: {type: Utilization, "
+           "averageUtilization: 50}}}]}")
+    (out,) = problems(write_values, f"platform:\n  hpas:\n    - {hpa}\n    - {hpa}\n")
+    assert out.startswith("F:4:8: platform.hpas[1].name: an HPA named 'w' is already listed")

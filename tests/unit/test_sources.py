@@ -41,9 +41,9 @@ def test_list_items_have_positions_and_replaced_lists_forget_old_ones(write_valu
     [
         ("a: [1,\n", "malformed YAML"),
         ("a: 1\na: 2\n", "duplicate key 'a' (first set at line 1)"),
-        ("- 1\n- 2\n", "must be a mapping of keys, got CommentedSeq"),
+        ("- 1\n- 2\n", "must be a mapping of keys, got a list"),
         ("a: 1\n---\nb: 2\n", "one YAML document"),
-        ("1: x\n", "key 1 is a int; values keys must be strings"),
+        ("1: x\n", "key 1 is not a string (int); values keys must be strings: quote it"),
     ],
 )
 def test_broken_files_give_located_errors(write_values, text, expected):

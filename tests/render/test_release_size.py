@@ -1,0 +1,60 @@
+"""The Helm release record must stay well under the 1 MiB a Kubernetes Secret can hold.
+
+Helm 3 and 4 store a release as base64(gzip(JSON)) inside a Secret, whose data is base64 again.
+The JSON holds the rendered manifest, the user's values and this chart's own files (templates,
+values.yaml, values.schema.json; subcharts' files are not serialised). With the stand-in charts
+the manifest holds only our own objects, so the test holds *our* share to a quarter of the limit,
+leaving the rest to the upstream charts (kube-prometheus-stack's dashboards are the known large
+part). With GPU_PLATFORM_REAL_REPOS=1 the manifest is the real one and the whole record must fit.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from gpu_platform import helm
+from support.chartrepo import real_repos_requested
+
+from .conftest import REPO, resolved_values
+
+LIMIT = 1024 * 1024
+BUDGET = LIMIT if real_repos_requested() else LIMIT // 4
+
+
+def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:
+    """Bytes of the Secret data Helm would write for this release (an upper estimate)."""
+    files = {
+        str(p.relative_to(chart)): base64.b64encode(p.read_bytes()).decode()
+        for p in sorted(chart.rglob("*"))
+        if p.is_file() and "charts" not in p.relative_to(chart).parts[:1]
+        and not p.name.endswith(".md")
+    }
+    record = {"name": "gpu-platform", "manifest": manifest, "chart": files,
+              "config": values.read_text()}
+    packed = base64.b64encode(gzip.compress(json.dumps(record).encode(), 9))
+    return len(base64.b64encode(packed))
+
+
+def _many_tenants(tmp_path: Path, count: int) -> Path:
+    site = tmp_path / "many.yaml"
+    site.write_text("platform:\n  nodePools: [{name: t4, maxNodes: 50}]\n  tenants:\n" + "".join(
+        f"    - {{name: team-{i:03d}, quota: {{gpus: 1}}}}\n" for i in range(count)))
+    return site
+
+
+@pytest.mark.parametrize("case", ["gke-t4-rapids", "200-tenants"])
+def test_release_record_fits(built_chart, chart_repo, tmp_path, case):
+    major, chart = built_chart
+    profile = (REPO / "values" / f"{case}.yaml" if case != "200-tenants"
+               else _many_tenants(tmp_path, 200))
+    values = resolved_values(profile, tmp_path)
+    manifest = helm.template(chart, [values], major=major, env=chart_repo.env())
+    size = release_record_bytes(chart, values, manifest)
+    print(f"{case}: release record about {size / 1024:.0f} KiB (budget {BUDGET // 1024} KiB)")
+    assert size < BUDGET, f"{case}: {size} bytes; budget {BUDGET}"
+    # the estimate must see the manifest: more tenants, more bytes
+    assert size > len(gzip.compress(manifest.encode()))
