@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from .checks import Checked
+from .dashboards import dashboard_files
 from .derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from .emit_values import item_defaults_json, schema_json, values_reference, values_yaml
 from .lockfile import Lock, render_lock
@@ -127,6 +128,7 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "values.schema.json": schema_json(),
         "README.md": readme(checked, lock),
         ".helmignore": f"# {_header('generator/gpu_platform/chart.py')}\n*.md\n.git/\n*.orig\n",
+        **dashboard_files(),
     }
     context: dict[str, Any] = {
         "charts": SUBCHARTS,

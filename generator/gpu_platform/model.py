@@ -191,6 +191,12 @@ class GpuRules(Strict):
     hpaMetricUnavailableFor: Duration = Field(
         "5m", description="Alert when an HPA has been unable to fetch its metrics this long."
     )
+    idleGpuFor: Duration = Field(
+        "30m", description="Alert when every GPU a pod holds has been idle (0 %) this long."
+    )
+    pendingGpuPodFor: Duration = Field(
+        "5m", description="Alert when a pod requesting GPUs has been Pending this long."
+    )
 
 
 class Monitoring(Strict):
@@ -224,6 +230,11 @@ class Monitoring(Strict):
     )
     rules: GpuRules = Field(
         default_factory=GpuRules, description="GPU recording rules and signal-health alerts."
+    )
+    dashboards: bool = Field(
+        True,
+        description="Ship Grafana dashboards (overview; DCGM per GPU) as ConfigMaps that "
+        "kube-prometheus-stack's Grafana sidecar loads.",
     )
 
     @field_validator("gpuSignals")

@@ -70,29 +70,61 @@ def _input_series(mode: str) -> list[dict[str, str]]:
         node_label = "Hostname" if node == "gpu-node-3" else "hostname"
         labels = {"gpu": gpu, node_label: node, "instance": f"{node}:9400"}
         out.append({"series": _series("DCGM_FI_DEV_GPU_UTIL", mode, labels, workload),
-                    "values": f"{util}x30"})
+                    "values": f"{util}x60"})
         out.append({"series": _series("DCGM_FI_DEV_FB_USED", mode, labels, workload),
-                    "values": f"{fb}x30"})
+                    "values": f"{fb}x60"})
+        # an XID 79 (GPU fell off the bus) at minute 5 on gpu-node-1's GPU 0 only
+        xid = "0x4 79 0x55" if (gpu, node) == ("0", "gpu-node-1") else "0x60"
+        out.append({"series": _series("DCGM_FI_DEV_XID_ERRORS", mode, labels, workload),
+                    "values": xid})
+    out += _pods()
     out += [
         {"series": 'kube_node_status_capacity{node="gpu-node-1",resource="nvidia_com_gpu"}',
-         "values": "2x30"},
+         "values": "2x60"},
         {"series": 'kube_node_status_capacity{node="gpu-node-2",resource="nvidia_com_gpu"}',
-         "values": "2x30"},
+         "values": "2x60"},
         {"series": 'kube_node_status_capacity{node="gpu-node-3",resource="nvidia_com_gpu"}',
-         "values": "4x30"},
+         "values": "4x60"},
         {"series": 'kube_node_status_capacity{node="cpu-node-1",resource="nvidia_com_gpu"}',
-         "values": "0x30"},
+         "values": "0x60"},
         {"series": 'up{job="nvidia-dcgm-exporter",instance="gpu-node-1:9400"}',
-         "values": "1x30"},
+         "values": "1x60"},
         {"series": 'up{job="nvidia-dcgm-exporter",instance="gpu-node-2:9400"}',
-         "values": "0x30"},
+         "values": "0x60"},
         {"series": 'kube_horizontalpodautoscaler_status_condition{namespace="ray",'
                    'horizontalpodautoscaler="broken",condition="ScalingActive",'
-                   'status="false"}', "values": "1x30"},
+                   'status="false"}', "values": "1x60"},
         {"series": 'kube_horizontalpodautoscaler_status_condition{namespace="ray",'
                    'horizontalpodautoscaler="healthy",condition="ScalingActive",'
-                   'status="false"}', "values": "0x30"},
+                   'status="false"}', "values": "0x60"},
     ]
+    return out
+
+
+# kube-state-metrics view of the GPU pods: (namespace, pod, uid, GPUs requested, phase).
+PODS = [
+    ("team-a", "w-1", "u1", 1, "Running"),
+    ("team-a", "w-2", "u2", 1, "Running"),
+    ("team-b", "x-1", "u3", 1, "Running"),
+    (RELEASE_NS, "gpu-platform-placeholder-t4-abc", "u4", 1, "Running"),  # warm capacity
+    ("team-b", "big-1", "u5", 2, "Pending"),  # waits for a node the whole hour
+    ("team-c", "done-1", "u6", 1, "Succeeded"),
+]
+
+
+def _pods() -> list[dict[str, str]]:
+    out = []
+    for ns, pod, uid, gpus, phase in PODS:
+        ids = f'namespace="{ns}",pod="{pod}",uid="{uid}"'
+        out.append({"series": f'kube_pod_container_resource_requests{{{ids},container="main",'
+                              f'resource="nvidia_com_gpu",unit="integer"}}',
+                    "values": f"{gpus}x60"})
+        for each in ("Pending", "Running", "Succeeded"):
+            out.append({"series": f'kube_pod_status_phase{{{ids},phase="{each}"}}',
+                        "values": f"{int(each == phase)}x60"})
+        klass = "gpu-platform-placeholder" if "placeholder" in pod else ""
+        out.append({"series": f'kube_pod_info{{{ids},priority_class="{klass}"}}',
+                    "values": "1x60"})
     return out
 
 
@@ -144,6 +176,31 @@ def _tests(mode: str) -> list[dict[str, Any]]:
             {"expr": 'ALERTS{alertname="GpuPlatformGpuNodeWithoutMetrics",alertstate="firing"}',
              "eval_time": "9m", "exp_samples": []},
             _firing("GpuPlatformGpuNodeWithoutMetrics", "12m", [{"node": "gpu-node-2"}]),
+            # paid: node capacity 2 + 2 + 4 + 0; allocated: the three Running workload pods
+            # (the placeholder is warm capacity, the Pending and Succeeded pods hold nothing)
+            _expect("cluster:gpus_paid:sum", "2m", [({}, 8)]),
+            _expect("namespace:gpus_allocated:sum", "2m",
+                    [({"namespace": "team-a"}, 2), ({"namespace": "team-b"}, 1)]),
+            _expect("cluster:gpus_allocated:sum", "2m", [({}, 3)]),
+            # busy: raw utilisation above 0 -> the 150 and 50 readings; per namespace clamped
+            _expect("cluster:gpus_busy:count", "2m", [({}, 2)]),
+            _expect("namespace:gpus_busy:count", "2m", [({"namespace": "team-a"}, 2)]),
+            _expect("cluster:gpu_allocation:ratio", "2m", [({}, 0.375)]),
+            _expect("cluster:gpu_busy:ratio", "2m", [({}, 0.25)]),
+            _expect("cluster:gpu_overhead:ratio", "2m", [({}, 0.625)]),
+            # team-b/x-1's only GPU reads -5 (clamped to 0): idle, firing once 30m have passed
+            {"expr": 'ALERTS{alertname="GpuPlatformGpuIdle",alertstate="firing"}',
+             "eval_time": "20m", "exp_samples": []},
+            _firing("GpuPlatformGpuIdle", "35m", [{"namespace": "team-b", "pod": "x-1"}]),
+            # the Pending GPU pod fires after 5m; the placeholder and finished pod never do
+            _firing("GpuPlatformGpuPodPending", "7m",
+                    [{"namespace": "team-b", "pod": "big-1", "uid": "u5"}]),
+            # XID 79 at minute 5 fires at once for that GPU and clears when out of the window
+            {"expr": 'count by (gpu, instance) (ALERTS{alertname="GpuPlatformDcgmXidError",'
+                     'alertstate="firing"})', "eval_time": "6m",
+             "exp_samples": [{"labels": '{gpu="0",instance="gpu-node-1:9400"}', "value": 1}]},
+            {"expr": 'ALERTS{alertname="GpuPlatformDcgmXidError",alertstate="firing"}',
+             "eval_time": "12m", "exp_samples": []},
             _firing("GpuPlatformHpaMetricUnavailable", "7m", [{
                 "namespace": "ray", "horizontalpodautoscaler": "broken",
                 "condition": "ScalingActive", "status": "false"}]),
@@ -163,7 +220,7 @@ class TestGpuRules:
         (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
         proc = _promtool("check", "rules", "rules.yaml", cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "SUCCESS: 8 rules found" in proc.stdout
+        assert "SUCCESS: 19 rules found" in proc.stdout
 
     def test_promtool_unit_tests(self, built_chart, chart_repo, tmp_path, mode):
         (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
