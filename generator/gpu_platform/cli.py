@@ -20,6 +20,7 @@ from . import helm, tools
 from .chart import chart_files, stale_files, write_chart
 from .checks import Checked, check_defaults, check_files
 from .errors import GpuPlatformError, UsageError, ValuesInvalid
+from .lint import lint_paths
 from .nodepool import CLOUDS, nodepool_script
 from .pins import lock
 
@@ -62,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="use helm's cached repository indexes (offline)")
     p.add_argument("--summary", action="store_true",
                    help="print components, chart versions and objects by kind instead")
+
+    p = sub.add_parser(
+        "lint", help="lint Kubernetes manifests: schemas, removed APIs, GPU rules")
+    _values_arg(p)
+    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
+                   help="target Kubernetes version (default %(default)s)")
+    p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
 
     p = sub.add_parser(
         "nodepool", help="print the commands that create the GPU node pools on a cloud")
@@ -168,6 +177,17 @@ def cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lint(args: argparse.Namespace) -> int:
+    checked = check_files(args.values) if args.values else check_defaults()
+    findings = lint_paths(args.files, checked.values, args.kube_version)
+    for finding in findings:
+        print(finding.render())
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = len(findings) - errors
+    _log(f"{errors} error(s), {warnings} warning(s) in {', '.join(args.files)}")
+    return 1 if errors or (args.strict and warnings) else 0
+
+
 def cmd_nodepool(args: argparse.Namespace) -> int:
     checked = check_files(args.values) if args.values else check_defaults()
     _print_warnings(checked)
@@ -192,6 +212,7 @@ COMMANDS = {
     "values": cmd_values,
     "validate": cmd_validate,
     "template": cmd_template,
+    "lint": cmd_lint,
     "nodepool": cmd_nodepool,
     "tools": cmd_tools,
 }

@@ -55,15 +55,17 @@ def _dashboard(uid: str, title: str, description: str, panels: list[dict[str, An
     }
 
 
+_GPU_PODS = ('max by (namespace, pod, uid) '
+             '(kube_pod_container_resource_requests{resource="nvidia_com_gpu"})')
 PENDING_SECONDS = (
     "(max by (namespace, pod, uid) (kube_pod_status_scheduled_time)"
     " - max by (namespace, pod, uid) (kube_pod_created))"
+    f" and on (namespace, pod, uid) {_GPU_PODS}"
     " and on (namespace, pod, uid)"
-    ' max by (namespace, pod, uid) (kube_pod_container_resource_requests{resource="nvidia_com_gpu"})'
-    " and on (namespace, pod, uid) (max by (namespace, pod, uid) (kube_pod_created) > ${__from:date:seconds})"
+    " (max by (namespace, pod, uid) (kube_pod_created) > ${__from:date:seconds})"
 )
 PENDING_PODS = (
-    'count((max by (namespace, pod, uid) (kube_pod_container_resource_requests{resource="nvidia_com_gpu"})'
+    f'count(({_GPU_PODS}'
     ' * on (namespace, pod, uid) (kube_pod_status_phase{phase="Pending"} == 1))) or vector(0)'
 )
 

@@ -237,7 +237,7 @@ def hpa_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
     served = [s.name for s in values.platform.monitoring.gpuSignals]
     metrics = spec.get("metrics")
     for j, metric in enumerate(metrics if isinstance(metrics, list) else []):
-        source = {"Pods": "pods", "Object": "object"}.get(_mapping(metric).get("type"))
+        source = {"Pods": "pods", "Object": "object"}.get(str(_mapping(metric).get("type")))
         if source is None:
             continue
         name = _get(metric, (source, "metric", "name"))

@@ -34,6 +34,9 @@ MAX_MESSAGE = 400
 
 PathKey = tuple[str | int, ...]
 
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_API_VERSION = re.compile(r"(?:[a-z0-9][a-z0-9.-]*/)?v[0-9a-z]+")
+
 # What kind of problem an issue is; callers map these to severities.
 IssueCode = Literal[
     "invalid",  # the object breaks its schema
@@ -108,6 +111,8 @@ def _builtin_validator(
     version: str, kind: str, api_version: str
 ) -> jsonschema.protocols.Validator | None:
     """Validator for one built-in kind, or None when kubernetes-validate has no schema."""
+    if not (_KIND.fullmatch(kind) and _API_VERSION.fullmatch(api_version)):
+        return None  # not a name a schema file can have (and never a path to open)
     stem = _builtin_file_stem(kind, api_version)
     try:
         schema = kv.schema_contents(
@@ -117,6 +122,11 @@ def _builtin_validator(
         return None
     registry = referencing.Resource.from_contents(schema) @ _builtin_registry(version)
     return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def builtin_schema_exists(kube_version: str, api_version: str, kind: str) -> bool:
+    """Does the target Kubernetes version have a built-in schema for this apiVersion and kind?"""
+    return _builtin_validator(schema_version(kube_version), kind, api_version) is not None
 
 
 # ---------------------------------------------------------------------------------------------

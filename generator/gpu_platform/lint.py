@@ -31,6 +31,7 @@ Severity = Literal["error", "warning"]
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_API_VERSION = re.compile(r"(?:[^/\s]+/)?[^/\s]+")
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,10 @@ def _identity_issues(obj: dict[str, Any]) -> list[_Issue]:
         elif not isinstance(value, str):
             issues.append(_Issue((key,), "error",
                                  f"{key} must be a string, got {_described(value)}"))
+        elif key == "apiVersion" and not _API_VERSION.fullmatch(value):
+            issues.append(_Issue((key,), "error",
+                                 f"apiVersion {value!r} is not GROUP/VERSION or VERSION "
+                                 "(e.g. apps/v1, v1)"))
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
     if isinstance(metadata, dict) and metadata.get("generateName") and not name:
@@ -147,8 +152,13 @@ def _object_issues(obj: dict[str, Any], values: Values, kube_version: str) -> li
         if deprecation and status == "deprecated":
             issues.append(_Issue(("apiVersion",), "warning", deprecation.message(kube_version)))
         crds = crd_vendor.catalogue()
+        said = {i.path for i in issues}  # e.g. a non-string name: once is enough
+        try:
+            schema_issues = kube_schema.check_object(obj, kube_version, crds)
+        except RecursionError:
+            return [*issues, _Issue((), "error", "object nested too deeply to validate")]
         issues.extend(_schema_issue(issue, obj, crds, kube_version)
-                      for issue in kube_schema.check_object(obj, kube_version, crds))
+                      for issue in schema_issues if issue.path not in said)
     issues.extend(_Issue(i.path, i.severity, i.message)
                   for i in gpu_rules.check_object(obj, values))
     return issues
@@ -157,7 +167,8 @@ def _object_issues(obj: dict[str, Any], values: Values, kube_version: str) -> li
 def _finding(file: str, doc: Document, obj: Any, issue: _Issue, prefix: PathKey) -> Finding:
     kind = name = ""
     if isinstance(obj, dict):
-        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else ""
+        raw_kind = obj.get("kind")
+        kind = raw_kind if isinstance(raw_kind, str) else ""
         metadata = obj.get("metadata")
         if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
             name = metadata["name"]

@@ -28,6 +28,8 @@ _MARKER = re.compile(r"^---(?:[ \t]|\r?$)")
 _NOT_CONTENT = re.compile(r"^(?:\s*(?:#.*)?|%.*)$")  # blank, comment or directive line
 _HAS_MARKER = re.compile(r"^---(?:[ \t]|\r?$)", re.MULTILINE)
 _HAS_DIRECTIVE = re.compile(r"^%YAML", re.MULTILINE)
+# Aliases can make a few lines expand to billions of values; no manifest comes near this.
+MAX_NODES = 1_000_000
 
 
 @dataclass
@@ -74,12 +76,20 @@ def _key_text(key: Any) -> str:
     return "null" if key is None else str(key)
 
 
-def to_plain(node: Any) -> Any:
+class _TooBig(Exception):
+    """A document expands (through aliases) past MAX_NODES values."""
+
+
+def to_plain(node: Any, budget: list[int] | None = None) -> Any:
     """ruamel's round-trip nodes as plain dicts, lists and scalars (what the API would get)."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
     if isinstance(node, CommentedMap):
-        return {_key_text(k): to_plain(v) for k, v in node.items()}
+        return {_key_text(k): to_plain(v, budget) for k, v in node.items()}
     if isinstance(node, CommentedSeq):
-        return [to_plain(v) for v in node]
+        return [to_plain(v, budget) for v in node]
     if isinstance(node, TaggedScalar):
         return str(node.value)
     if isinstance(node, str):
@@ -145,6 +155,20 @@ def read_documents(text: str) -> list[Document]:
                 documents.append(Document(len(documents), first_line, None,
                                           f"malformed YAML: {exc}", first_line))
                 break
-            documents.append(Document(len(documents), first_line, to_plain(node),
-                                      _node=node, _base=base))
+            except RecursionError:
+                documents.append(Document(len(documents), first_line, None,
+                                          "YAML nested too deeply to read", first_line))
+                break
+            documents.append(_document(len(documents), first_line, node, base))
     return documents
+
+
+def _document(index: int, first_line: int, node: Any, base: int) -> Document:
+    try:
+        return Document(index, first_line, to_plain(node), _node=node, _base=base)
+    except _TooBig:
+        return Document(index, first_line, None,
+                        f"more than {MAX_NODES} values once YAML aliases (*name) are expanded; "
+                        "almost certainly an alias bomb or a mistake", first_line)
+    except RecursionError:
+        return Document(index, first_line, None, "YAML nested too deeply to read", first_line)
