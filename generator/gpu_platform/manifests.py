@@ -22,6 +22,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from .sources import plain_scalar
+
 PathKey = tuple[str | int, ...]
 
 _MARKER = re.compile(r"^---(?:[ \t]|\r?$)")
@@ -92,17 +94,9 @@ def to_plain(node: Any, budget: list[int] | None = None) -> Any:
         return [to_plain(v, budget) for v in node]
     if isinstance(node, TaggedScalar):
         return str(node.value)
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
     if isinstance(node, datetime.date):  # datetime too: a timestamp reaches the API as text
         return node.isoformat()
-    return node
+    return plain_scalar(node)
 
 
 def _chunks(text: str) -> Iterator[tuple[int, str]]:

@@ -123,8 +123,13 @@ def _to_plain(node: Any, path: PathKey, file: str, origins: Origins,
             origins.set(child, Location(file, line + 1, col + 1))
             items.append(_to_plain(value, child, file, origins, budget))
         return items
+    return plain_scalar(node)
+
+
+def plain_scalar(node: Any) -> Any:
+    """A ruamel scalar as the plain Python value (its str/int/float subclasses dropped)."""
     if isinstance(node, str):
-        return str(node)  # drop ruamel's scalar-string subclasses
+        return str(node)
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from render.conftest import render, resolved_values
 from render.test_capacity import TWO_POOLS
+from support.kube import tolerated
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = {p.stem: p.read_text() for p in sorted((REPO / "values").glob("*.yaml"))}
@@ -49,21 +50,6 @@ def _pod_specs(objects: list[dict]) -> list[tuple[str, dict[str, Any]]]:
 
 def _containers(spec: dict) -> list[dict]:
     return [*spec.get("initContainers", []), *spec.get("containers", [])]
-
-
-def _tolerated(tolerations: list[dict], taint: dict) -> bool:
-    for t in tolerations:
-        if t.get("effect") and t["effect"] != taint.get("effect", "NoSchedule"):
-            continue
-        op = t.get("operator", "Equal")
-        if not t.get("key"):
-            if op == "Exists":
-                return True
-            continue
-        if t["key"] == taint["key"] and (op == "Exists" or
-                                         t.get("value", "") == taint.get("value", "")):
-            return True
-    return False
 
 
 class TestEveryObject:
@@ -145,7 +131,7 @@ class TestPods:
                 continue
             placed += 1
             for taint in pools[pool]["taints"]:
-                assert _tolerated(spec.get("tolerations", []), taint), (where, taint)
+                assert tolerated(spec.get("tolerations", []), taint), (where, taint)
         images = values["platform"]["prepuller"]["images"]
         if images and values["platform"]["prepuller"]["enabled"]:
             assert placed >= len(pools)

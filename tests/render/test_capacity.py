@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from gpu_platform.errors import HelmError
 from support.k8svalidate import validate_objects
+from support.kube import tolerated
 from support.standins import standin_configmap_name
 from support.upstream import load_yaml
 
@@ -53,18 +54,7 @@ def _named(objects: list[dict], kind: str, fragment: str) -> dict:
 
 
 def _tolerated(tolerations: list[dict], key: str, value: str, effect: str) -> bool:
-    """Kubernetes' toleration rule, written out here independently of the generator."""
-    for t in tolerations:
-        if t.get("effect") and t["effect"] != effect:
-            continue
-        op = t.get("operator", "Equal")
-        if not t.get("key"):
-            if op == "Exists":
-                return True
-            continue
-        if t["key"] == key and (op == "Exists" or t.get("value", "") == value):
-            return True
-    return False
+    return tolerated(tolerations, {"key": key, "value": value, "effect": effect})
 
 
 @pytest.fixture

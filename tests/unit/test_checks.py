@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_platform.checks import check_files
-from gpu_platform.errors import ValuesInvalid
-
-
-def problems(write_values, text: str) -> list[str]:
-    path = write_values(text)
-    with pytest.raises(ValuesInvalid) as exc:
-        check_files([path])
-    return [p.render().replace(path, "F") for p in sorted(exc.value.problems,
-                                                          key=lambda p: p.sort_key())]
+from support.values import problems
 
 
 def test_misnested_kps_key_names_the_real_path(write_values):

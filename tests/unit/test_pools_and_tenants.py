@@ -6,16 +6,8 @@ import pytest
 from gpu_platform.checks import check_files
 from gpu_platform.cli import main
 from gpu_platform.derive import resolve
-from gpu_platform.errors import ValuesInvalid
 from gpu_platform.model import Taint, Toleration, Values, tolerates
-
-
-def problems(write_values, text: str) -> list[str]:
-    path = write_values(text)
-    with pytest.raises(ValuesInvalid) as exc:
-        check_files([path])
-    return [p.render().replace(path, "F") for p in sorted(exc.value.problems,
-                                                          key=lambda p: p.sort_key())]
+from support.values import problems
 
 
 def warnings(write_values, text: str) -> list[str]:
