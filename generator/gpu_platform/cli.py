@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import shutil
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +25,8 @@ from .errors import GpuPlatformError, UsageError, ValuesInvalid
 from .lint import lint_paths
 from .nodepool import CLOUDS, nodepool_script
 from .pins import lock
+from .report import build_report, parse_time, stderr_progress
+from .usage import UsageSummary, plot, side_by_side
 
 DEFAULT_OUT = Path("charts/gpu-platform")
 
@@ -71,6 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="target Kubernetes version (default %(default)s)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
+
+    p = sub.add_parser(
+        "report", help="what a period cost and how long users waited, from Prometheus")
+    p.add_argument("--prometheus", required=True, metavar="URL",
+                   help="Prometheus base URL, e.g. http://localhost:9090")
+    p.add_argument("--start", required=True, help="RFC 3339, unix seconds, or now-24h")
+    p.add_argument("--end", default="now", help="as --start (default: now)")
+    p.add_argument("--step", type=float, default=30.0, help="query step in seconds")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--plot", type=Path, metavar="FILE.png",
+                   help="draw available vs used GPUs over time")
 
     p = sub.add_parser(
         "nodepool", help="print the commands that create the GPU node pools on a cloud")
@@ -188,6 +203,32 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return 1 if errors or (args.strict and warnings) else 0
 
 
+def _emit_summaries(summaries: list[UsageSummary], as_json: bool, plot_path: Path | None,
+                    compare: bool = False) -> None:
+    """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
+    if as_json:
+        data = [s.to_json() for s in summaries]
+        print(json.dumps(data[0] if len(data) == 1 else data, indent=1, sort_keys=True))
+    elif compare and len(summaries) == 2:
+        sys.stdout.write(f"A: {summaries[0].source}\nB: {summaries[1].source}\n")
+        sys.stdout.write(side_by_side(summaries[0], summaries[1]))
+    else:
+        for summary in summaries:
+            sys.stdout.write(summary.text())
+    if plot_path:
+        plot(summaries, plot_path)
+        _log(f"wrote {plot_path}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    now = time.time()
+    start, end = parse_time(args.start, now), parse_time(args.end, now)
+    summary = build_report(args.prometheus, start, end, step=args.step,
+                           progress=stderr_progress("querying Prometheus"))
+    _emit_summaries([summary], args.json, args.plot)
+    return 0
+
+
 def cmd_nodepool(args: argparse.Namespace) -> int:
     checked = check_files(args.values) if args.values else check_defaults()
     _print_warnings(checked)
@@ -213,6 +254,7 @@ COMMANDS = {
     "validate": cmd_validate,
     "template": cmd_template,
     "lint": cmd_lint,
+    "report": cmd_report,
     "nodepool": cmd_nodepool,
     "tools": cmd_tools,
 }

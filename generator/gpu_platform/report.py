@@ -1,0 +1,286 @@
+"""`gpu-platform report`: a real period's figures, read back from the cluster's Prometheus.
+
+The definitions are usage.py's; this module maps them onto kube-state-metrics series (names and
+labels as in its docs/metrics/workload/pod-metrics.md and docs/metrics/cluster/node-metrics.md;
+extended resources are sanitised, so ``nvidia.com/gpu`` is ``resource="nvidia_com_gpu"``):
+
+- paid: ``kube_node_status_capacity{resource="nvidia_com_gpu"}`` summed over nodes;
+- used: ``kube_pod_container_resource_requests{resource="nvidia_com_gpu"}`` of pods whose
+  ``kube_pod_status_phase{phase="Running"}`` is 1, joined on (namespace, pod, uid);
+- pending: ``kube_pod_status_scheduled_time - kube_pod_created`` of GPU pods created in the
+  period. Both are gauges whose *values* are timestamps, so the query step does not blur them;
+  Kubernetes records both to the second, so a wait is a whole number of seconds.
+
+The platform's own placeholder and prepuller pods are warm capacity, not demand: they are left
+out of "used" and of the waits, recognised by their priority class (``kube_pod_info``'s
+``priority_class``, ``<release>-gpu-platform-placeholder`` or ``-prepuller``; matched on the
+suffix because a long release name truncates the middle). Duplicate series (two
+kube-state-metrics replicas) are collapsed with ``max by`` before anything is summed. The
+``namespace`` and ``pod`` labels must be the pod's own, as kube-prometheus-stack's
+kube-state-metrics ServiceMonitor keeps them (``honorLabels: true``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from .errors import UsageError
+from .promapi import DEFAULT_TIMEOUT_S, PrometheusClient, PrometheusError
+from .usage import GpuHours, UsageSummary, WaitStats
+
+__all__ = ["PrometheusError", "build_report", "parse_time", "stderr_progress"]
+
+MAX_POINTS = 11_000  # Prometheus refuses range queries of more than 11,000 steps
+# Bounds what one instant query's look-back loads: every pod's series over the chunk (a
+# query that loads more than --query.max-samples, 50 million by default, is refused).
+MAX_CHUNK_S = 12 * 3600
+LATE_SAMPLE_MARGIN_S = 300.0  # a pod created just before `end` is first scraped just after it
+PLATFORM_PODS = 'kube_pod_info{priority_class=~".*-(placeholder|prepuller)"}'
+GPU = 'resource="nvidia_com_gpu"'
+POD = "namespace, pod, uid"
+
+PAID = f"sum(max by (node) (kube_node_status_capacity{{{GPU}}}))"
+USED_BY_NAMESPACE = f"""
+sum by (namespace) (
+  (
+    max by ({POD}, container) (kube_pod_container_resource_requests{{{GPU}}})
+    * on ({POD}) group_left ()
+    (max by ({POD}) (kube_pod_status_phase{{phase="Running"}}) == 1)
+  )
+  unless on ({POD}) {PLATFORM_PODS}
+)"""
+# GPU pods not (yet) scheduled at each step: gives the last sighting of a pod deleted while
+# it was still waiting, whose wait ends there rather than at the end of the period.
+WAITING = f"""
+(max by ({POD}) (kube_pod_container_resource_requests{{{GPU}}}) > 0)
+unless on ({POD}) kube_pod_status_scheduled_time
+unless on ({POD}) {PLATFORM_PODS}"""
+
+
+def _created(window: str) -> str:
+    """Creation time of every GPU pod, not the platform's own, seen in the window."""
+    return f"""
+max by ({POD}) (last_over_time(kube_pod_created[{window}]))
+and on ({POD})
+  (max by ({POD}) (last_over_time(kube_pod_container_resource_requests{{{GPU}}}[{window}])) > 0)
+unless on ({POD}) last_over_time({PLATFORM_PODS}[{window}])"""
+
+
+def _scheduled(window: str) -> str:
+    return (f"min by ({POD}) (min_over_time(kube_pod_status_scheduled_time[{window}]))\n"
+            f"and on ({POD}) ({_created(window)})")
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_RELATIVE = re.compile(r"now\s*(?:([+-])\s*((?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w|y))+))?")
+
+
+def parse_time(text: str, now: float | None = None) -> float:
+    """Unix seconds from RFC 3339 (``2026-11-28T00:00:00Z``; no offset means UTC), unix
+    seconds, or ``now`` / ``now-24h`` / ``now-1h30m`` (Prometheus duration units)."""
+    value = text.strip()
+    relative = _RELATIVE.fullmatch(value)
+    if relative:
+        base = time.time() if now is None else now
+        sign, duration = relative.groups()
+        if not duration:
+            return base
+        seconds = sum(float(n) * _UNIT_S[u] for n, u in _DURATION.findall(duration))
+        return base - seconds if sign == "-" else base + seconds
+    if re.fullmatch(r"\d+(?:\.\d+)?", value):
+        seconds = float(value)
+        if seconds > 1e11:
+            raise UsageError(f"time {text!r} looks like milliseconds; give unix seconds")
+        return seconds
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"time {text!r}: expected RFC 3339 (2026-11-28T00:00:00Z), unix seconds, "
+            "or now / now-24h / now-90m") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def stderr_progress(label: str) -> Callable[[int, int], None]:
+    """A progress callback for the CLI: one self-overwriting line on a terminal, a line per
+    chunk in a log."""
+    started = time.monotonic()
+    tty = sys.stderr.isatty()
+
+    def show(done: int, total: int) -> None:
+        line = f"{label}: {done}/{total} ({done / total:.0%}, {time.monotonic() - started:.0f} s)"
+        if tty:
+            print("\r" + line, end="\n" if done >= total else "", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    return show
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """Grid points first..last (one range query each) and the window an instant query at
+    ``at`` looks back over; windows tile the period so every pod is seen in one of them."""
+
+    first_ms: int
+    last_ms: int
+    at_ms: int
+    window_ms: int
+
+
+def _chunks(start_ms: int, end_ms: int, step_ms: int, max_points: int) -> list[_Chunk]:
+    steps = (end_ms - start_ms) // step_ms  # the grid has steps + 1 points
+    per_chunk = max(1, min(max_points - 1, MAX_CHUNK_S * 1000 // step_ms))
+    count = max(1, -(-steps // per_chunk))
+    out: list[_Chunk] = []
+    previous = start_ms - step_ms
+    for i in range(count):
+        first = start_ms + i * per_chunk * step_ms
+        if i < count - 1:
+            last = first + (per_chunk - 1) * step_ms
+            at = last
+        else:  # the last chunk runs to the end: at most per_chunk + 1 <= max_points points
+            last = start_ms + steps * step_ms
+            at = end_ms + int(LATE_SAMPLE_MARGIN_S * 1000)
+        out.append(_Chunk(first, last, at, at - previous))
+        previous = last
+    return out
+
+
+@dataclass
+class _Collected:
+    """What the chunks return, keyed by grid millisecond or by pod (namespace, pod, uid)."""
+
+    paid: dict[int, float]
+    used: dict[str, dict[int, float]]  # namespace -> grid ms -> GPUs
+    created: dict[tuple[str, str, str], float]
+    scheduled: dict[tuple[str, str, str], float]
+    last_waiting: dict[tuple[str, str, str], float]
+
+
+def _pod(metric: dict[str, str]) -> tuple[str, str, str]:
+    return metric.get("namespace", ""), metric.get("pod", ""), metric.get("uid", "")
+
+
+def _collect(client: PrometheusClient, chunks: list[_Chunk], step: float,
+             progress: Callable[[int, int], None] | None) -> _Collected:
+    got = _Collected({}, {}, {}, {}, {})
+    for n, chunk in enumerate(chunks, 1):
+        first, last = chunk.first_ms / 1000, chunk.last_ms / 1000
+        for series in client.query_range(PAID, first, last, step):
+            for t, v in series["values"]:
+                got.paid[round(t * 1000)] = float(v)
+        for series in client.query_range(USED_BY_NAMESPACE, first, last, step):
+            per_ns = got.used.setdefault(series["metric"].get("namespace", ""), {})
+            for t, v in series["values"]:
+                per_ns[round(t * 1000)] = float(v)
+        for series in client.query_range(WAITING, first, last, step):
+            key = _pod(series["metric"])
+            seen = max(float(t) for t, _ in series["values"])
+            got.last_waiting[key] = max(seen, got.last_waiting.get(key, seen))
+        window, at = f"{chunk.window_ms}ms", chunk.at_ms / 1000
+        for sample in client.query(_created(window), at):
+            got.created.setdefault(_pod(sample["metric"]), float(sample["value"][1]))
+        for sample in client.query(_scheduled(window), at):
+            key, value = _pod(sample["metric"]), float(sample["value"][1])
+            got.scheduled[key] = min(value, got.scheduled.get(key, value))
+        if progress is not None:
+            progress(n, len(chunks))
+    return got
+
+
+def _waits(got: _Collected, start: float, end: float,
+           last_grid: float) -> tuple[list[float], int]:
+    """Pending seconds of the GPU pods created in [start, end], and how many of them were
+    not scheduled by ``end`` (they count until ``end``, or until last seen if deleted)."""
+    waits: list[float] = []
+    unscheduled = 0
+    for key, created in sorted(got.created.items()):
+        if not start <= created <= end:
+            continue
+        scheduled = got.scheduled.get(key)
+        if scheduled is not None and scheduled <= end:
+            waits.append(max(0.0, scheduled - created))
+            continue
+        unscheduled += 1
+        seen = got.last_waiting.get(key)
+        until = end if seen is None or seen >= last_grid else seen
+        waits.append(max(0.0, until - created))
+    return waits, unscheduled
+
+
+def _hours(times: list[float], values: list[float]) -> float:
+    return sum(values[i] * (times[i + 1] - times[i]) for i in range(len(times) - 1)) / 3600
+
+
+def build_report(url: str, start: float, end: float, *, step: float = 30.0,
+                 progress: Callable[[int, int], None] | None = None,
+                 max_points: int = MAX_POINTS,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> UsageSummary:
+    """Query Prometheus at ``url`` for [start, end] (unix seconds) at ``step`` seconds, in
+    chunks of at most 12 h and ``max_points`` points; ``progress(done, total)`` after each."""
+    if not end > start:
+        raise UsageError(f"--end ({end:.0f}) must be after --start ({start:.0f})")
+    if not step > 0 or max_points < 2:
+        raise UsageError(f"step must be positive (got {step}) and max_points at least 2")
+    client = PrometheusClient(url, timeout=timeout)
+    start_ms, end_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)
+    chunks = _chunks(start_ms, end_ms, step_ms, max_points)
+    got = _collect(client, chunks, step_ms / 1000, progress)
+
+    grid = list(range(start_ms, chunks[-1].last_ms + 1, step_ms))
+    times = [ms / 1000 for ms in grid]
+    paid = [got.paid.get(ms, 0.0) for ms in grid]
+    by_ns = {ns: [values.get(ms, 0.0) for ms in grid] for ns, values in sorted(got.used.items())}
+    used = [math.fsum(column) for column in zip(*by_ns.values(), strict=True)] if by_ns \
+        else [0.0] * len(grid)
+    if times[-1] < end:  # the last step holds until the end of the period
+        times.append(end)
+        paid.append(paid[-1])
+        used.append(used[-1])
+        for series in by_ns.values():
+            series.append(series[-1])
+
+    waits, unscheduled = _waits(got, start, end, grid[-1] / 1000)
+    if not any(paid) and not any(used) and not got.created:
+        _require_kube_state_metrics(client, start, end)
+    return UsageSummary(
+        source=f"prometheus {url}",
+        start=start,
+        end=end,
+        waits=WaitStats.of(waits),
+        gpu_hours=GpuHours.of(times, paid, used),
+        times=times,
+        gpus_available=paid,
+        gpus_used=used,
+        extra={
+            "unscheduled_pods": unscheduled,
+            "peak_gpus_paid": max(paid),
+            "peak_gpus_used": max(used),
+            "step_s": step,
+            "gpu_hours_by_namespace": {ns: _hours(times, v) for ns, v in by_ns.items()},
+        },
+    )
+
+
+def _require_kube_state_metrics(client: PrometheusClient, start: float, end: float) -> None:
+    """An all-zero day is real (a pool scaled to zero) only if kube-state-metrics was there."""
+    window = f"{round((end - start) * 1000)}ms"
+    if not client.query(f"count(last_over_time(kube_node_info[{window}]))", end):
+        raise PrometheusError(
+            f"Prometheus at {client.url} has no kube-state-metrics series (kube_node_info) "
+            f"between {_iso(start)} and {_iso(end)}: is kube-state-metrics scraped there, "
+            "and is the period inside its retention?")
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
