@@ -462,6 +462,17 @@ def capacity_warnings(values: Values, origins: Origins) -> list[Problem]:
                 "nodes, take room from GPU pods and keep the nodes from scaling down; add "
                 "{key: nvidia.com/gpu, value: present, effect: NoSchedule}",
                 origins.find(path) or origins.find(path[:-1]), severity="warning"))
+    for i, tenant in enumerate(values.platform.tenants):
+        if not tenant.network.apiServerCIDRs:
+            path = ("platform", "tenants", i, "network", "apiServerCIDRs")
+            warnings.append(Problem(
+                dotted(path),
+                f"tenant {tenant.name!r} has no route to the Kubernetes API, so notebooks in "
+                "its namespace cannot create Dask clusters (KubeCluster); list the API "
+                "server's addresses (kubectl get endpointslices -l "
+                "kubernetes.io/service-name=kubernetes)",
+                origins.find(path) or origins.find(("platform", "tenants", i)),
+                severity="warning"))
     pre = values.platform.prepuller
     if pre.enabled and pre.images and not values.platform.nodePools:
         path = ("platform", "prepuller", "images")

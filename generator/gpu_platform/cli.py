@@ -19,6 +19,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from . import helm, tools
+from . import simulate as simulation
 from .chart import chart_files, stale_files, write_chart
 from .checks import Checked, check_defaults, check_files
 from .errors import GpuPlatformError, UsageError, ValuesInvalid
@@ -26,6 +27,8 @@ from .lint import lint_paths
 from .nodepool import CLOUDS, nodepool_script
 from .pins import lock
 from .report import build_report, parse_time, stderr_progress
+from .simulate import load_workload
+from .simulate.settings import reference as simulation_reference
 from .usage import UsageSummary, plot, side_by_side
 
 DEFAULT_OUT = Path("charts/gpu-platform")
@@ -83,6 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start", required=True, help="RFC 3339, unix seconds, or now-24h")
     p.add_argument("--end", default="now", help="as --start (default: now)")
     p.add_argument("--step", type=float, default=30.0, help="query step in seconds")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--plot", type=Path, metavar="FILE.png",
+                   help="draw available vs used GPUs over time")
+
+    p = sub.add_parser(
+        "simulate", help="predict GPU cost and user wait for a values file (simulated day)")
+    _values_arg(p)
+    p.add_argument("--workload", metavar="FILE", help="workload file (default: the shipped day)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same day)")
+    p.add_argument("--compare", nargs=2, metavar=("A.yaml", "B.yaml"),
+                   help="run the same day against two values files, side by side")
+    p.add_argument("--defaults", action="store_true",
+                   help="list every simulation default with its public source, then exit")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
                    help="draw available vs used GPUs over time")
@@ -229,6 +245,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    if args.defaults:
+        for key, value, why in simulation_reference():
+            print(f"{key} = {value}\n    {why}")
+        return 0
+    workload = load_workload(args.workload) if args.workload else None
+    progress = stderr_progress("simulating (hours)")
+    if args.compare:
+        if args.values:
+            raise UsageError("gpu-platform simulate: use either -f or --compare A B, not both")
+        a, b = (check_files([path]) for path in args.compare)
+        summaries = list(simulation.compare(a.values, b.values, workload, seed=args.seed,
+                                            progress=progress, labels=tuple(args.compare)))
+    else:
+        checked = check_files(args.values) if args.values else check_defaults()
+        _print_warnings(checked)
+        label = ", ".join(args.values) if args.values else "defaults"
+        summaries = [simulation.run(checked.values, workload, seed=args.seed,
+                                    progress=progress, label=label)]
+    _emit_summaries(summaries, args.json, args.plot, compare=bool(args.compare))
+    return 0
+
+
 def cmd_nodepool(args: argparse.Namespace) -> int:
     checked = check_files(args.values) if args.values else check_defaults()
     _print_warnings(checked)
@@ -255,6 +294,7 @@ COMMANDS = {
     "template": cmd_template,
     "lint": cmd_lint,
     "report": cmd_report,
+    "simulate": cmd_simulate,
     "nodepool": cmd_nodepool,
     "tools": cmd_tools,
 }

@@ -66,7 +66,9 @@ PENDING_SECONDS = (
 )
 PENDING_PODS = (
     f'count(({_GPU_PODS}'
-    ' * on (namespace, pod, uid) (kube_pod_status_phase{phase="Pending"} == 1))) or vector(0)'
+    ' * on (namespace, pod, uid) (kube_pod_status_phase{phase="Pending"} == 1))'
+    ' unless on (namespace, pod, uid) kube_pod_info{priority_class=~".*-(placeholder|prepuller)"})'
+    ' or vector(0)'
 )
 
 

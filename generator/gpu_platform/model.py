@@ -30,6 +30,10 @@ DnsLabel = Annotated[
     str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
 ]
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")]
+# Pool names go into object names ("<release>-placeholder-<pool>"), so they stay short.
+PoolName = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=30)
+]
 # The Kubernetes quantity syntax (resource.Quantity): 500m, 2, 1.5Gi, 16Mi, 1e3.
 QUANTITY_PATTERN = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
@@ -339,8 +343,9 @@ class Placeholders(Strict):
 class NodePool(Strict):
     """One autoscaled GPU node pool."""
 
-    name: DnsLabel = Field(
-        description="Pool name; its nodes carry the label gpu-platform.io/pool=<name>."
+    name: PoolName = Field(
+        description="Pool name (a DNS label of at most 30 characters); its nodes carry the "
+        "label gpu-platform.io/pool=<name>."
     )
     cloud: Cloud = Field(
         "generic",
@@ -417,25 +422,39 @@ class TenantLimits(Strict):
 
     defaultRequest: ResourceList = Field(
         default_factory=lambda: ResourceList(cpu="500m", memory="1Gi"),
-        description="Requests given to containers that set none.",
+        description="Requests given to containers that set none (the quota counts requests).",
     )
-    default: ResourceList = Field(
-        default_factory=lambda: ResourceList(cpu="2", memory="4Gi"),
-        description="Limits given to containers that set none.",
+    default: ResourceList | None = Field(
+        None,
+        description="Limits given to containers that set none; null: no default limit. A "
+        "default limit below what a container requests makes the API reject it, and a small "
+        "memory limit OOM-kills GPU workers that spill to host memory.",
     )
 
 
 class TenantNetwork(Strict):
-    """What a tenant's pods may reach beyond their own namespace."""
+    """What a tenant's pods may reach beyond their own namespace, and who may reach them."""
 
     apiServerCIDRs: list[str] = Field(
-        default_factory=lambda: ["0.0.0.0/0"],
-        description="Where the Kubernetes API is (ports 443 and 6443), for notebooks that "
-        "create Dask clusters; narrow it to the control plane's addresses.",
+        default_factory=list,
+        description="Addresses of the Kubernetes API (ports 443 and 6443) for notebooks that "
+        "create Dask clusters from inside the cluster, e.g. the IPs of `kubectl get "
+        "endpointslices -l kubernetes.io/service-name=kubernetes`. Empty: no API access.",
+    )
+    dnsCIDRs: list[str] = Field(
+        default_factory=lambda: ["169.254.20.10/32"],
+        description="DNS servers outside any pod (port 53) besides kube-dns: NodeLocal "
+        "DNSCache's 169.254.20.10 (on by default in recent GKE); add 169.254.169.254/32 for "
+        "GKE Cloud DNS.",
     )
     egressCIDRs: list[str] = Field(
         default_factory=list,
         description="Extra destinations (any port), e.g. object storage or a package mirror.",
+    )
+    ingressFromNamespaces: list[DnsLabel] = Field(
+        default_factory=list,
+        description="Namespaces whose pods may reach the tenant's pods (e.g. JupyterHub's hub "
+        "and proxy, an ingress controller).",
     )
 
 
@@ -448,7 +467,7 @@ class Tenant(Strict):
     )
     quota: TenantQuota = Field(default_factory=TenantQuota, description="ResourceQuota.")
     limits: TenantLimits = Field(default_factory=TenantLimits, description="LimitRange.")
-    nodePools: list[DnsLabel] = Field(
+    nodePools: list[PoolName] = Field(
         default_factory=list,
         description="GPU pools whose tolerations and selector the tenant's pod defaults use; "
         "empty: every pool.",

@@ -38,9 +38,10 @@ platform:
       quota: {gpus: 6}
       nodePools: [t4]
       groups: [team-a@example.com]
+      network: {apiServerCIDRs: [172.16.0.2/32]}
     - name: team-b
       podSecurity: baseline
-      network: {egressCIDRs: [10.20.0.0/16]}
+      network: {egressCIDRs: [10.20.0.0/16], ingressFromNamespaces: [jupyterhub]}
 """
 
 
@@ -143,7 +144,14 @@ class TestTenants:
                  for q in _kind(two_pools, "ResourceQuota")}
         assert quota["team-a"]["requests.nvidia.com/gpu"] == "6"
         assert set(quota["team-b"]) == {"requests.nvidia.com/gpu", "requests.cpu",
-                                        "requests.memory", "pods"}
+                                        "requests.memory", "pods", "services.loadbalancers",
+                                        "services.nodeports"}
+        # the Dask scheduler has no authentication: nothing may face outside the cluster
+        assert quota["team-b"]["services.loadbalancers"] == "0"
+        limits = {r["metadata"]["namespace"]: r["spec"]["limits"][0]
+                  for r in _kind(two_pools, "LimitRange")}
+        assert limits["team-a"]["defaultRequest"] == {"cpu": "500m", "memory": "1Gi"}
+        assert "default" not in limits["team-a"]  # no default limit unless asked for
         ranges = {r["metadata"]["namespace"] for r in _kind(two_pools, "LimitRange")}
         assert ranges == {"team-a", "team-b"}
 
@@ -157,8 +165,11 @@ class TestTenants:
         assert set(dask[0]["resources"]) == {"daskclusters", "daskworkergroups", "daskjobs",
                                              "daskautoscalers"}
         assert "create" in dask[0]["verbs"] and "delete" in dask[0]["verbs"]
-        core = [rule for rule in roles["team-a"]["rules"] if rule["apiGroups"] == [""]]
-        assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in core)
+        forward = [r for r in roles["team-a"]["rules"] if r["resources"] == ["pods/portforward"]]
+        assert forward and "create" in forward[0]["verbs"]
+        core = [rule for rule in roles["team-a"]["rules"] if rule["apiGroups"] == [""]
+                and rule["resources"] != ["pods/portforward"]]
+        assert all(set(rule["verbs"]) <= {"get", "list", "watch"} for rule in core)
         binding = {b["metadata"]["namespace"]: b for b in _kind(two_pools, "RoleBinding")}
         subjects = binding["team-a"]["subjects"]
         assert {s["kind"] for s in subjects} == {"ServiceAccount", "Group"}
@@ -175,7 +186,8 @@ class TestTenants:
         for peer in sources:
             # nothing from another tenant: only the namespace itself or this release's pods
             ns = peer.get("namespaceSelector", {}).get("matchLabels", {})
-            assert ns in ({}, {"kubernetes.io/metadata.name": "gpu-platform"}), peer
+            assert ns in ({}, {"kubernetes.io/metadata.name": "gpu-platform"},
+                          {"kubernetes.io/metadata.name": "jupyterhub"}), peer
             if not ns:
                 assert set(peer) == {"podSelector"}
         egress_cidrs = [peer["ipBlock"]["cidr"] for p in policies
@@ -185,6 +197,25 @@ class TestTenants:
         dns = [p for p in policies if p["metadata"]["name"].endswith("-dns")]
         ports = {(x["protocol"], x["port"]) for r in dns[0]["spec"]["egress"] for x in r["ports"]}
         assert ports == {("UDP", 53), ("TCP", 53)}
+        # NodeLocal DNSCache listens on the host network, which no pod selector matches
+        dns_cidrs = [peer["ipBlock"]["cidr"] for r in dns[0]["spec"]["egress"]
+                     for peer in r["to"] if "ipBlock" in peer]
+        assert dns_cidrs == ["169.254.20.10/32"]
+        # team-b lets JupyterHub in; team-a has no such rule
+        allowed = [peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                   for p in policies for r in p["spec"].get("ingress", [])
+                   for peer in r["from"] if "namespaceSelector" in peer]
+        assert "jupyterhub" in allowed
+        a_ingress = [peer for p in _kind(two_pools, "NetworkPolicy")
+                     if p["metadata"]["namespace"] == "team-a"
+                     for r in p["spec"].get("ingress", []) for peer in r["from"]]
+        assert not any("jupyterhub" in str(peer) for peer in a_ingress)
+        # team-a may reach only its API server address on 443/6443, nothing else outside
+        (egress,) = [p for p in _kind(two_pools, "NetworkPolicy")
+                     if p["metadata"]["namespace"] == "team-a"
+                     and p["metadata"]["name"].endswith("-egress")]
+        (rule,) = egress["spec"]["egress"]
+        assert rule["to"] == [{"ipBlock": {"cidr": "172.16.0.2/32"}}]
 
     def test_pod_defaults_list_only_the_tenants_pools(self, two_pools):
         maps = {c["metadata"]["namespace"]: load_yaml(c["data"]["pools.yaml"])
@@ -257,3 +288,32 @@ class TestClouds:
                                                    tmp_path)], chart_repo.env())
         assert [q for q in _kind(eks, "ResourceQuota")
                 if q["metadata"]["namespace"] == "gpu-platform"] == []
+
+
+    def test_tenant_in_the_release_namespace_fails(self, built_chart, chart_repo,
+                                                   tmp_path: Path):
+        site = tmp_path / "site.yaml"
+        site.write_text("platform:\n  tenants: [{name: gpu-platform}]\n")
+        with pytest.raises(HelmError) as exc:
+            render(built_chart, [site], chart_repo.env())
+        assert ('platform.tenants[0].name "gpu-platform" is this release\'s namespace'
+                in exc.value.stderr)
+
+    def test_long_release_name_keeps_names_valid(self, built_chart, chart_repo, tmp_path):
+        from gpu_platform import helm
+
+        site = tmp_path / "site.yaml"
+        site.write_text("platform:\n  nodePools:\n    - name: " + "p" * 30 +
+                        "\n      placeholders: {replicas: 2}\n  tenants: [{name: t}]\n"
+                        "  prepuller:\n    images: [{name: r, image: 'r/x:1'}]\n")
+        major, chart = built_chart
+        text = helm.template(chart, [resolved_values(site, tmp_path)], major=major,
+                             env=chart_repo.env(), release="r" * 53)
+        from support.k8svalidate import load_manifests
+
+        names = [o["metadata"]["name"] for o in load_manifests(text)
+                 if o["metadata"].get("labels", {}).get("helm.sh/chart", "").startswith(
+                     "gpu-platform-")]
+        for name in names:
+            assert len(name) <= 63 and not name.startswith("-") and "--" not in name, name
+        assert any(n.endswith("placeholder-" + "p" * 30) for n in names)

@@ -19,7 +19,7 @@ DCGM = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB
         "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
         "DCGM_FI_DEV_XID_ERRORS"}
 KSM = {"kube_pod_status_scheduled_time", "kube_pod_created", "kube_pod_status_phase",
-       "kube_pod_container_resource_requests", "kube_node_status_capacity"}
+       "kube_pod_container_resource_requests", "kube_node_status_capacity", "kube_pod_info"}
 FUNCTIONS = {"max", "min", "avg", "sum", "count", "by", "on", "and", "or", "unless", "clamp",
              "vector", "label_values", "group_left", "without", "bool"}
 PROMTOOL = shutil.which("promtool")

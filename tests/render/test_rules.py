@@ -73,8 +73,10 @@ def _input_series(mode: str) -> list[dict[str, str]]:
                     "values": f"{util}x60"})
         out.append({"series": _series("DCGM_FI_DEV_FB_USED", mode, labels, workload),
                     "values": f"{fb}x60"})
-        # an XID 79 (GPU fell off the bus) at minute 5 on gpu-node-1's GPU 0 only
-        xid = "0x4 79 0x55" if (gpu, node) == ("0", "gpu-node-1") else "0x60"
+        # DCGM keeps the last XID until a reset: XID 79 (fell off the bus) from minute 5 on
+        # gpu-node-1's GPU 0, a user-code XID 31 from minute 5 on its GPU 1
+        xid = {("0", "gpu-node-1"): "0x4 79x55", ("1", "gpu-node-1"): "0x4 31x55"}.get(
+            (gpu, node), "0x60")
         out.append({"series": _series("DCGM_FI_DEV_XID_ERRORS", mode, labels, workload),
                     "values": xid})
     out += _pods()
@@ -195,17 +197,45 @@ def _tests(mode: str) -> list[dict[str, Any]]:
             # the Pending GPU pod fires after 5m; the placeholder and finished pod never do
             _firing("GpuPlatformGpuPodPending", "7m",
                     [{"namespace": "team-b", "pod": "big-1", "uid": "u5"}]),
-            # XID 79 at minute 5 fires at once for that GPU and clears when out of the window
+            # both XIDs fire at once when they appear; only 79 is a hardware (critical) one;
+            # neither keeps firing once the value stops changing, though DCGM still holds it
             {"expr": 'count by (gpu, instance) (ALERTS{alertname="GpuPlatformDcgmXidError",'
                      'alertstate="firing"})', "eval_time": "6m",
-             "exp_samples": [{"labels": '{gpu="0",instance="gpu-node-1:9400"}', "value": 1}]},
-            {"expr": 'ALERTS{alertname="GpuPlatformDcgmXidError",alertstate="firing"}',
+             "exp_samples": [{"labels": '{gpu="0",instance="gpu-node-1:9400"}', "value": 1},
+                             {"labels": '{gpu="1",instance="gpu-node-1:9400"}', "value": 1}]},
+            {"expr": 'count by (gpu) (ALERTS{alertname="GpuPlatformDcgmXidHardwareError",'
+                     'alertstate="firing",severity="critical"})', "eval_time": "6m",
+             "exp_samples": [{"labels": '{gpu="0"}', "value": 1}]},
+            {"expr": 'ALERTS{alertname=~"GpuPlatformDcgmXid.*",alertstate="firing"}',
              "eval_time": "12m", "exp_samples": []},
             _firing("GpuPlatformHpaMetricUnavailable", "7m", [{
                 "namespace": "ray", "horizontalpodautoscaler": "broken",
                 "condition": "ScalingActive", "status": "false"}]),
         ],
     }]
+
+
+def _idle_cluster_test() -> dict[str, Any]:
+    """Two paid GPUs, held only by a placeholder: nothing allocated, all overhead."""
+    ids = f'namespace="{RELEASE_NS}",pod="gpu-platform-placeholder-t4-x",uid="p1"'
+    return {
+        "interval": "1m",
+        "input_series": [
+            {"series": 'kube_node_status_capacity{node="n1",resource="nvidia_com_gpu"}',
+             "values": "2x10"},
+            {"series": f'kube_pod_container_resource_requests{{{ids},resource="nvidia_com_gpu"}}',
+             "values": "1x10"},
+            {"series": f'kube_pod_status_phase{{{ids},phase="Running"}}', "values": "1x10"},
+            {"series": f'kube_pod_info{{{ids},priority_class="gpu-platform-placeholder"}}',
+             "values": "1x10"},
+        ],
+        "promql_expr_test": [
+            _expect("cluster:gpus_allocated:sum", "2m", [({}, 0)]),
+            _expect("cluster:gpu_allocation:ratio", "2m", [({}, 0)]),
+            _expect("cluster:gpu_overhead:ratio", "2m", [({}, 1)]),
+            _expect("cluster:gpus_busy:count", "2m", [({}, 0)]),
+        ],
+    }
 
 
 def _promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -220,13 +250,14 @@ class TestGpuRules:
         (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
         proc = _promtool("check", "rules", "rules.yaml", cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "SUCCESS: 19 rules found" in proc.stdout
+        assert "SUCCESS: 20 rules found" in proc.stdout
 
     def test_promtool_unit_tests(self, built_chart, chart_repo, tmp_path, mode):
         (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
         (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
         (tmp_path / "tests.yaml").write_text(yaml.safe_dump({
-            "rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": _tests(mode)}))
+            "rule_files": ["rules.yaml"], "evaluation_interval": "1m",
+            "tests": [*_tests(mode), _idle_cluster_test()]}))
         proc = _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -110,3 +110,28 @@ def test_no_traceback_on_garbage(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert str(bad) in proc.stderr
+
+
+def test_simulate_compare_json_and_plot(tmp_path, capsys):
+    """`simulate --compare` runs one seeded day against two files; the same seed repeats it."""
+    import json
+
+    profiles = [str(REPO / "values" / "gke-t4-rapids.yaml"),
+                str(REPO / "values" / "scale-from-zero.yaml")]
+    out = tmp_path / "cmp.png"
+    assert main(["simulate", "--compare", *profiles, "--json", "--plot", str(out)]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert [d["source"] for d in first] == [f"simulate {p}" for p in profiles]
+    # the 5-GPU pool cannot serve the day the 40-GPU pool serves: users wait far longer
+    assert first[1]["pending_seconds"]["median_s"] > first[0]["pending_seconds"]["median_s"]
+    assert first[0]["gpu_hours"]["used"] <= first[0]["gpu_hours"]["paid"]
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert main(["simulate", "--compare", *profiles, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == first
+
+
+def test_simulate_usage_errors(tmp_path, capsys):
+    assert main(["simulate", "-f", "x.yaml", "--compare", "a.yaml", "b.yaml"]) == 2
+    assert main(["simulate", "--workload", str(tmp_path / "none.yaml")]) == 2
+    assert main(["simulate", "--defaults"]) == 0
+    assert "autoscaler.scanIntervalSeconds = 10.0" in capsys.readouterr().out

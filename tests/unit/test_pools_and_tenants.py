@@ -151,8 +151,14 @@ class TestTenantChecks:
 
     def test_quota_within_pools_is_quiet(self, write_values):
         out = warnings(write_values, "platform:\n  nodePools: [{name: a, maxNodes: 4}]\n"
-                       "  tenants:\n    - {name: x, quota: {gpus: 2}}\n")
+                       "  tenants:\n    - {name: x, quota: {gpus: 2}, "
+                       "network: {apiServerCIDRs: [10.0.0.1/32]}}\n")
         assert out == []
+
+    def test_tenant_without_api_route_warns(self, write_values):
+        (out,) = warnings(write_values, "platform:\n  tenants:\n    - {name: x}\n")
+        assert out.startswith("F:3:7: platform.tenants[0].network.apiServerCIDRs: warning: "
+                              "tenant 'x' has no route to the Kubernetes API")
 
 
 class TestNodepoolCommand:

@@ -34,7 +34,9 @@ How the helpers fit together:
 {{- define "gpu-platform.componentName" -}}
 {{- $root := index . 0 -}}
 {{- $component := index . 1 -}}
-{{- printf "%s-%s" (include "gpu-platform.fullname" $root | trunc (int (sub 62 (len $component)))) $component | trimSuffix "-" -}}
+{{- $room := max 1 (sub 62 (len $component)) | int -}}
+{{- $base := include "gpu-platform.fullname" $root | trunc $room | trimSuffix "-" -}}
+{{- printf "%s-%s" $base $component | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "gpu-platform.selectorLabels" -}}
@@ -109,7 +111,7 @@ gpu-platform.io/pool: {{ .name | quote }}
 {{- end -}}
 
 {{- define "gpu-platform.defaults.tenant" -}}
-{"groups": [], "limits": {"default": {"cpu": "2", "memory": "4Gi"}, "defaultRequest": {"cpu": "500m", "memory": "1Gi"}}, "network": {"apiServerCIDRs": ["0.0.0.0/0"], "egressCIDRs": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "gpus": 4, "memory": "128Gi", "pods": 100}, "users": []}
+{"groups": [], "limits": {"default": null, "defaultRequest": {"cpu": "500m", "memory": "1Gi"}}, "network": {"apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "gpus": 4, "memory": "128Gi", "pods": 100}, "users": []}
 {{- end -}}
 
 {{- define "gpu-platform.defaults.hpa" -}}

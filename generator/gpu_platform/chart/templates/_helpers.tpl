@@ -34,7 +34,9 @@ How the helpers fit together:
 {{- define "gpu-platform.componentName" -}}
 {{- $root := index . 0 -}}
 {{- $component := index . 1 -}}
-{{- printf "%s-%s" (include "gpu-platform.fullname" $root | trunc (int (sub 62 (len $component)))) $component | trimSuffix "-" -}}
+{{- $room := max 1 (sub 62 (len $component)) | int -}}
+{{- $base := include "gpu-platform.fullname" $root | trunc $room | trimSuffix "-" -}}
+{{- printf "%s-%s" $base $component | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "gpu-platform.selectorLabels" -}}

@@ -1,0 +1,320 @@
+"""The cluster's state and kube-scheduler: which pods run where, and when their images are there.
+
+Only GPUs are modelled: every pod here requests whole GPUs, nodes offer ``gpusPerNode``. A
+pending pod binds to a ready node of an allowed pool with room (spread or packed, see
+settings); a user pod that fits nowhere preempts lower-priority pods (placeholders) at once,
+and the placeholders' Deployment recreates them, pending. A pod that fits nowhere stays
+Pending. After binding, the pod's containers start when its image is on the node: pulled by
+the kubelet (one image at a time by default), pulled earlier by the prepuller, or streamed.
+
+This module is plain Python with no clock of its own: the engine (SimPy) calls it at event
+times and turns the start times it returns into timeouts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..model import Values
+from .accounting import Meter
+from .settings import PAUSE_IMAGE_GB, Settings
+
+USER_PRIORITY = 0  # the chart's priority ladder: user 0 > prepuller -5 > placeholder -10
+PLACEHOLDER_PRIORITY = -10
+PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"  # the chart's pause image
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One GPU node pool with the figures that apply to it."""
+
+    name: str
+    gpus_per_node: int
+    min_nodes: int
+    max_nodes: int
+    boot_seconds: float
+    driver_seconds: float  # 0 when the node image brings the driver
+    prepull: tuple[str, ...]  # images the prepuller pulls, in order, as the node joins
+    streaming: bool
+    pull_mb_per_second: float
+    placeholders: int
+    placeholder_gpus: int
+
+    def initial_nodes(self) -> int:
+        """Nodes running at the start: min, or enough for the placeholders (a warm steady
+        state rather than a cold start at midnight)."""
+        per_node = self.gpus_per_node // self.placeholder_gpus
+        needed = math.ceil(self.placeholders / per_node) if self.placeholders and per_node else 0
+        return min(self.max_nodes, max(self.min_nodes, needed))
+
+
+def _figure(settings: Settings, pool: str, name: str) -> float:
+    """A node figure for ``pool``: its override, else the general one."""
+    override = settings.pools.get(pool)
+    given = getattr(override, name) if override is not None else None
+    return float(getattr(settings.nodes, name) if given is None else given)
+
+
+def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
+    pre = values.platform.prepuller
+    specs = []
+    for pool in values.platform.nodePools:
+        override = settings.pools.get(pool.name)
+        images = [p.image for p in pre.images + pool.prepullImages] if pre.enabled else []
+        streaming = settings.nodes.imageStreaming
+        if override is not None and override.imageStreaming is not None:
+            streaming = override.imageStreaming
+        specs.append(PoolSpec(
+            name=pool.name, gpus_per_node=pool.gpusPerNode, min_nodes=pool.minNodes,
+            max_nodes=pool.maxNodes, boot_seconds=_figure(settings, pool.name, "bootSeconds"),
+            driver_seconds=(_figure(settings, pool.name, "driverInstallSeconds")
+                            if pool.driver == "operator" else 0.0),
+            prepull=tuple(dict.fromkeys(images)), streaming=streaming,
+            pull_mb_per_second=_figure(settings, pool.name, "pullMBPerSecond"),
+            placeholders=pool.placeholders.replicas, placeholder_gpus=pool.placeholders.gpusPerPod,
+        ))
+    return specs
+
+
+@dataclass(eq=False)
+class Pod:
+    uid: int
+    kind: str  # "scheduler", "worker" or "placeholder"
+    gpus: int
+    priority: int
+    image: str
+    created: float
+    pool: str | None = None  # nodeSelector; None: any GPU pool
+    cluster: int | None = None  # the Dask cluster's index
+    node: Node | None = None
+    scheduled_at: float | None = None
+    running_at: float | None = None
+    ended_at: float | None = None
+    state: str = "pending"  # pending -> starting (bound, image coming) -> running -> deleted
+
+    @property
+    def is_user(self) -> bool:
+        return self.kind != "placeholder"
+
+    def sort_key(self) -> tuple[int, float, int]:
+        return (-self.priority, self.created, self.uid)
+
+
+@dataclass(eq=False)
+class Node:
+    uid: int
+    pool: PoolSpec
+    created: float  # the VM was requested: billing starts (see accounting.py)
+    state: str = "booting"  # booting (incl. driver install) -> ready -> deleted
+    pods: list[Pod] = field(default_factory=list)
+    used: int = 0  # GPUs requested by bound pods
+    images: dict[str, float] = field(default_factory=dict)  # image -> fully on disk at
+    pull_free_at: float = 0.0  # when the kubelet's (serial) pull queue is free
+    joined_at: float | None = None
+    ready_at: float | None = None
+    deleted_at: float | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.pool.gpus_per_node
+
+    @property
+    def free(self) -> int:
+        return self.gpus - self.used
+
+
+class ClusterState:
+    """Nodes, pods and the pending queue; every change is reported to the meter."""
+
+    def __init__(self, pools: list[PoolSpec], settings: Settings, meter: Meter) -> None:
+        self.pools = pools
+        self.settings = settings
+        self.meter = meter
+        self.nodes: list[Node] = []
+        self.pods: list[Pod] = []
+        self.pending: list[Pod] = []  # sorted by Pod.sort_key: the scheduling queue's order
+        self.preemptions = 0
+        self._uid = 0
+
+    # ----------------------------------------------------------------- bookkeeping
+
+    def _next_uid(self) -> int:
+        self._uid += 1
+        return self._uid
+
+    def live_nodes(self, pool: PoolSpec | None = None) -> list[Node]:
+        return [n for n in self.nodes if n.state != "deleted" and (pool is None or n.pool is pool)]
+
+    def add_node(self, pool: PoolSpec, now: float, ready: bool = False) -> Node:
+        node = Node(self._next_uid(), pool, created=now, pull_free_at=now)
+        if ready:  # a node of the initial steady state: booted, prepulled
+            node.state, node.joined_at, node.ready_at = "ready", now, now
+            node.images = {image: now for image in pool.prepull}
+        self.nodes.append(node)
+        self.meter.node_added(node, now)
+        return node
+
+    def node_joined(self, node: Node, now: float) -> None:
+        """The node registered: the prepuller's init containers pull its images in order."""
+        node.joined_at = now
+        for image in node.pool.prepull:
+            self._pull(node, image, now)
+
+    def node_ready(self, node: Node, now: float) -> None:
+        """GPUs are allocatable (driver installed, device plugin up)."""
+        node.state, node.ready_at = "ready", now
+
+    def remove_node(self, node: Node, now: float) -> None:
+        """The autoscaler deletes the VM; its pods (placeholders only) are recreated, pending."""
+        for pod in list(node.pods):
+            self.delete_pod(pod, now)
+            if pod.kind == "placeholder":
+                self.add_placeholder(node.pool, now)
+        node.state, node.deleted_at = "deleted", now
+        self.meter.node_removed(node, now)
+
+    def add_pod(self, pod: Pod) -> Pod:
+        self.pods.append(pod)
+        bisect.insort(self.pending, pod, key=Pod.sort_key)
+        return pod
+
+    def new_pod(self, kind: str, gpus: int, priority: int, image: str, now: float,
+                pool: str | None = None, cluster: int | None = None) -> Pod:
+        return self.add_pod(Pod(self._next_uid(), kind, gpus, priority, image, now, pool,
+                                cluster))
+
+    def add_placeholder(self, pool: PoolSpec, now: float) -> Pod:
+        return self.new_pod("placeholder", pool.placeholder_gpus, PLACEHOLDER_PRIORITY,
+                            PLACEHOLDER_IMAGE, now, pool=pool.name)
+
+    def delete_pod(self, pod: Pod, now: float) -> None:
+        if pod.state == "deleted":
+            return
+        if pod.state == "pending":
+            self.pending.remove(pod)
+        else:
+            node = pod.node
+            assert node is not None
+            node.pods.remove(pod)
+            node.used -= pod.gpus
+            if pod.state == "running" and pod.is_user:
+                self.meter.used_changed(-pod.gpus, now)
+        pod.state, pod.ended_at = "deleted", now
+
+    def pod_started(self, pod: Pod, now: float) -> bool:
+        """The pod's containers run (unless it was deleted while its image came)."""
+        if pod.state != "starting":
+            return False
+        pod.state, pod.running_at = "running", now
+        if pod.is_user:
+            self.meter.used_changed(pod.gpus, now)
+        return True
+
+    # ----------------------------------------------------------------- images
+
+    def pull_seconds(self, node: Node, image: str) -> float:
+        size = PAUSE_IMAGE_GB if image == PLACEHOLDER_IMAGE else self.settings.image_gb(image)
+        return size * 1000.0 / node.pool.pull_mb_per_second
+
+    def _pull(self, node: Node, image: str, now: float) -> float:
+        """Start (or queue) a full pull of ``image``; when it will be on disk."""
+        if image in node.images:
+            return node.images[image]
+        start = max(now, node.pull_free_at) if self.settings.nodes.serializeImagePulls else now
+        done = start + self.pull_seconds(node, image)
+        if self.settings.nodes.serializeImagePulls:
+            node.pull_free_at = done
+        node.images[image] = done
+        return done
+
+    def container_start(self, node: Node, image: str, now: float) -> float:
+        """When a container of ``image`` bound to ``node`` at ``now`` can start."""
+        on_disk = self._pull(node, image, now)
+        if on_disk <= now:
+            return now
+        if node.pool.streaming:
+            return min(on_disk, now + self.settings.nodes.streamingStartSeconds)
+        return on_disk
+
+    # ----------------------------------------------------------------- scheduling
+
+    def allowed(self, pod: Pod, pool: PoolSpec) -> bool:
+        return pod.pool is None or pod.pool == pool.name
+
+    def _bind(self, pod: Pod, node: Node, now: float) -> float:
+        self.pending.remove(pod)
+        pod.node, pod.state, pod.scheduled_at = node, "starting", now
+        node.pods.append(pod)
+        node.used += pod.gpus
+        return self.container_start(node, pod.image, now)
+
+    def _best(self, nodes: Iterable[Node]) -> Node | None:
+        """kube-scheduler's choice among feasible nodes (ties: the oldest node)."""
+        spread = self.settings.placement() == "least-allocated"
+        best: Node | None = None
+        for node in nodes:
+            if best is None or (node.free > best.free if spread else node.free < best.free):
+                best = node
+        return best
+
+    def _victims(self, pod: Pod, node: Node) -> list[Pod] | None:
+        """The fewest lower-priority pods to evict from ``node`` so ``pod`` fits, or None."""
+        lower = [p for p in node.pods if p.priority < pod.priority]
+        if node.free + sum(p.gpus for p in lower) < pod.gpus:
+            return None
+        victims, free = [], node.free
+        # Evict the lowest priority first; among equals, the newest (the scheduler's reprieve
+        # keeps the highest-priority and longest-running pods).
+        for victim in sorted(lower, key=lambda p: (p.priority, -(p.scheduled_at or 0.0),
+                                                    -p.uid)):
+            if free >= pod.gpus:
+                break
+            victims.append(victim)
+            free += victim.gpus
+        return victims
+
+    def schedule(self, now: float) -> list[tuple[Pod, float]]:
+        """One scheduling pass over the queue; the pods bound and when each will start."""
+        bound: list[tuple[Pod, float]] = []
+        while True:
+            ready = [n for n in self.nodes if n.state == "ready"]
+            queue = list(self.pending)
+            if not queue or not ready:
+                return bound
+            recreated = False
+            for pod in queue:
+                if pod.state != "pending":
+                    continue
+                allowed = [n for n in ready if self.allowed(pod, n.pool)]
+                node = self._best(n for n in allowed if n.free >= pod.gpus)
+                if node is None:
+                    node = self._preempt(pod, allowed, now)
+                    recreated = recreated or node is not None
+                if node is not None:
+                    bound.append((pod, self._bind(pod, node, now)))
+                if not any(n.free for n in ready) and not self._preemptible(ready):
+                    break
+            if not recreated:  # recreated placeholders join the queue: one more pass
+                return bound
+
+    def _preemptible(self, ready: list[Node]) -> bool:
+        return any(p.priority < USER_PRIORITY for n in ready for p in n.pods)
+
+    def _preempt(self, pod: Pod, allowed: list[Node], now: float) -> Node | None:
+        options = []
+        for node in allowed:
+            victims = self._victims(pod, node)
+            if victims is not None:
+                options.append((len(victims), node.uid, node, victims))
+        if not options:
+            return None
+        _, _, node, victims = min(options, key=lambda o: (o[0], o[1]))
+        for victim in victims:
+            self.delete_pod(victim, now)
+            self.preemptions += 1
+            if victim.kind == "placeholder":
+                self.add_placeholder(node.pool, now)
+        return node

@@ -1,0 +1,197 @@
+"""Each mechanism of the simulation on a case small enough to compute by hand.
+
+Figures (tests/support/simulate.py): scan 10 s, boot 200 s, driver 300 s, pull 100 s; the
+autoscaler's 30 s GPU-pod buffer is off unless a test turns it on. Scans run at 10, 20, 30...
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.simulate import (
+    BOOT,
+    DRIVER,
+    IMAGE,
+    OTHER_IMAGE,
+    PULL,
+    SCAN,
+    cluster,
+    pool,
+    run,
+    settings,
+    values,
+    waits,
+)
+
+
+class TestScheduling:
+    def test_a_pod_that_fits_runs_at_once(self):
+        # one warm node that prepulled the image: no wait at all
+        result = run(values(pool(minNodes=1), prepull=[IMAGE]), [cluster(at=5)])
+        assert waits(result) == [0.0]
+        assert result.summary.extra["scale_ups"] == 0
+
+    def test_a_pod_on_a_node_without_its_image_waits_for_the_pull(self):
+        result = run(values(pool(minNodes=1)), [cluster(at=5)])
+        assert waits(result) == [PULL]
+        assert result.summary.waits.median_s == 0.0
+        assert result.summary.extra["start_wait_s"]["median_s"] == PULL
+
+    def test_the_second_pod_finds_the_image_pulled(self):
+        result = run(values(pool(minNodes=1, gpusPerNode=2)),
+                     [cluster(at=5), cluster(at=500, index=1)])
+        assert waits(result) == [PULL, 0.0]
+
+    def test_pulls_queue_behind_each_other_by_default(self):
+        two = [cluster(at=5), cluster(at=5, index=1, image=OTHER_IMAGE)]
+        serial = run(values(pool(minNodes=1, gpusPerNode=2)), two)
+        assert waits(serial) == [PULL, 2 * PULL]
+        parallel = run(values(pool(minNodes=1, gpusPerNode=2)), two,
+                       settings(nodes={"serializeImagePulls": False}))
+        assert waits(parallel) == [PULL, PULL]
+
+    @pytest.mark.parametrize(("placement", "same_node"), [("least-allocated", False),
+                                                          ("most-allocated", True)])
+    def test_placement_spreads_or_packs(self, placement, same_node):
+        result = run(values(pool(minNodes=2, gpusPerNode=2)), [cluster(at=5, workers=1)],
+                     settings(scheduler={"placement": placement}))
+        scheduler, worker = [p for p in result.pods if p.is_user]
+        assert (scheduler.node is worker.node) is same_node
+
+    def test_a_pod_that_fits_no_node_stays_pending(self):
+        # max one 1-GPU node: the worker never runs, and no node beyond max is added
+        result = run(values(pool(maxNodes=1)), [cluster(at=0, workers=1, duration=5 * 3600)])
+        extra = result.summary.extra
+        assert extra["pods_started"] == 1 and extra["pods_waiting_at_end"] == 1
+        assert extra["peak_nodes"] == 1 and extra["unscheduled_pods"] == 1
+        # the worker's wait counts until the end of the day, as report counts it
+        assert result.summary.waits.mean_s == ((SCAN + BOOT + DRIVER) + 4 * 3600) / 2
+
+    def test_pending_pods_of_a_deleted_cluster_are_cancelled(self):
+        result = run(values(pool(maxNodes=1)), [cluster(at=0, workers=1, duration=600)])
+        extra = result.summary.extra
+        assert extra["pods_cancelled"] == 1 and extra["pods_waiting_at_end"] == 0
+
+
+class TestNewNodes:
+    def test_a_pod_that_does_not_fit_waits_scan_boot_driver_pull(self):
+        # created at 0, scale-up at the scan at 10, node ready at 10 + 200 + 300, image 100 s
+        result = run(values(), [cluster(at=0)])
+        assert waits(result) == [SCAN + BOOT + DRIVER + PULL]
+        # report's pending time ends at scheduling; the pull is in start_wait_s
+        summary = result.summary
+        assert summary.waits.median_s == SCAN + BOOT + DRIVER
+        assert summary.extra["start_wait_median_s"] == SCAN + BOOT + DRIVER + PULL
+        node = result.nodes[0]
+        assert (node.created, node.joined_at, node.ready_at) == (10, 210, 510)
+
+    def test_the_gpu_pod_buffer_delays_scale_up_to_the_first_scan_30_s_after(self):
+        # upstream waits until the oldest pending GPU pod is 30 s old: scans at 10, 20, 30
+        result = run(values(), [cluster(at=0)], settings(gpu_buffer=30))
+        assert waits(result) == [30 + BOOT + DRIVER + PULL]
+        result = run(values(), [cluster(at=5)], settings(gpu_buffer=30))
+        assert waits(result) == [(40 - 5) + BOOT + DRIVER + PULL]
+
+    def test_preinstalled_driver_skips_the_install(self):
+        result = run(values(pool(driver="preinstalled")), [cluster(at=0)])
+        assert waits(result) == [SCAN + BOOT + PULL]
+
+    def test_the_prepuller_overlaps_the_pull_with_the_driver_install(self):
+        # the pull (100 s) runs during the driver install (300 s) from the node joining
+        result = run(values(prepull=[IMAGE]), [cluster(at=0)])
+        assert waits(result) == [SCAN + BOOT + max(DRIVER, PULL)]
+        # a pull longer than the install: the pod waits for the pull, started at join
+        long = settings(images={IMAGE: 14.0})  # 500 s
+        result = run(values(prepull=[IMAGE]), [cluster(at=0)], long)
+        assert waits(result) == [SCAN + BOOT + 500]
+
+    def test_image_streaming_starts_containers_after_a_short_streaming_start(self):
+        result = run(values(), [cluster(at=0)], settings(nodes={"imageStreaming": True}))
+        assert waits(result) == [SCAN + BOOT + DRIVER + 2.0]
+
+    def test_per_pool_overrides(self):
+        sets = settings(pools={"gpu": {"bootSeconds": 60, "imageStreaming": True}})
+        result = run(values(), [cluster(at=0)], sets)
+        assert waits(result) == [SCAN + 60 + DRIVER + 2.0]
+
+    def test_one_scale_up_adds_the_nodes_all_pending_pods_need(self):
+        # scheduler + 3 workers on 2-GPU nodes: two nodes in one decision
+        result = run(values(pool(gpusPerNode=2)), [cluster(at=0, workers=3)])
+        extra = result.summary.extra
+        assert (extra["scale_ups"], extra["nodes_added"]) == (1, 2)
+        # the two pods of a node share one pull of their image
+        assert waits(result) == [SCAN + BOOT + DRIVER + PULL] * 4
+
+    def test_pods_that_fit_a_starting_node_do_not_add_another(self):
+        result = run(values(pool(gpusPerNode=2)), [cluster(at=0), cluster(at=12, index=1)])
+        assert result.summary.extra["nodes_added"] == 1
+        assert waits(result)[1] == 510 + PULL - 12
+
+    def test_gpu_hours_paid_count_from_the_vm_request(self):
+        result = run(values(), [cluster(at=0, duration=3600)], hours=1.0)
+        hours = result.summary.gpu_hours
+        assert hours.paid == pytest.approx((3600 - SCAN) / 3600)
+        assert hours.used == pytest.approx((3600 - 610) / 3600)
+
+
+class TestPlaceholders:
+    def test_a_placeholder_is_preempted_and_comes_back_on_a_new_node(self):
+        # one warm node held by a placeholder; the user pod takes it at once
+        result = run(values(pool(placeholders={"replicas": 1}), prepull=[IMAGE]),
+                     [cluster(at=5)], settings(gpu_buffer=30))
+        assert waits(result) == [0.0]
+        assert result.summary.extra["placeholders_preempted"] == 1
+        # the recreated placeholder (created at 5) is pending; scale-up at 40 (35 s old)
+        assert result.summary.extra["nodes_over_time"][:2] == [[0.0, 1], [40.0, 2]]
+        placeholders = [p for p in result.pods if p.kind == "placeholder"]
+        assert [p.state for p in placeholders] == ["deleted", "running"]
+        assert placeholders[1].running_at == 40 + BOOT + DRIVER
+
+    def test_the_warm_start_has_nodes_for_the_placeholders(self):
+        result = run(values(pool(gpusPerNode=2, placeholders={"replicas": 3})), [])
+        assert result.summary.extra["nodes_over_time"] == [[0.0, 2]]
+        assert result.summary.gpu_hours.used == 0
+
+    def test_nodes_held_by_placeholders_are_not_removed(self):
+        result = run(values(pool(placeholders={"replicas": 1})), [], hours=2.0)
+        assert result.summary.extra["scale_downs"] == 0
+
+
+class TestScaleDown:
+    # node requested at 10, pod runs at 610 for 1005 s, deleted at 1615; the scan at 1620
+    # first sees the node unneeded
+    CLUSTER = cluster(at=0, duration=1005)
+
+    def test_a_node_is_removed_after_exactly_the_unneeded_time(self):
+        result = run(values(), [self.CLUSTER])
+        assert result.nodes[0].deleted_at == 1620 + 600
+        assert result.summary.extra["nodes_over_time"] == [[0.0, 0], [10.0, 1], [2220.0, 0]]
+        assert result.summary.extra["scale_downs"] == 1
+
+    def test_optimize_utilization_removes_it_after_a_minute(self):
+        result = run(values(), [self.CLUSTER],
+                     settings(autoscaler={"profile": "optimize-utilization"}))
+        assert result.nodes[0].deleted_at == 1620 + 60
+
+    def test_an_explicit_unneeded_time_wins_over_the_profile(self):
+        result = run(values(), [self.CLUSTER],
+                     settings(autoscaler={"profile": "optimize-utilization",
+                                          "scaleDownUnneededSeconds": 300}))
+        assert result.nodes[0].deleted_at == 1620 + 300
+
+    def test_min_nodes_stay(self):
+        result = run(values(pool(minNodes=1)), [self.CLUSTER])
+        assert result.summary.extra["scale_downs"] == 0
+
+    def test_no_scale_down_within_the_delay_after_a_scale_up(self):
+        # pool a's node is due at 2220, but pool b scales up at 2000: nothing goes until 2600
+        a, b = pool(name="a"), pool(name="b")
+        first = cluster(at=0, duration=1005, pool="a")
+        result = run(values(a, b), [first, cluster(at=1995, index=1, pool="b")])
+        node_a = next(n for n in result.nodes if n.pool.name == "a")
+        assert node_a.deleted_at == 2000 + 600
+
+    def test_a_node_with_a_running_user_pod_is_never_removed(self):
+        # 4 GPUs, one used: 25 % is below the threshold, but the Dask pod does not move
+        result = run(values(pool(gpusPerNode=4, minNodes=0)),
+                     [cluster(at=0, duration=5 * 3600)])
+        assert result.summary.extra["scale_downs"] == 0
