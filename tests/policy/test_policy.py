@@ -193,7 +193,8 @@ class TestTenants:
         values, objects = case
         for tenant in values["platform"]["tenants"]:
             quotas = [o for o in objects if o["kind"] == "ResourceQuota"
-                      and o["metadata"]["namespace"] == tenant["name"]]
+                      and o["metadata"]["namespace"] == tenant["name"]
+                      and "scopeSelector" not in o["spec"]]
             assert len(quotas) == 1
             hard = quotas[0]["spec"]["hard"]
             assert hard["requests.nvidia.com/gpu"] == str(tenant["quota"]["gpus"])

@@ -140,8 +140,16 @@ class TestTenants:
             "pod-security.kubernetes.io/enforce"] == "baseline"
         assert namespaces["team-a"]["metadata"]["annotations"][
             "helm.sh/resource-policy"] == "keep"
+        quotas = [q for q in _kind(two_pools, "ResourceQuota")
+                  if q["metadata"]["namespace"] in ("team-a", "team-b")]
+        scoped = [q for q in quotas if "scopeSelector" in q["spec"]]
+        assert {q["metadata"]["namespace"] for q in scoped} == {"team-a", "team-b"}
+        for q in scoped:  # no system-priority pods in a tenant namespace
+            assert q["spec"]["hard"] == {"pods": "0"}
+            (scope,) = q["spec"]["scopeSelector"]["matchExpressions"]
+            assert "system-node-critical" in scope["values"]
         quota = {q["metadata"]["namespace"]: q["spec"]["hard"]
-                 for q in _kind(two_pools, "ResourceQuota")}
+                 for q in quotas if "scopeSelector" not in q["spec"]}
         assert quota["team-a"]["requests.nvidia.com/gpu"] == "6"
         assert set(quota["team-b"]) == {"requests.nvidia.com/gpu", "requests.cpu",
                                         "requests.memory", "pods", "services.loadbalancers",
@@ -268,7 +276,7 @@ class TestPlainHelmPools:
         assert _tolerated(pre["tolerations"], "nvidia.com/gpu", "present", "NoSchedule")
         warm = _named(objects, "Deployment", "placeholder-gpu")["spec"]["template"]["spec"]
         assert warm["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
-        (quota,) = _kind(objects, "ResourceQuota")
+        (quota,) = [q for q in _kind(objects, "ResourceQuota") if "scopeSelector" not in q["spec"]]
         assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "4"
 
 
