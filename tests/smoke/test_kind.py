@@ -67,10 +67,11 @@ def test_custom_metrics_api_is_served(api):
     service = registration.read_api_service("v1beta1.custom.metrics.k8s.io")
     conditions = {c.type: c.status for c in service.status.conditions}
     assert conditions.get("Available") == "True", service.status.conditions
-    # No GPUs on kind, so no DCGM series: the API answers with an empty resource list.
-    body = api.call_api("/apis/custom.metrics.k8s.io/v1beta1", "GET", response_type="object",
-                        _return_http_data_only=True, auth_settings=["BearerToken"])
-    assert body["groupVersion"] == "custom.metrics.k8s.io/v1beta1"
+    # Discovery lists the group once the adapter answers. (No GPUs on kind, so no DCGM series:
+    # the group serves no GPU metric here; the integration tests cover the rules themselves.)
+    groups = {g.name: [v.version for v in g.versions]
+              for g in client.ApisApi(api).get_api_versions().groups}
+    assert "v1beta1" in groups.get("custom.metrics.k8s.io", []), sorted(groups)
 
 
 def test_tenant_runs_a_dask_cluster_in_its_namespace_only(tenant_api):
