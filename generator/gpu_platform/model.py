@@ -201,6 +201,11 @@ class GpuRules(Strict):
     pendingGpuPodFor: Duration = Field(
         "5m", description="Alert when a pod requesting GPUs has been Pending this long."
     )
+    quotaFullFor: Duration = Field(
+        "15m",
+        description="Alert when a tenant has used its whole GPU quota this long (new GPU pods "
+        "are refused at creation, so they never show as Pending).",
+    )
 
 
 class Monitoring(Strict):

@@ -80,6 +80,12 @@ def _input_series(mode: str) -> list[dict[str, str]]:
         out.append({"series": _series("DCGM_FI_DEV_XID_ERRORS", mode, labels, workload),
                     "values": xid})
     out += _pods()
+    # team-a uses its 2-GPU quota from the start; team-b 1 of 4
+    for ns, used, hard in (("team-a", 2, 2), ("team-b", 1, 4)):
+        for kind, value in (("used", used), ("hard", hard)):
+            out.append({"series": f'kube_resourcequota{{namespace="{ns}",resourcequota="q",'
+                                  f'resource="requests.nvidia.com/gpu",type="{kind}"}}',
+                        "values": f"{value}x60"})
     out += [
         {"series": 'kube_node_status_capacity{node="gpu-node-1",resource="nvidia_com_gpu"}',
          "values": "2x60"},
@@ -208,6 +214,11 @@ def _tests(mode: str) -> list[dict[str, Any]]:
              "exp_samples": [{"labels": '{gpu="0"}', "value": 1}]},
             {"expr": 'ALERTS{alertname=~"GpuPlatformDcgmXid.*",alertstate="firing"}',
              "eval_time": "12m", "exp_samples": []},
+            {"expr": 'ALERTS{alertname="GpuPlatformTenantGpuQuotaFull",alertstate="firing"}',
+             "eval_time": "10m", "exp_samples": []},
+            {"expr": 'count by (namespace) (ALERTS{alertname="GpuPlatformTenantGpuQuotaFull",'
+                     'alertstate="firing",severity="info"})', "eval_time": "20m",
+             "exp_samples": [{"labels": '{namespace="team-a"}', "value": 1}]},
             _firing("GpuPlatformHpaMetricUnavailable", "7m", [{
                 "namespace": "ray", "horizontalpodautoscaler": "broken",
                 "condition": "ScalingActive", "status": "false"}]),
@@ -250,7 +261,7 @@ class TestGpuRules:
         (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
         proc = _promtool("check", "rules", "rules.yaml", cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "SUCCESS: 20 rules found" in proc.stdout
+        assert "SUCCESS: 21 rules found" in proc.stdout
 
     def test_promtool_unit_tests(self, built_chart, chart_repo, tmp_path, mode):
         (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
@@ -269,7 +280,7 @@ class TestGpuRules:
         summaries = {a["alert"]: a["annotations"]["summary"] for a in alerts}
         assert "{{ $labels.instance }}" in summaries["GpuPlatformDcgmExporterDown"]
         assert "{{ $labels.node }}" in summaries["GpuPlatformGpuNodeWithoutMetrics"]
-        assert all(a["labels"]["severity"] in ("warning", "critical") for a in alerts)
+        assert all(a["labels"]["severity"] in ("info", "warning", "critical") for a in alerts)
 
 
 def test_rules_follow_their_knobs(built_chart, chart_repo, tmp_path):
