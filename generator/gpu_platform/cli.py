@@ -231,7 +231,8 @@ def _emit_summaries(summaries: list[UsageSummary], as_json: bool, plot_path: Pat
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     if as_json:
         data = [s.to_json() for s in summaries]
-        print(json.dumps(data[0] if len(data) == 1 else data, indent=1, sort_keys=True))
+        print(json.dumps(data[0] if len(data) == 1 else data, indent=1, sort_keys=True,
+                         allow_nan=False))
     elif compare and len(summaries) == 2:
         sys.stdout.write(f"A: {summaries[0].source}\nB: {summaries[1].source}\n")
         sys.stdout.write(side_by_side(summaries[0], summaries[1]))
@@ -243,7 +244,18 @@ def _emit_summaries(summaries: list[UsageSummary], as_json: bool, plot_path: Pat
         _log(f"wrote {plot_path}")
 
 
+def _check_plot_path(path: Path | None) -> None:
+    """Refuse a --plot path that cannot be written before any work is done."""
+    if path is None:
+        return
+    if path.suffix.lower() != ".png":
+        raise UsageError(f"--plot {path}: the plot is a PNG; name the file *.png")
+    if not path.resolve().parent.is_dir():
+        raise UsageError(f"--plot {path}: folder {path.resolve().parent} does not exist")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    _check_plot_path(args.plot)
     now = time.time()
     start, end = parse_time(args.start, now), parse_time(args.end, now)
     summary = build_report(args.prometheus, start, end, step=args.step,
@@ -253,6 +265,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    _check_plot_path(args.plot)
     if args.defaults:
         for key, value, why in simulation_reference():
             print(f"{key} = {value}\n    {why}")

@@ -164,10 +164,19 @@ def _tolerations(raw: Any) -> list[Toleration]:
     return out
 
 
+# GKE runs the ExtendedResourceToleration admission plugin: a pod that requests nvidia.com/gpu
+# gets {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} added on admission
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#limitations and the plugin's
+# docs, https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/).
+ADMISSION_ADDED = {"gke": [Toleration(key="nvidia.com/gpu", operator="Exists",
+                                      effect="NoSchedule")]}
+
+
 def _untolerated(pool: NodePool, tolerations: list[Toleration]) -> list[Taint]:
+    effective = [*tolerations, *ADMISSION_ADDED.get(pool.cloud, [])]
     return [taint for taint in pool.taints
             if taint.effect in BLOCKING_EFFECTS
-            and not any(tolerates(t, taint) for t in tolerations)]
+            and not any(tolerates(t, taint) for t in effective)]
 
 
 def _flow(taints: list[Taint]) -> str:

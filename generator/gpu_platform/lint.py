@@ -229,12 +229,18 @@ def lint_text(text: str, source_name: str, values: Values, kube_version: str) ->
 
 def _read(path: str) -> tuple[str, str | None, str]:
     """(name, text or None, why not) for one path; '-' is stdin."""
-    if path == STDIN:
-        return STDIN_NAME, sys.stdin.read(), ""
+    name = STDIN_NAME if path == STDIN else path
     try:
-        return path, Path(path).read_bytes().decode("utf-8-sig"), ""
+        if path == STDIN:
+            stream = getattr(sys.stdin, "buffer", None)  # bytes, whatever the locale says
+            if stream is None:
+                return name, sys.stdin.read(), ""
+            raw = stream.read()
+        else:
+            raw = Path(path).read_bytes()
+        return name, raw.decode("utf-8-sig"), ""
     except UnicodeDecodeError as exc:
-        return path, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        return name, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
 
 
 def lint_paths(paths: list[str], values: Values, kube_version: str) -> list[Finding]:

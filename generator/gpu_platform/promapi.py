@@ -27,10 +27,15 @@ class PrometheusClient:
     """Instant and range queries against one Prometheus base URL (path prefixes allowed)."""
 
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise UsageError(f"--prometheus {url!r}: expected an http:// or https:// URL, "
-                             "e.g. http://localhost:9090")
+        bad = UsageError(f"--prometheus {url!r}: expected an http:// or https:// URL, "
+                         "e.g. http://localhost:9090")
+        try:
+            parsed = urllib.parse.urlsplit(url)
+            parsed.port  # noqa: B018  (raises ValueError on a port that is not a number)
+        except ValueError:
+            raise bad from None
+        if parsed.scheme not in ("http", "https") or not parsed.netloc or " " in url:
+            raise bad
         self.url = url.rstrip("/")
         self.timeout = timeout
         # A port-forward on localhost must not go through an HTTP(S)_PROXY from the
@@ -74,7 +79,7 @@ class PrometheusClient:
                                       f"{self.timeout:g} s") from None
             raise PrometheusError(f"cannot reach Prometheus at {self.url}: {exc.reason}"
                                   ) from None
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: http.client.InvalidURL and kin
             raise PrometheusError(f"cannot reach Prometheus at {self.url}: {exc}") from None
         try:
             body = json.loads(raw)

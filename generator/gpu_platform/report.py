@@ -198,10 +198,14 @@ def _collect(client: PrometheusClient, chunks: list[_Chunk], step: float,
     return got
 
 
-def _waits(got: _Collected, start: float, end: float,
-           last_grid: float) -> tuple[list[float], int]:
+def _waits(got: _Collected, start: float, end: float, last_grid: float,
+           step: float) -> tuple[list[float], int]:
     """Pending seconds of the GPU pods created in [start, end], and how many of them were
-    not scheduled by ``end`` (they count until ``end``, or until last seen if deleted)."""
+    not scheduled by ``end`` (they count until ``end``, or until last seen if deleted).
+
+    A pod never seen waiting at any grid step lived less than one step (created, then deleted
+    before the next step) unless it was created after the last step: its wait ends at the
+    next step at the latest, not at ``end``."""
     waits: list[float] = []
     unscheduled = 0
     for key, created in sorted(got.created.items()):
@@ -213,7 +217,11 @@ def _waits(got: _Collected, start: float, end: float,
             continue
         unscheduled += 1
         seen = got.last_waiting.get(key)
-        until = end if seen is None or seen >= last_grid else seen
+        if seen is None:
+            next_step = start + math.ceil((created - start) / step) * step
+            until = end if created >= last_grid else min(end, next_step)
+        else:
+            until = end if seen >= last_grid else seen
         waits.append(max(0.0, until - created))
     return waits, unscheduled
 
@@ -230,8 +238,11 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
     chunks of at most 12 h and ``max_points`` points; ``progress(done, total)`` after each."""
     if not end > start:
         raise UsageError(f"--end ({end:.0f}) must be after --start ({start:.0f})")
-    if not step > 0 or max_points < 2:
-        raise UsageError(f"step must be positive (got {step}) and max_points at least 2")
+    if not (math.isfinite(step) and step >= 0.001) or max_points < 2:
+        raise UsageError(f"--step must be a finite number of seconds, at least 0.001 (got "
+                         f"{step}); max_points at least 2")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise UsageError("--start and --end must be finite times")
     client = PrometheusClient(url, timeout=timeout)
     start_ms, end_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)
     chunks = _chunks(start_ms, end_ms, step_ms, max_points)
@@ -250,7 +261,7 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
         for series in by_ns.values():
             series.append(series[-1])
 
-    waits, unscheduled = _waits(got, start, end, grid[-1] / 1000)
+    waits, unscheduled = _waits(got, start, end, grid[-1] / 1000, step_ms / 1000)
     if not any(paid) and not any(used) and not got.created:
         _require_kube_state_metrics(client, start, end)
     return UsageSummary(

@@ -94,6 +94,7 @@ class UsageSummary:
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. scale_ups, nodes over time
 
     def to_json(self) -> dict[str, Any]:
+        """Plain data; figures that do not exist (no pods) are null, never NaN."""
         out = {
             "source": self.source,
             "start": self.start,
@@ -103,16 +104,16 @@ class UsageSummary:
                           "overhead_pct": self.gpu_hours.overhead_pct},
         }
         out.update(self.extra)
-        return out
+        return _no_nan(out)
 
     def text(self) -> str:
         w, h = self.waits, self.gpu_hours
-        shares = ", ".join(f"<{k}: {v * 100:.1f}%" for k, v in w.share_under.items())
+        shares = ", ".join(f"<{k}: {_pct(v)}" for k, v in w.share_under.items())
         lines = [
             f"{self.source}",
-            f"  pods scheduled: {w.pods}",
-            f"  pending time: median {w.median_s:.1f} s, mean {w.mean_s:.1f} s, "
-            f"p95 {w.p95_s:.1f} s, p99 {w.p99_s:.1f} s",
+            f"  GPU pods: {w.pods}",
+            f"  pending time: median {_secs(w.median_s)}, mean {_secs(w.mean_s)}, "
+            f"p95 {_secs(w.p95_s)}, p99 {_secs(w.p99_s)}",
             f"  waited {shares}",
             f"  GPU-hours: used {h.used:.1f}, paid {h.paid:.1f}, overhead {h.overhead_pct:.1f}%",
         ]
@@ -122,16 +123,34 @@ class UsageSummary:
         return "\n".join(lines) + "\n"
 
 
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return value
+
+
+def _secs(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.1f} s"
+
+
+def _pct(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value * 100:.1f}%"
+
+
 def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
     """Two summaries in columns, for `simulate --compare`."""
     rows = [
-        ("pods", f"{a.waits.pods}", f"{b.waits.pods}"),
-        ("pending median s", f"{a.waits.median_s:.1f}", f"{b.waits.median_s:.1f}"),
-        ("pending mean s", f"{a.waits.mean_s:.1f}", f"{b.waits.mean_s:.1f}"),
-        ("pending p95 s", f"{a.waits.p95_s:.1f}", f"{b.waits.p95_s:.1f}"),
-        ("pending p99 s", f"{a.waits.p99_s:.1f}", f"{b.waits.p99_s:.1f}"),
-        *[(f"waited < {k}", f"{a.waits.share_under[k] * 100:.1f}%",
-           f"{b.waits.share_under[k] * 100:.1f}%") for k in a.waits.share_under],
+        ("GPU pods", f"{a.waits.pods}", f"{b.waits.pods}"),
+        ("pending median", _secs(a.waits.median_s), _secs(b.waits.median_s)),
+        ("pending mean", _secs(a.waits.mean_s), _secs(b.waits.mean_s)),
+        ("pending p95", _secs(a.waits.p95_s), _secs(b.waits.p95_s)),
+        ("pending p99", _secs(a.waits.p99_s), _secs(b.waits.p99_s)),
+        *[(f"waited < {k}", _pct(a.waits.share_under[k]), _pct(b.waits.share_under[k]))
+          for k in a.waits.share_under],
         ("GPU-hours used", f"{a.gpu_hours.used:.1f}", f"{b.gpu_hours.used:.1f}"),
         ("GPU-hours paid", f"{a.gpu_hours.paid:.1f}", f"{b.gpu_hours.paid:.1f}"),
         ("overhead", f"{a.gpu_hours.overhead_pct:.1f}%", f"{b.gpu_hours.overhead_pct:.1f}%"),

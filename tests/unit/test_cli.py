@@ -135,3 +135,16 @@ def test_simulate_usage_errors(tmp_path, capsys):
     assert main(["simulate", "--workload", str(tmp_path / "none.yaml")]) == 2
     assert main(["simulate", "--defaults"]) == 0
     assert "autoscaler.scanIntervalSeconds = 10.0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "--prometheus", "http://localhost:abc", "--start", "now-1h"],
+    ["report", "--prometheus", "http://127.0.0.1:1", "--start", "now-1h", "--step", "0.0001"],
+    ["report", "--prometheus", "http://127.0.0.1:1", "--start", "now-1h", "--step", "inf"],
+    ["simulate", "--plot", "/nonexistent/dir/x.png"],
+    ["simulate", "--plot", "out.txt"],
+])
+def test_bad_report_and_simulate_arguments_are_usage_errors(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip()

@@ -743,3 +743,40 @@ def test_vendored_schemas_judge_like_the_full_crds(crd_sources: list[tuple[str, 
         assert [(i.code, i.path, i.message) for i in vendored] == \
             [(i.code, i.path, i.message) for i in upstream]
         assert vendored, f"the sample {obj['kind']} must be invalid to prove anything"
+
+
+GPU_DEPLOYMENT = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: gpu}
+    spec:
+      selector: {matchLabels: {app: gpu}}
+      template:
+        metadata: {labels: {app: gpu}}
+        spec:
+          containers:
+            - name: main
+              image: nvcr.io/nvidia/pytorch:24.05-py3
+              resources:
+                limits: {nvidia.com/gpu: 1}
+    """
+
+
+@pytest.mark.parametrize(("cloud", "refused"), [("gke", False), ("eks", True),
+                                                 ("generic", True)])
+def test_gke_adds_the_gpu_toleration_on_admission(cloud, refused):
+    """GKE's ExtendedResourceToleration plugin tolerates nvidia.com/gpu:NoSchedule for a pod
+    that requests GPUs; other clouds do not, so the pod itself must."""
+    values = Values.model_validate({"platform": {"nodePools": [{"name": "t4", "cloud": cloud}]}})
+    out = lint(GPU_DEPLOYMENT, values)
+    assert bool(out) is refused, out
+
+
+def test_stdin_that_is_not_utf8(monkeypatch):
+    class Stdin:
+        buffer = io.BytesIO(b"\xff\xfekind: Pod\n")
+
+    monkeypatch.setattr("sys.stdin", Stdin())
+    (finding,) = lint_paths(["-"], DEFAULTS, KUBE)
+    assert finding.render() == ("<stdin>:0: -: -: error: not UTF-8 text (invalid start byte "
+                                "at byte 0)")

@@ -49,3 +49,12 @@ def test_json_text_compare_and_plot(tmp_path):
     out = tmp_path / "plot.png"
     plot([summary, summary], out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_pods_gives_null_not_nan():
+    import json
+
+    summary = UsageSummary("empty", 0, 60, WaitStats.of([]), GpuHours(0, 0))
+    text = json.dumps(summary.to_json(), allow_nan=False)  # NaN would raise here
+    assert json.loads(text)["pending_seconds"]["median_s"] is None
+    assert "median n/a" in summary.text()
