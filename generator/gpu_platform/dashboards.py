@@ -17,6 +17,10 @@ DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 OVERVIEW_UID = "gpu-platform-overview"
 DCGM_UID = "gpu-platform-dcgm"
 MODES = ("honorLabels", "exported")
+# Replaced with the release namespace when the chart's ConfigMap template reads the file: GPUs
+# held by nothing (honorLabels: the exporter's own pod) and the platform's placeholders live
+# there and are not workloads.
+RELEASE_NAMESPACE = "__RELEASE_NAMESPACE__"
 
 
 def _target(expr: str, legend: str = "", instant: bool = False) -> dict[str, Any]:
@@ -138,9 +142,11 @@ def dcgm(mode: str) -> dict[str, Any]:
         panels.append(_panel("timeseries", title, [_target(expr, legend)],
                              ((index % 2) * 12, (index // 2) * 8, 12, 8), unit=unit))
     panels.append(_panel("timeseries", "Utilisation by workload pod", [_target(
-        f'avg by ({ns}, {pod}) (clamp(DCGM_FI_DEV_GPU_UTIL{{{node},{pod}!=""}}, 0, 100))',
+        f'avg by ({ns}, {pod}) (clamp(DCGM_FI_DEV_GPU_UTIL{{{node},{pod}!="",'
+        f'{ns}!="{RELEASE_NAMESPACE}"}}, 0, 100))',
         f"{{{{{ns}}}}}/{{{{{pod}}}}}")], (0, 24, 12, 8), unit="percent",
-        description=f"Label mode {mode}: the workload pod is the {pod} label."))
+        description=f"Label mode {mode}: the workload pod is the {pod} label; idle GPUs and "
+        "the platform's placeholders are left out."))
     panels.append(_panel("stat", "Last XID error", [_target(
         f"max by (hostname, gpu) (DCGM_FI_DEV_XID_ERRORS{{{node}}})", legend)],
         (12, 24, 12, 8), description="0: none. Any other value is the last XID code."))
