@@ -41,3 +41,11 @@ def test_explicit_values_win_over_the_profile():
                                                 "scaleDownUnneededSeconds": 120},
                                  "scheduler": {"placement": "least-allocated"}})
     assert (s.autoscaler.unneeded_seconds(), s.placement()) == (120, "least-allocated")
+
+
+def test_the_scale_down_threshold_is_the_gpu_flag():
+    # GPU nodes are judged by --scale-down-gpu-utilization-threshold, not the CPU/memory one
+    descriptions = {k: d for k, _, d in reference()}
+    description = descriptions["autoscaler.scaleDownUtilizationThreshold"]
+    assert description.startswith("--scale-down-gpu-utilization-threshold:")
+    assert Settings().autoscaler.scaleDownUtilizationThreshold == 0.5

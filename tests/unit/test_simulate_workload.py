@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 from gpu_platform.errors import UsageError, ValuesInvalid
-from gpu_platform.simulate import default_workload, load_workload, parse_workload
+from gpu_platform.simulate import default_workload, load_workload, parse_workload, run
 from gpu_platform.simulate.workload import Duration
 from support.simulate import pool, values
 
@@ -143,6 +143,43 @@ class TestErrors:
         assert found[0].startswith("w.yaml:15:") and "clusters[1].pool" in found[0]
         assert "pool 'a100' is not in the values' platform.nodePools (gpu)" in found[0]
         assert "simulation.pools.t4" in found[1]
+
+    def test_pods_bigger_than_every_node_they_may_use(self):
+        # the reviewer's case: 4-GPU workers pinned to a 2-GPU pool ran without a word
+        w = workload(extra=textwrap.indent(textwrap.dedent("""\
+          - name: train
+            workers: {min: 1, max: 2}
+            workerGpus: 4
+            durationMinutes: {median: 60, p90: 120}
+            image: example.com/rapids:1.0
+            pool: t4
+          - name: wide
+            workers: {min: 1, max: 1}
+            schedulerGpus: 3
+            durationMinutes: {median: 60, p90: 120}
+            image: example.com/rapids:1.0
+        """), "  "))
+        vals = values(pool(name="t4", gpusPerNode=2), pool(name="a100", gpusPerNode=8))
+        found = [p.render() for p in w.problems_with(vals)]
+        assert len(found) == 1, found  # the unpinned 3-GPU scheduler fits the a100 pool
+        assert found[0].startswith("w.yaml:13:") and "clusters[1].workerGpus" in found[0]
+        assert "4 GPUs per pod, but the nodes this cluster type may use have at most 2 " \
+            "(gpusPerNode of t4: 2)" in found[0]
+        assert "request 2 or fewer, or give it a pool with gpusPerNode of 4 or more" in found[0]
+        # without the big pool, the unpinned scheduler is too big for every node as well
+        found = [p.render() for p in w.problems_with(values(pool(name="t4", gpusPerNode=2)))]
+        assert [f.split(": ")[1] for f in found] == ["clusters[1].workerGpus",
+                                                    "clusters[2].schedulerGpus"]
+        assert found[1].startswith("w.yaml:19:")
+
+    def test_a_pod_as_big_as_a_node_is_fine(self):
+        w = workload(extra="    workerGpus: 2\n    schedulerGpus: 0\n")
+        assert w.problems_with(values(pool(gpusPerNode=2))) == []
+
+    def test_too_big_pods_stop_a_run(self):
+        w = workload(extra="    workerGpus: 4\n")
+        with pytest.raises(ValuesInvalid, match="clusters\\[0\\].workerGpus"):
+            run(values(pool(gpusPerNode=2)), w)
 
     def test_missing_file_is_a_usage_error(self, tmp_path):
         with pytest.raises(UsageError, match="no such workload file"):

@@ -1,10 +1,20 @@
 """What a simulated day cost and how long users waited, in the figures `report` uses.
 
-GPU-hours paid: the GPUs of every node from the moment its VM is requested until it is
-deleted. Clouds bill a VM from its running state (EC2 leaves the short ``pending`` state
-unbilled; Compute Engine bills from ``RUNNING``, after ``PROVISIONING``/``STAGING``), which
-comes seconds after the request, long before the node can take pods; counting from the
-request therefore overstates the bill by those seconds per node, a bound we prefer to a guess.
+GPU-hours paid (``gpu_hours.paid``): the GPUs of every node from the moment its VM is
+requested until it is deleted. Clouds bill a VM from its running state (EC2 leaves the short
+``pending`` state unbilled; Compute Engine bills from ``RUNNING``, after
+``PROVISIONING``/``STAGING``), which comes seconds after the request, long before the node can
+take pods; counting from the request therefore overstates the bill by those seconds per node, a
+bound we prefer to a guess.
+
+GPU-hours paid as `report` would see them (``extra.gpu_hours_paid_visible``): the GPUs of every
+node from the moment it is Ready (booted, registered, driver installed) until it is deleted.
+`report` measures paid GPUs as node capacity ``nvidia.com/gpu`` from kube-state-metrics, which
+appears only once the node has registered and the device plugin advertises its GPUs, so a
+measured day misses each new node's boot and driver install: per node added (and Ready
+before the day ends), paid minus visible is (boot + driver install) x GPUs / 3600 GPU-hours.
+Compare a measured day with this figure; plan budgets with ``paid``.
+
 GPU-hours used: GPUs requested by running user pods (placeholders excluded), from their
 containers starting until deletion.
 
@@ -33,10 +43,14 @@ SOURCES = {"billing": [EC2_BILLING, GCE_BILLING], "pending": POD_PHASE}
 
 
 class Meter:
-    """GPUs paid for (on nodes that exist) and used (by running user pods), over time."""
+    """GPUs paid for (on nodes that exist), visible (on Ready nodes) and used (by running user
+    pods), over time."""
 
     def __init__(self) -> None:
         self.paid = 0
+        self.visible = 0
+        self.visible_times: list[float] = []  # its own series: the paid/used one stays as it was
+        self.visible_series: list[int] = []
         self.used = 0
         self.nodes = 0
         self.times: list[float] = []
@@ -49,6 +63,14 @@ class Meter:
         """The first sample, so series and GPU-hours start at the beginning of the day."""
         self._record(now)
         self._record_nodes(now)
+        self._record_visible(now)
+
+    def _record_visible(self, now: float) -> None:
+        if self.visible_times and self.visible_times[-1] == now:
+            self.visible_series[-1] = self.visible
+        else:
+            self.visible_times.append(now)
+            self.visible_series.append(self.visible)
 
     def _record(self, now: float) -> None:
         if self.times and self.times[-1] == now:
@@ -71,11 +93,23 @@ class Meter:
         self._record(now)
         self._record_nodes(now)
 
+    def node_ready(self, node: Node, now: float) -> None:
+        self.visible += node.gpus
+        self._record_visible(now)
+
     def node_removed(self, node: Node, now: float) -> None:
         self.paid -= node.gpus
         self.nodes -= 1
         self._record(now)
         self._record_nodes(now)
+        if node.ready_at is not None:
+            self.visible -= node.gpus
+            self._record_visible(now)
+
+    def visible_gpu_hours(self, end: float) -> float:
+        times = [*self.visible_times, end]
+        return sum(gpus * (times[i + 1] - times[i])
+                   for i, gpus in enumerate(self.visible_series)) / 3600
 
     def used_changed(self, delta: int, now: float) -> None:
         self.used += delta
@@ -119,6 +153,7 @@ def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, horizon: 
         "nodes_removed": autoscaler.nodes_removed,
         "peak_nodes": max(meter.node_counts, default=0),
         "peak_gpus_paid": max(paid),
+        "gpu_hours_paid_visible": meter.visible_gpu_hours(horizon),
         "peak_gpus_used": max(used),
         "seed": seed,
         "start_wait_s": asdict(start_waits),

@@ -3,7 +3,9 @@
 Every scan interval (``RunOnce`` in static_autoscaler.go):
 
 1. Scale-up. Pending pods at or above the expendable cutoff are considered once the oldest is
-   old enough (2 s, or 30 s when it requests GPUs). Pods that fit on nodes still starting
+   old enough (2 s, or 30 s when it requests GPUs); while they are all that new, the loop
+   waits for more pods and skips scale-down too (``allPodsAreNew`` and
+   ``DisableScaleDownForLoop`` in static_autoscaler.go). Pods that fit on nodes still starting
    (booting or installing the driver) wait for them. For every pool with room below maxNodes,
    a first-fit bin-packing estimates how many new nodes the remaining pods need; the expander
    picks one pool, which grows by that many (capped at max). A scale-up ends the loop.
@@ -74,6 +76,11 @@ class Autoscaler:
         self.nodes_removed = 0
 
     def scan(self, now: float) -> ScanResult:
+        if self.all_pods_new(now):
+            # Upstream waits one loop for more pods and skips a real scale-down "just like if
+            # the pods were handled"; unneeded nodes are still tracked (static_autoscaler.go).
+            self.scale_down(now, skip=True)
+            return ScanResult()
         added = self.scale_up(now)
         if added:
             self.last_scale_up = now
@@ -92,24 +99,29 @@ class Autoscaler:
     def _counted(self, pod: Pod) -> bool:
         return pod.priority >= self.config.expendablePodsPriorityCutoff
 
+    def all_pods_new(self, now: float) -> bool:
+        """Whether every pending pod that counts is too new to act on (``allPodsAreNew``):
+        the oldest is younger than 2 s, or the oldest requesting GPUs younger than 30 s."""
+        # Each demand's queue is in creation order: its first pod is its oldest. Reading
+        # only those keeps this cheap on a saturated day's long queue.
+        heads = [pods[0] for (_, priority, _), pods in self.state.queues.items()
+                 if priority >= self.config.expendablePodsPriorityCutoff]
+        if not heads:
+            return False
+        if min(p.created for p in heads) + self.config.unschedulablePodBufferSeconds > now:
+            return True
+        gpu = [p.created for p in heads if p.gpus]
+        return bool(gpu) and min(gpu) + self.config.unschedulableGpuPodBufferSeconds > now
+
     def scale_up(self, now: float) -> list[Node]:
+        """Grow one pool for the pending pods (the scan has checked they are not all new)."""
         state, config = self.state, self.config
         growable = [pool for pool in state.pools
                     if len(state.live_nodes(pool)) < pool.max_nodes]
         if not state.pending or not growable:  # cheap exit: a saturated day has long queues
             return []
-        pending = [p for p in state.pending if self._counted(p)]
-        if not pending:
-            return []
-        oldest = min(p.created for p in pending)
-        buffer = config.unschedulablePodBufferSeconds
-        if any(p.gpus for p in pending):
-            oldest_gpu = min(p.created for p in pending if p.gpus)
-            if oldest_gpu + config.unschedulableGpuPodBufferSeconds > now:
-                return []
-        if oldest + buffer > now:
-            return []
-        pending = [p for p in pending if p.created + config.newPodScaleUpDelaySeconds <= now]
+        pending = [p for p in state.pending if self._counted(p)
+                   and p.created + config.newPodScaleUpDelaySeconds <= now]
         remaining = self._beyond_upcoming(pending)
         options = [o for o in (self._option(pool, remaining) for pool in growable) if o]
         if not options:
@@ -145,10 +157,13 @@ class Autoscaler:
         return Option(pool, len(bins), placed, len(bins) * pool.gpus_per_node - sum(bins))
 
     def _expand(self, options: list[Option]) -> Option:
+        # Upstream breaks the ties an expander leaves at random (--expander's help text); both
+        # expanders here break them the same way, by the first pool name, so they draw nothing
+        # from the seeded stream.
         if self.config.expander == "least-waste":
             return min(options, key=lambda o: (o.idle_gpus, o.pool.name))
         if self.config.expander == "most-pods":
-            return max(options, key=lambda o: (len(o.pods), o.pool.name))
+            return min(options, key=lambda o: (-len(o.pods), o.pool.name))
         return options[self.rng.randrange(len(options))] if len(options) > 1 else options[0]
 
     # ----------------------------------------------------------------- scale-down
@@ -186,10 +201,11 @@ class Autoscaler:
         return (self.last_scale_up + self.config.scaleDownDelayAfterAddSeconds > now
                 or self.last_delete + self.config.delay_after_delete_seconds() > now)
 
-    def scale_down(self, now: float) -> list[Node]:
+    def scale_down(self, now: float, skip: bool = False) -> list[Node]:
+        """Track unneeded nodes; remove those due unless in cooldown or ``skip``."""
         unneeded = self.unneeded()
         self.unneeded_since = {n.uid: self.unneeded_since.get(n.uid, now) for n in unneeded}
-        if self.in_cooldown(now):
+        if skip or self.in_cooldown(now):
             return []
         wait = self.config.unneeded_seconds()
         due = sorted((n for n in unneeded if self.unneeded_since[n.uid] + wait <= now),

@@ -14,6 +14,7 @@ times and turns the start times it returns into timeouts.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,6 +26,10 @@ from .settings import PAUSE_IMAGE_GB, Settings
 USER_PRIORITY = 0  # the chart's priority ladder: user 0 > prepuller -5 > placeholder -10
 PLACEHOLDER_PRIORITY = -10
 PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"  # the chart's pause image
+
+# What decides where a pending pod can go: the pool it may use (None: any), its priority,
+# the GPUs it requests. Pods with one demand are interchangeable to the scheduler.
+Demand = tuple[str | None, int, int]
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,9 @@ class Pod:
     def sort_key(self) -> tuple[int, float, int]:
         return (-self.priority, self.created, self.uid)
 
+    def demand(self) -> Demand:
+        return (self.pool, self.priority, self.gpus)
+
 
 @dataclass(eq=False)
 class Node:
@@ -136,6 +144,7 @@ class ClusterState:
         self.nodes: list[Node] = []
         self.pods: list[Pod] = []
         self.pending: list[Pod] = []  # sorted by Pod.sort_key: the scheduling queue's order
+        self.queues: dict[Demand, list[Pod]] = {}  # the pending pods by demand, in queue order
         self.preemptions = 0
         self._uid = 0
 
@@ -150,11 +159,12 @@ class ClusterState:
 
     def add_node(self, pool: PoolSpec, now: float, ready: bool = False) -> Node:
         node = Node(self._next_uid(), pool, created=now, pull_free_at=now)
-        if ready:  # a node of the initial steady state: booted, prepulled
-            node.state, node.joined_at, node.ready_at = "ready", now, now
-            node.images = {image: now for image in pool.prepull}
         self.nodes.append(node)
         self.meter.node_added(node, now)
+        if ready:  # a node of the initial steady state: booted, prepulled
+            node.joined_at = now
+            node.images = {image: now for image in pool.prepull}
+            self.node_ready(node, now)
         return node
 
     def node_joined(self, node: Node, now: float) -> None:
@@ -164,8 +174,9 @@ class ClusterState:
             self._pull(node, image, now)
 
     def node_ready(self, node: Node, now: float) -> None:
-        """GPUs are allocatable (driver installed, device plugin up)."""
+        """GPUs are allocatable (driver installed, device plugin up), and seen by `report`."""
         node.state, node.ready_at = "ready", now
+        self.meter.node_ready(node, now)
 
     def remove_node(self, node: Node, now: float) -> None:
         """The autoscaler deletes the VM; its pods (placeholders only) are recreated, pending."""
@@ -179,6 +190,7 @@ class ClusterState:
     def add_pod(self, pod: Pod) -> Pod:
         self.pods.append(pod)
         bisect.insort(self.pending, pod, key=Pod.sort_key)
+        bisect.insort(self.queues.setdefault(pod.demand(), []), pod, key=Pod.sort_key)
         return pod
 
     def new_pod(self, kind: str, gpus: int, priority: int, image: str, now: float,
@@ -194,7 +206,7 @@ class ClusterState:
         if pod.state == "deleted":
             return
         if pod.state == "pending":
-            self.pending.remove(pod)
+            self._unqueue(pod)
         else:
             node = pod.node
             assert node is not None
@@ -244,8 +256,15 @@ class ClusterState:
     def allowed(self, pod: Pod, pool: PoolSpec) -> bool:
         return pod.pool is None or pod.pool == pool.name
 
-    def _bind(self, pod: Pod, node: Node, now: float) -> float:
+    def _unqueue(self, pod: Pod) -> None:
         self.pending.remove(pod)
+        queue = self.queues[pod.demand()]
+        queue.remove(pod)
+        if not queue:
+            del self.queues[pod.demand()]
+
+    def _bind(self, pod: Pod, node: Node, now: float) -> float:
+        self._unqueue(pod)
         pod.node, pod.state, pod.scheduled_at = node, "starting", now
         node.pods.append(pod)
         node.used += pod.gpus
@@ -277,30 +296,64 @@ class ClusterState:
         return victims
 
     def schedule(self, now: float) -> list[tuple[Pod, float]]:
-        """One scheduling pass over the queue; the pods bound and when each will start."""
+        """One scheduling pass over the queue; the pods bound and when each will start.
+
+        A saturated day keeps thousands of pods pending and every event runs a pass, so a pass
+        must not try every pending pod against every node. Within one pass over the queue, the
+        room a pod of priority p could find on a node (its free GPUs plus those of pods below
+        p) never grows: the pods after it in the queue have priority p or lower, so what they
+        bind takes room and what they preempt was below p already, and the placeholders they
+        recreate wait for the next pass. So once a pod fits nowhere, the pods after it with the
+        same pool and priority needing at least as many GPUs would fail too. The pass walks the
+        queue as a merge of the queues of each demand and drops a demand at its first such
+        failure: the outcome of trying every pod, at the cost of the pods that bind and one try
+        per demand. (Failures do not carry over to the next pass: there a user pod may preempt
+        what a placeholder counted on.)
+        """
         bound: list[tuple[Pod, float]] = []
         while True:
             ready = [n for n in self.nodes if n.state == "ready"]
-            queue = list(self.pending)
-            if not queue or not ready:
+            if not self.pending or not ready:
                 return bound
+            if not self._room(ready) and not self._preemptible(ready):
+                return bound  # no pod outranks a user pod: nothing can bind
+            failed: dict[tuple[str | None, int], int] = {}  # (pool, priority) -> fewest GPUs
+            allowed_in: dict[str | None, list[Node]] = {}
             recreated = False
-            for pod in queue:
-                if pod.state != "pending":
-                    continue
-                allowed = [n for n in ready if self.allowed(pod, n.pool)]
-                node = self._best(n for n in allowed if n.free >= pod.gpus)
+            queues = {demand: list(pods) for demand, pods in self.queues.items()}
+            heads = [(pods[0].sort_key(), 0, demand) for demand, pods in queues.items()]
+            heapq.heapify(heads)
+            while heads:
+                _, i, demand = heapq.heappop(heads)
+                pool, priority, gpus = demand
+                if gpus >= failed.get((pool, priority), gpus + 1):
+                    continue  # fails for the rest of the pass: drop this demand
+                pods = queues[demand]
+                if i + 1 < len(pods):
+                    heapq.heappush(heads, (pods[i + 1].sort_key(), i + 1, demand))
+                pod = pods[i]
+                allowed = allowed_in.get(pool)
+                if allowed is None:
+                    allowed = allowed_in[pool] = [n for n in ready if self.allowed(pod, n.pool)]
+                node = self._best(n for n in allowed if n.free >= gpus)
                 if node is None:
                     node = self._preempt(pod, allowed, now)
                     recreated = recreated or node is not None
-                if node is not None:
-                    bound.append((pod, self._bind(pod, node, now)))
-                if not any(n.free for n in ready) and not self._preemptible(ready):
+                if node is None:
+                    failed[(pool, priority)] = gpus  # fewer than any failure before
+                    continue
+                bound.append((pod, self._bind(pod, node, now)))
+                if not self._room(ready) and not self._preemptible(ready):
                     break
             if not recreated:  # recreated placeholders join the queue: one more pass
                 return bound
 
-    def _preemptible(self, ready: list[Node]) -> bool:
+    @staticmethod
+    def _room(ready: list[Node]) -> bool:
+        return any(n.free for n in ready)
+
+    @staticmethod
+    def _preemptible(ready: list[Node]) -> bool:
         return any(p.priority < USER_PRIORITY for n in ready for p in n.pods)
 
     def _preempt(self, pod: Pod, allowed: list[Node], now: float) -> Node | None:

@@ -28,6 +28,8 @@ CA_EXPANDERS = f"{CA_FAQ}#what-are-expanders"
 CA_SCALE_DOWN = f"{CA_FAQ}#how-does-scale-down-work"
 CA_STATIC_AUTOSCALER = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
                         "core/static_autoscaler.go")
+CA_DEFAULTS = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
+               "config/const.go")
 CA_GPU_UTILIZATION = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
                       "simulator/utilization/info.go")
 CA_GKE_PROFILE_ISSUE = "https://github.com/kubernetes/autoscaler/issues/2798"
@@ -90,8 +92,11 @@ class AutoscalerSettings(Strict):
     )
     scaleDownUtilizationThreshold: float = Field(
         0.5, ge=0, le=1,
-        description="--scale-down-utilization-threshold; on GPU nodes the autoscaler uses GPU "
-        f"requests over GPU allocatable only ({CA_PARAMETERS}, {CA_GPU_UTILIZATION}).",
+        description="--scale-down-gpu-utilization-threshold: a GPU node is a scale-down "
+        "candidate when its GPU requests over GPU allocatable fall below this; CPU and memory "
+        "are ignored on GPU nodes, and so is --scale-down-utilization-threshold, which applies "
+        f"to the other nodes ({CA_PARAMETERS}, {CA_GPU_UTILIZATION}). Default 0.5 "
+        f"(DefaultScaleDownGpuUtilizationThreshold in {CA_DEFAULTS}).",
     )
     maxEmptyBulkDelete: int = Field(
         10, ge=1, description=f"--max-empty-bulk-delete: empty nodes removed at once "
@@ -113,7 +118,8 @@ class AutoscalerSettings(Strict):
     expander: Expander = Field(
         "random", description="--expander: which pool grows when several could "
         f"({CA_EXPANDERS}); random is the upstream default (seeded here). least-waste compares "
-        "idle GPUs, since the simulation models GPUs only.",
+        "idle GPUs, since the simulation models GPUs only. Ties that least-waste or most-pods "
+        "leave go to the first pool name (upstream: at random).",
     )
     expendablePodsPriorityCutoff: int = Field(
         -10, description="--expendable-pods-priority-cutoff: pods below it neither trigger "

@@ -194,17 +194,35 @@ class Workload(Strict):
         return out
 
     def problems_with(self, values: Values) -> list[Problem]:
-        """Names in the workload that the values file does not define."""
-        pools = [p.name for p in values.platform.nodePools]
+        """What the workload asks of the values that they cannot give: pools they do not
+        define, and pods bigger than every node they may use (such pods would stay Pending
+        all day, and the day's figures would mean nothing)."""
+        pools = {p.name: p.gpusPerNode for p in values.platform.nodePools}
         if not pools:
             return [Problem("platform.nodePools", "no GPU pools to simulate; add one")]
         named: list[tuple[tuple[str | int, ...], str]] = [
             (("clusters", i, "pool"), kind.pool)
             for i, kind in enumerate(self.clusters) if kind.pool is not None
         ] + [(("simulation", "pools", name), name) for name in self.simulation.pools]
-        return [Problem(dotted(path), f"pool {name!r} is not in the values' platform.nodePools "
-                        f"({', '.join(pools)})", self.locate(path))
-                for path, name in named if name not in pools]
+        problems = [Problem(dotted(path), f"pool {name!r} is not in the values' "
+                            f"platform.nodePools ({', '.join(pools)})", self.locate(path))
+                    for path, name in named if name not in pools]
+        for i, kind in enumerate(self.clusters):
+            if kind.pool is not None and kind.pool not in pools:
+                continue  # reported above
+            usable = {kind.pool: pools[kind.pool]} if kind.pool is not None else pools
+            largest = max(usable.values())
+            sizes = ", ".join(f"{name}: {gpus}" for name, gpus in usable.items())
+            for key, gpus in (("schedulerGpus", kind.schedulerGpus),
+                              ("workerGpus", kind.workerGpus)):
+                if gpus > largest:
+                    path = ("clusters", i, key)
+                    problems.append(Problem(
+                        dotted(path), f"{gpus} GPUs per pod, but the nodes this cluster type "
+                        f"may use have at most {largest} (gpusPerNode of {sizes}), so its pods "
+                        f"would never run; request {largest} or fewer, or give it a pool "
+                        f"with gpusPerNode of {gpus} or more", self.locate(path)))
+        return problems
 
 
 @dataclass(frozen=True)
