@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _checked(paths: list[str] | None) -> Checked:
+    """The checked values of these files, or the chart defaults when none are given."""
+    return check_files(paths) if paths else check_defaults()
+
+
 def _log(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -216,7 +221,7 @@ def cmd_template(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    checked = check_files(args.values) if args.values else check_defaults()
+    checked = _checked(args.values)
     findings = lint_paths(args.files, checked.values, args.kube_version)
     for finding in findings:
         print(finding.render())
@@ -279,7 +284,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         summaries = list(simulation.compare(a.values, b.values, workload, seed=args.seed,
                                             progress=progress, labels=tuple(args.compare)))
     else:
-        checked = check_files(args.values) if args.values else check_defaults()
+        checked = _checked(args.values)
         _print_warnings(checked)
         label = ", ".join(args.values) if args.values else "defaults"
         summaries = [simulation.run(checked.values, workload, seed=args.seed,
@@ -289,7 +294,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_nodepool(args: argparse.Namespace) -> int:
-    checked = check_files(args.values) if args.values else check_defaults()
+    checked = _checked(args.values)
     _print_warnings(checked)
     pools = checked.values.platform.nodePools
     sys.stdout.write(nodepool_script(pools, args.cloud, args.cluster, args.location))

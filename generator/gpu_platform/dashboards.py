@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .usage import PLATFORM_POD_INFO
+
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 OVERVIEW_UID = "gpu-platform-overview"
 DCGM_UID = "gpu-platform-dcgm"
@@ -71,7 +73,7 @@ PENDING_SECONDS = (
 PENDING_PODS = (
     f'count(({_GPU_PODS}'
     ' * on (namespace, pod, uid) (kube_pod_status_phase{phase="Pending"} == 1))'
-    ' unless on (namespace, pod, uid) kube_pod_info{priority_class=~".*-(placeholder|prepuller)"})'
+    f' unless on (namespace, pod, uid) {PLATFORM_POD_INFO})'
     ' or vector(0)'
 )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import upstream
-from .model import GpuSignal, Taint, Toleration, Values, duration_ms, tolerates
+from .model import GpuSignal, Taint, Values, duration_ms, parse_tolerations, tolerates
 
 PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
 PROMETHEUS_PORT = 9090
@@ -100,22 +100,13 @@ def adapter_rules(values: Values) -> list[dict[str, Any]]:
 
 def dcgm_env(values: Values) -> list[dict[str, Any]]:
     """The exporter's env: the user's entries plus the collect interval tied to the scrape."""
-    user = values.gpu_operator.model_extra or {}
-    entries = deepcopy(((user.get("dcgmExporter") or {}).get("env")) or [])
+    _, given = get_path(values.gpu_operator.model_extra or {}, ("dcgmExporter", "env"))
+    entries = deepcopy(given or [])
     entries = [
         e for e in entries if not (isinstance(e, dict) and e.get("name") == DCGM_INTERVAL_ENV)
     ]
     ms = duration_ms(values.platform.monitoring.scrapeInterval)
     return [*entries, {"name": DCGM_INTERVAL_ENV, "value": str(ms)}]
-
-
-def _given(chart_block: Any, path: tuple[str, ...]) -> Any:
-    node = chart_block.model_extra or {}
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
 
 
 def pool_taints(values: Values) -> list[Taint]:
@@ -132,29 +123,17 @@ def with_pool_tolerations(values: Values, path: tuple[str, ...]) -> list[dict[st
     """gpu-operator tolerations at ``path``: the user's (or upstream's) list, plus one for
     every pool taint nothing in it tolerates yet. A DaemonSet that does not tolerate a pool's
     taint runs zero pods there: no driver, no device plugin, no DCGM metrics."""
-    given = _given(values.gpu_operator, path)
-    if given is None:
+    found, given = get_path(values.gpu_operator.model_extra or {}, path)
+    if not found:
         found, given = get_path(upstream.defaults("gpu-operator"), path)
-        given = given if found else []
     result = [deepcopy(t) for t in given or []]
-    present = [_toleration(t) for t in result]
+    present = parse_tolerations(result)
     for taint in pool_taints(values):
-        if not any(t is not None and tolerates(t, taint) for t in present):
+        if not any(tolerates(t, taint) for t in present):
             result.append(taint.toleration().model_dump(mode="json", exclude_defaults=False))
             present.append(taint.toleration())
     return [{k: v for k, v in t.items() if v != ""} if isinstance(t, dict) else t
             for t in result]
-
-
-def _toleration(entry: Any) -> Toleration | None:
-    if not isinstance(entry, dict):
-        return None
-    try:
-        return Toleration.model_validate(
-            {k: entry[k] for k in ("key", "operator", "value", "effect") if k in entry}
-        )
-    except ValueError:
-        return None
 
 
 def driver_enabled(values: Values) -> bool:

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from .model import POOL_LABEL, NodePool, Taint, Toleration, Values, tolerates
+from .model import POOL_LABEL, NodePool, Taint, Toleration, Values, parse_tolerations, tolerates
 
 PathKey = tuple[str | int, ...]
 Severity = Literal["error", "warning"]
@@ -149,21 +147,6 @@ def _limit_issues(spec: dict[str, Any], base: PathKey) -> tuple[list[RuleIssue],
     return issues, asks
 
 
-def _tolerations(raw: Any) -> list[Toleration]:
-    """The pod's tolerations as the model's type; malformed entries are the schema's business."""
-    out: list[Toleration] = []
-    for entry in raw if isinstance(raw, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        fields = {k: entry[k] for k in ("key", "operator", "value", "effect")
-                  if entry.get(k) is not None}
-        try:
-            out.append(Toleration.model_validate(fields))
-        except ValidationError:
-            continue
-    return out
-
-
 # GKE runs the ExtendedResourceToleration admission plugin: a pod that requests nvidia.com/gpu
 # gets {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} added on admission
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#limitations and the plugin's
@@ -193,7 +176,7 @@ def _placement_issues(spec: dict[str, Any], base: PathKey, values: Values) -> li
     pools = values.platform.nodePools
     if not pools:
         return []
-    tolerations = _tolerations(spec.get("tolerations"))
+    tolerations = parse_tolerations(spec.get("tolerations"))
     where = (*base, "tolerations")
     wanted = _mapping(spec.get("nodeSelector")).get(POOL_LABEL)
     if wanted is not None:

@@ -95,6 +95,22 @@ class Toleration(Strict):
     )
 
 
+def parse_tolerations(raw: Any) -> list[Toleration]:
+    """Tolerations written in a manifest or a subchart block, as the model's type. Entries that
+    are not tolerations are skipped: judging them is the schema's job, not the caller's."""
+    out: list[Toleration] = []
+    for entry in raw if isinstance(raw, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        fields = {k: entry[k] for k in ("key", "operator", "value", "effect")
+                  if entry.get(k) is not None}
+        try:
+            out.append(Toleration.model_validate(fields))
+        except ValueError:
+            continue
+    return out
+
+
 GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
 
 

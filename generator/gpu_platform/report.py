@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 
 from .errors import UsageError
 from .promapi import DEFAULT_TIMEOUT_S, PrometheusClient, PrometheusError
-from .usage import GpuHours, UsageSummary, WaitStats
+from .usage import PLATFORM_POD_INFO, GpuHours, UsageSummary, WaitStats, gpu_hours
 
 __all__ = ["PrometheusError", "build_report", "parse_time", "stderr_progress"]
 
@@ -41,7 +41,7 @@ MAX_POINTS = 11_000  # Prometheus refuses range queries of more than 11,000 step
 # query that loads more than --query.max-samples, 50 million by default, is refused).
 MAX_CHUNK_S = 12 * 3600
 LATE_SAMPLE_MARGIN_S = 300.0  # a pod created just before `end` is first scraped just after it
-PLATFORM_PODS = 'kube_pod_info{priority_class=~".*-(placeholder|prepuller)"}'
+PLATFORM_PODS = PLATFORM_POD_INFO
 GPU = 'resource="nvidia_com_gpu"'
 POD = "namespace, pod, uid"
 
@@ -226,10 +226,6 @@ def _waits(got: _Collected, start: float, end: float, last_grid: float,
     return waits, unscheduled
 
 
-def _hours(times: list[float], values: list[float]) -> float:
-    return sum(values[i] * (times[i + 1] - times[i]) for i in range(len(times) - 1)) / 3600
-
-
 def build_report(url: str, start: float, end: float, *, step: float = 30.0,
                  progress: Callable[[int, int], None] | None = None,
                  max_points: int = MAX_POINTS,
@@ -278,7 +274,7 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
             "peak_gpus_paid": max(paid),
             "peak_gpus_used": max(used),
             "step_s": step,
-            "gpu_hours_by_namespace": {ns: _hours(times, v) for ns, v in by_ns.items()},
+            "gpu_hours_by_namespace": {ns: gpu_hours(times, v) for ns, v in by_ns.items()},
         },
     )
 

@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any
 
 WAIT_THRESHOLDS = (2.0, 5.0, 60.0)
+# The platform's own pods hold GPUs as warm capacity (placeholders) or pull images (prepullers):
+# neither is demand. kube-state-metrics names their priority class,
+# "<release>-gpu-platform-placeholder" / "-prepuller" (templates/scheduling/priorityclass.yaml);
+# the suffix match survives the names helper's truncation of long release names.
+PLATFORM_POD_INFO = 'kube_pod_info{priority_class=~".*-(placeholder|prepuller)"}'
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -72,11 +77,12 @@ class GpuHours:
     def of(cls, times: Sequence[float], paid: Sequence[float], used: Sequence[float]) -> GpuHours:
         """Integrate step series sampled at ``times`` (seconds): each value holds until the
         next sample, the last one holds for nothing."""
-        return cls(paid=_integrate(times, paid) / 3600, used=_integrate(times, used) / 3600)
+        return cls(paid=gpu_hours(times, paid), used=gpu_hours(times, used))
 
 
-def _integrate(times: Sequence[float], values: Sequence[float]) -> float:
-    return sum(values[i] * (times[i + 1] - times[i]) for i in range(len(times) - 1))
+def gpu_hours(times: Sequence[float], gpus: Sequence[float]) -> float:
+    """GPU-hours of a step series of GPU counts sampled at ``times`` (seconds)."""
+    return sum(gpus[i] * (times[i + 1] - times[i]) for i in range(len(times) - 1)) / 3600
 
 
 @dataclass

@@ -58,6 +58,15 @@ def _tolerated(tolerations: list[dict], key: str, value: str, effect: str) -> bo
     return tolerated(tolerations, {"key": key, "value": value, "effect": effect})
 
 
+def _plain_helm_error(built_chart, chart_repo, tmp_path: Path, text: str) -> str:
+    """helm template with this site file as is (no `gpu-platform values`): the error text."""
+    site = tmp_path / "site.yaml"
+    site.write_text(text)
+    with pytest.raises(HelmError) as exc:
+        render(built_chart, [site], chart_repo.env())
+    return exc.value.stderr
+
+
 @pytest.fixture
 def two_pools(built_chart, chart_repo, tmp_path) -> list[dict]:
     site = tmp_path / "two-pools.yaml"
@@ -238,22 +247,19 @@ class TestTenants:
 class TestPlainHelmPools:
     def test_pool_taint_changed_without_resolving_fails(self, built_chart, chart_repo,
                                                         tmp_path: Path):
-        site = tmp_path / "site.yaml"
-        site.write_text("platform:\n  nodePools:\n    - name: gpu\n      taints:\n"
-                        "        - {key: dedicated, value: gpu, effect: NoSchedule}\n")
-        with pytest.raises(HelmError) as exc:
-            render(built_chart, [site], chart_repo.env())
+        stderr = _plain_helm_error(built_chart, chart_repo, tmp_path, (
+            "platform:\n  nodePools:\n    - name: gpu\n      taints:\n"
+            "        - {key: dedicated, value: gpu, effect: NoSchedule}\n"))
         assert ("gpu-operator.daemonsets.tolerations does not tolerate the taint "
-                "dedicated=gpu:NoSchedule of platform.nodePools[0] (gpu)") in exc.value.stderr
-        assert "node-feature-discovery.worker.tolerations" in exc.value.stderr
+                "dedicated=gpu:NoSchedule of platform.nodePools[0] (gpu)") in stderr
+        assert "node-feature-discovery.worker.tolerations" in stderr
 
     def test_driver_mode_changed_without_resolving_fails(self, built_chart, chart_repo,
                                                          tmp_path: Path):
-        site = tmp_path / "site.yaml"
-        site.write_text("platform:\n  nodePools:\n    - name: gpu\n      driver: preinstalled\n")
-        with pytest.raises(HelmError) as exc:
-            render(built_chart, [site], chart_repo.env())
-        assert "gpu-operator.driver.enabled must be false" in exc.value.stderr
+        stderr = _plain_helm_error(built_chart, chart_repo, tmp_path,
+                                   "platform:\n  nodePools:\n    - name: gpu\n"
+                                   "      driver: preinstalled\n")
+        assert "gpu-operator.driver.enabled must be false" in stderr
 
     def test_list_items_get_the_model_defaults_without_resolving(self, built_chart, chart_repo,
                                                                   tmp_path: Path):
@@ -300,12 +306,9 @@ class TestClouds:
 
     def test_tenant_in_the_release_namespace_fails(self, built_chart, chart_repo,
                                                    tmp_path: Path):
-        site = tmp_path / "site.yaml"
-        site.write_text("platform:\n  tenants: [{name: gpu-platform}]\n")
-        with pytest.raises(HelmError) as exc:
-            render(built_chart, [site], chart_repo.env())
-        assert ('platform.tenants[0].name "gpu-platform" is this release\'s namespace'
-                in exc.value.stderr)
+        stderr = _plain_helm_error(built_chart, chart_repo, tmp_path,
+                                   "platform:\n  tenants: [{name: gpu-platform}]\n")
+        assert 'platform.tenants[0].name "gpu-platform" is this release\'s namespace' in stderr
 
     def test_long_release_name_keeps_names_valid(self, built_chart, chart_repo, tmp_path):
         from gpu_platform import helm
