@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from gpu_platform.model import PrometheusSizing  # noqa: E402
+from gpu_platform.pipeline.model import PrometheusSizing  # noqa: E402
 from integration.harness import (  # noqa: E402
     SERIES_PER_GPU,
     DcgmExporter,

@@ -26,8 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from gpu_platform.derive import adapter_rules, metrics_query  # noqa: E402
-from gpu_platform.model import GpuSignal, Values  # noqa: E402
+from gpu_platform.pipeline.derive import adapter_rules, metrics_query  # noqa: E402
+from gpu_platform.pipeline.model import GpuSignal, Values  # noqa: E402
 from integration.harness import (  # noqa: E402
     DcgmExporter,
     ExporterServer,

@@ -24,10 +24,10 @@ import statistics
 import time
 from pathlib import Path
 
-from gpu_platform.checks import check_files
-from gpu_platform.model import NodePool
+from gpu_platform.ops.usage import UsageSummary
+from gpu_platform.pipeline.model import NodePool
+from gpu_platform.pipeline.rules import check_files
 from gpu_platform.simulate import default_workload_text, parse_workload, run
-from gpu_platform.usage import UsageSummary
 
 REPO = Path(__file__).resolve().parents[1]
 

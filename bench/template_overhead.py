@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from gpu_platform import helm, tools  # noqa: E402
-from gpu_platform.chart import chart_files  # noqa: E402
-from gpu_platform.checks import check_files  # noqa: E402
+from gpu_platform.pipeline.emit.chart import chart_files  # noqa: E402
+from gpu_platform.pipeline.rules import check_files  # noqa: E402
 
 
 def values_for(tenants: int, pools: int) -> dict:

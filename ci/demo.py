@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from gpu_platform import helm, tools  # noqa: E402
-from gpu_platform.checks import check_defaults  # noqa: E402
 from gpu_platform.cli import _summary  # noqa: E402
+from gpu_platform.pipeline.rules import check_defaults  # noqa: E402
 
 
 def real_repositories_reachable() -> bool:

@@ -18,18 +18,18 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from . import helm, tools
-from . import simulate as simulation
-from .chart import chart_files, stale_files, write_chart
-from .checks import Checked, check_defaults, check_files
-from .errors import GpuPlatformError, UsageError, ValuesInvalid
-from .lint import lint_paths
-from .nodepool import CLOUDS, nodepool_script
-from .pins import lock
-from .report import build_report, parse_time, stderr_progress
-from .simulate import load_workload
-from .simulate.settings import reference as simulation_reference
-from .usage import UsageSummary, plot, side_by_side
+from gpu_platform import helm, tools
+from gpu_platform import simulate as simulation
+from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
+from gpu_platform.errors import GpuPlatformError, UsageError, ValuesInvalid
+from gpu_platform.lint.engine import lint_paths
+from gpu_platform.ops.report import build_report, parse_time, stderr_progress
+from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
+from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
+from gpu_platform.pipeline.pins import lock
+from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
+from gpu_platform.simulate import load_workload
+from gpu_platform.simulate.settings import reference as simulation_reference
 
 DEFAULT_OUT = Path("charts/gpu-platform")
 

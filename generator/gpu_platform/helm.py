@@ -11,9 +11,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import tools
-from .errors import HelmError
-from .pins import lock
+from gpu_platform import tools
+from gpu_platform.errors import HelmError
+from gpu_platform.pipeline.pins import lock
 
 # APIs the target cluster serves besides the built-in ones: the CRDs this chart brings and the
 # aggregated API it registers. Helm's offline render decides apiVersions from these.

@@ -21,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ToolError
+from gpu_platform.errors import ToolError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS_DIR = Path(os.environ.get("GPU_PLATFORM_TOOLS_DIR", REPO_ROOT / ".tools"))

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from gpu_platform.derive import adapter_rules, pod_labels
-from gpu_platform.model import GpuSignal, Values
+from gpu_platform.pipeline.derive import adapter_rules, pod_labels
+from gpu_platform.pipeline.model import GpuSignal, Values
 
 from .conftest import MODE_LABEL
 from .harness import OPERATOR_TARGET_LABELS, Gpu, Prometheus

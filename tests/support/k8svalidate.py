@@ -1,4 +1,4 @@
-"""The chart tests' view of ``gpu_platform.kube_schema``: the same engine, every upstream CRD.
+"""The chart tests' view of ``gpu_platform.lint.kube_schema``: the same engine, every upstream CRD.
 
 The engine lives in the package (``gpu-platform lint`` uses it too). What stays here is what
 only the tests have: the full set of upstream CRDs from shared/upstream (kube-prometheus-stack,
@@ -14,8 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from gpu_platform import kube_schema, tools
-from gpu_platform.kube_schema import CrdCatalogue
+from gpu_platform import tools
+from gpu_platform.lint import kube_schema
+from gpu_platform.lint.kube_schema import CrdCatalogue
 
 from .upstream import (
     GPU_OPERATOR,

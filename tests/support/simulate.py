@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_platform.model import Values
+from gpu_platform.pipeline.model import Values
 from gpu_platform.simulate import ClusterArrival, Settings, SimResult, simulate
 
 IMAGE = "example.com/rapids:1.0"

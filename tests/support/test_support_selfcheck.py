@@ -26,7 +26,12 @@ from .standins import (
     package_all,
     standin_configmap_name,
 )
-from .upstream import GPU_OPERATOR, KUBE_PROMETHEUS_STACK, PROMETHEUS_ADAPTER, chart_data
+from .upstream import (
+    GPU_OPERATOR,
+    KUBE_PROMETHEUS_STACK,
+    PROMETHEUS_ADAPTER,
+    chart_data,
+)
 
 HELMS = ["helm3", "helm4"]
 EXPECTED_PACKAGES = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_platform.cli import main
-from gpu_platform.sources import MAX_VALUES_BYTES, MAX_VALUES_NODES
+from gpu_platform.pipeline.load import MAX_VALUES_BYTES, MAX_VALUES_NODES
 
 BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 8))

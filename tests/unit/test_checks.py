@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpu_platform.checks import check_files
+from gpu_platform.pipeline.rules import check_files
 from support.values import problems
 
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpu_platform import chart as chart_module
 from gpu_platform.cli import main
+from gpu_platform.pipeline.emit import chart as chart_module
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import kubernetes_validate.utils as kv
 import pytest
-from gpu_platform import deprecations
-from gpu_platform.deprecations import TABLE, lookup
-from gpu_platform.kube_schema import builtin_schema_exists
+from gpu_platform.lint import deprecations
+from gpu_platform.lint.deprecations import TABLE, lookup
+from gpu_platform.lint.kube_schema import builtin_schema_exists
 from packaging.version import Version
 
 BUNDLED = sorted({Version(v).release[:2] for v in kv.all_versions()})

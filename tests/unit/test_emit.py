@@ -8,9 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
-from gpu_platform.checks import check_defaults
-from gpu_platform.emit_values import schema_json, values_reference, values_schema, values_yaml
-from gpu_platform.lockfile import digest, read_lock
+from gpu_platform.pipeline.emit.values import (
+    schema_json,
+    values_reference,
+    values_schema,
+    values_yaml,
+)
+from gpu_platform.pipeline.lockfile import digest, read_lock
+from gpu_platform.pipeline.rules import check_defaults
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]

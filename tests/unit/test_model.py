@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from gpu_platform.derive import adapter_rules, metrics_query, resolve, scrape_timeout
-from gpu_platform.model import GpuSignal, Values, duration_ms
+from gpu_platform.pipeline.derive import adapter_rules, metrics_query, resolve, scrape_timeout
+from gpu_platform.pipeline.model import GpuSignal, Values, duration_ms
 from pydantic import ValidationError
 
 

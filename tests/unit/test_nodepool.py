@@ -12,18 +12,18 @@ import subprocess
 
 import pytest
 import yaml
-from gpu_platform import upstream
-from gpu_platform.derive import get_path
-from gpu_platform.errors import GpuPlatformError
-from gpu_platform.model import POOL_LABEL, NodePool, Taint
-from gpu_platform.nodepool import (
+from gpu_platform.clouds.nodepool import (
     CLOUDS,
     GKE_DRIVER_INSTALLER,
     GKE_NO_DEVICE_PLUGIN_LABEL,
     NodepoolError,
-    gpu_operator_requirements,
     nodepool_script,
 )
+from gpu_platform.clouds.requirements import gpu_operator_requirements
+from gpu_platform.errors import GpuPlatformError
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derive import get_path
+from gpu_platform.pipeline.model import POOL_LABEL, NodePool, Taint
 
 CA = "k8s.io/cluster-autoscaler"
 DEDICATED = Taint(key="dedicated", value="ml", effect="NoExecute")

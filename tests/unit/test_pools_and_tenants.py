@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from gpu_platform.checks import check_files
 from gpu_platform.cli import main
-from gpu_platform.derive import resolve
-from gpu_platform.model import Taint, Toleration, Values, tolerates
+from gpu_platform.pipeline.derive import resolve
+from gpu_platform.pipeline.model import Taint, Toleration, Values, tolerates
+from gpu_platform.pipeline.rules import check_files
 from support.values import problems
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from gpu_platform.errors import GpuPlatformError, UsageError
-from gpu_platform.report import (
+from gpu_platform.ops.report import (
     MAX_CHUNK_S,
     PrometheusError,
     _chunks,
@@ -140,7 +140,7 @@ def test_chunks_cover_the_grid_within_the_limits(span_s: int, step_s: int, max_p
 def test_a_pod_never_seen_waiting_waited_at_most_one_step():
     """Created between two steps and deleted before the next, it waited less than a step,
     not until the end of the period."""
-    from gpu_platform.report import _Collected, _waits
+    from gpu_platform.ops.report import _Collected, _waits
 
     pod, late = ("ns", "short", "u1"), ("ns", "late", "u2")
     got = _Collected(paid={}, used={}, created={pod: 1017.0, late: 1990.0}, scheduled={},

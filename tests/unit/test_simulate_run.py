@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from gpu_platform.checks import check_files
 from gpu_platform.errors import ValuesInvalid
+from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
+from gpu_platform.pipeline.rules import check_files
 from gpu_platform.simulate import compare, default_workload, parse_workload, run
-from gpu_platform.usage import UsageSummary, plot, side_by_side
 from support.simulate import pool, values
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.sources import load_values
+from gpu_platform.pipeline.load import load_values
 
 
 def test_later_file_overrides_maps_merge_lists_replace(write_values):

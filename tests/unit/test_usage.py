@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from gpu_platform.usage import GpuHours, UsageSummary, WaitStats, percentile, plot, side_by_side
+from gpu_platform.ops.usage import GpuHours, UsageSummary, WaitStats, percentile, plot, side_by_side
 
 
 def test_percentile_interpolates_between_ranks():

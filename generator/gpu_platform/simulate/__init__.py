@@ -17,9 +17,10 @@ Modules, one job each:
 
 from __future__ import annotations
 
-from ..errors import ValuesInvalid
-from ..model import Values
-from ..usage import UsageSummary
+from gpu_platform.errors import ValuesInvalid
+from gpu_platform.ops.usage import UsageSummary
+from gpu_platform.pipeline.model import Values
+
 from .engine import Progress, SimResult, simulate
 from .settings import Settings
 from .workload import (

@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ..usage import GpuHours, UsageSummary, WaitStats
+from gpu_platform.ops.usage import GpuHours, UsageSummary, WaitStats
+
 from .settings import EC2_BILLING, GCE_BILLING, POD_PHASE, effective
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..model import Values
+from gpu_platform.pipeline.model import Values
+
 from .accounting import Meter
 from .settings import PAUSE_IMAGE_GB, Settings
 

@@ -24,8 +24,9 @@ from typing import Any
 
 import simpy
 
-from ..model import Values
-from ..usage import UsageSummary
+from gpu_platform.ops.usage import UsageSummary
+from gpu_platform.pipeline.model import Values
+
 from .accounting import Meter, summarize
 from .autoscaler import Autoscaler
 from .cluster import USER_PRIORITY, ClusterState, Node, Pod, pool_specs

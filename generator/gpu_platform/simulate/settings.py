@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..model import Strict
+from gpu_platform.pipeline.model import Strict
 
 # Public sources, cited by the field descriptions below and by the simulate README section.
 CA_FAQ = "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md"

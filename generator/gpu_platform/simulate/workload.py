@@ -32,9 +32,10 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import Location, Problem, UsageError, ValuesInvalid
-from ..model import DnsLabel, Image, Strict, Values
-from ..sources import Origins, dotted, parse_text
+from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
+from gpu_platform.pipeline.load import Origins, dotted, parse_text
+from gpu_platform.pipeline.model import DnsLabel, Image, Strict, Values
+
 from .settings import Settings
 
 DEFAULT_WORKLOAD = "default_workload.yaml"

@@ -24,8 +24,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from .errors import Problem
-from .sources import Origins, PathKey, dotted
+from gpu_platform.errors import Problem
+from gpu_platform.pipeline.load import Origins, PathKey, dotted
 
 # Subcharts nested inside an upstream chart: their defaults sit under their name.
 NESTED: dict[str, tuple[str, ...]] = {
@@ -201,6 +201,6 @@ def check_block(
 
 
 def _version_note(chart: str) -> str:
-    from .pins import pinned_version
+    from gpu_platform.pipeline.pins import pinned_version
 
     return f"{pinned_version(chart)} "

@@ -16,7 +16,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from .errors import GpuPlatformError
+from gpu_platform.errors import GpuPlatformError
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from .model import POOL_LABEL, NodePool, Taint, Toleration, Values, parse_tolerations, tolerates
+from gpu_platform.pipeline.model import (
+    POOL_LABEL,
+    NodePool,
+    Taint,
+    Toleration,
+    Values,
+    parse_tolerations,
+    tolerates,
+)
 
 PathKey = tuple[str | int, ...]
 Severity = Literal["error", "warning"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .kube_schema import parse_kube_version
+from gpu_platform.lint.kube_schema import parse_kube_version
 
 GUIDE = "https://kubernetes.io/docs/reference/using-api/deprecation-guide/"
 PSA = "Pod Security Admission (pod-security.kubernetes.io/* namespace labels)"

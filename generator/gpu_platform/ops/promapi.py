@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from .errors import GpuPlatformError, UsageError
+from gpu_platform.errors import GpuPlatformError, UsageError
 
 DEFAULT_TIMEOUT_S = 120.0  # Prometheus' own default query timeout is 2 minutes
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}

@@ -3,10 +3,9 @@
 The chart selects GPU nodes by the pool label, tolerates exactly the pool's taints and trusts
 ``driver`` to say who installs the NVIDIA driver. None of that is true until the cloud's node
 pool is created to match. ``gpu-platform nodepool`` prints those commands, including what each
-cloud's cluster autoscaler needs to scale a GPU pool up from zero nodes, and
-``gpu_operator_requirements`` tells the checks which gpu-operator values a pool's driver mode
-needs. Every cloud-specific fact below carries the page it was checked against: re-check them
-when a CLI or the gpu-operator chart changes.
+cloud's cluster autoscaler needs to scale a GPU pool up from zero nodes. Every cloud-specific
+fact below carries the page it was checked against: re-check them when a CLI or the gpu-operator
+chart changes.
 """
 
 from __future__ import annotations
@@ -15,8 +14,9 @@ import json
 import shlex
 from collections.abc import Callable, Iterable
 
-from .errors import GpuPlatformError
-from .model import NodePool, Taint
+from gpu_platform.clouds.requirements import NVIDIA_DOCS
+from gpu_platform.errors import GpuPlatformError
+from gpu_platform.pipeline.model import NodePool, Taint
 
 CLOUDS = ("gke", "eks", "aks")
 
@@ -60,8 +60,6 @@ DEFAULT_MACHINE_TYPES: dict[str, dict[str, dict[int, str]]] = {
 # This node label keeps GKE's away. https://docs.nvidia.com/datacenter/cloud-native/
 # gpu-operator/latest/google-gke.html ("Related Information")
 GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
-# Where Google's driver installer puts the driver on GKE nodes (and where the toolkit must go).
-GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 # With the label above, GKE's managed install (gpu-driver-version=default|latest) does not run:
 # it lives in the device-plugin DaemonSet the label removes (NVIDIA/aicr PR #2047,
 # https://github.com/NVIDIA/aicr/pull/2047). NVIDIA's documented path is therefore
@@ -77,65 +75,8 @@ CA_TAG = "k8s.io/cluster-autoscaler"
 # plugin, so it does not scale up twice (aws/README.md, "Special note on GPU instances").
 EKS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 
-_NVIDIA = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest"
-_EKS_AMI = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
-_OPERATOR_OWNS_STACK = {
-    "driver.enabled": (True, "the operator installs the driver on these nodes"),
-    "toolkit.enabled": (True, "nothing else configures the nvidia container runtime"),
-}
-# gpu-operator values (dotted, below the gpu-operator block) that a pool's (cloud, driver) needs.
-_REQUIREMENTS: dict[tuple[str, str], dict[str, tuple[object, str]]] = {
-    ("gke", "operator"): {
-        key: (value, f"{why} (Ubuntu node image; {_NVIDIA}/google-gke.html)")
-        for key, (value, why) in _OPERATOR_OWNS_STACK.items()
-    },
-    ("gke", "preinstalled"): {
-        "driver.enabled": (False, f"Google's driver installer owns the driver "
-                                  f"({_NVIDIA}/google-gke.html)"),
-        "hostPaths.driverInstallDir": (GKE_DRIVER_DIR, f"where Google's installer puts the "
-                                                       f"driver ({_NVIDIA}/google-gke.html)"),
-        "toolkit.installDir": (GKE_DRIVER_DIR, f"GKE's writable, persistent path for the "
-                                               f"toolkit ({_NVIDIA}/google-gke.html)"),
-        # google-gke.html also sets cdi.default=true; that key is gone from the chart
-        # (deprecated in https://github.com/NVIDIA/gpu-operator/pull/1285).
-        "cdi.enabled": (True, f"NVIDIA's GKE setup injects GPUs through CDI "
-                              f"({_NVIDIA}/google-gke.html)"),
-    },
-    ("eks", "operator"): {
-        key: (value, f"{why} (Ubuntu EKS AMI; {_NVIDIA}/amazon-eks.html)")
-        for key, (value, why) in _OPERATOR_OWNS_STACK.items()
-    },
-    ("eks", "preinstalled"): {
-        "driver.enabled": (False, f"the EKS AL2023 NVIDIA AMI ships the driver ({_EKS_AMI})"),
-        "toolkit.enabled": (False, f"the EKS AL2023 NVIDIA AMI ships the container toolkit "
-                                   f"({_EKS_AMI})"),
-    },
-    ("aks", "operator"): {
-        key: (value, f"{why} (--gpu-driver None; https://learn.microsoft.com/azure/aks/"
-                     "nvidia-gpu-operator)")
-        for key, (value, why) in _OPERATOR_OWNS_STACK.items()
-    },
-    ("aks", "preinstalled"): {
-        "driver.enabled": (False, f"AKS node images ship the driver "
-                                  f"({_NVIDIA}/microsoft-aks.html)"),
-        "toolkit.enabled": (False, f"AKS node images ship the container toolkit "
-                                   f"({_NVIDIA}/microsoft-aks.html)"),
-        "operator.runtimeClass": ("nvidia-container-runtime", f"the runtime handler AKS images "
-                                  f"configure ({_NVIDIA}/microsoft-aks.html)"),
-    },
-}
-
-
 class NodepoolError(GpuPlatformError, ValueError):
     """A pool cannot be turned into commands; the message names the pool's key and the fix."""
-
-
-def gpu_operator_requirements(cloud: str, driver: str) -> dict[str, tuple[object, str]]:
-    """gpu-operator values a pool of this cloud and driver mode needs: {path: (value, why)}.
-
-    Empty where nothing is required (generic, kind): the chart's defaults then stand.
-    """
-    return dict(_REQUIREMENTS.get((cloud, driver), {}))
 
 
 def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
@@ -197,7 +138,7 @@ def _footer(cloud: str, pools: list[NodePool]) -> list[str]:
     """Cluster-wide steps some pools need once, after the pools exist."""
     if cloud == "gke" and any(p.driver == "preinstalled" for p in pools):
         return ["", "# Driver for the preinstalled pools: Google's installer DaemonSet (COS);",
-                f"# {_NVIDIA}/google-gke.html#using-the-google-driver-installer",
+                f"# {NVIDIA_DOCS}/google-gke.html#using-the-google-driver-installer",
                 f"kubectl apply -f {shlex.quote(GKE_DRIVER_INSTALLER)}"]
     return []
 
@@ -419,7 +360,7 @@ _CLOUD_NOTES: dict[str, list[str]] = {
         f"# the pool itself; {_CA}/FAQ.md#how-can-i-scale-a-node-group-to-0",
         "# The gpu-operator on GKE also needs a ResourceQuota that admits system-node-critical",
         "# pods in its namespace, and on GKE 1.33+ the toolkit env RUNTIME_CONFIG_SOURCE=file;",
-        f"# {_NVIDIA}/google-gke.html",
+        f"# {NVIDIA_DOCS}/google-gke.html",
     ],
     "eks": [
         "# Scale from zero: the autoscaler reads an empty group's labels, taints and GPUs from",

@@ -14,8 +14,15 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from . import upstream
-from .model import GpuSignal, Taint, Values, duration_ms, parse_tolerations, tolerates
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.model import (
+    GpuSignal,
+    Taint,
+    Values,
+    duration_ms,
+    parse_tolerations,
+    tolerates,
+)
 
 PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
 PROMETHEUS_PORT = 9090
@@ -289,7 +296,7 @@ def resolve(values: Values) -> dict[str, Any]:
     out: dict[str, Any] = {
         "platform": values.platform.model_dump(by_alias=True, mode="json"),
     }
-    from .model import SUBCHARTS
+    from gpu_platform.pipeline.model import SUBCHARTS
 
     for chart in SUBCHARTS:
         block = values.subchart(chart).model_dump(by_alias=True, mode="json")

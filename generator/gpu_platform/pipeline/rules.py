@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from . import upstream
-from .derive import DCGM_INTERVAL_ENV, DERIVATIONS, get_path, resolve
-from .errors import Problem, ValuesInvalid
-from .model import SUBCHARTS, PodsMetric, Strict, Values
-from .nodepool import gpu_operator_requirements
-from .sources import LoadedValues, Origins, PathKey, dotted, load_values
+from gpu_platform.clouds.requirements import gpu_operator_requirements
+from gpu_platform.errors import Problem, ValuesInvalid
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, DERIVATIONS, get_path, resolve
+from gpu_platform.pipeline.load import LoadedValues, Origins, PathKey, dotted, load_values
+from gpu_platform.pipeline.model import SUBCHARTS, PodsMetric, Strict, Values
 
 DASK_KINDS = {"DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler"}
 SCALABLE = {("apps/v1", "Deployment"), ("apps/v1", "StatefulSet")}

@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .errors import Location, Problem, UsageError, ValuesInvalid
+from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
 
 PathKey = tuple[str | int, ...]
 

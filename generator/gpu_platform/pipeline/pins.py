@@ -10,9 +10,9 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .lockfile import Lock, read_lock
+from gpu_platform.pipeline.lockfile import Lock, read_lock
 
-REPO_LOCK = Path(__file__).resolve().parents[2] / "Chart.lock"
+REPO_LOCK = Path(__file__).resolve().parents[3] / "Chart.lock"
 
 
 @lru_cache(maxsize=1)

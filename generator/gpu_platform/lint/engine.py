@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from . import crd_vendor, deprecations, gpu_rules, kube_schema
-from .errors import UsageError
-from .manifests import Document, read_documents
-from .model import Values
+from gpu_platform.errors import UsageError
+from gpu_platform.lint import crd_schemas as crd_vendor
+from gpu_platform.lint import deprecations, gpu_rules, kube_schema
+from gpu_platform.lint.manifests import Document, read_documents
+from gpu_platform.pipeline.model import Values
 
 PathKey = tuple[str | int, ...]
 Severity = Literal["error", "warning"]

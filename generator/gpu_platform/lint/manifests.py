@@ -22,7 +22,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .sources import plain_scalar
+from gpu_platform.pipeline.load import plain_scalar
 
 PathKey = tuple[str | int, ...]
 

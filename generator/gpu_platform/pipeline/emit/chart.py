@@ -17,19 +17,25 @@ from typing import Any
 
 import jinja2
 
-from .checks import Checked
-from .dashboards import dashboard_files
-from .derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
-from .emit_values import item_defaults_json, schema_json, values_reference, values_yaml
-from .lockfile import Lock, render_lock
-from .model import POOL_LABEL, SUBCHARTS, TENANT_LABEL
-from .pins import lock as pinned_lock
+from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
+from gpu_platform.pipeline.emit.dashboards import dashboard_files
+from gpu_platform.pipeline.emit.values import (
+    item_defaults_json,
+    schema_json,
+    values_reference,
+    values_yaml,
+)
+from gpu_platform.pipeline.lockfile import Lock, render_lock
+from gpu_platform.pipeline.model import POOL_LABEL, SUBCHARTS, TENANT_LABEL
+from gpu_platform.pipeline.pins import lock as pinned_lock
+from gpu_platform.pipeline.rules import Checked
 
 CHART_NAME = "gpu-platform"
 CHART_VERSION = "0.1.0"
 APP_VERSION = "0.1.0"
 KUBE_VERSION = ">=1.29.0-0"
-SOURCE_DIR = "generator/gpu_platform/chart"
+SOURCE_DIR = "generator/gpu_platform/pipeline/emit/sources"
+THIS_FILE = "generator/gpu_platform/pipeline/emit/chart.py"
 # charts/ holds downloaded dependencies (helm dependency build); it is not ours to compare.
 IGNORED_TOP_LEVEL = {"charts", "tmpcharts"}
 
@@ -37,7 +43,7 @@ IGNORED_TOP_LEVEL = {"charts", "tmpcharts"}
 def _env() -> jinja2.Environment:
     """Jinja with delimiters that cannot collide with Helm's {{ }}."""
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("gpu_platform", "chart"),
+        loader=jinja2.PackageLoader("gpu_platform.pipeline.emit", "sources"),
         undefined=jinja2.StrictUndefined,
         block_start_string="[%%",
         block_end_string="%%]",
@@ -56,7 +62,7 @@ def _header(source: str) -> str:
 
 def chart_yaml(lock: Lock) -> str:
     lines = [
-        f"# {_header('generator/gpu_platform/chart.py and the root Chart.lock')}",
+        f"# {_header(f'{THIS_FILE} and the root Chart.lock')}",
         "apiVersion: v2",
         f"name: {CHART_NAME}",
         "description: A shared, autoscaled, multi-tenant GPU platform for data science "
@@ -82,7 +88,8 @@ def readme(checked: Checked, lock: Lock) -> str:
     pins = "\n".join(
         f"| {c.name} | {c.version} | {c.repository} |" for c in lock.charts
     )
-    return f"""<!-- {_header('generator/gpu_platform/chart.py and the values model')} -->
+    source = _header(f"{THIS_FILE} and the values model")
+    return f"""<!-- {source} -->
 # gpu-platform chart
 
 One Helm release that turns a Kubernetes cluster into a shared, autoscaled GPU platform:
@@ -127,7 +134,7 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "values.yaml": values_yaml(checked.resolved),
         "values.schema.json": schema_json(),
         "README.md": readme(checked, lock),
-        ".helmignore": f"# {_header('generator/gpu_platform/chart.py')}\n*.md\n.git/\n*.orig\n",
+        ".helmignore": f"# {_header(THIS_FILE)}\n*.md\n.git/\n*.orig\n",
         **dashboard_files(),
     }
     context: dict[str, Any] = {
@@ -139,7 +146,7 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "tenant_label": TENANT_LABEL,
         "item_defaults": item_defaults_json(),
     }
-    root = resources.files("gpu_platform") / "chart"
+    root = resources.files("gpu_platform.pipeline.emit") / "sources"
     for rel in _template_sources(root):
         template = env.get_template(rel)
         text = template.render(header=_header(f"{SOURCE_DIR}/{rel}"), **context)

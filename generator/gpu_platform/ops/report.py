@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .errors import UsageError
-from .promapi import DEFAULT_TIMEOUT_S, PrometheusClient, PrometheusError
-from .usage import PLATFORM_POD_INFO, GpuHours, UsageSummary, WaitStats, gpu_hours
+from gpu_platform.errors import UsageError
+from gpu_platform.ops.promapi import DEFAULT_TIMEOUT_S, PrometheusClient, PrometheusError
+from gpu_platform.ops.usage import PLATFORM_POD_INFO, GpuHours, UsageSummary, WaitStats, gpu_hours
 
 __all__ = ["PrometheusError", "build_report", "parse_time", "stderr_progress"]
 

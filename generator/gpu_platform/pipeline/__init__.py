@@ -1,0 +1,5 @@
+"""The chart pipeline: values files -> typed model -> checks -> resolved values -> chart files.
+
+Each stage is a module and only reads the stages before it: ``load`` knows nothing of the
+model, ``rules`` never writes, ``emit`` takes what the checks produced and never re-runs them.
+"""
