@@ -6,8 +6,8 @@ For 10, 100 and 1000 tenants and 1, 5 and 20 GPU pools, a values file is generat
 - bare `helm template` runs on the chart already rendered for the same values (render --out),
   which is the floor any tool calling Helm pays;
 - the generator's own phases (load + check + resolve, emit) are timed in-process.
-Each figure is the median of --runs runs. The dependencies come from the same local repository
-the tests use (stand-ins for the three charts that cannot be downloaded here).
+Each figure is the median of --runs runs. The dependencies are the ones `gpu-platform template`
+uses (real charts where reachable, else the real Dask chart and stand-ins), fetched once.
 
     .venv/bin/python bench/template_overhead.py [--tenants 10,100,1000] [--pools 1,5,20] [--runs 3]
 """
@@ -15,7 +15,6 @@ the tests use (stand-ins for the three charts that cannot be downloaded here).
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
@@ -24,13 +23,10 @@ import time
 from pathlib import Path
 
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from gpu_platform import helm, tools  # noqa: E402
-from gpu_platform.pipeline.emit.chart import chart_files  # noqa: E402
-from gpu_platform.pipeline.rules import check_files  # noqa: E402
+from gpu_platform import helm
+from gpu_platform.pipeline.emit.chart import chart_files
+from gpu_platform.pipeline.rules import check_files
+from gpu_platform.publish import dependencies
 
 
 def values_for(tenants: int, pools: int) -> dict:
@@ -54,21 +50,6 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
     return elapsed, proc.stdout
 
 
-def build_dependencies(work: Path) -> Path:
-    """charts/gpu-platform/charts under ``work``, built once from the local repository."""
-    from support.chartrepo import LocalChartRepo
-    from support.standins import build_standins, dask_chart, package_all
-
-    chart = work / "charts" / "gpu-platform"
-    shutil.copytree(REPO / "charts" / "gpu-platform", chart,
-                    ignore=shutil.ignore_patterns("charts"))
-    built = build_standins(work / "upstream")
-    built["dask-kubernetes-operator"] = dask_chart(work / "upstream" / "dask")
-    with LocalChartRepo(package_all(built, work / "packages", tools.locate("helm3"))) as repo:
-        repo.dependency_build(chart, helm.binary(3))
-    return chart / "charts"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tenants", default="10,100,1000")
@@ -80,15 +61,14 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="gpu-platform-bench-") as tmp:
         work = Path(tmp)
-        print("building dependencies (stand-ins + real Dask chart) ...", file=sys.stderr)
-        deps = build_dependencies(work)
+        deps = dependencies.fetch(log=lambda m: print(m, file=sys.stderr))
         for tenants in [int(x) for x in args.tenants.split(",")]:
             for pools in [int(x) for x in args.pools.split(",")]:
                 site = work / f"site-{tenants}-{pools}.yaml"
                 site.write_text(yaml.safe_dump(values_for(tenants, pools)))
                 rendered = work / f"rendered-{tenants}-{pools}"
                 timed([cli, "render", "-f", str(site), "--out", str(rendered)], work)
-                shutil.copytree(deps, rendered / "charts")
+                dependencies.install_into(rendered, deps)
                 check_s, emit_s, tool_s, helm_s = [], [], [], []
                 objects = 0
                 for _ in range(args.runs):

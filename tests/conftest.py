@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpu_platform import helm, tools
+from gpu_platform import helm
+from gpu_platform.upstream.standins import offline_charts, package
 from support.chartrepo import LocalChartRepo, real_repos_requested
-from support.standins import build_standins, dask_chart, package_all
 
 REPO = Path(__file__).resolve().parents[1]
 CHART = REPO / "charts" / "gpu-platform"
@@ -42,11 +42,9 @@ def chart_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalChartR
         with LocalChartRepo() as real:
             yield real
         return
-    root = tmp_path_factory.mktemp("upstream-charts")
-    charts = build_standins(root)
-    charts["dask-kubernetes-operator"] = dask_chart(root / "dask-kubernetes-operator")
-    packages = package_all(charts, tmp_path_factory.mktemp("packages"), tools.locate("helm3"))
-    with LocalChartRepo(packages) as repo:
+    charts = offline_charts(tmp_path_factory.mktemp("upstream-charts"))
+    packages = package(charts, tmp_path_factory.mktemp("packages"))
+    with LocalChartRepo(packages.values()) as repo:
         yield repo
 
 

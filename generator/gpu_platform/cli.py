@@ -9,29 +9,39 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from gpu_platform import helm, tools
+from gpu_platform import checkout, helm, tools
 from gpu_platform import simulate as simulation
 from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
 from gpu_platform.errors import GpuPlatformError, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
 from gpu_platform.ops.report import build_report, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
+from gpu_platform.pipeline.emit import docs
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
 from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
+from gpu_platform.publish import metadata
 from gpu_platform.simulate import load_workload
 from gpu_platform.simulate.settings import reference as simulation_reference
+from gpu_platform.summary import summary
+from gpu_platform.writes import write_file
 
-DEFAULT_OUT = Path("charts/gpu-platform")
+
+def _checkout_chart(what: str) -> Path:
+    """The checkout's chart folder; outside a checkout, a usage error naming the option."""
+    found = checkout.chart()
+    if found is None:
+        raise UsageError(f"gpu-platform {what}: not running from a checkout of gpu-platform, so "
+                         "there is no charts/gpu-platform to use; name the chart folder with "
+                         "--out DIR")
+    return found
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,13 +55,30 @@ def _values_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="values file (repeatable; later files override earlier ones)")
 
 
+def version_text() -> str:
+    """The tool's and chart's version, and every pinned subchart."""
+    lines = [f"gpu-platform {metadata.version()} (chart {metadata.NAME} {metadata.version()})"]
+    lines += [f"  {chart.name} {chart.version} ({chart.repository})" for chart in lock().charts]
+    return "\n".join(lines) + "\n"
+
+
+class _Version(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        sys.stdout.write(version_text())
+        raise SystemExit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-platform", description=__doc__)
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the tool, chart and pinned subchart versions")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("render", help="write the umbrella chart from the values model")
     _values_arg(p)
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="chart folder to write")
+    p.add_argument("--out", type=Path, default=None,
+                   help="chart folder to write (default: the checkout's charts/gpu-platform, "
+                   "and its README's generated blocks)")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the files that differ")
 
@@ -111,6 +138,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--location", default="LOCATION",
                    help="GKE zone or region, EKS region, or AKS resource group")
 
+    p = sub.add_parser(
+        "package", help="build gpu-platform-<version>.tgz with its four dependencies inside")
+    _values_arg(p)
+    p.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
+                   help="folder for the archive (default: dist)")
+    p.add_argument("--dependencies", choices=("auto", "real", "standins"), default="auto",
+                   help="real charts from their repositories, stand-ins (offline), or auto")
+    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+
+    p = sub.add_parser("release", help="bump the version the tool and the chart share")
+    p.add_argument("bump", metavar="major|minor|patch|X.Y.Z")
+
+    p = sub.add_parser(
+        "upstream", help="refresh or check the vendored data of the pinned upstream charts")
+    p.add_argument("action", choices=("sync",), help="sync: fetch the pinned charts' data")
+    p.add_argument("--from", dest="source", type=Path, metavar="DIR",
+                   help="unpacked charts as DIR/<chart>/<version>/ (else the chart "
+                   "repositories and PyPI)")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming what is stale")
+    p.add_argument("--fetch", action="store_true",
+                   help="with --check: also compare with the charts from their repositories")
+
     p = sub.add_parser("tools", help="fetch and verify helm 3, helm 4 and kubectl")
     p.add_argument("action", choices=("install", "path"), nargs="?", default="install")
     p.add_argument("name", nargs="?", choices=sorted(tools.BY_NAME))
@@ -141,21 +191,32 @@ def _dump_yaml(data: object) -> str:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    out = args.out or _checkout_chart("render")
+    # The README's generated blocks belong to the checkout's own chart, not to a site chart.
+    readme = checkout.readme() if args.out is None else None
     checked = check_files(args.values)
     _print_warnings(checked)
     files = chart_files(checked)
+    readme_text = docs.apply(readme.read_text(), str(readme)) if readme else None
     if args.check:
-        stale = stale_files(files, args.out)
+        stale = stale_files(files, out)
+        readme_stale = bool(readme and readme_text != readme.read_text())
         if stale:
-            _log(f"{args.out} is out of date with the generator; these files differ:")
+            _log(f"{out} is out of date with the generator; these files differ:")
             for name in stale:
                 _log(f"  {name}")
+        if readme_stale:
+            _log(f"{readme}: its generated blocks are out of date")
+        if stale or readme_stale:
             _log("fix: run `gpu-platform render` and commit the result")
             return 1
-        _log(f"{args.out} is up to date ({len(files)} files)")
+        _log(f"{out} is up to date ({len(files)} files)")
         return 0
-    write_chart(files, args.out)
-    _log(f"wrote {len(files)} files to {args.out}")
+    write_chart(files, out)
+    _log(f"wrote {len(files)} files to {out}")
+    if readme and readme_text is not None and readme_text != readme.read_text():
+        write_file(readme, readme_text.encode())
+        _log(f"updated the generated blocks of {readme}")
     return 0
 
 
@@ -178,45 +239,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(checked: Checked, manifests: str) -> str:
-    kinds: Counter[str] = Counter()
-    for doc in YAML(typ="safe", pure=True).load_all(manifests):
-        if isinstance(doc, dict) and "kind" in doc:
-            kinds[f"{doc.get('apiVersion')} {doc['kind']}"] += 1
-    lines = ["Components:"]
-    for chart in lock().charts:
-        state = "enabled" if checked.values.subchart(chart.name).enabled else "disabled"
-        lines.append(f"  {chart.name:<28} {chart.version:<10} {state:<9} {chart.repository}")
-    mon = checked.values.platform.monitoring
-    lines.append(f"Scrape interval: {mon.scrapeInterval}; DCGM label mode: {mon.dcgmLabelMode}; "
-                 f"GPU signals: {', '.join(s.name for s in mon.gpuSignals)}")
-    pools = checked.values.platform.nodePools
-    lines.append("GPU pools: " + (", ".join(
-        f"{p.name} ({p.cloud}, {p.minNodes}-{p.maxNodes} x {p.gpusPerNode} GPU, driver "
-        f"{p.driver}, {p.placeholders.replicas} warm)" for p in pools) or "none"))
-    tenants = checked.values.platform.tenants
-    lines.append("Tenants: " + (", ".join(
-        f"{t.name} ({t.quota.gpus} GPUs)" for t in tenants) or "none"))
-    lines.append(f"Rendered objects by kind ({sum(kinds.values())} in all):")
-    for kind, count in sorted(kinds.items()):
-        lines.append(f"  {count:>4}  {kind}")
-    return "\n".join(lines) + "\n"
-
-
 def cmd_template(args: argparse.Namespace) -> int:
+    from gpu_platform.publish import dependencies
+
     checked = check_files(args.values)
     _print_warnings(checked)
     files = chart_files(checked)
+    deps = dependencies.fetch("standins" if args.skip_refresh else "auto", major=args.helm,
+                              log=_log)
     with tempfile.TemporaryDirectory(prefix="gpu-platform-") as tmp:
         chart = Path(tmp) / "gpu-platform"
         write_chart(files, chart)
-        cached = DEFAULT_OUT / "charts"
-        if cached.is_dir():  # reuse dependencies already built next to the committed chart
-            shutil.copytree(cached, chart / "charts")
-        else:
-            helm.dependency_build(chart, major=args.helm, skip_refresh=args.skip_refresh)
-        manifests = helm.template(chart, [], major=args.helm, kube=args.kube_version)
-    sys.stdout.write(_summary(checked, manifests) if args.summary else manifests)
+        dependencies.install_into(chart, deps)
+        manifests = helm.template(chart, [], major=args.helm, kube=args.kube_version,
+                                  env=dependencies.helm_env())
+    sys.stdout.write(summary(checked, manifests) if args.summary else manifests)
     return 0
 
 
@@ -301,6 +338,53 @@ def cmd_nodepool(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_package(args: argparse.Namespace) -> int:
+    from gpu_platform.publish import package
+
+    checked = _checked(args.values)
+    _print_warnings(checked)
+    built = package.build(checked, args.out, mode=args.dependencies, major=args.helm, log=_log)
+    print(built.archive)
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from gpu_platform.publish import release
+
+    new = release.release(args.bump)
+    _log(f"version {new}; re-rendering the chart")
+    chart = _checkout_chart("release")
+    write_chart(chart_files(check_defaults()), chart)
+    readme = checkout.readme()
+    if readme:
+        write_file(readme, docs.apply(readme.read_text(), str(readme)).encode())
+    _log(f"commit {release.VERSION_FILE.name}, {chart} and README.md, tag v{new}, then run "
+         "`gpu-platform package` and push the archive")
+    return 0
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    from gpu_platform.upstream import sync
+
+    if args.check:
+        stale = sync.check(args.source, network=args.fetch)
+        if stale:
+            _log("the vendored upstream data is stale:")
+            _log(sync.describe(stale))
+            _log("fix: run `gpu-platform upstream sync` (with --from DIR offline) and commit")
+            return 1
+        compared = ("compared with " + (str(args.source) if args.source else "the repositories")
+                    if args.source or args.fetch else "content not compared with the charts "
+                    "themselves (add --fetch or --from DIR)")
+        _log(f"the vendored upstream data matches Chart.lock and its manifest; {compared}")
+        return 0
+    changed = sync.sync(args.source, log=_log)
+    _log(f"{len(changed)} vendored file(s) changed" + (":" if changed else ""))
+    if changed:
+        _log(sync.describe(changed))
+    return 0
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
     if args.action == "path":
         if not args.name:
@@ -321,6 +405,9 @@ COMMANDS = {
     "report": cmd_report,
     "simulate": cmd_simulate,
     "nodepool": cmd_nodepool,
+    "package": cmd_package,
+    "release": cmd_release,
+    "upstream": cmd_upstream,
     "tools": cmd_tools,
 }
 

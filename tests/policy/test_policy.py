@@ -25,7 +25,7 @@ STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance",
 @pytest.fixture(scope="module", params=sorted(CASES), ids=str)
 def case(request, built_chart, chart_repo, tmp_path_factory) -> tuple[dict, list[dict]]:
     """(resolved values, objects of this chart only) for one values file."""
-    from support.upstream import load_yaml
+    from gpu_platform.upstream.store import load_yaml
 
     tmp = tmp_path_factory.mktemp(f"policy-{request.param}")
     site = tmp / f"{request.param}.yaml"

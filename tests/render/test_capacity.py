@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.errors import HelmError
+from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
+from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
 from support.kube import tolerated
-from support.standins import standin_configmap_name
-from support.upstream import load_yaml
 
 from .conftest import render, resolved_values
 

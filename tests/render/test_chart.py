@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
-from support.helm import HelmError as SupportHelmError
+from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
+from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
-from support.standins import standin_configmap_name
-from support.upstream import load_yaml
 
 from .conftest import KUBE_VERSIONS, PROFILES, render, resolved_values
 
@@ -51,7 +50,7 @@ class TestDependencies:
         shutil.copytree(chart, copy, ignore=shutil.ignore_patterns("charts"))
         lock = copy / "Chart.lock"
         lock.write_text(lock.read_text().replace("digest: sha256:", "digest: sha256:00"))
-        with pytest.raises(SupportHelmError, match="out of sync"):
+        with pytest.raises(HelmError, match="out of sync"):
             chart_repo.dependency_build(copy, helm.binary(major))
 
 

@@ -32,21 +32,16 @@ from types import TracebackType
 from typing import Any
 
 import yaml
+from gpu_platform import helm as helm_cli
 from gpu_platform import tools
-from gpu_platform.helm import REPOSITORY_NAMES
-
-from .helm import helm_dirs, isolated_env, run_helm
-from .upstream import load_yaml
+from gpu_platform.helm import helm_dirs, isolated_env
+from gpu_platform.pipeline import registry
+from gpu_platform.upstream.store import load_yaml
 
 # Repository names as users add them, and the real URLs the umbrella's Chart.yaml names.
-REAL_REPOSITORIES: dict[str, str] = {name: url for url, name in REPOSITORY_NAMES.items()}
+REAL_REPOSITORIES: dict[str, str] = {alias: url for url, alias in registry.repositories().items()}
 # Which real repository publishes each chart.
-CHART_REPOSITORY: dict[str, str] = {
-    "gpu-operator": "nvidia",
-    "kube-prometheus-stack": "prometheus-community",
-    "prometheus-adapter": "prometheus-community",
-    "dask-kubernetes-operator": "dask",
-}
+CHART_REPOSITORY: dict[str, str] = {info.name: info.repo_alias for info in registry.SUBCHARTS}
 LOCAL_REPO_NAME = "local"  # charts no real repository publishes; also names self.url
 
 
@@ -230,7 +225,7 @@ class LocalChartRepo:
         args = ["dependency", "build", str(chart_dir)]
         if not self.real_repos:
             args.append("--skip-refresh")
-        return run_helm(helm, args, env=self.env())
+        return helm_cli.run(args, helm=helm, env=self.env())
 
     # -- local mode ------------------------------------------------------------------------
 
@@ -268,16 +263,18 @@ class LocalChartRepo:
             sub = self.serve_dir / repo
             sub.mkdir(parents=True, exist_ok=True)
             # One index per real repository: only its own charts, absolute 127.0.0.1 URLs.
-            run_helm(
-                self.helm,
-                ["repo", "index", str(sub), "--url", f"{self.url}/{repo}"],
+            helm_cli.run(
+                helm=self.helm,
+                args=["repo", "index", str(sub), "--url", f"{self.url}/{repo}"],
                 env=self.env(),
             )
             self._seed_cache(cache, repo, sub / "index.yaml", by_repo.get(repo, []))
             repositories.append({"name": repo, "url": real_url})
         # One index over everything at the server root, so self.url is a normal repo too.
-        run_helm(
-            self.helm, ["repo", "index", str(self.serve_dir), "--url", self.url], env=self.env()
+        helm_cli.run(
+            helm=self.helm,
+            args=["repo", "index", str(self.serve_dir), "--url", self.url],
+            env=self.env(),
         )
         every = sorted({n for names in by_repo.values() for n in names})
         self._seed_cache(cache, LOCAL_REPO_NAME, self.serve_dir / "index.yaml", every)
@@ -304,4 +301,6 @@ class LocalChartRepo:
 
     def _add_real_repositories(self) -> None:
         for name, url in REAL_REPOSITORIES.items():
-            run_helm(self.helm, ["repo", "add", name, url, "--force-update"], env=self.env())
+            helm_cli.run(
+                helm=self.helm, args=["repo", "add", name, url, "--force-update"], env=self.env()
+            )

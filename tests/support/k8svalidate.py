@@ -1,29 +1,22 @@
 """The chart tests' view of ``gpu_platform.lint.kube_schema``: the same engine, every upstream CRD.
 
 The engine lives in the package (``gpu-platform lint`` uses it too). What stays here is what
-only the tests have: the full set of upstream CRDs from shared/upstream (kube-prometheus-stack,
-gpu-operator, its NFD subchart) plus the real Dask chart, and PyYAML parsing of ``helm
-template`` output. Here every problem is an error: the chart's own objects must all validate,
-so a kind/apiVersion with no schema (a removed API such as autoscaling/v2beta1) fails too.
+only the tests use: every CRD the bundled charts ship (the vendored upstream data, all served
+versions, descriptions kept), and PyYAML parsing of ``helm template`` output. Here every
+problem is an error: the chart's own objects must all validate, so a kind/apiVersion with no
+schema (a removed API such as autoscaling/v2beta1) fails too.
 """
 
 from __future__ import annotations
 
-import tempfile
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from gpu_platform import tools
 from gpu_platform.lint import kube_schema
 from gpu_platform.lint.kube_schema import CrdCatalogue
-
-from .upstream import (
-    GPU_OPERATOR,
-    KUBE_PROMETHEUS_STACK,
-    chart_data,
-    load_yaml_documents,
-)
+from gpu_platform.pipeline import registry
+from gpu_platform.upstream import store
+from gpu_platform.upstream.store import load_yaml_documents
 
 MAX_MESSAGE = kube_schema.MAX_MESSAGE
 
@@ -40,33 +33,11 @@ def load_manifests(text: str) -> list[dict[str, Any]]:
     return objects
 
 
-def _crd_files() -> list[tuple[str, Path]]:
-    """(source label, file) for every upstream CRD file saved under shared/upstream."""
-    kps = chart_data(KUBE_PROMETHEUS_STACK)
-    gpu = chart_data(GPU_OPERATOR)
-    files: list[tuple[str, Path]] = []
-    for label, folder in (
-        ("kube-prometheus-stack", kps / "charts" / "crds" / "crds"),
-        ("gpu-operator", gpu / "crds"),
-        ("node-feature-discovery", gpu / "charts" / "node-feature-discovery" / "crds"),
-    ):
-        files.extend((label, path) for path in sorted(folder.glob("*.yaml")))
-    return files
-
-
 def _crd_documents() -> list[tuple[str, Any]]:
+    """(source label, CRD document) for every CRD of every bundled chart."""
     docs: list[tuple[str, Any]] = []
-    for label, path in _crd_files():
-        docs.extend((f"{label}:{path.name}", d) for d in load_yaml_documents(path.read_text()) if d)
-    # The Dask CRDs come from the real chart (its PyPI wheel), not from saved data.
-    with tempfile.TemporaryDirectory(prefix="gpu-platform-dask-crds-") as tmp:
-        chart = tools.dask_operator_chart(Path(tmp) / "dask-kubernetes-operator")
-        for path in sorted((chart / "crds").glob("*.yaml")):
-            docs.extend(
-                (f"dask-kubernetes-operator:{path.name}", d)
-                for d in load_yaml_documents(path.read_text())
-                if d
-            )
+    for info in registry.SUBCHARTS:
+        docs.extend(store.crd_documents(info.name, info.crd_dirs))
     return docs
 
 

@@ -14,7 +14,8 @@ def tolerated(tolerations: list[dict], taint: dict) -> bool:
             if op == "Exists":
                 return True
             continue
-        if t["key"] == taint["key"] and (op == "Exists" or
-                                         t.get("value", "") == taint.get("value", "")):
+        if t["key"] == taint["key"] and (
+            op == "Exists" or t.get("value", "") == taint.get("value", "")
+        ):
             return True
     return False

@@ -17,16 +17,26 @@ BOOT, DRIVER, PULL, SCAN = 200.0, 300.0, 100.0, 10.0
 
 
 def pool(**fields: Any) -> dict[str, Any]:
-    return {"name": "gpu", "gpusPerNode": 1, "minNodes": 0, "maxNodes": 4,
-            "driver": "operator", **fields}
+    return {
+        "name": "gpu",
+        "gpusPerNode": 1,
+        "minNodes": 0,
+        "maxNodes": 4,
+        "driver": "operator",
+        **fields,
+    }
 
 
 def values(*pools: dict[str, Any], prepull: list[str] | None = None) -> Values:
     images = [{"name": f"image-{i}", "image": image} for i, image in enumerate(prepull or [])]
-    return Values.model_validate({"platform": {
-        "nodePools": list(pools) or [pool()],
-        "prepuller": {"images": images},
-    }})
+    return Values.model_validate(
+        {
+            "platform": {
+                "nodePools": list(pools) or [pool()],
+                "prepuller": {"images": images},
+            }
+        }
+    )
 
 
 def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
@@ -44,19 +54,33 @@ def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
     return Settings.model_validate(data)
 
 
-def cluster(at: float, workers: int = 0, duration: float = 3600.0, index: int = 0,
-            **fields: Any) -> ClusterArrival:
-    return ClusterArrival(**{"index": index, "at": at, "user": 0, "kind": "test",
-                             "workers": workers, "duration": duration, "image": IMAGE,
-                             **fields})
+def cluster(
+    at: float, workers: int = 0, duration: float = 3600.0, index: int = 0, **fields: Any
+) -> ClusterArrival:
+    return ClusterArrival(
+        **{
+            "index": index,
+            "at": at,
+            "user": 0,
+            "kind": "test",
+            "workers": workers,
+            "duration": duration,
+            "image": IMAGE,
+            **fields,
+        }
+    )
 
 
-def run(vals: Values, clusters: list[ClusterArrival], sets: Settings | None = None,
-        hours: float = 4.0, seed: int = 0) -> SimResult:
+def run(
+    vals: Values,
+    clusters: list[ClusterArrival],
+    sets: Settings | None = None,
+    hours: float = 4.0,
+    seed: int = 0,
+) -> SimResult:
     return simulate(vals, clusters, sets or settings(), hours * 3600.0, seed)
 
 
 def waits(result: SimResult) -> list[float]:
     """Pending time of each user pod that ran, in creation order."""
-    return [p.running_at - p.created for p in result.pods
-            if p.is_user and p.running_at is not None]
+    return [p.running_at - p.created for p in result.pods if p.is_user and p.running_at is not None]

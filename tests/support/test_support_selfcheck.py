@@ -15,31 +15,24 @@ import kubernetes_validate
 import pytest
 import yaml
 from gpu_platform import tools
+from gpu_platform.helm import isolated_env
+from gpu_platform.helm import run as run_helm
+from gpu_platform.pipeline import registry
+from gpu_platform.upstream import store
+from gpu_platform.upstream.standins import (
+    STANDIN_ANNOTATION,
+    offline_charts,
+    package,
+)
+from gpu_platform.upstream.standins import (
+    configmap_name as standin_configmap_name,
+)
 
 from .chartrepo import CHART_REPOSITORY, REAL_REPOSITORIES, LocalChartRepo, real_repos_requested
-from .helm import isolated_env, run_helm
 from .k8svalidate import load_manifests, validate_objects
-from .standins import (
-    STANDIN_ANNOTATION,
-    build_standins,
-    dask_chart,
-    package_all,
-    standin_configmap_name,
-)
-from .upstream import (
-    GPU_OPERATOR,
-    KUBE_PROMETHEUS_STACK,
-    PROMETHEUS_ADAPTER,
-    chart_data,
-)
 
 HELMS = ["helm3", "helm4"]
-EXPECTED_PACKAGES = {
-    "gpu-operator-v26.7.0.tgz",
-    "kube-prometheus-stack-88.5.3.tgz",
-    "prometheus-adapter-5.3.0.tgz",
-    "dask-kubernetes-operator-2026.3.0.tgz",
-}
+EXPECTED_PACKAGES = {f"{info.name}-{info.version}.tgz" for info in registry.SUBCHARTS}
 # Helm 4's lint checks strict SemVer 2; NGC publishes gpu-operator as "v26.7.0", so the real
 # chart gets this warning too. Nothing else may be reported.
 HELM4_KNOWN_LINT = {
@@ -50,10 +43,7 @@ HELM4_KNOWN_LINT = {
 @pytest.fixture(scope="module")
 def charts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The three stand-ins plus the real Dask chart, unpacked once for the module."""
-    root = tmp_path_factory.mktemp("charts")
-    built = build_standins(root)
-    built["dask-kubernetes-operator"] = dask_chart(root / "dask-kubernetes-operator")
-    return built
+    return offline_charts(tmp_path_factory.mktemp("charts"))
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +55,8 @@ def repo(
         with LocalChartRepo() as real:
             yield real
         return
-    packages = package_all(charts, tmp_path_factory.mktemp("packages"), tools.locate("helm3"))
-    with LocalChartRepo(packages) as local:
+    packages = package(charts, tmp_path_factory.mktemp("packages"))
+    with LocalChartRepo(packages.values()) as local:
         yield local
 
 
@@ -82,42 +72,45 @@ def _lint_findings(stdout: str) -> set[str]:
 
 def test_standins_carry_upstream_data(charts: dict[str, Path]) -> None:
     """Real names, versions, default values and CRDs; clearly marked; one template each."""
-    expected = {
-        "gpu-operator": (GPU_OPERATOR, "v26.7.0", "v2", 5),
-        "kube-prometheus-stack": (KUBE_PROMETHEUS_STACK, "88.5.3", "v2", 10),
-        "prometheus-adapter": (PROMETHEUS_ADAPTER, "5.3.0", "v1", 0),
-    }
-    for name, (upstream, version, api_version, crd_count) in expected.items():
-        chart = charts[name]
+    for info in registry.SUBCHARTS:
+        chart = charts[info.name]
         meta = yaml.safe_load((chart / "Chart.yaml").read_text())
-        assert (meta["name"], meta["version"], meta["apiVersion"]) == (name, version, api_version)
-        assert meta["description"].startswith(f"STAND-IN for {name}")
+        upstream = store.chart_yaml(info.name)
+        assert (meta["name"], meta["version"]) == (info.name, info.version)
+        assert meta["apiVersion"] == upstream["apiVersion"]
+        if info.wheel is not None:
+            assert STANDIN_ANNOTATION not in (meta.get("annotations") or {}), "the real chart"
+            assert (chart / "templates").is_dir() and len(list((chart / "templates").iterdir())) > 1
+            continue
+        assert meta["description"].startswith(f"STAND-IN for {info.name}")
         assert meta["annotations"][STANDIN_ANNOTATION] == "true"
-        src = chart_data(upstream)
-        assert (chart / "values.yaml").read_bytes() == (src / "values.yaml").read_bytes()
-        assert len(list((chart / "crds").glob("*.yaml"))) == crd_count
+        assert (chart / "values.yaml").read_bytes() == store.read_bytes(info.name, "values.yaml")
+        vendored_crds = store.crd_files(info.name, info.crd_dirs)
+        assert sorted(vendored_crds) == sorted(
+            p.relative_to(chart).as_posix()
+            for d in info.crd_dirs
+            for p in (chart / d).glob("*.yaml")
+        )
         assert [p.name for p in (chart / "templates").iterdir()] == ["standin-values.yaml"]
+        # nested subcharts come along with their values, schemas and CRDs, as dependencies
+        assert [d["name"] for d in meta.get("dependencies", [])] == [
+            d["name"] for d in upstream.get("dependencies", []) if d["name"] in info.nested
+        ]
+        for nested in info.nested:
+            for rel in ("Chart.yaml", "values.yaml", "values.schema.json"):
+                if store.exists(info.name, f"charts/{nested}/{rel}"):
+                    assert (chart / "charts" / nested / rel).read_bytes() == store.read_bytes(
+                        info.name, f"charts/{nested}/{rel}"
+                    ), rel
 
     gpu = yaml.safe_load((charts["gpu-operator"] / "Chart.yaml").read_text())
-    assert gpu["appVersion"] == "v26.7.0"
-    assert gpu["dependencies"] == [
-        {
-            "name": "node-feature-discovery",
-            "version": "0.19.0",
-            "repository": "oci://registry.k8s.io/nfd/charts",
-            "condition": "nfd.enabled",
-        }
-    ]
-    nfd_src = chart_data(GPU_OPERATOR) / "charts" / "node-feature-discovery"
-    nfd = charts["gpu-operator"] / "charts" / "node-feature-discovery"
-    for rel in ("Chart.yaml", "values.yaml", "values.schema.json", "crds/nfd-api-crds.yaml"):
-        assert (nfd / rel).read_bytes() == (nfd_src / rel).read_bytes(), rel
-    kps = yaml.safe_load((charts["kube-prometheus-stack"] / "Chart.yaml").read_text())
-    assert "dependencies" not in kps, "the kps stand-in must stay flat"
-
-    dask = yaml.safe_load((charts["dask-kubernetes-operator"] / "Chart.yaml").read_text())
-    assert (dask["name"], dask["version"]) == ("dask-kubernetes-operator", "2026.3.0")
-    assert STANDIN_ANNOTATION not in (dask.get("annotations") or {}), "dask is the real chart"
+    assert gpu["appVersion"] == registry.info("gpu-operator").version, "stamped as published"
+    assert "crds" in {
+        d["name"]
+        for d in yaml.safe_load((charts["kube-prometheus-stack"] / "Chart.yaml").read_text())[
+            "dependencies"
+        ]
+    }
 
 
 @pytest.mark.parametrize("helm_name", HELMS)
@@ -126,18 +119,18 @@ def test_standins_package_and_lint_strict(
 ) -> None:
     helm = tools.locate(helm_name)
     env = isolated_env(tmp_path / "helm-home")
-    packages = package_all(charts, tmp_path / "out", helm)
-    assert {p.name for p in packages} == EXPECTED_PACKAGES
+    packages = package(charts, tmp_path / "out", major=int(helm_name[-1]), env=env)
+    assert {p.name for p in packages.values()} == EXPECTED_PACKAGES
 
     for name, chart in charts.items():
-        proc = run_helm(helm, ["lint", "--strict", str(chart)], env=env, check=False)
+        proc = run_helm(helm=helm, args=["lint", "--strict", str(chart)], env=env, check=False)
         findings = _lint_findings(proc.stdout + proc.stderr)
         allowed = HELM4_KNOWN_LINT.get(name, set()) if helm_name == "helm4" else set()
         assert findings <= allowed, f"{helm_name} lint --strict {name}:\n{proc.stdout}{proc.stderr}"
         if not findings:
             assert proc.returncode == 0, f"{helm_name} lint --strict {name}:\n{proc.stderr}"
         else:  # only the known, accepted finding: the non-strict lint must then pass
-            run_helm(helm, ["lint", str(chart)], env=env)
+            run_helm(helm=helm, args=["lint", str(chart)], env=env)
 
 
 @pytest.mark.parametrize("helm_name", HELMS)
@@ -147,8 +140,8 @@ def test_standin_configmap_name_fits_63_chars(
     release = "r" * 52 + "x"  # 53 characters: Helm's maximum release name
     helm = tools.locate(helm_name)
     out = run_helm(
-        helm,
-        ["template", release, str(charts["kube-prometheus-stack"])],
+        helm=helm,
+        args=["template", release, str(charts["kube-prometheus-stack"])],
         env=isolated_env(tmp_path / "helm-home"),
     ).stdout
     (configmap,) = [o for o in load_manifests(out) if o["kind"] == "ConfigMap"]
@@ -171,12 +164,7 @@ UMBRELLA_VALUES: dict[str, Any] = {
 
 def _write_umbrella(dest: Path) -> Path:
     """A minimal umbrella naming the four charts at their REAL repository URLs (no Chart.lock)."""
-    versions = {
-        "gpu-operator": "v26.7.0",
-        "kube-prometheus-stack": "88.5.3",
-        "prometheus-adapter": "5.3.0",
-        "dask-kubernetes-operator": "2026.3.0",
-    }
+    versions = {info.name: info.version for info in registry.SUBCHARTS}
     chart = {
         "apiVersion": "v2",
         "name": "selfcheck-umbrella",
@@ -228,8 +216,8 @@ def test_umbrella_builds_from_real_urls_and_renders(
 
     release = "selfcheck"
     out = run_helm(
-        helm,
-        [
+        helm=helm,
+        args=[
             "template",
             release,
             str(umbrella),
@@ -249,7 +237,8 @@ def test_umbrella_builds_from_real_urls_and_renders(
         and o["metadata"]["name"] == f"{release}-dask-kubernetes-operator"
     ]
     image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == "ghcr.io/dask/dask-kubernetes-operator:2026.3.0"
+    dask = registry.info("dask-kubernetes-operator")
+    assert image == f"ghcr.io/dask/dask-kubernetes-operator:{dask.version}"
 
     if repo.real_repos:  # real charts: the value shows up in the Prometheus CR instead
         (prometheus,) = [o for o in objects if o["kind"] == "Prometheus"]
@@ -396,6 +385,6 @@ def test_validator_covers_all_crd_sources() -> None:
 def test_load_manifests_handles_empty_docs_and_yaml11_value_tag() -> None:
     text = "---\n# a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
     assert [o["metadata"]["name"] for o in load_manifests(text)] == ["a"]
-    crd = chart_data(KUBE_PROMETHEUS_STACK) / "charts/crds/crds/crd-alertmanagerconfigs.yaml"
-    (doc,) = load_manifests(crd.read_text())  # PyYAML's stock safe loader fails here
+    crd = store.read_text("kube-prometheus-stack", "charts/crds/crds/crd-alertmanagerconfigs.yaml")
+    (doc,) = load_manifests(crd)  # PyYAML's stock safe loader fails here
     assert doc["spec"]["names"]["kind"] == "AlertmanagerConfig"

@@ -14,5 +14,7 @@ def problems(write_values: Callable[[str], str], text: str) -> list[str]:
     path = write_values(text)
     with pytest.raises(ValuesInvalid) as exc:
         check_files([path])
-    return [p.render().replace(path, "F") for p in sorted(exc.value.problems,
-                                                          key=lambda p: p.sort_key())]
+    return [
+        p.render().replace(path, "F")
+        for p in sorted(exc.value.problems, key=lambda p: p.sort_key())
+    ]

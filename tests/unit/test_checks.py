@@ -31,7 +31,7 @@ def test_free_form_upstream_spots_accept_anything(write_values):
             "  prometheus:\n    prometheusSpec:\n      externalLabels:\n        cluster: a\n"
             "        region: {nested: ok}\n")
     path = write_values(text)
-    assert check_files([path]).values.kube_prometheus_stack.enabled
+    assert check_files([path]).values.subchart("kube-prometheus-stack").enabled
 
 
 def test_unknown_own_key_suggests(write_values):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.cli import main
-from gpu_platform.pipeline.emit import chart as chart_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,32 +36,6 @@ def test_check_names_stale_and_extra_files(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "  values.yaml" in err and "  templates/extra.yaml" in err
     assert "Chart.yaml" not in err.replace("templates/extra.yaml", "")
-
-
-def test_failed_render_leaves_previous_chart_untouched(tmp_path, monkeypatch):
-    out = tmp_path / "c"
-    assert main(["render", "--out", str(out)]) == 0
-    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-
-    def boom(*args, **kwargs):
-        raise OSError("disk full")
-
-    original = chart_module.Path.write_text
-    calls = {"n": 0}
-
-    def flaky(self, *args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            boom()
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(chart_module.Path, "write_text", flaky)
-    with pytest.raises(OSError):
-        chart_module.write_chart({"a.txt": "1", "b.txt": "2", "c.txt": "3"}, out)
-    monkeypatch.undo()
-    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    assert after == before
-    assert [p.name for p in tmp_path.iterdir()] == ["c"]  # no staging folder left behind
 
 
 def test_invalid_values_do_not_write(tmp_path, write_values):

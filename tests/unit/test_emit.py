@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import filecmp
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,12 +12,10 @@ from gpu_platform.pipeline.emit.values import (
     values_schema,
     values_yaml,
 )
-from gpu_platform.pipeline.lockfile import digest, read_lock
 from gpu_platform.pipeline.rules import check_defaults
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
-UPSTREAM = Path(os.environ.get("GPU_PLATFORM_UPSTREAM", REPO.parent / "shared" / "upstream"))
 
 
 def _leaves(schema, path=""):
@@ -69,42 +65,3 @@ def test_reference_lists_every_schema_path():
 def test_schema_is_json_and_stable():
     assert json.loads(schema_json()) == values_schema()
     assert schema_json() == schema_json()
-
-
-def test_root_lock_digest_matches_its_dependencies():
-    lock = read_lock(REPO / "Chart.lock")
-    assert f"digest: {digest(lock.charts)}" in (REPO / "Chart.lock").read_text()
-    assert [(c.name, c.version) for c in lock.charts] == [
-        ("gpu-operator", "v26.7.0"), ("kube-prometheus-stack", "88.5.3"),
-        ("prometheus-adapter", "5.3.0"), ("dask-kubernetes-operator", "2026.3.0")]
-
-
-def test_packaged_lock_copy_matches_root():
-    packaged = REPO / "generator" / "gpu_platform" / "upstream" / "Chart.lock"
-    assert packaged.read_text() == (REPO / "Chart.lock").read_text()
-
-
-VENDORED = {
-    "gpu-operator/values.yaml": "gpu-operator/v26.7.0/values.yaml",
-    "gpu-operator/charts/node-feature-discovery/values.yaml":
-        "gpu-operator/v26.7.0/charts/node-feature-discovery/values.yaml",
-    "kube-prometheus-stack/values.yaml": "kube-prometheus-stack/88.5.3/values.yaml",
-    "kube-prometheus-stack/charts/crds/values.yaml":
-        "kube-prometheus-stack/88.5.3/charts/crds/values.yaml",
-    "kube-prometheus-stack/charts/grafana/values.yaml":
-        "kube-prometheus-stack/88.5.3/deps/grafana-12.11.1/values.yaml",
-    "kube-prometheus-stack/charts/kube-state-metrics/values.yaml":
-        "kube-prometheus-stack/88.5.3/deps/kube-state-metrics-8.4.0/values.yaml",
-    "kube-prometheus-stack/charts/prometheus-node-exporter/values.yaml":
-        "kube-prometheus-stack/88.5.3/deps/prometheus-node-exporter-4.56.1/values.yaml",
-    "prometheus-adapter/values.yaml": "prometheus-adapter/5.3.0/values.yaml",
-    "dask-kubernetes-operator/values.yaml": "dask-kubernetes-operator/2026.3.0/values.yaml",
-}
-
-
-@pytest.mark.parametrize(("ours", "theirs"), sorted(VENDORED.items()))
-def test_vendored_upstream_defaults_are_byte_identical(ours, theirs):
-    if not UPSTREAM.is_dir():
-        pytest.skip(f"shared/upstream not found at {UPSTREAM}")
-    vendored = REPO / "generator" / "gpu_platform" / "upstream" / ours
-    assert filecmp.cmp(vendored, UPSTREAM / theirs, shallow=False)

@@ -232,7 +232,7 @@ def hpa_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
     if group == DASK_GROUP and isinstance(kind, str) and kind in DASK_SCALE_TARGETS:
         issues.append(RuleIssue(("spec", "scaleTargetRef", "kind"), "error",
                                 DASK_SCALE_TARGETS[kind]))
-    if not values.prometheus_adapter.enabled:
+    if not values.subchart("prometheus-adapter").enabled:
         return issues  # another custom metrics API may serve them; nothing to compare with
     served = [s.name for s in values.platform.monitoring.gpuSignals]
     metrics = spec.get("metrics")

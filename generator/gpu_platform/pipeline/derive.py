@@ -14,6 +14,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.model import (
     GpuSignal,
@@ -107,7 +108,7 @@ def adapter_rules(values: Values) -> list[dict[str, Any]]:
 
 def dcgm_env(values: Values) -> list[dict[str, Any]]:
     """The exporter's env: the user's entries plus the collect interval tied to the scrape."""
-    _, given = get_path(values.gpu_operator.model_extra or {}, ("dcgmExporter", "env"))
+    _, given = get_path(values.subchart("gpu-operator").model_extra or {}, ("dcgmExporter", "env"))
     entries = deepcopy(given or [])
     entries = [
         e for e in entries if not (isinstance(e, dict) and e.get("name") == DCGM_INTERVAL_ENV)
@@ -130,7 +131,7 @@ def with_pool_tolerations(values: Values, path: tuple[str, ...]) -> list[dict[st
     """gpu-operator tolerations at ``path``: the user's (or upstream's) list, plus one for
     every pool taint nothing in it tolerates yet. A DaemonSet that does not tolerate a pool's
     taint runs zero pods there: no driver, no device plugin, no DCGM metrics."""
-    found, given = get_path(values.gpu_operator.model_extra or {}, path)
+    found, given = get_path(values.subchart("gpu-operator").model_extra or {}, path)
     if not found:
         found, given = get_path(upstream.defaults("gpu-operator"), path)
     result = [deepcopy(t) for t in given or []]
@@ -296,9 +297,7 @@ def resolve(values: Values) -> dict[str, Any]:
     out: dict[str, Any] = {
         "platform": values.platform.model_dump(by_alias=True, mode="json"),
     }
-    from gpu_platform.pipeline.model import SUBCHARTS
-
-    for chart in SUBCHARTS:
+    for chart in registry.NAMES:
         block = values.subchart(chart).model_dump(by_alias=True, mode="json")
         out[chart] = block
     for derivation in DERIVATIONS:

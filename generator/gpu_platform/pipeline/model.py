@@ -10,7 +10,7 @@ platform section drives, which ``derive.py`` computes.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -18,9 +18,12 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    create_model,
     field_validator,
 )
 from pydantic.alias_generators import to_camel
+
+from gpu_platform.pipeline import registry
 
 DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
 Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
@@ -609,38 +612,17 @@ class Platform(Strict):
 # --------------------------------------------------------------------------- subcharts
 
 
-class Subchart(BaseModel):
-    """A bundled upstream chart: ``enabled`` plus values passed through to it."""
+class SubchartValues(BaseModel):
+    """A bundled upstream chart's block: ``enabled`` plus values passed through to it."""
 
     model_config = ConfigDict(extra="allow", validate_default=True, strict=True)
 
     enabled: bool = Field(True, description="Install this component.")
 
 
-SUBCHARTS = (
-    "gpu-operator",
-    "kube-prometheus-stack",
-    "prometheus-adapter",
-    "dask-kubernetes-operator",
-)
-
-SUBCHART_DESCRIPTIONS = {
-    "gpu-operator": "NVIDIA GPU operator: driver, container toolkit, device plugin, DCGM exporter.",
-    "kube-prometheus-stack": "Prometheus, Alertmanager, Grafana and the Prometheus operator.",
-    "prometheus-adapter": "Serves the GPU signals as custom metrics to HPAs.",
-    "dask-kubernetes-operator": "Dask operator: DaskCluster, DaskWorkerGroup, DaskJob, "
-    "DaskAutoscaler.",
-}
-
-
-def _subchart_field(name: str) -> Any:
-    return Field(
-        default_factory=Subchart, alias=name, description=SUBCHART_DESCRIPTIONS[name]
-    )
-
-
-class Values(BaseModel):
-    """The whole values file of the gpu-platform chart."""
+class _Values(BaseModel):
+    """The whole values file of the gpu-platform chart (its subchart blocks come from the
+    subchart registry; see ``Values`` below)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True,
                               strict=True)
@@ -648,13 +630,34 @@ class Values(BaseModel):
     platform: Platform = Field(
         default_factory=Platform, description="Platform knobs that fan out to components."
     )
-    gpu_operator: Subchart = _subchart_field("gpu-operator")
-    kube_prometheus_stack: Subchart = _subchart_field("kube-prometheus-stack")
-    prometheus_adapter: Subchart = _subchart_field("prometheus-adapter")
-    dask_kubernetes_operator: Subchart = _subchart_field("dask-kubernetes-operator")
     global_: dict[str, Any] = Field(
         default_factory=dict, alias="global", description="Helm globals, shared by subcharts."
     )
 
-    def subchart(self, name: str) -> Subchart:
-        return getattr(self, name.replace("-", "_"))  # type: ignore[no-any-return]
+    def subchart(self, name: str) -> SubchartValues:
+        """The block of one bundled chart, by its chart name."""
+        block: SubchartValues = getattr(self, registry.info(name).field_name)
+        return block
+
+
+def _subchart_fields() -> dict[str, Any]:
+    return {
+        info.field_name: (
+            SubchartValues,
+            Field(default_factory=SubchartValues, alias=info.name,
+                  description=info.description),
+        )
+        for info in registry.SUBCHARTS
+    }
+
+
+# One field per row of the subchart registry, so adding a subchart never touches this file.
+# Type checkers see the static part; code reaches a block with ``values.subchart(name)``.
+if TYPE_CHECKING:
+    Values = _Values
+else:
+    Values = create_model(
+        "Values", __base__=_Values, __module__=__name__,
+        __doc__="The whole values file of the gpu-platform chart.",
+        **_subchart_fields(),
+    )

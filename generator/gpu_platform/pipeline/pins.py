@@ -1,7 +1,8 @@
-"""Where the pinned upstream chart versions come from: the root Chart.lock.
+"""Where the pinned upstream chart versions come from: the root Chart.lock, the only place a
+chart version is written.
 
-The package also carries a copy (``upstream/Chart.lock``) so an installed ``gpu-platform`` works
-outside a checkout; a test keeps the two identical.
+The package carries a copy (``upstream/Chart.lock``, written by ``gpu-platform upstream sync``
+and checked by ``sync --check``) so an installed ``gpu-platform`` works outside a checkout.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from gpu_platform import checkout
 from gpu_platform.pipeline.lockfile import Lock, read_lock
 
-REPO_LOCK = Path(__file__).resolve().parents[3] / "Chart.lock"
+REPO_LOCK = (checkout.root() or Path("/nonexistent")) / "Chart.lock"
 
 
 @lru_cache(maxsize=1)

@@ -16,10 +16,11 @@ from pydantic import BaseModel, ValidationError
 
 from gpu_platform.clouds.requirements import gpu_operator_requirements
 from gpu_platform.errors import Problem, ValuesInvalid
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, DERIVATIONS, get_path, resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins, PathKey, dotted, load_values
-from gpu_platform.pipeline.model import SUBCHARTS, PodsMetric, Strict, Values
+from gpu_platform.pipeline.model import PodsMetric, Values
 
 DASK_KINDS = {"DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler"}
 SCALABLE = {("apps/v1", "Deployment"), ("apps/v1", "StatefulSet")}
@@ -167,7 +168,7 @@ def model_problems(exc: ValidationError, data: dict[str, Any], origins: Origins)
 def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
     """Keys under a subchart block that its upstream chart never reads."""
     problems: list[Problem] = []
-    for chart in SUBCHARTS:
+    for chart in registry.NAMES:
         block = data.get(chart)
         if isinstance(block, dict):
             problems.extend(upstream.check_block(chart, block, origins))
@@ -232,7 +233,7 @@ def cross_problems(values: Values, origins: Origins) -> list[Problem]:
     """Rules that span components: HPA targets and metrics, prepuller placement."""
     problems: list[Problem] = []
     signals = [s.name for s in values.platform.monitoring.gpuSignals]
-    adapter_on = values.prometheus_adapter.enabled
+    adapter_on = values.subchart("prometheus-adapter").enabled
     for index in _duplicates([f"{h.namespace}/{h.name}" for h in values.platform.hpas]):
         path: PathKey = ("platform", "hpas", index, "name")
         problems.append(Problem(
@@ -374,12 +375,13 @@ def _cloud_problems(values: Values, index: int, origins: Origins) -> list[Proble
     """gpu-operator settings that a pool's cloud and driver mode require."""
 
     pool = values.platform.nodePools[index]
-    if not values.gpu_operator.enabled:
+    if not values.subchart("gpu-operator").enabled:
         return []
     problems = []
     for key, (wanted, why) in gpu_operator_requirements(pool.cloud, pool.driver).items():
         path = ("gpu-operator", *key.split("."))
-        found, given = get_path(values.gpu_operator.model_extra or {}, tuple(key.split(".")))
+        extra = values.subchart("gpu-operator").model_extra or {}
+        found, given = get_path(extra, tuple(key.split(".")))
         if not found:
             found, given = get_path(upstream.defaults("gpu-operator"), tuple(key.split(".")))
         derived = next((d for d in DERIVATIONS if d.chart == "gpu-operator"
@@ -484,14 +486,15 @@ def capacity_warnings(values: Values, origins: Origins) -> list[Problem]:
 
 def cross_warnings(values: Values, origins: Origins) -> list[Problem]:
     warnings = capacity_warnings(values, origins)
-    if values.prometheus_adapter.enabled and not values.kube_prometheus_stack.enabled:
+    adapter = values.subchart("prometheus-adapter").enabled
+    if adapter and not values.subchart("kube-prometheus-stack").enabled:
         path = ("kube-prometheus-stack", "enabled")
         warnings.append(Problem(
             dotted(path),
             "prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
             "queries prometheus-operated in the release namespace, which must then exist",
             origins.find(path), severity="warning"))
-    if values.platform.monitoring.gpuSignals and not values.gpu_operator.enabled:
+    if values.platform.monitoring.gpuSignals and not values.subchart("gpu-operator").enabled:
         path = ("gpu-operator", "enabled")
         warnings.append(Problem(
             dotted(path),
@@ -530,4 +533,4 @@ def check_defaults() -> Checked:
     return check_data(LoadedValues({}, Origins(), []))
 
 
-__all__ = ["Checked", "check_files", "check_data", "check_defaults", "Strict"]
+__all__ = ["Checked", "check_files", "check_data", "check_defaults"]

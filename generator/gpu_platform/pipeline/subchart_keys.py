@@ -4,9 +4,9 @@ None of the bundled upstream charts ships a values.schema.json, so Helm silently
 nested in the wrong place (the classic ``kube-prometheus-stack.serviceMonitorSelectorNilUses
 HelmValues`` that nothing reads). The default values files are the best description of what a
 chart reads: a key path must exist there, unless the default at that spot is free-form (an empty
-map, a list, null) or the key is documented upstream only as a comment (listed in
-``DOCUMENTED_EXTRA``). The vendored copies under ``upstream/`` are byte-identical to
-shared/upstream (a test keeps them so).
+map, a list, null) or the key is documented upstream only as a comment (or listed in the
+subchart registry's ``documented_extra``). The defaults are the vendored upstream data
+(``gpu_platform.upstream``), which ``gpu-platform upstream sync --check`` keeps equal to the pins.
 
 Keys upstream documents only as a comment (``# adminPassword: strongpassword``) are read by its
 templates too, so they count as known; ``commented_keys`` recovers their paths from indentation.
@@ -19,34 +19,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from gpu_platform.errors import Problem
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.load import Origins, PathKey, dotted
-
-# Subcharts nested inside an upstream chart: their defaults sit under their name.
-NESTED: dict[str, tuple[str, ...]] = {
-    "gpu-operator": ("node-feature-discovery",),
-    "kube-prometheus-stack": (
-        "crds",
-        "grafana",
-        "kube-state-metrics",
-        "prometheus-node-exporter",
-    ),
-    "prometheus-adapter": (),
-    "dask-kubernetes-operator": (),
-}
-
-# Subcharts whose defaults we do not carry (optional, off by default). Below each: free-form.
-DOCUMENTED_EXTRA: dict[str, tuple[tuple[str, ...], ...]] = {
-    "gpu-operator": (),
-    "kube-prometheus-stack": (("prometheus-windows-exporter",),),
-    "prometheus-adapter": (),
-    "dask-kubernetes-operator": (),
-}
+from gpu_platform.upstream import store
 
 _KEY_LINE = re.compile(r"^(\s*)(?:- )?([A-Za-z_][\w.-]*|\"[^\"]+\"):(\s|$)")
 _COMMENTED_KEY = re.compile(r"^(\s*)#(\s*)([A-Za-z_][\w-]*):(\s|$)")
@@ -85,27 +63,22 @@ def commented_keys(text: str) -> set[tuple[str, ...]]:
 
 @cache
 def documented(chart: str) -> frozenset[tuple[str, ...]]:
-    """Commented-out keys of the chart and its nested subcharts, plus DOCUMENTED_EXTRA."""
-    base = resources.files("gpu_platform") / "upstream" / chart
-    paths = set(commented_keys((base / "values.yaml").read_text()))
-    for sub in NESTED[chart]:
-        text = (base / "charts" / sub / "values.yaml").read_text()
+    """Commented-out keys of the chart and its nested subcharts, plus documented extras."""
+    info = registry.info(chart)
+    paths = set(commented_keys(store.read_text(chart, "values.yaml")))
+    for sub in info.nested:
+        text = store.read_text(chart, f"charts/{sub}/values.yaml")
         paths |= {(sub, *p) for p in commented_keys(text)}
-    paths |= set(DOCUMENTED_EXTRA.get(chart, ()))
+    paths |= set(info.documented_extra)
     return frozenset(paths)
-
-
-def _load_yaml(text: str) -> Any:
-    return YAML(typ="safe", pure=True).load(text)
 
 
 @cache
 def defaults(chart: str) -> dict[str, Any]:
     """The chart's default values with its nested subcharts' defaults under their names."""
-    base = resources.files("gpu_platform") / "upstream" / chart
-    tree: dict[str, Any] = _load_yaml((base / "values.yaml").read_text()) or {}
-    for sub in NESTED[chart]:
-        sub_defaults = _load_yaml((base / "charts" / sub / "values.yaml").read_text()) or {}
+    tree: dict[str, Any] = store.load_yaml(store.read_text(chart, "values.yaml")) or {}
+    for sub in registry.info(chart).nested:
+        sub_defaults = store.load_yaml(store.read_text(chart, f"charts/{sub}/values.yaml")) or {}
         parent_overrides = tree.get(sub) if isinstance(tree.get(sub), dict) else {}
         tree[sub] = _deep_merge(sub_defaults, parent_overrides or {})
     return tree
@@ -201,6 +174,4 @@ def check_block(
 
 
 def _version_note(chart: str) -> str:
-    from gpu_platform.pipeline.pins import pinned_version
-
-    return f"{pinned_version(chart)} "
+    return f"{registry.info(chart).version} "

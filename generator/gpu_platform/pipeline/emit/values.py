@@ -16,9 +16,9 @@ from pydantic import BaseModel
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.derive import DERIVATIONS
 from gpu_platform.pipeline.model import (
-    SUBCHARTS,
     GpuSignal,
     Hpa,
     NodePool,
@@ -104,7 +104,7 @@ def _mark_derived(root: CommentedMap) -> None:
 def values_yaml(resolved: dict[str, Any]) -> str:
     """The chart's values.yaml: resolved values in model order, commented from the model."""
     ordered: dict[str, Any] = {}
-    for key in ("platform", *SUBCHARTS, "global"):
+    for key in ("platform", *registry.NAMES, "global"):
         if key in resolved:
             ordered[key] = resolved[key]
     root = _commented(ordered)
@@ -113,7 +113,7 @@ def values_yaml(resolved: dict[str, Any]) -> str:
     for key in root:
         root.yaml_set_comment_before_after_key(key, before="\n" + docs.get(key, ""), indent=0)
     _annotate(root["platform"], Values.model_fields["platform"].annotation, 2)  # type: ignore[arg-type]
-    for chart in SUBCHARTS:
+    for chart in registry.NAMES:
         root[chart].yaml_set_comment_before_after_key(
             "enabled", before="Install this component.", indent=2
         )
@@ -133,7 +133,7 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
     """The subchart block: enabled, the derived keys typed, everything else passed through."""
     schema: dict[str, Any] = {
         "type": "object",
-        "description": Values.model_fields[chart.replace("-", "_")].description,
+        "description": registry.info(chart).description,
         "properties": {"enabled": {"type": "boolean", "description": "Install this component.",
                                    "default": True}},
         "additionalProperties": True,
@@ -178,13 +178,15 @@ def values_schema() -> dict[str, Any]:
     """values.schema.json: draft-07, our sections closed, subchart blocks open but typed."""
     schema = Values.model_json_schema(by_alias=True, mode="validation")
     schema = _strip_titles(schema)
-    for chart in SUBCHARTS:
+    for chart in registry.NAMES:
         schema["properties"][chart] = _typed_subchart(chart)
     schema["properties"]["global"] = {
         "type": "object",
         "description": "Helm globals, shared by subcharts.",
         "additionalProperties": True,
     }
+    order = ("platform", *registry.NAMES, "global")
+    schema["properties"] = {key: schema["properties"][key] for key in order}
     from gpu_platform.pipeline.rules import check_defaults
 
     defs = schema.pop("$defs", {})

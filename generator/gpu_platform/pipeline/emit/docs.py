@@ -1,0 +1,107 @@
+"""The parts of the project README that state facts the code owns, generated between markers.
+
+The pinned versions, the install commands (which name the chart version and the repositories)
+and the like must never drift from the code, so ``gpu-platform render`` rewrites each block
+between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` and ``render --check``
+fails when one is stale. Everything outside the markers is prose, written by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from gpu_platform.errors import GpuPlatformError
+from gpu_platform.pipeline import registry
+from gpu_platform.pipeline.pins import lock
+from gpu_platform.publish import metadata
+
+REGISTRY = "oci://registry.example.com/charts"
+RELEASE = "gpu-platform"
+NAMESPACE = "gpu-platform"
+
+
+def _block(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- generated: {name} -->\n)(.*?)(<!-- /generated: {name} -->)",
+                      re.DOTALL)
+
+
+def components() -> str:
+    rows = ["| Component | Chart | Repository | Pinned |", "|---|---|---|---|"]
+    for chart in lock().charts:
+        info = registry.info(chart.name)
+        rows.append(f"| {info.description} | `{chart.name}` | {chart.repository} | "
+                    f"{chart.version} |")
+    return "\n".join(rows) + "\n"
+
+
+def _sh(lines: list[str]) -> str:
+    return "```sh\n" + "\n".join(lines) + "\n```\n"
+
+
+def install_oci() -> str:
+    version = metadata.version()
+    return _sh([
+        "gpu-platform validate -f site.yaml",
+        "gpu-platform values -f site.yaml > resolved.yaml",
+        f"helm install {RELEASE} {REGISTRY}/{metadata.NAME} --version {version} "
+        f"-n {NAMESPACE} --create-namespace -f resolved.yaml",
+    ])
+
+
+def publish() -> str:
+    archive = f"dist/{metadata.NAME}-{metadata.version()}.tgz"
+    return _sh([
+        "gpu-platform package --out dist",
+        f"helm push {archive} {REGISTRY}",
+    ])
+
+
+def install_checkout() -> str:
+    repos = [f"helm repo add {alias} {url}" for url, alias in registry.repositories().items()]
+    return _sh([
+        *repos,
+        "helm dependency build charts/gpu-platform",
+        "gpu-platform values -f site.yaml > resolved.yaml",
+        f"helm install {RELEASE} charts/gpu-platform -n {NAMESPACE} --create-namespace "
+        "-f resolved.yaml",
+    ])
+
+
+def upgrade() -> str:
+    version = metadata.version()
+    return _sh([
+        "gpu-platform values -f site.yaml > resolved.yaml",
+        f"helm upgrade {RELEASE} {REGISTRY}/{metadata.NAME} --version {version} "
+        f"-n {NAMESPACE} -f resolved.yaml",
+    ])
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "components": components,
+    "publish": publish,
+    "install-oci": install_oci,
+    "install-checkout": install_checkout,
+    "upgrade": upgrade,
+}
+
+
+def apply(text: str, source: str = "README.md") -> str:
+    """``text`` with every generated block rewritten; a missing marker is an error."""
+    for name, build in BLOCKS.items():
+        pattern = _block(name)
+        if not pattern.search(text):
+            raise GpuPlatformError(
+                f"{source}: no <!-- generated: {name} --> ... <!-- /generated: {name} --> "
+                "block; add the markers where the generated text belongs")
+        body = build()
+        text = pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1)
+    return text
+
+
+def block_text(text: str, name: str) -> str:
+    """The current content of one block (for tests that run the README's commands)."""
+    match = _block(name).search(text)
+    if not match:
+        raise KeyError(name)
+    return match.group(2)

