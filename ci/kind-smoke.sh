@@ -16,7 +16,7 @@ done
 
 CLUSTER="${KIND_CLUSTER:-gpu-platform-smoke}"
 NAMESPACE=gpu-platform
-make venv tools
+make test-venv tools
 HELM="$(.venv/bin/gpu-platform tools path helm3)"
 KUBECTL="$(.venv/bin/gpu-platform tools path kubectl)"
 
@@ -34,11 +34,12 @@ trap cleanup EXIT
 
 resolved="$(mktemp --suffix .yaml)"
 .venv/bin/gpu-platform values -f values/kind.yaml > "$resolved"
-.venv/bin/python -c 'from pathlib import Path; from gpu_platform import helm; helm.dependency_build(Path("charts/gpu-platform"))'
-echo "\$> helm upgrade --install gpu-platform charts/gpu-platform -n $NAMESPACE -f $resolved --wait" >&2
-"$HELM" upgrade --install gpu-platform charts/gpu-platform -n "$NAMESPACE" --create-namespace \
+# The published form: one archive with the real pinned charts inside.
+archive="$(.venv/bin/gpu-platform package --dependencies real --out dist)"
+echo "\$> helm upgrade --install gpu-platform $archive -n $NAMESPACE -f $resolved --wait" >&2
+"$HELM" upgrade --install gpu-platform "$archive" -n "$NAMESPACE" --create-namespace \
   -f "$resolved" --wait --timeout 15m
 "$KUBECTL" get pods -A -o wide
 
 ATS_CLUSTER_TYPE=existing GPU_PLATFORM_SMOKE_NAMESPACE="$NAMESPACE" \
-  .venv/bin/python -m pytest -m smoke tests/smoke -q -rs
+  .venv/bin/python -m pytest -p pytest_helm_charts.plugin -m smoke tests/smoke -q -rs

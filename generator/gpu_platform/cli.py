@@ -7,6 +7,7 @@ Logs go to stderr, data to stdout. This is the only place that turns errors into
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import sys
@@ -287,13 +288,19 @@ def _emit_summaries(summaries: list[UsageSummary], as_json: bool, plot_path: Pat
 
 
 def _check_plot_path(path: Path | None) -> None:
-    """Refuse a --plot path that cannot be written before any work is done."""
+    """Refuse a --plot path that cannot be written, or plots without matplotlib, before any
+    work is done."""
     if path is None:
         return
     if path.suffix.lower() != ".png":
         raise UsageError(f"--plot {path}: the plot is a PNG; name the file *.png")
+    if path.is_dir():
+        raise UsageError(f"--plot {path}: that is a folder; name a file such as {path}/day.png")
     if not path.resolve().parent.is_dir():
         raise UsageError(f"--plot {path}: folder {path.resolve().parent} does not exist")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib, an optional extra: "
+                         "pip install 'gpu-platform[plot]'")
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from gpu_platform import tools
 from gpu_platform.errors import HelmError
-from gpu_platform.pipeline import registry
-from gpu_platform.pipeline.pins import lock
+from gpu_platform.pipeline import facts, registry
 
-DEFAULT_KUBE_VERSION = "1.33.0"
+DEFAULT_KUBE_VERSION = f"{facts.TARGET_KUBE_VERSION}.0"
 
 
 def extra_api_versions() -> tuple[str, ...]:
@@ -87,33 +86,6 @@ def kube_version(version: str) -> str:
     """Accept 1.33 or v1.33.0; helm wants a full semantic version."""
     v = version.lstrip("v")
     return v if v.count(".") == 2 else v + ".0"
-
-
-def ensure_repositories(*, major: int = 3, env: Mapping[str, str] | None = None) -> None:
-    """Add the pinned chart repositories that helm does not know yet (Helm 3 needs them)."""
-    listed = subprocess.run(
-        [binary(major), "repo", "list", "-o", "json"], capture_output=True, text=True,
-        env=dict(env) if env else None,
-    )
-    known = listed.stdout if listed.returncode == 0 else ""
-    for chart in lock().charts:
-        if chart.repository in known:
-            continue
-        name = registry.repositories().get(chart.repository, chart.name)
-        run(["repo", "add", "--force-update", name, chart.repository], major=major, env=env)
-        known += chart.repository
-
-
-def dependency_build(
-    chart: Path, *, major: int = 3, env: Mapping[str, str] | None = None,
-    skip_refresh: bool = False,
-) -> None:
-    args = ["dependency", "build", str(chart)]
-    if skip_refresh:
-        args.append("--skip-refresh")
-    else:
-        ensure_repositories(major=major, env=env)
-    run(args, major=major, env=env)
 
 
 def lint(chart: Path, values: list[Path], *, major: int = 3,

@@ -32,7 +32,8 @@ PROMETHEUS_BIN = shutil.which("prometheus") or "/usr/bin/prometheus"
 DRIVER_VERSION = "580.95.05"
 MODEL_NAME = "NVIDIA H100 80GB HBM3"
 
-# The default dcp-metrics-included.csv field set (NOTES.md §5): name -> (type, idle value).
+# The default dcp-metrics-included.csv field set (docs/upstream-facts.md):
+# name -> (type, idle value).
 DCGM_FIELDS: dict[str, tuple[str, float]] = {
     "DCGM_FI_DEV_SM_CLOCK": ("gauge", 1980.0),
     "DCGM_FI_DEV_MEM_CLOCK": ("gauge", 2619.0),
@@ -262,7 +263,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# What prometheus-operator attaches to every DCGM target (NOTES.md §1.2, §5).
+# What prometheus-operator attaches to every DCGM target (docs/upstream-facts.md).
 OPERATOR_TARGET_LABELS = {
     "namespace": "gpu-operator",
     "pod": "nvidia-dcgm-exporter-abcde",

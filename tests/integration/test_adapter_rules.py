@@ -105,8 +105,8 @@ def test_series_query_binds_each_gpu_to_its_pod(prometheus: Prometheus, cluster:
     want = {gpu.uuid: (gpu.workload.namespace, gpu.workload.pod)
             for gpu in cluster if gpu.workload}
     if mode == "honorLabels":
-        # Idle GPUs carry no pod labels, so the target's fill in (NOTES.md §5): they bind to
-        # the exporter pod in the operator namespace, never to a workload pod.
+        # Idle GPUs carry no pod labels, so the target's fill in (docs/upstream-facts.md, DCGM
+        # labels): they bind to the exporter pod in the operator namespace, never to a workload pod.
         want |= {gpu.uuid: (EXPORTER_NS, EXPORTER_POD) for gpu in cluster if not gpu.workload}
     assert bound == want
     for series in found:

@@ -7,18 +7,14 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
+from gpu_platform.pipeline import registry
 from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
 
 from .conftest import KUBE_VERSIONS, PROFILES, render, resolved_values
 
-PINNED = {
-    "gpu-operator": "v26.7.0",
-    "kube-prometheus-stack": "88.5.3",
-    "prometheus-adapter": "5.3.0",
-    "dask-kubernetes-operator": "2026.3.0",
-}
+PINNED = {info.name: info.version for info in registry.SUBCHARTS}
 
 
 def _by_kind(objects: list[dict], kind: str) -> list[dict]:

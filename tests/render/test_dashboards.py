@@ -13,8 +13,9 @@ import yaml
 
 from .conftest import render, resolved_values
 
-# Series the dashboards may read: DCGM's default set (NOTES.md section 5), the kube-state-metrics
-# series the rules use, and nothing else; recorded series come from the rendered rules.
+# Series the dashboards may read: DCGM's default set (docs/upstream-facts.md), the
+# kube-state-metrics series the rules use, and nothing else; recorded series come from the
+# rendered rules.
 DCGM = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED",
         "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
         "DCGM_FI_DEV_XID_ERRORS"}

@@ -114,8 +114,10 @@ def _relay(tls: ssl.SSLSocket, backend: socket.socket) -> None:
 class LocalInternet:
     """An HTTPS proxy that routes named hosts to local backends, with its own CA."""
 
-    def __init__(self, folder: Path, routes: Mapping[str, int]) -> None:
+    def __init__(self, folder: Path, routes: Mapping[str, int], passthrough: bool = False) -> None:
         self.routes = dict(routes)  # host -> 127.0.0.1 port of its plain-HTTP backend
+        # Tunnel other hosts to the real internet untouched (when the real charts are wanted).
+        self.passthrough = passthrough
         self.ca, cert, key = write_ca_and_cert(folder, sorted(self.routes))
         self.tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.tls.load_cert_chain(cert, key)
@@ -161,9 +163,12 @@ class LocalInternet:
                     return
                 head += chunk
             method, target = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")[:2]
-            host, _, _port = target.rpartition(":")
+            host, _, port = target.rpartition(":")
             self.requests.append(host if method == "CONNECT" else target)
             backend_port = self.routes.get(host) if method == "CONNECT" else None
+            if backend_port is None and method == "CONNECT" and self.passthrough:
+                self._tunnel(client, host, int(port or 443))
+                return
             if backend_port is None:
                 client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
                 return
@@ -174,3 +179,23 @@ class LocalInternet:
                 return
             with tls, socket.create_connection(("127.0.0.1", backend_port)) as backend:
                 _relay(tls, backend)
+
+    @staticmethod
+    def _tunnel(client: socket.socket, host: str, port: int) -> None:
+        try:
+            upstream = socket.create_connection((host, port), timeout=30)
+        except OSError:
+            client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            return
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        with upstream:
+            socks = [client, upstream]
+            while True:
+                readable = select.select(socks, [], [], 60)[0]
+                if not readable:
+                    return
+                for sock in readable:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    (upstream if sock is client else client).sendall(data)

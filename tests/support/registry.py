@@ -46,6 +46,9 @@ def registry(workdir: Path) -> Iterator[int]:
         "  delete:\n    enabled: true\n"
         "http:\n"
         f"  addr: 127.0.0.1:{port}\n"
+        # Relative upload locations: clients that reach it by another name (through a TLS
+        # proxy, as registry.example.com) keep their own scheme and host.
+        "  relativeurls: true\n"
     )
     log = (workdir / "registry.log").open("w")
     proc = subprocess.Popen([BINARY, "serve", str(config)], stdout=log, stderr=log)

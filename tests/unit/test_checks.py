@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.rules import check_files
 from support.values import problems
+
+KPS = registry.info("kube-prometheus-stack").version
 
 
 def test_misnested_kps_key_names_the_real_path(write_values):
@@ -12,7 +15,7 @@ def test_misnested_kps_key_names_the_real_path(write_values):
                    "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n")
     assert out == [
         "F:2:3: kube-prometheus-stack.serviceMonitorSelectorNilUsesHelmValues: "
-        "kube-prometheus-stack 88.5.3 has no such key, so Helm would silently ignore it; did "
+        f"kube-prometheus-stack {KPS} has no such key, so Helm would silently ignore it; did "
         "you mean kube-prometheus-stack.prometheus.prometheusSpec."
         "serviceMonitorSelectorNilUsesHelmValues?"
     ]

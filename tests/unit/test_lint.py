@@ -108,7 +108,7 @@ CLEAN = """\
         spec:
           containers:
             - name: scheduler
-              image: ghcr.io/dask/dask:2026.3.0
+              image: ghcr.io/dask/dask:2025.11.0
               args: [dask-scheduler]
         service:
           type: ClusterIP
@@ -122,7 +122,7 @@ CLEAN = """\
             - {key: nvidia.com/gpu, operator: Exists}
           containers:
             - name: worker
-              image: ghcr.io/dask/dask:2026.3.0
+              image: ghcr.io/dask/dask:2025.11.0
               args: [dask-worker, --name, $(DASK_WORKER_NAME)]
               resources:  # the Dask CRDs type quantities as strings: quote them
                 limits: {nvidia.com/gpu: "1"}

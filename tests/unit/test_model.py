@@ -104,7 +104,7 @@ def test_signal_names_must_be_unique():
     # 50 nodes * 2 GPUs * 30 series = 3000 GPU series, no others, 5 s scrape, 7 days:
     # 3000 * 0.2 * 1.5 * 604800 = 544_320_000 B = 0.507 GiB -> 1
     ({"gpuNodes": 50, "otherSeries": 0, "retention": "1w", "bytesPerSample": 1.5}, "5s", 1),
-    # 100k series at 1 s for 1 day at 1.5 B: 12.96e9 B = 12.07 GiB -> 13 (NOTES.md: ~13 GB/day)
+    # 100k series at 1 s for 1 day at 1.5 B: 12.96e9 B = 12.07 GiB -> 13 (about 13 GB a day)
     ({"gpuNodes": 0, "otherSeries": 100_000, "retention": "1d", "bytesPerSample": 1.5}, "1s",
      13),
 ])

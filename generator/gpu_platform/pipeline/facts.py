@@ -1,13 +1,86 @@
 """The platform's vocabulary, written once: every other module imports these facts.
 
-Labels the chart and its users agree on, the Kubernetes versions the chart supports, and (as
-the rule catalogue grows) the priority ladder, the platform-pod predicate and the GPU cost
-queries. A fact stated twice drifts; state it here and import it.
+Labels the chart and its users agree on, the priority ladder, how the platform's own pods are
+told apart from users' (in PromQL and in Python), the restricted security context, the GPU
+resource names, and the Kubernetes versions the chart supports. The chart templates receive
+them from the generator (never as literals of their own), and report, the dashboards, the
+rules, simulate and the tests import them. A fact stated twice drifts; state it here.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 # Kubernetes versions: the oldest the chart supports (Chart.yaml's kubeVersion; the tests render
 # for it) and the one offline renders assume by default (and the tests render for too).
 MIN_KUBE_VERSION = "1.29"
 TARGET_KUBE_VERSION = "1.33"
+
+# Labels every GPU node pool and tenant namespace carries; `gpu-platform nodepool` creates the
+# nodes with the pool label, the chart selects and tolerates by it.
+POOL_LABEL = "gpu-platform.io/pool"
+TENANT_LABEL = "gpu-platform.io/tenant"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+
+# The GPU resource as the device plugin exposes it, and as kube-state-metrics names it.
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_RESOURCE_KSM = "nvidia_com_gpu"
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung of the priority ladder: a PriorityClass the chart creates."""
+
+    name: str  # the suffix of the PriorityClass name (<fullname>-<name>)
+    value: int
+    preemption: str  # PreemptLowerPriority or Never
+    description: str
+
+
+# As zero-to-jupyterhub does it: user pods 0 > prepullers -5 > placeholders -10. A user pod that
+# needs a GPU preempts a placeholder at once; neither low rung preempts anything itself. The
+# cluster autoscaler's --expendable-pods-priority-cutoff (default -10) ignores only pods *below*
+# it, so placeholders at -10 still trigger scale-up like user pods.
+PRIORITY_LADDER: tuple[Rung, ...] = (
+    Rung("user", 0, "PreemptLowerPriority",
+         "Data-science workloads; the same priority as pods with no class."),
+    Rung("prepuller", -5, "Never",
+         "Image prepuller DaemonSets: below users, above placeholders."),
+    Rung("placeholder", -10, "Never",
+         "Warm-capacity placeholder pods: the first evicted when a user pod needs a GPU."),
+)
+RUNGS = {rung.name: rung for rung in PRIORITY_LADDER}
+AUTOSCALER_EXPENDABLE_CUTOFF = -10  # cluster-autoscaler's default; placeholders sit on it
+
+# The platform's own pods hold GPUs without doing work: placeholders and prepullers. They are
+# recognised by their PriorityClass, named <release fullname>-<rung>.
+PLATFORM_RUNGS = ("placeholder", "prepuller")
+
+
+def platform_priority_classes(fullname: str) -> tuple[str, ...]:
+    """The exact PriorityClass names of the platform's own pods for one release."""
+    return tuple(f"{fullname}-{rung}" for rung in PLATFORM_RUNGS)
+
+
+def is_platform_priority_class(name: str) -> bool:
+    """Whatever the release: does this PriorityClass mark one of the platform's own pods?"""
+    return any(name.endswith(f"-{rung}") for rung in PLATFORM_RUNGS)
+
+
+# The same predicate for queries that cannot know the release (report, dashboards): the class
+# name's suffix. The PrometheusRule knows the release and matches the exact names instead.
+PLATFORM_POD_REGEX = ".*-(" + "|".join(PLATFORM_RUNGS) + ")"
+PLATFORM_POD_INFO = f'kube_pod_info{{priority_class=~"{PLATFORM_POD_REGEX}"}}'
+
+# The restricted Pod Security Standard for a container; every container of the chart uses it,
+# and tenants' pod defaults carry it.
+RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "runAsUser": 65534,
+    "runAsGroup": 65534,
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}

@@ -46,8 +46,9 @@ class SubchartInfo:
     crd_dirs: tuple[str, ...] = ()
     # API versions the chart's objects need on the target cluster, for `helm template`.
     api_versions: tuple[str, ...] = ()
-    # Fields of Chart.yaml the publisher stamps at release (a git checkout carries others).
-    stamped: tuple[str, ...] = ("version",)
+    # Chart.yaml fields the publisher stamps at release, each with the placeholder (a regex) a
+    # source built from git carries instead; only that placeholder is ever replaced.
+    stamped: tuple[tuple[str, str], ...] = ()
     wheel: Wheel | None = None
     # The main images it runs by default: dotted paths to image mappings in its default values
     # (below a nested chart's name for that chart's images), for Artifact Hub's list.
@@ -79,7 +80,7 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         crd_dirs=("crds", "charts/node-feature-discovery/crds"),
         api_versions=("nvidia.com/v1", "nvidia.com/v1alpha1", "nfd.k8s-sigs.io/v1alpha1"),
         # NVIDIA's release job runs `helm package --version TAG --app-version TAG`.
-        stamped=("version", "appVersion"),
+        stamped=(("version", r"v1\.0\.0-devel"), ("appVersion", r"main-latest")),
         images=("operator", "driver", "toolkit", "devicePlugin", "dcgmExporter"),
     ),
     SubchartInfo(
@@ -108,6 +109,7 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         crd_dirs=("crds",),
         api_versions=("kubernetes.dask.org/v1",),
         images=("image",),
+        stamped=(("version", r".*set\.by\.chartpress.*"),),
         wheel=Wheel(
             distribution="dask-kubernetes",
             chart_path="dask_kubernetes/operator/deployment/helm/dask-kubernetes-operator/",

@@ -201,12 +201,11 @@ def select(info: SubchartInfo, files: Files) -> Files:
 
 
 def stamp(info: SubchartInfo, version: str, chart_yaml: bytes) -> bytes:
-    """Set the Chart.yaml fields the publisher stamps at release to the pinned version."""
+    """Replace the placeholders a publisher stamps at release with the pinned version."""
     text = chart_yaml.decode()
-    for key in info.stamped:
-        text, count = re.subn(rf"(?m)^{key}:.*$", f"{key}: {version}", text)
-        if not count:
-            text = text.rstrip("\n") + f"\n{key}: {version}\n"
+    for key, placeholder in info.stamped:
+        text = re.sub(rf"""(?m)^{key}:\s*["']?{placeholder}["']?\s*$""", f"{key}: {version}",
+                      text)
     return text.encode()
 
 

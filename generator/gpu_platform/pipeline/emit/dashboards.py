@@ -5,7 +5,8 @@ chart ships two dashboards that way: a platform overview built on the recording 
 templates/monitoring/prometheusrule.yaml (label-mode independent), and a per-GPU DCGM view over
 the raw series, one JSON per label mode because the workload's labels are called pod/namespace
 (honorLabels) or exported_pod/exported_namespace (exported). The node label is dcgm-exporter's
-``hostname`` (``Hostname`` before 4.6; NOTES.md section 5).
+``hostname`` (``Hostname`` before 4.6; docs/upstream-facts.md, "DCGM exporter: metrics and
+labels").
 """
 
 from __future__ import annotations

@@ -77,7 +77,25 @@ def upgrade() -> str:
     ])
 
 
+EXAMPLE_SITE = "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
+
+
+def example_key_check() -> str:
+    """What `gpu-platform validate` says about the classic mis-nested key (run, not typed)."""
+    from gpu_platform.errors import ValuesInvalid
+    from gpu_platform.pipeline.load import LoadedValues, parse_text
+    from gpu_platform.pipeline.rules import check_data
+
+    data, origins = parse_text(EXAMPLE_SITE, "site.yaml")
+    try:
+        check_data(LoadedValues(data, origins, ["site.yaml"]))
+    except ValuesInvalid as exc:
+        return "```\n" + str(exc) + "\n```\n"
+    raise GpuPlatformError("the README's key-check example no longer fails validation")
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "example-key-check": example_key_check,
     "components": components,
     "publish": publish,
     "install-oci": install_oci,
@@ -94,8 +112,9 @@ def apply(text: str, source: str = "README.md") -> str:
             raise GpuPlatformError(
                 f"{source}: no <!-- generated: {name} --> ... <!-- /generated: {name} --> "
                 "block; add the markers where the generated text belongs")
-        body = build()
-        text = pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1)
+        match = pattern.search(text)
+        assert match is not None
+        text = text[: match.start(2)] + build() + text[match.end(2):]
     return text
 
 
