@@ -20,12 +20,13 @@ from ruamel.yaml import YAML
 
 from gpu_platform import helm, tools
 from gpu_platform import simulate as simulation
-from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
-from gpu_platform.errors import GpuPlatformError, UsageError, ValuesInvalid
+from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
+from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
 from gpu_platform.ops.report import build_report, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
+from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
 from gpu_platform.simulate import load_workload
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster", default="CLUSTER", help="cluster name (default: CLUSTER)")
     p.add_argument("--location", default="LOCATION",
                    help="GKE zone or region, EKS region, or AKS resource group")
+    p.add_argument("--node-locations", default="", metavar="ZONE,ZONE",
+                   help="GKE: the pool's zones; the pools' minNodes are split into per-zone "
+                   "--num-nodes (needed on a regional cluster when minNodes > 0)")
 
     p = sub.add_parser("tools", help="fetch and verify helm 3, helm 4 and kubectl")
     p.add_argument("action", choices=("install", "path"), nargs="?", default="install")
@@ -297,7 +301,13 @@ def cmd_nodepool(args: argparse.Namespace) -> int:
     checked = _checked(args.values)
     _print_warnings(checked)
     pools = checked.values.platform.nodePools
-    sys.stdout.write(nodepool_script(pools, args.cloud, args.cluster, args.location))
+    zones = [z for z in args.node_locations.split(",") if z] if args.node_locations else []
+    try:
+        script = nodepool_script(pools, args.cloud, args.cluster, args.location, zones)
+    except NodepoolError as exc:  # a pool the cloud cannot take: point at its key in the file
+        where = checked.loaded.origins.find(exc.path) if exc.path else None
+        raise ValuesInvalid([Problem(dotted(exc.path), exc.message, where)]) from None
+    sys.stdout.write(script)
     return 0
 
 
