@@ -557,3 +557,56 @@ def test_a_pool_that_skipped_the_model_is_still_refused(cloud, field, value):
 def test_command_line_names_are_checked(flag, value):
     with pytest.raises(UsageError, match=f"--{flag}"):
         nodepool_script([pool()], "aks", **{flag: value})
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from gpu_platform.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_no_pool_for_the_cloud_exits_1_at_the_pools_key(write_values, capsys):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n      cloud: gke\n")
+    code, out, err = cli(["nodepool", "--cloud", "eks", "-f", path], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:2:3: platform.nodePools: no pool runs on eks (pools: t4 "
+                          "(gke)); set a pool's cloud to eks or generic"), err
+
+
+def test_cli_locates_a_machine_type_the_cloud_does_not_spell(write_values, capsys):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n"
+                        "      machineType: Standard_NC4as_T4_v3\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:4:7: platform.nodePools[0].machineType: "
+                          "'Standard_NC4as_T4_v3' is not a machine type as gke spells them")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--cluster", "prod;id"], "--cluster 'prod;id': expected letters, digits"),
+    (["--location", "us-central1"], "--location us-central1 is a region"),
+    (["--location", "us-central1", "--node-locations", "us-east1-b"],
+     "not in region us-central1"),
+])
+def test_cli_usage_mistakes_exit_2(write_values, capsys, argv, message):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n      minNodes: 1\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, *argv], capsys)
+    assert (code, out) == (2, "")
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_node_locations_give_per_zone_numbers(write_values, capsys):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n      minNodes: 4\n"
+                        "      maxNodes: 9\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, "--location", "us-central1",
+                          "--node-locations", "us-central1-a,us-central1-b,us-central1-c"],
+                         capsys)
+    assert code == 0, err
+    flags = eq_flags(only(out, "gcloud container node-pools create"))
+    assert (flags["--num-nodes"], flags["--total-min-nodes"]) == ("2", "4")  # 2 x 3 zones >= 4
+    assert "# size: 2 node(s) in each of 3 zones" in out

@@ -401,9 +401,9 @@ def _gke(pool: NodePool, index: int, target: Target) -> list[str]:
     ]
     if pool.taints:
         args.append("--node-taints=" + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
-    where = (f"{zones} zones ({', '.join(target.node_locations)})" if target.node_locations
-             else "its zone")
-    sizes = [f"# size: {per_zone} node(s) in each of {where} at creation, then "
+    where = (f"each of {zones} zones ({', '.join(target.node_locations)})"
+             if target.node_locations else "its zone")
+    sizes = [f"# size: {per_zone} node(s) in {where} at creation, then "
              f"{pool.minNodes}..{pool.maxNodes} nodes in all"]
     command = _command(["gcloud container node-pools create " + shlex.quote(pool.name), *args])
     if any(t.key == "nvidia.com/gpu" and t.effect == "NoSchedule" for t in pool.taints):
