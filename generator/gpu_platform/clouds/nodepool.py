@@ -104,7 +104,7 @@ EKS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 # digits, '-', '_' and '.', which every cloud's names fit (AKS resource groups may also hold
 # parentheses and non-ASCII letters; those are refused here).
 CLI_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,98}[A-Za-z0-9_])?")
-PLACEHOLDERS = ("CLUSTER", "LOCATION")  # the defaults: the script is to be edited before use
+PLACEHOLDER_LOCATION = "LOCATION"  # the default: the script is to be edited before use
 # Every line of a script is printable ASCII: nothing a value holds can end a comment or a line.
 _SCRIPT_LINE = re.compile(r"[\x20-\x7e]*")
 # AWS tag keys hold at most 128 characters; the autoscaler's node-template tags put a label or
@@ -129,7 +129,7 @@ class Target:
 
     cloud: str
     cluster: str = "CLUSTER"
-    location: str = "LOCATION"
+    location: str = PLACEHOLDER_LOCATION
     node_locations: tuple[str, ...] = ()
 
 
@@ -146,6 +146,8 @@ def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
         raise NodepoolError((), f"no node pool commands for cloud {cloud!r}; use one of "
                                 f"{', '.join(CLOUDS)}")
     target = _target(cloud, cluster, location, tuple(node_locations))
+    for index, pool in enumerate(pools):
+        _revalidate(pool, index)
     chosen = [p for p in pools if _runs_on(p, cloud)]
     if not chosen:
         found = ", ".join(f"{p.name} ({p.cloud})" for p in pools) or "none"
@@ -153,7 +155,6 @@ def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
                             f"no pool runs on {cloud} (pools: {found}); set a pool's cloud to "
                             f"{cloud} or generic, or pick the --cloud its pools name")
     for index, pool in enumerate(pools):
-        _revalidate(pool, index)
         if _runs_on(pool, cloud):
             _check_for_cloud(pool, index, cloud)
     if cloud == "aks":
@@ -208,7 +209,7 @@ def _gke_region(location: str) -> str:
         return zone.group(1)
     if GKE_REGION.fullmatch(location):
         return location
-    if location == "LOCATION":
+    if location == PLACEHOLDER_LOCATION:
         return ""
     raise UsageError(f"--location {location}: expected a GKE zone (us-central1-a) or region "
                      "(us-central1)")

@@ -225,11 +225,15 @@ class PrometheusClient:
             self._session.headers["Authorization"] = f"Bearer {self.auth.bearer_token}"
         if self.auth.basic_user is not None and self.auth.basic_password is not None:
             self._session.auth = (self.auth.basic_user, self.auth.basic_password)
-        self._session.verify = (False if self.auth.insecure_skip_tls_verify
-                                else str(self.auth.ca_file) if self.auth.ca_file else True)
+        # Passed with every request, not set on the session: requests lets REQUESTS_CA_BUNDLE
+        # from the environment override a session's verify, which would undo --ca-file and
+        # --insecure-skip-tls-verify.
+        self._verify: bool | str = (False if self.auth.insecure_skip_tls_verify
+                                    else str(self.auth.ca_file) if self.auth.ca_file else True)
+        self._cert: tuple[str, str] | str | None = None
         if self.auth.cert_file:
-            self._session.cert = ((str(self.auth.cert_file), str(self.auth.key_file))
-                                  if self.auth.key_file else str(self.auth.cert_file))
+            self._cert = ((str(self.auth.cert_file), str(self.auth.key_file))
+                          if self.auth.key_file else str(self.auth.cert_file))
 
     def query(self, expr: str, at: float) -> list[dict[str, Any]]:
         """Instant query at ``at``: a list of {"metric": labels, "value": [t, "v"]}."""
@@ -260,7 +264,8 @@ class PrometheusClient:
                 # POST keeps long selectors out of the URL (and out of proxy logs); no
                 # redirects, so credentials never follow a Location to another address.
                 response = self._session.post(target, data={"query": expr, **params},
-                                              timeout=self.timeout, allow_redirects=False)
+                                              timeout=self.timeout, allow_redirects=False,
+                                              verify=self._verify, cert=self._cert)
         except requests.exceptions.SSLError as exc:
             raise PrometheusError(f"TLS with Prometheus at {self.url} failed: "
                                   f"{_tls_reason(exc)}; {self._tls_hint(exc)}") from None
