@@ -6,6 +6,12 @@ pool is created to match. ``gpu-platform nodepool`` prints those commands, inclu
 cloud's cluster autoscaler needs to scale a GPU pool up from zero nodes. Every cloud-specific
 fact below carries the page it was checked against: re-check them when a CLI or the gpu-operator
 chart changes.
+
+A values file may come from a pull request, and the script is run by someone with cloud
+credentials. So every value is checked again against the model's patterns right before it is
+written (and against what its cloud accepts), written shell-quoted (comments included) or, in
+eksctl's heredoc, as an escaped YAML string, and a script that would hold any character other
+than printable ASCII is never printed.
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import requests
-import urllib3
 
 from gpu_platform.errors import GpuPlatformError, UsageError
 
@@ -260,7 +259,7 @@ class PrometheusClient:
             with warnings.catch_warnings():
                 # --insecure-skip-tls-verify was asked for explicitly; urllib3 would repeat
                 # its warning on every request.
-                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                warnings.filterwarnings("ignore", message="Unverified HTTPS request")
                 # POST keeps long selectors out of the URL (and out of proxy logs); no
                 # redirects, so credentials never follow a Location to another address.
                 response = self._session.post(target, data={"query": expr, **params},
