@@ -19,13 +19,15 @@ from ruamel.yaml import YAML
 
 from gpu_platform import checkout, helm, tools
 from gpu_platform import simulate as simulation
-from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
-from gpu_platform.errors import GpuPlatformError, UsageError, ValuesInvalid
+from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
+from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
-from gpu_platform.ops.report import build_report, parse_time, stderr_progress
+from gpu_platform.ops.promapi import credentials
+from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
 from gpu_platform.pipeline.emit import docs
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
+from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
 from gpu_platform.publish import metadata
@@ -117,6 +119,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
                    help="draw available vs used GPUs over time")
+    auth = p.add_argument_group(
+        "authentication and TLS (secrets only from files or environment variables)")
+    auth.add_argument("--bearer-token-file", metavar="FILE", help="bearer token in a file")
+    auth.add_argument("--bearer-token-env", metavar="VAR",
+                      help="bearer token in an environment variable")
+    auth.add_argument("--basic-auth-user", metavar="USER", help="basic auth user name")
+    auth.add_argument("--basic-auth-password-file", metavar="FILE",
+                      help="basic auth password in a file")
+    auth.add_argument("--basic-auth-password-env", metavar="VAR",
+                      help="basic auth password in an environment variable")
+    auth.add_argument("--ca-file", metavar="FILE",
+                      help="PEM CA bundle that signed Prometheus' certificate")
+    auth.add_argument("--cert-file", metavar="FILE", help="PEM client certificate (mTLS)")
+    auth.add_argument("--key-file", metavar="FILE", help="PEM private key of --cert-file")
+    auth.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                      help="extra HTTP header (repeatable), e.g. 'X-Scope-OrgID: team-a'")
+    auth.add_argument("--insecure-skip-tls-verify", action="store_true",
+                      help="do not check Prometheus' certificate (throwaway tests only)")
 
     p = sub.add_parser(
         "simulate", help="predict GPU cost and user wait for a values file (simulated day)")
@@ -138,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster", default="CLUSTER", help="cluster name (default: CLUSTER)")
     p.add_argument("--location", default="LOCATION",
                    help="GKE zone or region, EKS region, or AKS resource group")
+    p.add_argument("--node-locations", default="", metavar="ZONE,ZONE",
+                   help="GKE: the pool's zones; the pools' minNodes are split into per-zone "
+                   "--num-nodes (needed on a regional cluster when minNodes > 0)")
 
     p = sub.add_parser(
         "package", help="build gpu-platform-<version>.tgz with its four dependencies inside")
@@ -307,8 +330,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_plot_path(args.plot)
     now = time.time()
     start, end = parse_time(args.start, now), parse_time(args.end, now)
+    check_period(start, end, args.step)
+    auth = credentials(
+        bearer_token_file=args.bearer_token_file, bearer_token_env=args.bearer_token_env,
+        basic_auth_user=args.basic_auth_user,
+        basic_auth_password_file=args.basic_auth_password_file,
+        basic_auth_password_env=args.basic_auth_password_env, ca_file=args.ca_file,
+        cert_file=args.cert_file, key_file=args.key_file, headers=args.header,
+        insecure_skip_tls_verify=args.insecure_skip_tls_verify)
+    if auth.insecure_skip_tls_verify:
+        _log("warning: Prometheus' TLS certificate is not checked (--insecure-skip-tls-verify)")
     summary = build_report(args.prometheus, start, end, step=args.step,
-                           progress=stderr_progress("querying Prometheus"))
+                           progress=stderr_progress("querying Prometheus"), auth=auth)
     _emit_summaries([summary], args.json, args.plot)
     return 0
 
@@ -341,7 +374,13 @@ def cmd_nodepool(args: argparse.Namespace) -> int:
     checked = _checked(args.values)
     _print_warnings(checked)
     pools = checked.values.platform.nodePools
-    sys.stdout.write(nodepool_script(pools, args.cloud, args.cluster, args.location))
+    zones = [z for z in args.node_locations.split(",") if z] if args.node_locations else []
+    try:
+        script = nodepool_script(pools, args.cloud, args.cluster, args.location, zones)
+    except NodepoolError as exc:  # a pool the cloud cannot take: point at its key in the file
+        where = checked.loaded.origins.find(exc.path) if exc.path else None
+        raise ValuesInvalid([Problem(dotted(exc.path), exc.message, where)]) from None
+    sys.stdout.write(script)
     return 0
 
 

@@ -20,6 +20,7 @@ from gpu_platform.errors import GpuPlatformError
 from gpu_platform.ops.report import PrometheusError, build_report
 from gpu_platform.ops.usage import WAIT_THRESHOLDS, GpuHours, UsageSummary, WaitStats, plot
 
+from .authproxy import OPENSSL, AuthFront, Check, Pki, make_pki
 from .harness import Prometheus, prometheus_available
 from .ksm_day import DAY, END, SCRAPE_S, Day, build_day, write_openmetrics
 
@@ -228,3 +229,183 @@ def test_cli_report_json_and_plot(day_prometheus: Prometheus, report: UsageSumma
     assert data["gpu_hours"]["paid"] == pytest.approx(report.gpu_hours.paid)
     assert data["pending_seconds"]["pods"] == report.waits.pods
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------- auth and TLS
+# The same day through an authenticating front (authproxy.py): every way of proving who we
+# are gives the very figures of the direct query, and every wrong or missing credential is
+# one clear line on stderr and exit 1, with no traceback and no secret in it.
+
+TOKEN = "tok-3f9a1c77e2b54d0c"  # noqa: S105 (a test credential, made up here)
+PASSWORD = "pw-b8d21e6c9f"  # noqa: S105
+TENANT = ("X-Scope-OrgID", "team-a")
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    if OPENSSL is None:
+        pytest.skip("no openssl command to make test certificates (apt-get install openssl)")
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture
+def secret_files(tmp_path: Path) -> dict[str, str]:
+    files = {"token": TOKEN + "\n", "wrong-token": "tok-not-it\n", "password": PASSWORD,
+             "wrong-password": "pw-not-it"}
+    out = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        out[name] = str(tmp_path / name)
+    return out
+
+
+def run_report(url: str, *flags: str, capsys: pytest.CaptureFixture[str],
+               ) -> tuple[int, str, str]:
+    from gpu_platform.cli import main
+
+    code = main(["report", "--prometheus", url, "--start", str(DAY), "--end", str(END),
+                 "--step", str(STEP), "--json", *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def same_figures(out: str, report: UsageSummary) -> None:
+    import json
+
+    data = json.loads(out)
+    assert data["gpu_hours"]["paid"] == pytest.approx(report.gpu_hours.paid, abs=1e-9)
+    assert data["gpu_hours"]["used"] == pytest.approx(report.gpu_hours.used, abs=1e-9)
+    assert data["pending_seconds"]["pods"] == report.waits.pods
+
+
+def failed_cleanly(code: int, out: str, err: str, *secrets: str) -> str:
+    assert (code, out) == (1, ""), err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for secret in (TOKEN, PASSWORD, *secrets):
+        assert secret not in err
+    return err
+
+
+class TestTls:
+    def test_https_with_the_ca_bundle(self, day_prometheus, pki, report, capsys):
+        with AuthFront(day_prometheus.url, Check(), pki) as front:
+            code, out, err = run_report(front.url, "--ca-file", str(pki.ca), capsys=capsys)
+        assert code == 0, err
+        same_figures(out, report)
+        assert "warning" not in err
+
+    @pytest.mark.parametrize("which", ["system", "other"])
+    def test_an_untrusted_certificate_is_a_clear_error(self, day_prometheus, pki, capsys,
+                                                       which):
+        flags = ["--ca-file", str(pki.other_ca)] if which == "other" else []
+        with AuthFront(day_prometheus.url, Check(), pki) as front:
+            err = failed_cleanly(*run_report(front.url, *flags, capsys=capsys))
+            assert err.startswith(f"error: TLS with Prometheus at {front.url} failed: "
+                                  "certificate verify failed"), err
+        assert "--ca-file" in err
+
+    def test_insecure_skip_verify_is_explicit_and_warned(self, day_prometheus, pki, report,
+                                                         capsys):
+        with AuthFront(day_prometheus.url, Check(), pki) as front:
+            code, out, err = run_report(front.url, "--insecure-skip-tls-verify",
+                                        capsys=capsys)
+        assert code == 0, err
+        same_figures(out, report)
+        assert "TLS certificate is not checked (--insecure-skip-tls-verify)" in err
+
+    def test_mutual_tls_with_a_client_certificate(self, day_prometheus, pki, report, capsys):
+        with AuthFront(day_prometheus.url, Check(), pki, client_ca=pki.ca) as front:
+            code, out, err = run_report(front.url, "--ca-file", str(pki.ca), "--cert-file",
+                                        str(pki.client_cert), "--key-file",
+                                        str(pki.client_key), capsys=capsys)
+        assert code == 0, err
+        same_figures(out, report)
+
+    @pytest.mark.parametrize("client", ["none", "other"])
+    def test_mutual_tls_without_a_trusted_client_certificate(self, day_prometheus, pki,
+                                                             capsys, client):
+        flags = ["--cert-file", str(pki.other_client_cert), "--key-file",
+                 str(pki.other_client_key)] if client == "other" else []
+        with AuthFront(day_prometheus.url, Check(), pki, client_ca=pki.ca) as front:
+            err = failed_cleanly(*run_report(front.url, "--ca-file", str(pki.ca), *flags,
+                                             capsys=capsys))
+        assert f"Prometheus at {front.url}" in err
+        assert "client certificate" in err, err
+
+
+class TestCredentials:
+    @pytest.mark.parametrize("source", ["file", "env"])
+    def test_bearer_token(self, day_prometheus, pki, report, secret_files, capsys,
+                          monkeypatch, source):
+        monkeypatch.setenv("PROM_TOKEN", TOKEN)
+        flags = (["--bearer-token-file", secret_files["token"]] if source == "file"
+                 else ["--bearer-token-env", "PROM_TOKEN"])
+        with AuthFront(day_prometheus.url, Check(bearer=TOKEN), pki) as front:
+            code, out, err = run_report(front.url, "--ca-file", str(pki.ca), *flags,
+                                        capsys=capsys)
+        assert code == 0, err
+        same_figures(out, report)
+        assert set(front.seen) == {f"Bearer {TOKEN}"}  # the file's newline is not sent
+
+    @pytest.mark.parametrize("source", ["file", "env"])
+    def test_basic_auth(self, day_prometheus, report, secret_files, capsys, monkeypatch,
+                        source):
+        monkeypatch.setenv("PROM_PASSWORD", PASSWORD)
+        flags = (["--basic-auth-password-file", secret_files["password"]] if source == "file"
+                 else ["--basic-auth-password-env", "PROM_PASSWORD"])
+        with AuthFront(day_prometheus.url, Check(basic=("grafana", PASSWORD))) as front:
+            code, out, err = run_report(front.url, "--basic-auth-user", "grafana", *flags,
+                                        capsys=capsys)
+        assert code == 0, err
+        same_figures(out, report)
+
+    def test_extra_headers(self, day_prometheus, report, capsys):
+        with AuthFront(day_prometheus.url, Check(header=TENANT)) as front:
+            code, out, err = run_report(front.url, "-H", f"{TENANT[0]}: {TENANT[1]}",
+                                        capsys=capsys)
+            assert code == 0, err
+            same_figures(out, report)
+            err = failed_cleanly(*run_report(front.url, "-H", f"{TENANT[0]}: team-b",
+                                             capsys=capsys))
+        assert "HTTP 403 Forbidden" in err and "may not read this Prometheus" in err
+
+    def test_a_wrong_token_is_refused_without_echoing_it(self, day_prometheus, pki,
+                                                         secret_files, capsys):
+        with AuthFront(day_prometheus.url, Check(bearer=TOKEN), pki) as front:
+            err = failed_cleanly(*run_report(front.url, "--ca-file", str(pki.ca),
+                                             "--bearer-token-file",
+                                             secret_files["wrong-token"], capsys=capsys),
+                                 "tok-not-it")
+        assert err.startswith(f"error: Prometheus at {front.url}: query_range "), err
+        assert "HTTP 401 Unauthorized" in err and "refused the credentials" in err
+
+    def test_a_wrong_password_is_refused_without_echoing_it(self, day_prometheus,
+                                                            secret_files, capsys):
+        with AuthFront(day_prometheus.url, Check(basic=("grafana", PASSWORD))) as front:
+            err = failed_cleanly(*run_report(
+                front.url, "--basic-auth-user", "grafana", "--basic-auth-password-file",
+                secret_files["wrong-password"], capsys=capsys), "pw-not-it")
+        assert "HTTP 401 Unauthorized" in err
+
+    def test_no_credentials_says_which_flags_give_them(self, day_prometheus, capsys):
+        with AuthFront(day_prometheus.url, Check(bearer=TOKEN)) as front:
+            err = failed_cleanly(*run_report(front.url, capsys=capsys))
+        assert "HTTP 401" in err and "--bearer-token-file" in err
+
+    def test_credentials_in_the_url_are_refused_and_not_printed(self, day_prometheus,
+                                                                capsys):
+        with AuthFront(day_prometheus.url, Check(basic=("grafana", PASSWORD))) as front:
+            url = front.url.replace("http://", f"http://grafana:{PASSWORD}@")
+            code, out, err = run_report(url, capsys=capsys)
+        assert (code, out) == (2, "")
+        assert PASSWORD not in err and "grafana:" not in err
+        assert f"--prometheus {front.url}: the URL carries credentials" in err
+        assert front.seen == []  # refused before anything was sent
+
+    def test_a_redirect_is_not_followed(self, day_prometheus, secret_files, capsys):
+        elsewhere = "http://127.0.0.1:9/steal?token=x"
+        with AuthFront(day_prometheus.url, Check(redirect_to=elsewhere)) as front:
+            err = failed_cleanly(*run_report(front.url, "--bearer-token-file",
+                                             secret_files["token"], capsys=capsys))
+        assert "redirected (HTTP 302) to http://127.0.0.1:9/steal;" in err
+        assert len(front.seen) == 1  # one request, not followed

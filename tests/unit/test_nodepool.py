@@ -6,6 +6,7 @@ compared with what the printed commands parse to, so a changed flag or a dropped
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from gpu_platform.clouds.nodepool import (
     nodepool_script,
 )
 from gpu_platform.clouds.requirements import gpu_operator_requirements
-from gpu_platform.errors import GpuPlatformError
+from gpu_platform.errors import GpuPlatformError, UsageError
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.model import POOL_LABEL, NodePool, Taint
@@ -119,7 +120,7 @@ def eksctl_configs(script: str) -> list[dict]:
 
 
 class TestGke:
-    def create(self, *pools: NodePool, **kw: str) -> list[str]:
+    def create(self, *pools: NodePool, **kw) -> list[str]:
         return only(nodepool_script(list(pools), "gke", **kw), "gcloud container node-pools")
 
     def test_nodes_carry_the_pool_label_extra_labels_and_device_plugin_opt_out(self):
@@ -169,6 +170,61 @@ class TestGke:
     def test_cluster_and_location(self):
         flags = eq_flags(self.create(pool(), cluster="prod", location="europe-west4"))
         assert (flags["--cluster"], flags["--location"]) == ("prod", "europe-west4")
+
+    def test_the_driver_installer_is_pinned_to_a_commit(self):
+        # raw.githubusercontent.com/<owner>/<repo>/<ref>/<path>: the ref must be a commit.
+        parts = GKE_DRIVER_INSTALLER.split("/")
+        assert parts[2:5] == ["raw.githubusercontent.com", "GoogleCloudPlatform",
+                              "container-engine-accelerators"]
+        assert re.fullmatch(r"[0-9a-f]{40}", parts[5]), parts[5]
+        assert parts[6:] == ["nvidia-driver-installer", "cos", "daemonset-preloaded.yaml"]
+
+    # gcloud's --num-nodes counts nodes in each zone; --total-*-nodes bound the whole pool.
+    @pytest.mark.parametrize(("min_nodes", "max_nodes", "zones", "per_zone"), [
+        (0, 5, 3, 0), (1, 4, 3, 1), (3, 9, 3, 1), (4, 9, 3, 2), (6, 6, 3, 2), (5, 8, 2, 3),
+    ])
+    def test_totals_become_per_zone_numbers_over_node_locations(self, min_nodes, max_nodes,
+                                                                zones, per_zone):
+        names = [f"us-central1-{z}" for z in "abcf"[:zones]]
+        p = pool(minNodes=min_nodes, maxNodes=max_nodes)
+        flags = eq_flags(self.create(p, location="us-central1", node_locations=names))
+        assert flags["--node-locations"] == ",".join(names)
+        assert flags["--num-nodes"] == str(per_zone)
+        assert min_nodes <= per_zone * zones <= max_nodes  # the pool starts within its bounds
+        assert (flags["--total-min-nodes"], flags["--total-max-nodes"]) == (
+            str(min_nodes), str(max_nodes))
+
+    def test_a_zone_location_is_one_zone(self):
+        flags = eq_flags(self.create(pool(minNodes=2, maxNodes=3), location="us-east1-b"))
+        assert flags["--num-nodes"] == "2" and "--node-locations" not in flags
+
+    def test_a_start_that_cannot_fit_the_maximum_is_refused(self):
+        p = pool(minNodes=1, maxNodes=2)  # one per zone over 3 zones = 3 > 2
+        with pytest.raises(NodepoolError) as exc:
+            nodepool_script([p], "gke", location="us-central1",
+                            node_locations=["us-central1-a", "us-central1-b", "us-central1-c"])
+        assert exc.value.path == ("platform", "nodePools", 0, "minNodes")
+        assert "raise maxNodes to 3" in str(exc.value)
+
+    def test_a_region_without_zones_cannot_size_a_pool_that_starts_nodes(self):
+        with pytest.raises(UsageError, match="--node-locations"):
+            nodepool_script([pool(minNodes=1)], "gke", location="us-central1")
+        # scale from zero needs no zones: 0 per zone is 0 in all
+        assert eq_flags(self.create(pool(minNodes=0), location="us-central1"))[
+            "--num-nodes"] == "0"
+
+    @pytest.mark.parametrize(("location", "zones"), [
+        ("us-central1", ["europe-west4-a"]), ("us-central1-a", ["us-east1-b"]),
+        ("us-central1", ["us-central1"]), ("us-central1", ["us-central1-a", "us-central1-a"]),
+        ("uscentral", []),
+    ])
+    def test_zones_must_belong_to_the_location(self, location, zones):
+        with pytest.raises(UsageError):
+            nodepool_script([pool()], "gke", location=location, node_locations=zones)
+
+    def test_the_script_says_num_nodes_is_per_zone(self):
+        script = nodepool_script([pool()], "gke")
+        assert "--num-nodes is the initial node count in EACH zone" in script
 
     @pytest.mark.parametrize("gpus", [1, 2, 4])
     def test_t4_defaults_to_an_n1_machine(self, gpus):
@@ -341,10 +397,24 @@ def test_no_default_machine_type_names_the_pool_and_the_fix(cloud):
     assert isinstance(exc.value, GpuPlatformError)  # the CLI reports it without a traceback
 
 
+EXPLICIT = {"gke": "n1-custom-8-30720", "eks": "g5.12xlarge", "aks": "Standard_NV36ads_A10_v5"}
+
+
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_an_explicit_machine_type_needs_no_default(cloud):
-    script = nodepool_script([pool(machineType="custom-size", **NO_DEFAULT)], cloud)
-    assert "custom-size" in script
+    script = nodepool_script([pool(machineType=EXPLICIT[cloud], **NO_DEFAULT)], cloud)
+    assert EXPLICIT[cloud] in script
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize("other", CLOUDS)
+def test_a_machine_type_of_another_cloud_is_refused(cloud, other):
+    if cloud == other:
+        return
+    with pytest.raises(NodepoolError) as exc:
+        nodepool_script([pool(machineType=EXPLICIT[other])], cloud)
+    assert exc.value.path == ("platform", "nodePools", 0, "machineType")
+    assert f"not a machine type as {cloud} spells them" in str(exc.value)
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)
@@ -376,9 +446,11 @@ def test_script_opens_with_a_header_and_strict_mode(cloud):
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)
-def test_label_values_are_passed_literally(cloud):
-    hostile = "$(touch /tmp/pwned) 'x' \"y\""
-    script = nodepool_script([pool(labels={"note": hostile})], cloud)
+def test_label_keys_and_values_are_passed_literally(cloud):
+    # The model refuses anything shell-like (tests/unit/test_nodepool_hostile.py); what it
+    # accepts, every character Kubernetes allows, arrives unchanged.
+    tricky = "A.b_c-9"
+    script = nodepool_script([pool(labels={"note": tricky, "example.com/x_y.z": ""})], cloud)
     if cloud == "gke":
         labels = pairs(eq_flags(only(script, PROGRAMS[cloud]))["--node-labels"])
     elif cloud == "aks":
@@ -386,7 +458,8 @@ def test_label_values_are_passed_literally(cloud):
                       ["--labels"])
     else:
         labels = eksctl_configs(script)[0]["managedNodeGroups"][0]["labels"]
-    assert labels["note"] == hostile
+    assert labels["note"] == tricky
+    assert labels["example.com/x_y.z"] == ""
 
 
 def test_mixed_driver_modes_are_flagged():
@@ -438,3 +511,102 @@ def test_gke_preinstalled_points_the_operator_at_the_installer_directory():
 def test_requirements_are_a_copy():
     gpu_operator_requirements("eks", "preinstalled").clear()
     assert gpu_operator_requirements("eks", "preinstalled")
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_no_pool_for_the_cloud_is_an_error_not_an_empty_script(cloud):
+    pools = [pool(name="here", cloud=OTHER[cloud])]
+    with pytest.raises(NodepoolError) as exc:
+        nodepool_script(pools, cloud)
+    assert exc.value.path == ("platform", "nodePools")
+    assert f"no pool runs on {cloud} (pools: here ({OTHER[cloud]}))" in str(exc.value)
+
+
+def test_eks_tag_keys_fit_aws_limits():
+    # k8s.io/cluster-autoscaler/node-template/label/ is 46 characters; AWS tag keys hold 128.
+    fits = "p" * 41 + "/" + "n" * 40  # 82 = 128 - 46 characters
+    too_long = "p" + fits
+    nodepool_script([pool(labels={fits: "x"})], "eks")
+    with pytest.raises(NodepoolError) as exc:
+        nodepool_script([pool(labels={too_long: "x"})], "eks")
+    assert exc.value.path == ("platform", "nodePools", 0, "labels", too_long)
+    # the other clouds take it
+    nodepool_script([pool(labels={too_long: "x"})], "gke")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize(("field", "value"), [
+    ("accelerator", "nvidia-tesla-t4\ntouch pwned"),
+    ("machineType", "n1-standard-4;id"),
+    ("labels", {"team": "$(id)"}),
+    ("labels", {"a`id`": "x"}),
+])
+def test_a_pool_that_skipped_the_model_is_still_refused(cloud, field, value):
+    """model_construct skips validation; the script writer checks every value again."""
+    p = NodePool.model_construct(**{**dict(pool()), field: value})
+    with pytest.raises(NodepoolError) as exc:
+        nodepool_script([p], cloud)
+    assert exc.value.path[:4] == ("platform", "nodePools", 0, field)
+
+
+@pytest.mark.parametrize("flag", ["cluster", "location"])
+@pytest.mark.parametrize("value", ["prod\ntouch x", "a b", "$(id)", "", "-rf", "x" * 101])
+def test_command_line_names_are_checked(flag, value):
+    with pytest.raises(UsageError, match=f"--{flag}"):
+        nodepool_script([pool()], "aks", **{flag: value})
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from gpu_platform.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_no_pool_for_the_cloud_exits_1_at_the_pools_key(write_values, capsys):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n      cloud: gke\n")
+    code, out, err = cli(["nodepool", "--cloud", "eks", "-f", path], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:2:3: platform.nodePools: no pool runs on eks (pools: t4 "
+                          "(gke)); set a pool's cloud to eks or generic"), err
+
+
+def test_cli_locates_a_machine_type_the_cloud_does_not_spell(write_values, capsys):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n"
+                        "      machineType: Standard_NC4as_T4_v3\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:4:7: platform.nodePools[0].machineType: "
+                          "'Standard_NC4as_T4_v3' is not a machine type as gke spells them")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--cluster", "prod;id"], "--cluster 'prod;id': expected letters, digits"),
+    (["--location", "us-central1"], "--location us-central1 is a region"),
+    (["--location", "us-central1", "--node-locations", "us-east1-b"],
+     "not in region us-central1"),
+])
+def test_cli_usage_mistakes_exit_2(write_values, capsys, argv, message):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n      minNodes: 1\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, *argv], capsys)
+    assert (code, out) == (2, "")
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_node_locations_give_per_zone_numbers(write_values, capsys):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n      minNodes: 4\n"
+                        "      maxNodes: 9\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, "--location", "us-central1",
+                          "--node-locations", "us-central1-a,us-central1-b,us-central1-c"],
+                         capsys)
+    assert code == 0, err
+    flags = eq_flags(only(out, "gcloud container node-pools create"))
+    assert (flags["--num-nodes"], flags["--total-min-nodes"]) == ("2", "4")  # 2 x 3 zones >= 4
+    assert "# size: 2 node(s) in each of 3 zones" in out

@@ -1,4 +1,5 @@
-"""`gpu-platform report`'s inputs and failures that need no Prometheus: times, URLs, timeouts.
+"""`gpu-platform report`'s inputs and failures that need no Prometheus: times, URLs, timeouts,
+the bounds of a period and step, and the auth flags (never echoing a secret).
 
 The figures themselves are tested against a real Prometheus in
 tests/integration/test_report.py.
@@ -7,15 +8,18 @@ tests/integration/test_report.py.
 from __future__ import annotations
 
 import socket
+import tracemalloc
 from collections.abc import Iterator
 
 import pytest
 from gpu_platform.errors import GpuPlatformError, UsageError
+from gpu_platform.ops.promapi import credentials, display_url
 from gpu_platform.ops.report import (
     MAX_CHUNK_S,
     PrometheusError,
     _chunks,
     build_report,
+    check_period,
     parse_time,
     stderr_progress,
 )
@@ -149,3 +153,159 @@ def test_a_pod_never_seen_waiting_waited_at_most_one_step():
     # late (sorted first): created after the last step, so to the end -> 10 s;
     # short: the steps are 1000, 1030, ...; the next one after 1017 is 1030 -> 13 s
     assert waits == [10.0, 13.0] and unscheduled == 2
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+@pytest.mark.parametrize(("start", "end", "step", "points"), [
+    (DAY, DAY + 3600, 30, 121), (DAY, DAY + 3610, 30, 121), (DAY, DAY + 10, 10, 2),
+    (DAY, DAY + 86400 * 30, 30, 86401), (DAY, DAY + 99.999, 0.001, 100_000),
+])
+def test_the_grid_is_counted_before_anything_is_built(start, end, step, points):
+    assert check_period(start, end, step) == points
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--step", "1e308"], "--step 1e+308 s is longer than the period (86400 s)"),
+    (["--start", "0", "--step", "0.001"], "a report holds at most 100000: use --step"),
+    (["--start", "now-90d", "--step", "1"], "use --step 77.761 or more"),
+    (["--step", "nan"], "--step nan: expected a number of seconds, at least 0.001"),
+    (["--step", "inf"], "--step inf: expected a number of seconds"),
+    (["--step", "0"], "--step 0: expected a number of seconds"),
+    (["--step", "-30"], "--step -30: expected a number of seconds"),
+    (["--step", "0.0001"], "at least 0.001"),
+    (["--start", "now-10s"], "--step 30 s is longer than the period (10 s)"),
+    (["--end", "now-48h"], "must be after --start"),
+])
+def test_unbounded_reports_are_refused_up_front(argv: list[str], message: str,
+                                                capsys: pytest.CaptureFixture[str]):
+    """Exit 2 with a usage line, before a chunk list is built or anything is contacted (the
+    URL is a closed port: reaching it would be a different error)."""
+    from gpu_platform.cli import main
+
+    tracemalloc.start()
+    try:
+        code = main(["report", "--prometheus", f"http://127.0.0.1:{closed_port()}",
+                     "--start", "now-24h", *argv])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in err and "Traceback" not in err
+    assert peak < 20 * 2**20  # the 1.6e8-chunk list of old took gigabytes
+
+
+def test_build_report_checks_the_bounds_too():
+    with pytest.raises(UsageError, match="at most 100000"):
+        build_report("http://127.0.0.1:9", 0, DAY, step=0.001)
+
+
+# --------------------------------------------------------------------------- credentials
+
+SECRET = "s3cr3t-Value-9f2"  # noqa: S105 (made up for the test)
+
+
+def test_secrets_come_from_files_without_their_newline(tmp_path):
+    (tmp_path / "token").write_text(SECRET + "\n")
+    assert credentials(bearer_token_file=str(tmp_path / "token")).bearer_token == SECRET
+
+
+def test_secrets_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PW", SECRET)
+    auth = credentials(basic_auth_user="u", basic_auth_password_env="PW")
+    assert (auth.basic_user, auth.basic_password) == ("u", SECRET)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"bearer_token_file": "/nonexistent/token"}, "--bearer-token-file /nonexistent/token: "
+                                                  "no such file"),
+    ({"bearer_token_env": "GPU_PLATFORM_UNSET_VAR"}, "no such environment variable"),
+    ({"bearer_token_env": "EMPTY"}, "--bearer-token-env EMPTY: it is empty"),
+    ({"bearer_token_env": "TWO_LINES"}, "line break or control character"),
+    ({"bearer_token_env": "TOKEN", "bearer_token_file": "/etc/hostname"}, "not both"),
+    ({"basic_auth_user": "u"}, "needs both --basic-auth-user and a password"),
+    ({"basic_auth_password_env": "TOKEN"}, "needs both --basic-auth-user and a password"),
+    ({"basic_auth_user": "a:b", "basic_auth_password_env": "TOKEN"}, "holds no ':'"),
+    ({"bearer_token_env": "TOKEN", "basic_auth_user": "u", "basic_auth_password_env": "TOKEN"},
+     "either a bearer token or basic auth"),
+    ({"key_file": "/etc/hostname"}, "--key-file needs --cert-file"),
+    ({"ca_file": "/etc/hostname"}, "not a PEM file of CA certificates"),
+    ({"cert_file": "/etc/hostname"}, "not a PEM client certificate"),
+    ({"ca_file": "/etc/hostname", "insecure_skip_tls_verify": True}, "contradict"),
+    ({"headers": ["Authorization: Bearer " + SECRET]}, "-H Authorization: set by the client"),
+    ({"headers": ["X-Api-Key"]}, "expected 'Name: value'"),
+    ({"headers": ["bad name: " + SECRET]}, "-H (not a header name)"),
+    ({"headers": ["X-Key: a\u2028" + SECRET]}, "a character a header cannot carry"),
+    ({"headers": ["X-Key: a", "x-key: b"]}, "given twice"),
+])
+def test_bad_auth_flags_name_the_flag_and_never_the_secret(kwargs, message, monkeypatch):
+    monkeypatch.setenv("TOKEN", SECRET)
+    monkeypatch.setenv("EMPTY", "")
+    monkeypatch.setenv("TWO_LINES", SECRET + "\nmore")
+    with pytest.raises(UsageError) as err:
+        credentials(**kwargs)
+    assert message in str(err.value)
+    assert SECRET not in str(err.value)
+
+
+@pytest.mark.parametrize("url", [
+    "http://admin:" + SECRET + "@prometheus:9090",
+    "https://" + SECRET + "@prometheus",
+    "http://admin:" + SECRET + "@prometheus:notaport",  # does not parse: still stripped
+])
+def test_urls_with_credentials_are_refused_and_never_printed(url):
+    with pytest.raises(UsageError) as err:
+        build_report(url, DAY, DAY + 3600)
+    assert SECRET not in str(err.value) and "admin" not in str(err.value)
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://u:p@h:9090/prefix?x=1#f", "http://h:9090/prefix"),
+    ("https://h", "https://h"),
+    ("http://u:p@[::1]:90/", "http://[::1]:90/"),
+])
+def test_display_url_drops_userinfo_query_and_fragment(url, shown):
+    assert display_url(url) == shown
+
+
+def test_messages_are_redacted_even_when_a_server_echoes_a_secret(monkeypatch):
+    """A proxy that puts the Authorization header into its error body: the CLI's line has
+    the token blanked out."""
+    import http.server
+    import threading
+
+    class Echo(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = ('{"status":"error","errorType":"bad_data","error":"you sent '
+                    + str(self.headers.get("Authorization")) + '"}').encode()
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            return
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("TOKEN", SECRET)
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises(PrometheusError) as err:
+            build_report(url, DAY, DAY + 3600, auth=credentials(bearer_token_env="TOKEN"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "you sent Bearer ***" in str(err.value)
+    assert SECRET not in str(err.value)
+
+
+def test_a_ca_bundle_needs_https():
+    import certifi  # requests' own CA bundle: a real PEM file of CA certificates
+
+    with pytest.raises(UsageError, match="need an https:// URL"):
+        build_report("http://127.0.0.1:9", DAY, DAY + 3600,
+                     auth=credentials(ca_file=certifi.where()))

@@ -31,12 +31,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gpu_platform.errors import UsageError
-from gpu_platform.ops.promapi import DEFAULT_TIMEOUT_S, PrometheusClient, PrometheusError
+from gpu_platform.ops.promapi import (
+    DEFAULT_TIMEOUT_S,
+    Credentials,
+    PrometheusClient,
+    PrometheusError,
+)
 from gpu_platform.ops.usage import PLATFORM_POD_INFO, GpuHours, UsageSummary, WaitStats, gpu_hours
 
-__all__ = ["PrometheusError", "build_report", "parse_time", "stderr_progress"]
+__all__ = ["Credentials", "PrometheusError", "build_report", "parse_time", "stderr_progress"]
 
 MAX_POINTS = 11_000  # Prometheus refuses range queries of more than 11,000 steps
+# Grid points one report may hold. Every point costs a few hundred bytes per namespace in
+# the collected series, and at least a query per 11,000 of them: 100,000 points is a month at
+# a 30 s step, and keeps a report within a few hundred MB and a few hundred queries. Checked
+# from the period and step before anything is allocated or contacted.
+MAX_TOTAL_POINTS = 100_000
+MIN_STEP_S = 0.001  # Prometheus' resolution: a step is a whole number of milliseconds
 # Bounds what one instant query's look-back loads: every pod's series over the chunk (a
 # query that loads more than --query.max-samples, 50 million by default, is refused).
 MAX_CHUNK_S = 12 * 3600
@@ -226,20 +237,44 @@ def _waits(got: _Collected, start: float, end: float, last_grid: float,
     return waits, unscheduled
 
 
+def check_period(start: float, end: float, step: float) -> int:
+    """The number of grid points of [start, end] at ``step``, or a UsageError that says what
+    to change. Worked out in floating point before anything is allocated, so ``--step 1e308``
+    or ``--start 0 --step 0.001`` are refused up front rather than built."""
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise UsageError("--start and --end must be finite times")
+    if not end > start:
+        raise UsageError(f"--end ({end:.0f}) must be after --start ({start:.0f})")
+    period = end - start
+    if not (math.isfinite(step) and step >= MIN_STEP_S):
+        raise UsageError(f"--step {step:g}: expected a number of seconds, at least "
+                         f"{MIN_STEP_S:g}")
+    if step > period:
+        raise UsageError(f"--step {step:g} s is longer than the period ({period:g} s); use at "
+                         f"most {period:g}")
+    points = math.floor(period / step) + 1
+    if points > MAX_TOTAL_POINTS:
+        least = math.ceil(period / (MAX_TOTAL_POINTS - 1) * 1000) / 1000
+        shown = f"{least:.3f}".rstrip("0").rstrip(".")
+        raise UsageError(
+            f"--start/--end/--step: {period:g} s at a {step:g} s step is {points:.3g} points; "
+            f"a report holds at most {MAX_TOTAL_POINTS}: use --step {shown} or more, or a "
+            "shorter period")
+    return points
+
+
 def build_report(url: str, start: float, end: float, *, step: float = 30.0,
                  progress: Callable[[int, int], None] | None = None,
                  max_points: int = MAX_POINTS,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> UsageSummary:
+                 timeout: float = DEFAULT_TIMEOUT_S,
+                 auth: Credentials | None = None) -> UsageSummary:
     """Query Prometheus at ``url`` for [start, end] (unix seconds) at ``step`` seconds, in
-    chunks of at most 12 h and ``max_points`` points; ``progress(done, total)`` after each."""
-    if not end > start:
-        raise UsageError(f"--end ({end:.0f}) must be after --start ({start:.0f})")
-    if not (math.isfinite(step) and step >= 0.001) or max_points < 2:
-        raise UsageError(f"--step must be a finite number of seconds, at least 0.001 (got "
-                         f"{step}); max_points at least 2")
-    if not (math.isfinite(start) and math.isfinite(end)):
-        raise UsageError("--start and --end must be finite times")
-    client = PrometheusClient(url, timeout=timeout)
+    chunks of at most 12 h and ``max_points`` points; ``progress(done, total)`` after each.
+    ``auth`` carries the credentials and TLS settings (``promapi.credentials``)."""
+    check_period(start, end, step)
+    if max_points < 2:
+        raise UsageError(f"max_points must be at least 2 (got {max_points})")
+    client = PrometheusClient(url, timeout=timeout, auth=auth)
     start_ms, end_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)
     chunks = _chunks(start_ms, end_ms, step_ms, max_points)
     got = _collect(client, chunks, step_ms / 1000, progress)
@@ -261,7 +296,7 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
     if not any(paid) and not any(used) and not got.created:
         _require_kube_state_metrics(client, start, end)
     return UsageSummary(
-        source=f"prometheus {url}",
+        source=f"prometheus {client.url}",
         start=start,
         end=end,
         waits=WaitStats.of(waits),

@@ -7,6 +7,7 @@ and column that set it, so later stages can point at the exact line a user must 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,8 +69,10 @@ def dotted(path: Iterable[str | int]) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        else:
+        elif str(part).isascii() and str(part).isprintable() and " " not in str(part):
             out += ("." if out else "") + str(part)
+        else:  # a key with a newline or other control character stays on one line
+            out += f"[{json.dumps(str(part))}]"
     return out
 
 

@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    WithJsonSchema,
     create_model,
     field_validator,
 )
@@ -322,11 +323,143 @@ TENANT_LABEL = "gpu-platform.io/tenant"
 Cloud = Literal["generic", "gke", "eks", "aks", "kind"]
 
 
+# Every string below ends up in a generated shell script (`gpu-platform nodepool`) and in a
+# cloud's CLI, and a values file may come from a pull request. So each is held to exactly what
+# Kubernetes and the clouds accept, which leaves no room for spaces, quotes, `$`, `;`, newlines
+# or any non-ASCII character. The same patterns go into values.schema.json, so plain Helm
+# refuses what the tool refuses. Patterns are anchored and use only syntax that Python, RE2
+# (Helm 3 and 4 are Go) and ECMA agree on; ``$`` ends the text in RE2, and ``fullmatch`` here.
+
+# Label values, and the name part of label and taint keys: at most 63 characters, letters,
+# digits, '-', '_' and '.', starting and ending with a letter or digit. The optional prefix is
+# a DNS subdomain (lower case, at most 253 characters) followed by '/'.
+# https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set
+# https://kubernetes.io/docs/reference/kubectl/generated/kubectl_taint (same rules for taints)
+_K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+QUALIFIED_NAME_PATTERNS = (
+    rf"^({_DNS_LABEL}(\.{_DNS_LABEL})*/)?{_K8S_NAME}$",
+    r"^([^/]{1,253}/)?[^/]*$",  # the prefix's length, which the pattern above cannot bound
+)
+LABEL_VALUE_PATTERN = rf"^({_K8S_NAME})?$"
+# GKE accelerator types are Compute Engine resource names (nvidia-tesla-t4, nvidia-l4,
+# nvidia-h100-80gb): lower-case letters, digits and '-', starting with a letter.
+# https://cloud.google.com/compute/docs/gpus
+ACCELERATOR_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+# Machine types as each cloud spells them: GKE n1-standard-8, a2-highgpu-1g, custom-8-30720
+# (https://cloud.google.com/compute/docs/machine-resource); EKS g4dn.xlarge, p4d.24xlarge
+# (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html); AKS
+# Standard_NC4as_T4_v3 (https://learn.microsoft.com/azure/virtual-machines/vm-naming-conventions).
+MACHINE_TYPE_PATTERNS = {
+    "gke": r"^[a-z][-a-z0-9]{0,61}[a-z0-9]$",
+    "eks": r"^[a-z][-a-z0-9]{0,30}\.[a-z0-9]{1,30}$",
+    "aks": r"^Standard_[A-Za-z0-9][A-Za-z0-9_]{0,62}$",
+}
+MACHINE_TYPE_EXAMPLES = {"gke": "n1-standard-8", "eks": "g4dn.xlarge",
+                         "aks": "Standard_NC4as_T4_v3"}
+# Empty (a default for the accelerator), or a machine type of any of the three clouds.
+MACHINE_TYPE_PATTERN = "^(" + "|".join(p[1:-1] for p in MACHINE_TYPE_PATTERNS.values()) + ")?$"
+
+
+def _describe_input(value: str) -> str:
+    """A refused value, printable on one line whatever it holds (repr escapes newlines)."""
+    text = ascii(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def matches(patterns: str | tuple[str, ...], value: str) -> bool:
+    """``value`` matches every pattern, over its whole length."""
+    return all(re.fullmatch(p, value) for p in _patterns(patterns))
+
+
+def _patterns(patterns: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (patterns,) if isinstance(patterns, str) else patterns
+
+
+def _held_to(patterns: str | tuple[str, ...], what: str, max_length: int) -> AfterValidator:
+    """The tool's check of a string against ``patterns``, with a message that says what was
+    expected; ``_schema_of`` writes the same patterns into values.schema.json for Helm."""
+
+    def check(value: str) -> str:
+        if len(value) > max_length or not matches(patterns, value):
+            raise ValueError(f"expected {what}, got {_describe_input(value)}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _string_schema(patterns: str | tuple[str, ...], max_length: int) -> dict[str, Any]:
+    listed = _patterns(patterns)
+    schema: dict[str, Any] = {"type": "string", "maxLength": max_length}
+    if len(listed) == 1:
+        schema["pattern"] = listed[0]
+    else:
+        schema["allOf"] = [{"pattern": p} for p in listed]
+    return schema
+
+
+def _schema_of(patterns: str | tuple[str, ...], max_length: int) -> WithJsonSchema:
+    return WithJsonSchema(_string_schema(patterns, max_length))
+
+
+_QUALIFIED_MAX = 253 + 1 + 63
+_KEY_WORDS = ("an optional DNS-subdomain prefix and '/', then at most 63 letters, digits, "
+              "'-', '_' or '.', starting and ending with a letter or digit")
+_VALUE_WORDS = ("empty, or at most 63 letters, digits, '-', '_' or '.', starting and ending "
+                "with a letter or digit")
+LabelKey = Annotated[
+    str,
+    _held_to(QUALIFIED_NAME_PATTERNS, f"a Kubernetes label key: {_KEY_WORDS} (e.g. team or "
+             "example.com/team)", _QUALIFIED_MAX),
+    _schema_of(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
+]
+TaintKey = Annotated[
+    str,
+    _held_to(QUALIFIED_NAME_PATTERNS, f"a Kubernetes taint key: {_KEY_WORDS} (e.g. "
+             "nvidia.com/gpu)", _QUALIFIED_MAX),
+    _schema_of(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
+]
+LabelValue = Annotated[
+    str,
+    _held_to(LABEL_VALUE_PATTERN, f"a Kubernetes label value: {_VALUE_WORDS} (e.g. ml-team)",
+             63),
+    _schema_of(LABEL_VALUE_PATTERN, 63),
+]
+TaintValue = Annotated[
+    str,
+    _held_to(LABEL_VALUE_PATTERN, f"a Kubernetes taint value: {_VALUE_WORDS} (e.g. present)",
+             63),
+    _schema_of(LABEL_VALUE_PATTERN, 63),
+]
+Accelerator = Annotated[
+    str,
+    _held_to(ACCELERATOR_PATTERN, "a GKE accelerator type: lower-case letters, digits and "
+             "'-', starting with a letter, at most 63 (e.g. nvidia-tesla-t4, nvidia-l4)", 63),
+    _schema_of(ACCELERATOR_PATTERN, 63),
+]
+MachineType = Annotated[
+    str,
+    _held_to(MACHINE_TYPE_PATTERN, "a machine type as the cloud spells it (GKE n1-standard-8, "
+             "EKS g4dn.xlarge, AKS Standard_NC4as_T4_v3), or empty for the accelerator's "
+             "default", 64),
+    _schema_of(MACHINE_TYPE_PATTERN, 64),
+]
+# A label map: keys and values checked one by one; the schema says the same of every entry.
+NodeLabels = Annotated[
+    dict[LabelKey, LabelValue],
+    WithJsonSchema({
+        "type": "object",
+        "propertyNames": _string_schema(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
+        "additionalProperties": _string_schema(LABEL_VALUE_PATTERN, 63),
+    }),
+]
+
+
 class Taint(Strict):
     """A node taint (key=value:effect)."""
 
-    key: Annotated[str, StringConstraints(min_length=1)] = Field(description="Taint key.")
-    value: str = Field("", description="Taint value; empty for a key-only taint.")
+    key: TaintKey = Field(description="Taint key (a Kubernetes qualified name).")
+    value: TaintValue = Field("", description="Taint value; empty for a key-only taint.")
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
         "NoSchedule", description="What the taint does to pods that do not tolerate it."
     )
@@ -376,11 +509,11 @@ class NodePool(Strict):
         description="Where the pool runs: gke, eks, aks, kind or generic (commands and "
         "driver defaults follow it).",
     )
-    accelerator: str = Field(
+    accelerator: Accelerator = Field(
         "nvidia-tesla-t4",
         description="GPU type (GKE accelerator name; documentation elsewhere).",
     )
-    machineType: str = Field(
+    machineType: MachineType = Field(
         "",
         description="Machine type / instance type / VM size; empty: a default for the "
         "accelerator on that cloud (see `gpu-platform nodepool`).",
@@ -397,8 +530,10 @@ class NodePool(Strict):
         default_factory=lambda: [DEFAULT_GPU_TAINT.model_copy()],
         description="Taints on the pool's nodes; everything GPU-side tolerates them.",
     )
-    labels: dict[str, str] = Field(
-        default_factory=dict, description="Extra node labels set when the pool is created."
+    labels: NodeLabels = Field(
+        default_factory=dict,
+        description="Extra node labels set when the pool is created (Kubernetes label keys "
+        "and values).",
     )
     prepullImages: list[PrepullImage] = Field(
         default_factory=list,
