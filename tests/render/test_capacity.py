@@ -250,7 +250,7 @@ class TestPlainHelmPools:
         stderr = _plain_helm_error(built_chart, chart_repo, tmp_path, (
             "platform:\n  nodePools:\n    - name: gpu\n      taints:\n"
             "        - {key: dedicated, value: gpu, effect: NoSchedule}\n"))
-        assert ("gpu-operator.daemonsets.tolerations does not tolerate the taint "
+        assert ("gpu-operator.daemonsets.tolerations: does not tolerate the taint "
                 "dedicated=gpu:NoSchedule of platform.nodePools[0] (gpu)") in stderr
         assert "node-feature-discovery.worker.tolerations" in stderr
 
@@ -259,7 +259,8 @@ class TestPlainHelmPools:
         stderr = _plain_helm_error(built_chart, chart_repo, tmp_path,
                                    "platform:\n  nodePools:\n    - name: gpu\n"
                                    "      driver: preinstalled\n")
-        assert "gpu-operator.driver.enabled must be false" in stderr
+        assert ("gpu-operator.driver.enabled: is true, but gpu-platform derives false from "
+                "platform.nodePools[].driver") in stderr
 
     def test_list_items_get_the_model_defaults_without_resolving(self, built_chart, chart_repo,
                                                                   tmp_path: Path):
@@ -308,7 +309,7 @@ class TestClouds:
                                                    tmp_path: Path):
         stderr = _plain_helm_error(built_chart, chart_repo, tmp_path,
                                    "platform:\n  tenants: [{name: gpu-platform}]\n")
-        assert 'platform.tenants[0].name "gpu-platform" is this release\'s namespace' in stderr
+        assert 'platform.tenants[0].name: "gpu-platform" is this release\'s namespace' in stderr
 
     def test_long_release_name_keeps_names_valid(self, built_chart, chart_repo, tmp_path):
         from gpu_platform import helm

@@ -138,8 +138,8 @@ class TestPlainHelmInstallPath:
             self._template(built_chart, chart_repo,
                            "platform:\n  monitoring:\n    scrapeInterval: 5s\n", tmp_path)
         text = exc.value.stderr
-        assert ('kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval is "1s" but '
-                'platform.monitoring.scrapeInterval is "5s"') in text
+        assert ('kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is "1s", but '
+                'gpu-platform derives "5s" from platform.monitoring.scrapeInterval') in text
         assert "gpu-operator.dcgmExporter.serviceMonitor.interval" in text
         assert "DCGM_EXPORTER_INTERVAL" in text
         assert "gpu-platform values" in text
@@ -150,15 +150,17 @@ class TestPlainHelmInstallPath:
                            "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 500\n",
                            tmp_path)
         # (500*2*30 + 20000) series * 1/s * 2.0 B * 172800 s = 16.09 GiB -> 17
-        assert ('retentionSize is "7GiB" but platform.monitoring.sizing gives 17GiB'
-                in exc.value.stderr)
+        assert ('retentionSize: is "7GiB", but gpu-platform derives "17GiB" from '
+                'platform.monitoring.sizing' in exc.value.stderr)
 
     def test_label_mode_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):
         with pytest.raises(HelmError) as exc:
             self._template(built_chart, chart_repo,
                            "platform:\n  monitoring:\n    dcgmLabelMode: exported\n", tmp_path)
-        assert "honorLabels must be false" in exc.value.stderr
-        assert 'does not map the label "exported_pod"' in exc.value.stderr
+        assert ("gpu-operator.dcgmExporter.serviceMonitor.honorLabels: is true, but gpu-platform "
+                "derives false from platform.monitoring.dcgmLabelMode") in exc.value.stderr
+        assert ("prometheus-adapter.rules.custom: differs from what gpu-platform derives from "
+                "platform.monitoring.gpuSignals") in exc.value.stderr
 
     def test_hpa_on_unserved_metric_fails(self, built_chart, chart_repo, tmp_path):
         with pytest.raises(HelmError) as exc:
@@ -167,7 +169,7 @@ class TestPlainHelmInstallPath:
                 "name: w}\n      maxReplicas: 2\n      metrics:\n        - type: Pods\n"
                 "          pods: {metric: {name: gpu_util}, target: {type: AverageValue, "
                 "averageValue: '1'}}\n"), tmp_path)
-        assert '"gpu_util" is served by no adapter rule' in exc.value.stderr
+        assert 'no adapter rule serves the metric "gpu_util"' in exc.value.stderr
 
     def test_mis_nested_subchart_key_passes_helm_but_not_validate(self, built_chart, chart_repo,
                                                                   tmp_path):

@@ -96,7 +96,7 @@ def test_hpa_on_dask_cluster_points_to_daskautoscaler(write_values):
 def test_hpa_metric_without_rule_lists_available(write_values):
     (out,) = problems(write_values, HPA.format(kind="Deployment", metric="gpu_util"))
     assert out.startswith("F:8:27: platform.hpas[0].metrics[0].pods.metric.name: no adapter "
-                          "rule serves the metric 'gpu_util'; available: gpu_utilization_current,")
+                          'rule serves the metric "gpu_util"; available: gpu_utilization_current,')
 
 
 def test_hpa_metric_needs_adapter(write_values):
@@ -114,9 +114,10 @@ def test_derived_key_set_directly_names_the_knob(write_values):
     (out,) = problems(write_values, "kube-prometheus-stack:\n  prometheus:\n    prometheusSpec:\n"
                                     "      scrapeInterval: 30s\n")
     assert out == (
-        "F:4:7: kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is derived by "
-        "gpu-platform (the global scrape interval) and would be '1s', not '30s'; set "
-        "platform.monitoring.scrapeInterval instead")
+        "F:4:7: kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is \"30s\", but "
+        "gpu-platform derives \"1s\" from platform.monitoring.scrapeInterval (the global scrape "
+        "interval); set platform.monitoring.scrapeInterval and let `gpu-platform values` compute "
+        "this key")
 
 
 def test_derived_key_equal_to_derivation_is_accepted(write_values):
@@ -129,8 +130,9 @@ def test_derived_key_equal_to_derivation_is_accepted(write_values):
 def test_dcgm_interval_env_entry_set_by_hand(write_values):
     (out,) = problems(write_values, "gpu-operator:\n  dcgmExporter:\n    env:\n"
                                     "      - {name: DCGM_EXPORTER_INTERVAL, value: '30000'}\n")
-    assert out.startswith("F:4:9: gpu-operator.dcgmExporter.env[0]: DCGM_EXPORTER_INTERVAL "
-                          "follows platform.monitoring.scrapeInterval (1000 ms)")
+    assert out == ("F:4:9: gpu-operator.dcgmExporter.env[0]: DCGM_EXPORTER_INTERVAL is \"30000\" "
+                   "but follows platform.monitoring.scrapeInterval (1000 ms); set the scrape "
+                   "interval instead of this entry")
 
 
 def test_all_problems_in_one_run(write_values):

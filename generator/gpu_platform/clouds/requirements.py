@@ -67,3 +67,10 @@ def gpu_operator_requirements(cloud: str, driver: str) -> dict[str, tuple[object
     Empty where nothing is required (generic, kind): the chart's defaults then stand.
     """
     return dict(_REQUIREMENTS.get((cloud, driver), {}))
+
+
+def requirements_table() -> dict[str, dict[str, list[object]]]:
+    """Every requirement as plain data, ``{"cloud/driver": {path: [value, why]}}``, for the
+    install-time guard, which reads the same table as the tool."""
+    return {f"{cloud}/{driver}": {key: [value, why] for key, (value, why) in wants.items()}
+            for (cloud, driver), wants in sorted(_REQUIREMENTS.items())}

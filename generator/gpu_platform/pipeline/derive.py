@@ -44,8 +44,11 @@ class Derivation:
     schema: dict[str, Any]
     why: str
     # A merged key keeps what the user wrote and adds what the platform needs (lists of
-    # tolerations, env entries), so a user value is never a conflict.
+    # tolerations, env entries), so a user value is never a conflict; its own rule checks it.
     merged: bool = False
+    # Go template code setting ``$want`` to the JSON of ``compute``'s result, for the install
+    # guard (the variables of its prelude are in scope); None for merged keys.
+    go: str | None = None
 
     @property
     def dotted(self) -> str:
@@ -204,39 +207,61 @@ _SPEC = ("prometheus", "prometheusSpec")
 _SM = ("dcgmExporter", "serviceMonitor")
 _INTERVAL = "platform.monitoring.scrapeInterval"
 
+_COPY_INTERVAL = "{{- $want := toJson (toString $mon.scrapeInterval) -}}"
+_TIMEOUT = ('{{- $want := toJson (ternary (toString $mon.scrapeInterval) "10s" '
+            "(le $intervalMs 10000)) -}}")
+_FALSE = "{{- $want := toJson false -}}"
+
 DERIVATIONS: tuple[Derivation, ...] = (
     Derivation(_KPS, (*_SPEC, "scrapeInterval"), _INTERVAL,
                lambda v: v.platform.monitoring.scrapeInterval, _STR,
-               "the global scrape interval"),
+               "the global scrape interval", go=_COPY_INTERVAL),
     Derivation(_KPS, (*_SPEC, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
-               "min(scrape interval, 10s): a timeout above the interval breaks the config"),
+               "min(scrape interval, 10s): a timeout above the interval breaks the config",
+               go=_TIMEOUT),
     Derivation(_KPS, (*_SPEC, "retention"), "platform.monitoring.sizing.retention",
-               lambda v: v.platform.monitoring.sizing.retention, _STR, "retention window"),
+               lambda v: v.platform.monitoring.sizing.retention, _STR, "retention window",
+               go="{{- $want := toJson (toString $mon.sizing.retention) -}}"),
     Derivation(_KPS, (*_SPEC, "retentionSize"), "platform.monitoring.sizing",
                lambda v: f"{retention_gib(v)}GiB", _STR,
-               "series x samples/s x bytes/sample x retention, in GiB"),
+               "series x samples/s x bytes/sample x retention, in GiB",
+               go='{{- $want := toJson (printf "%dGiB" $retentionGib) -}}'),
     Derivation(_KPS, (*_SPEC, "storageSpec"), "platform.monitoring.sizing", storage_spec,
-               {"type": "object"}, "a PVC of retentionSize x walHeadroom (default is emptyDir)"),
+               {"type": "object"}, "a PVC of retentionSize x walHeadroom (default is emptyDir)",
+               go=(
+                   '{{- $pvc := dict "accessModes" (list "ReadWriteOnce") "resources" '
+                   '(dict "requests" (dict "storage" (printf "%dGi" $pvcGib))) -}}'
+                   "{{- if $mon.sizing.storageClassName -}}"
+                   '{{- $_ := set $pvc "storageClassName" (toString $mon.sizing.storageClassName) -}}'
+                   "{{- end -}}"
+                   '{{- $want := toJson (dict "volumeClaimTemplate" (dict "spec" $pvc)) -}}')),
     Derivation(_KPS, (*_SPEC, "resources"), "platform.monitoring.sizing", prometheus_resources,
-               {"type": "object"}, "memory and CPU for the active series at this interval"),
+               {"type": "object"}, "memory and CPU for the active series at this interval",
+               go=(
+                   '{{- $want := toJson (dict "requests" (dict "cpu" (printf "%dm" $cpuMilli) '
+                   '"memory" (printf "%dMi" $memoryMib)) "limits" (dict "memory" '
+                   '(printf "%dMi" (mul $memoryMib 2)))) -}}')),
     Derivation(_KPS, (*_SPEC, "evaluationInterval"), "platform.monitoring.evaluationInterval",
-               lambda v: v.platform.monitoring.evaluationInterval, _STR, "rule evaluation"),
+               lambda v: v.platform.monitoring.evaluationInterval, _STR, "rule evaluation",
+               go="{{- $want := toJson (toString $mon.evaluationInterval) -}}"),
     *(
         Derivation(_KPS, (*_SPEC, f"{flag}SelectorNilUsesHelmValues"), "(fixed)",
                    lambda v: False, _BOOL,
-                   "select monitors without a release label (DCGM, Dask)")
+                   "select monitors without a release label (DCGM, Dask)", go=_FALSE)
         for flag in SELECTOR_FLAGS
     ),
     Derivation("gpu-operator", (*_SM, "enabled"), "(fixed)", lambda v: True, _BOOL,
-               "the one DCGM ServiceMonitor (the operator's); never a second scrape"),
+               "the one DCGM ServiceMonitor (the operator's); never a second scrape",
+               go="{{- $want := toJson true -}}"),
     Derivation("gpu-operator", (*_SM, "interval"), _INTERVAL,
                lambda v: v.platform.monitoring.scrapeInterval, _STR,
-               "GPU metrics at the global interval"),
+               "GPU metrics at the global interval", go=_COPY_INTERVAL),
     Derivation("gpu-operator", (*_SM, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
-               "never above the interval, or prometheus-operator drops the monitor"),
+               "never above the interval, or prometheus-operator drops the monitor",
+               go=_TIMEOUT),
     Derivation("gpu-operator", (*_SM, "honorLabels"), "platform.monitoring.dcgmLabelMode",
                lambda v: v.platform.monitoring.dcgmLabelMode == "honorLabels", _BOOL,
-               "the label mode"),
+               "the label mode", go="{{- $want := toJson $honor -}}"),
     Derivation("gpu-operator", ("dcgmExporter", "env"), _INTERVAL, dcgm_env,
                {"type": "array", "items": {"type": "object"}},
                f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s",
@@ -255,22 +280,53 @@ DERIVATIONS: tuple[Derivation, ...] = (
                "detected as a GPU node", merged=True),
     Derivation("gpu-operator", ("driver", "enabled"), "platform.nodePools[].driver",
                driver_enabled, _BOOL,
-               "true when any pool has driver: operator"),
+               "true when any pool has driver: operator", go=(
+                   "{{- $any := false -}}{{- range $pools -}}"
+                   '{{- if eq (toString .driver) "operator" }}{{ $any = true }}{{ end -}}'
+                   "{{- end -}}{{- $want := toJson $any -}}")),
     Derivation(_KPS, ("crds", "upgradeJob", "enabled"), "platform.crdUpgradeJobs",
                lambda v: v.platform.crdUpgradeJobs, _BOOL,
-               "apply the new monitoring.coreos.com CRDs before each upgrade"),
+               "apply the new monitoring.coreos.com CRDs before each upgrade",
+               go="{{- $want := toJson $p.crdUpgradeJobs -}}"),
     Derivation("gpu-operator", ("operator", "upgradeCRD"), "platform.crdUpgradeJobs",
                lambda v: v.platform.crdUpgradeJobs, _BOOL,
-               "apply the new nvidia.com CRDs before each upgrade"),
+               "apply the new nvidia.com CRDs before each upgrade",
+               go="{{- $want := toJson $p.crdUpgradeJobs -}}"),
     Derivation("prometheus-adapter", ("prometheus", "url"), "(this release's Prometheus)",
-               lambda v: PROMETHEUS_URL, _STR, "prometheus-operated in the release namespace"),
+               lambda v: PROMETHEUS_URL, _STR, "prometheus-operated in the release namespace",
+               go="{{- $want := toJson `" + PROMETHEUS_URL + "` -}}"),
     Derivation("prometheus-adapter", ("prometheus", "port"), "(this release's Prometheus)",
-               lambda v: PROMETHEUS_PORT, _INT, "Prometheus' port"),
+               lambda v: PROMETHEUS_PORT, _INT, "Prometheus' port",
+               go=f"{{{{- $want := toJson {PROMETHEUS_PORT} -}}}}"),
     Derivation("prometheus-adapter", ("rules", "default"), "(fixed)", lambda v: False, _BOOL,
-               "the generic rules would expose every DCGM series under the wrong labels"),
+               "the generic rules would expose every DCGM series under the wrong labels",
+               go=_FALSE),
     Derivation("prometheus-adapter", ("rules", "custom"), "platform.monitoring.gpuSignals",
                adapter_rules, {"type": "array", "items": {"type": "object"}},
-               "one rule per GPU signal, labels per dcgmLabelMode"),
+               "one rule per GPU signal, labels per dcgmLabelMode", go=(
+                   "{{- $rules := list -}}"
+                   "{{- range $s := $signals -}}"
+                   '{{- $expr := "<<.Series>>{<<.LabelMatchers>>}" -}}'
+                   "{{- $lo := ne (toString $s.clampMin) \"<nil>\" -}}"
+                   "{{- $hi := ne (toString $s.clampMax) \"<nil>\" -}}"
+                   '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr '
+                   "$s.clampMin $s.clampMax -}}"
+                   '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr '
+                   "$s.clampMin -}}"
+                   '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr '
+                   "$s.clampMax -}}{{- end -}}"
+                   "{{- if $s.window -}}"
+                   '{{- $w := ternary (printf "[%s:%s]" $s.window $interval) '
+                   '(printf "[%s]" $s.window) (or $lo $hi) -}}'
+                   '{{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}'
+                   "{{- end -}}"
+                   '{{- $rules = append $rules (dict "seriesQuery" (printf "%s{%s!=\\"\\",'
+                   '%s!=\\"\\"}" $s.series $nsLabel $podLabel) "resources" (dict "overrides" '
+                   '(dict $nsLabel (dict "resource" "namespace") $podLabel (dict "resource" '
+                   '"pod"))) "name" (dict "matches" (printf "^%s$" $s.series) "as" $s.name) '
+                   '"metricsQuery" (printf "%s(%s) by (<<.GroupBy>>)" $s.aggregation $expr)) -}}'
+                   "{{- end -}}"
+                   "{{- $want := toJson $rules -}}")),
 )
 
 

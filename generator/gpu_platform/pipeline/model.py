@@ -266,16 +266,6 @@ class Monitoring(Strict):
         "kube-prometheus-stack's Grafana sidecar loads.",
     )
 
-    @field_validator("gpuSignals")
-    @classmethod
-    def _unique_names(cls, value: list[GpuSignal]) -> list[GpuSignal]:
-        seen: set[str] = set()
-        for signal in value:
-            if signal.name in seen:
-                raise ValueError(f"signal name {signal.name!r} is used twice; names must differ")
-            seen.add(signal.name)
-        return value
-
 
 # --------------------------------------------------------------------------- prepuller
 

@@ -17,6 +17,7 @@ import yaml
 from gpu_platform.pipeline import facts, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
+from gpu_platform.pipeline.emit.guard import validate_yaml
 from gpu_platform.pipeline.emit.values import (
     item_defaults_json,
     schema_json,
@@ -182,6 +183,9 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         template = env.get_template(rel)
         text = template.render(header=_header(f"{SOURCE_DIR}/{rel}"), **context)
         files[rel] = text
+    files["templates/validate.yaml"] = validate_yaml(
+        _header("the rule catalogue, generator/gpu_platform/pipeline/rules/ "
+                "(generator/gpu_platform/pipeline/emit/guard.py)"))
     return dict(sorted(files.items()))
 
 

@@ -1,0 +1,132 @@
+"""The install-time guard, ``templates/validate.yaml``, generated from the rule catalogue.
+
+A plain ``helm install -f site.yaml`` never runs the tool, so the chart checks the values itself:
+a prelude computes what the rules share (the lists with their item defaults filled in, the
+scrape interval in ms, the Prometheus sizing), then every rule with a guard fragment appends its
+message to ``$errors``, and a non-empty list fails the render with all of them at once. The
+messages are the catalogue's own format strings, so they read exactly as `gpu-platform validate`
+prints them. Nothing here is written by hand per rule: a rule added to the catalogue is added
+here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jinja2
+
+from gpu_platform.clouds.requirements import requirements_table
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
+from gpu_platform.pipeline.rules import RULES, Rule
+from gpu_platform.pipeline.rules import hpas as hpa_rules
+from gpu_platform.pipeline.rules import monitoring as monitoring_rules
+from gpu_platform.pipeline.rules import tenants as tenant_rules
+from gpu_platform.pipeline.rules.gofmt import quote
+
+FIX = ("run `gpu-platform values -f <your values files> > resolved.yaml` and install with "
+       "-f resolved.yaml")
+
+# What every fragment may use. The sizing lines mirror pipeline/derive.py's formula (float64
+# arithmetic in the same order, so both round alike; tests compare them on many inputs).
+PRELUDE = """\
+{{- $errors := list -}}
+{{- $p := .Values.platform -}}
+{{- $mon := $p.monitoring -}}
+{{- $gpuop := index .Values "gpu-operator" -}}
+{{- $kps := index .Values "kube-prometheus-stack" -}}
+{{- $adapter := index .Values "prometheus-adapter" -}}
+{{- $interval := toString $mon.scrapeInterval -}}
+{{- $intervalMs := include "gpu-platform.durationMs" $interval | int -}}
+{{- $honor := eq (toString $mon.dcgmLabelMode) "honorLabels" -}}
+{{- $nsLabel := ternary "namespace" "exported_namespace" $honor -}}
+{{- $podLabel := ternary "pod" "exported_pod" $honor -}}
+{{- $pools := (include "gpu-platform.items" (list $ "nodePool" $p.nodePools) | fromJson).items -}}
+{{- $tenants := (include "gpu-platform.items" (list $ "tenant" $p.tenants) | fromJson).items -}}
+{{- $hpas := (include "gpu-platform.items" (list $ "hpa" $p.hpas) | fromJson).items -}}
+{{- $signals := (include "gpu-platform.items" (list $ "gpuSignal" $mon.gpuSignals) | fromJson).items -}}
+{{- $signalNames := list -}}
+{{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
+{{- $anyOperatorPool := false -}}
+{{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
+{{- $z := $mon.sizing -}}
+{{- $series := add (mul (int $z.gpuNodes) (int $z.gpusPerNode) (int $z.seriesPerGpu)) (int $z.otherSeries) -}}
+{{- $retentionMs := include "gpu-platform.durationMs" (toString $z.retention) | float64 -}}
+{{- $bytes := mulf (float64 $series) (divf 1000.0 (float64 $intervalMs)) (float64 $z.bytesPerSample) (divf $retentionMs 1000.0) -}}
+{{- $retentionGib := max 1 (int64 (ceil (divf $bytes [[ gib ]].0))) -}}
+{{- $pvcGib := int64 (ceil (mulf (float64 $retentionGib) (float64 $z.walHeadroom))) -}}
+{{- $memoryMib := add 512 (int64 (ceil (divf (mulf (float64 $series) 8.0) 1024.0))) -}}
+{{- $perSecond := divf (mulf (float64 $series) 1000.0) (float64 $intervalMs) -}}
+{{- $cpuMilli := max 250 (int64 (ceil (divf $perSecond 100.0))) -}}
+"""
+
+FOOTER = """\
+{{- if $errors -}}
+{{- fail (printf "\\n\\ngpu-platform: these values are inconsistent:\\n  - %s\\n\\nFix: %s.\\n" (join "\\n  - " $errors) [[ fix ]]) -}}
+{{- end -}}
+"""
+
+
+def _go_words(words: tuple[str, ...]) -> str:
+    return " ".join(f'"{w}"' for w in words)
+
+
+def _operator_defaults() -> dict[str, Any]:
+    keys = {key for wants in requirements_table().values() for key in wants}
+    return {key: get_path(upstream.defaults("gpu-operator"), tuple(key.split(".")))[1]
+            for key in sorted(keys)}
+
+
+def _context() -> dict[str, Any]:
+    """Jinja variables the fragments use: the facts they must share with the Python checks."""
+    return {
+        "gib": GIB,
+        "env_name": DCGM_INTERVAL_ENV,
+        "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
+        "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),
+        "scalable_api": hpa_rules.SCALABLE_API,
+        "system_namespaces": _go_words(tenant_rules.SYSTEM_NAMESPACES),
+        "requirements": quote(json.dumps(requirements_table(), sort_keys=True)),
+        "operator_defaults": quote(json.dumps(_operator_defaults(), sort_keys=True)),
+        "dcgm_labels": quote(json.dumps(monitoring_rules.DCGM_MONITOR_LABELS, sort_keys=True)),
+        "rule_labels": quote(json.dumps(monitoring_rules.RULE_LABELS, sort_keys=True)),
+        "fix": quote(FIX),
+    }
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+        variable_start_string="[[", variable_end_string="]]",
+        block_start_string="[%%", block_end_string="%%]",
+        comment_start_string="[#", comment_end_string="#]",
+    )
+
+
+def guarded(rules: list[Rule] | None = None) -> list[Rule]:
+    return [r for r in (RULES if rules is None else rules) if r.guard is not None]
+
+
+def fragment(rule: Rule, env: jinja2.Environment | None = None) -> str:
+    """One rule's guard, its Jinja filled in, in a scope of its own."""
+    assert rule.guard is not None
+    env = env or _env()
+    body = env.from_string(rule.guard).render(fmt=quote("%s: " + rule.fmt), **_context())
+    return (f"{{{{- /* rule {rule.id}: {rule.summary.replace('*/', '* /')} */ -}}}}\n"
+            "{{- if true -}}\n" + body.rstrip("\n") + "\n{{- end -}}\n")
+
+
+def validate_yaml(header: str) -> str:
+    """The whole of templates/validate.yaml."""
+    env = _env()
+    context = _context()
+    doc = ("{{- /*\n" + header + "\n\n"
+           "Install-time guard for a plain `helm install -f site.yaml`, generated from the rule\n"
+           "catalogue (generator/gpu_platform/pipeline/rules/): every rule `gpu-platform\n"
+           "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
+           "It renders nothing when all is well.\n*/ -}}\n")
+    parts = [doc, env.from_string(PRELUDE).render(**context)]
+    parts += [fragment(r, env) for r in guarded()]
+    parts.append(env.from_string(FOOTER).render(**context))
+    return "".join(parts)

@@ -1,0 +1,98 @@
+"""Warnings: values that install and work, but probably not as meant.
+
+They are the tool's alone (`gpu-platform validate` prints them, `--strict` makes them fail): a
+Helm template can only refuse, and none of these should stop an install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+
+
+@rule(id="quota-oversubscribed", severity="warning",
+      summary="tenant GPU quotas add up to more than the pools can ever have",
+      reads=("platform.tenants[].quota.gpus", "platform.nodePools[].maxNodes"),
+      fmt="tenant GPU quotas add up to %d GPUs but the pools can have at most %d; tenants will "
+          "see Pending pods under quota at peak (oversubscribed; fine if intended, else lower "
+          "quota.gpus or raise maxNodes)")
+def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
+    platform = ctx.values.platform
+    total = sum(p.max_gpus for p in platform.nodePools)
+    quotas = sum(t.quota.gpus for t in platform.tenants)
+    if platform.tenants and quotas > total:
+        yield Hit(("platform", "tenants"), (quotas, total))
+
+
+@rule(id="quota-beyond-pools", severity="warning",
+      summary="a tenant's GPU quota exceeds what its pools can have",
+      reads=("platform.tenants[].quota.gpus", "platform.tenants[].nodePools"),
+      fmt="quota of %d GPUs but the tenant's pools have at most %d")
+def quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
+    pools = {p.name: p for p in ctx.values.platform.nodePools}
+    for i, tenant in enumerate(ctx.values.platform.tenants):
+        usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
+        reach = sum(p.max_gpus for p in usable)
+        if tenant.quota.gpus > reach:
+            yield Hit(("platform", "tenants", i, "quota", "gpus"), (tenant.quota.gpus, reach),
+                      at=("platform", "tenants", i))
+
+
+@rule(id="pool-untainted", severity="warning",
+      summary="a GPU pool without a NoSchedule taint",
+      reads=("platform.nodePools[].taints",),
+      fmt="pool %q has no NoSchedule taint: CPU-only pods can land on its GPU nodes, take room "
+          "from GPU pods and keep the nodes from scaling down; add {key: nvidia.com/gpu, value: "
+          "present, effect: NoSchedule}")
+def pool_untainted(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        if not any(t.effect in ("NoSchedule", "NoExecute") for t in pool.taints):
+            yield Hit(("platform", "nodePools", i, "taints"), (pool.name,),
+                      at=("platform", "nodePools", i))
+
+
+@rule(id="tenant-without-api", severity="warning",
+      summary="a tenant whose notebooks cannot reach the Kubernetes API",
+      reads=("platform.tenants[].network.apiServerCIDRs",),
+      fmt="tenant %q has no route to the Kubernetes API, so notebooks in its namespace cannot "
+          "create Dask clusters (KubeCluster); list the API server's addresses (kubectl get "
+          "endpointslices -l kubernetes.io/service-name=kubernetes)")
+def tenant_without_api(ctx: Context) -> Iterable[Hit]:
+    for i, tenant in enumerate(ctx.values.platform.tenants):
+        if not tenant.network.apiServerCIDRs:
+            yield Hit(("platform", "tenants", i, "network", "apiServerCIDRs"), (tenant.name,),
+                      at=("platform", "tenants", i))
+
+
+@rule(id="prepull-without-pools", severity="warning",
+      summary="prepull images but no GPU pool",
+      reads=("platform.prepuller.images", "platform.nodePools"),
+      fmt="images are listed but there are no GPU pools to pull them on")
+def prepull_without_pools(ctx: Context) -> Iterable[Hit]:
+    pre = ctx.values.platform.prepuller
+    if pre.enabled and pre.images and not ctx.values.platform.nodePools:
+        yield Hit(("platform", "prepuller", "images"))
+
+
+@rule(id="adapter-without-prometheus", severity="warning",
+      summary="prometheus-adapter without this release's Prometheus",
+      reads=("prometheus-adapter.enabled", "kube-prometheus-stack.enabled"),
+      fmt="prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
+          "queries prometheus-operated in the release namespace, which must then exist")
+def adapter_without_prometheus(ctx: Context) -> Iterable[Hit]:
+    values = ctx.values
+    if (values.subchart("prometheus-adapter").enabled
+            and not values.subchart("kube-prometheus-stack").enabled):
+        yield Hit(("kube-prometheus-stack", "enabled"), at=("kube-prometheus-stack",))
+
+
+@rule(id="signals-without-exporter", severity="warning",
+      summary="GPU signals without this release's DCGM exporter",
+      reads=("platform.monitoring.gpuSignals", "gpu-operator.enabled"),
+      fmt="gpu-operator is disabled, so the GPU signals need a DCGM exporter installed some "
+          "other way (scraped by a ServiceMonitor Prometheus selects)")
+def signals_without_exporter(ctx: Context) -> Iterable[Hit]:
+    values = ctx.values
+    if values.platform.monitoring.gpuSignals and not values.subchart("gpu-operator").enabled:
+        yield Hit(("gpu-operator", "enabled"), at=("gpu-operator",))

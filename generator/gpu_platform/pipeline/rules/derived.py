@@ -1,0 +1,188 @@
+"""Rules for the subchart keys gpu-platform derives: a value there must be what the knob gives.
+
+One rule per ``Derivation`` (pipeline/derive.py), built from it: Python compares what the user
+wrote with ``compute``; the guard runs the derivation's Go twin (``go``) and compares with what
+Helm merged. On the tool's path a key the user did not write is simply computed; on a plain
+``helm install -f site.yaml`` a knob changed without recomputing its keys is refused with the
+same message, since Helm cannot recompute them.
+
+Merged keys (lists the platform extends: the DCGM exporter's env, the operator's tolerations)
+have rules of their own below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, DERIVATIONS, Derivation, get_path
+from gpu_platform.pipeline.model import duration_ms
+from gpu_platform.pipeline.rules.catalogue import RULES, Context, Hit, Rule, rule
+from gpu_platform.pipeline.rules.gofmt import quote, to_json
+
+KNOB_FMT = "is %s, but gpu-platform derives %s from %s (%s); set %s and let `gpu-platform " \
+    "values` compute this key"
+FIXED_FMT = "is %s, but gpu-platform sets it to %s (%s); remove this key"
+# Objects and lists are too long to quote in a message: name what differs, not the value.
+OBJECT_FMT = "differs from what gpu-platform derives from %s (%s); set %s and let " \
+    "`gpu-platform values` compute this key"
+
+
+def _fixed(derivation: Derivation) -> bool:
+    return derivation.source.startswith("(")
+
+
+def _structured(derivation: Derivation) -> bool:
+    return derivation.schema.get("type") in ("object", "array")
+
+
+def _fmt(derivation: Derivation) -> str:
+    if _structured(derivation):
+        return OBJECT_FMT
+    return FIXED_FMT if _fixed(derivation) else KNOB_FMT
+
+
+def _check(derivation: Derivation):  # type: ignore[no-untyped-def]
+    def check(ctx: Context) -> Iterable[Hit]:
+        present, given = get_path(ctx.data.get(derivation.chart), derivation.path)
+        if not present:
+            return
+        expected = derivation.compute(ctx.values)
+        if to_json(given) == to_json(expected):
+            return
+        full = (derivation.chart, *derivation.path)
+        if _structured(derivation):
+            yield Hit(full, (derivation.source, derivation.why, derivation.source))
+        elif _fixed(derivation):
+            yield Hit(full, (to_json(given), to_json(expected), derivation.why))
+        else:
+            yield Hit(full, (to_json(given), to_json(expected), derivation.source,
+                             derivation.why, derivation.source))
+    return check
+
+
+def _dig(derivation: Derivation) -> str:
+    keys = " ".join(f'"{k}"' for k in derivation.path)
+    return f'(dig {keys} nil (index $.Values "{derivation.chart}"))'
+
+
+def _guard(derivation: Derivation) -> str:
+    dotted = ".".join((derivation.chart, *derivation.path))
+    if _structured(derivation):
+        args = f"{quote(derivation.source)} {quote(derivation.why)} {quote(derivation.source)}"
+    elif _fixed(derivation):
+        args = f"$actual $want {quote(derivation.why)}"
+    else:
+        args = (f"$actual $want {quote(derivation.source)} {quote(derivation.why)} "
+                f"{quote(derivation.source)}")
+    assert derivation.go is not None
+    return (f"{derivation.go}\n"
+            f"{{{{- $actual := toJson {_dig(derivation)} -}}}}\n"
+            "{{- if ne $actual $want -}}\n"
+            f"{{{{- $errors = append $errors (printf [[ fmt ]] {quote(dotted)} {args}) -}}}}\n"
+            "{{- end -}}")
+
+
+for _derivation in DERIVATIONS:
+    if _derivation.merged:
+        continue
+    RULES.append(Rule(
+        id=f"derived:{'.'.join((_derivation.chart, *_derivation.path))}",
+        summary=f"`{'.'.join((_derivation.chart, *_derivation.path))}` must be what "
+                f"{'gpu-platform sets' if _fixed(_derivation) else _derivation.source + ' gives'}"
+                f" ({_derivation.why})",
+        reads=(_derivation.source, ".".join((_derivation.chart, *_derivation.path))),
+        fmt=_fmt(_derivation),
+        check=_check(_derivation),
+        guard=_guard(_derivation),
+        tags=("derived",),
+    ))
+
+
+@rule(
+    id="dcgm-exporter-interval",
+    summary=f"the DCGM exporter's `{DCGM_INTERVAL_ENV}` must equal the scrape interval (ms)",
+    reads=("platform.monitoring.scrapeInterval", "gpu-operator.dcgmExporter.env"),
+    fmt=f"{DCGM_INTERVAL_ENV} is %q but follows platform.monitoring.scrapeInterval (%s ms); "
+        "set the scrape interval instead of this entry",
+    guard="""\
+{{- range $i, $e := (dig "dcgmExporter" "env" list $gpuop) -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") -}}
+{{- if ne (toString (get $e "value")) (toString $intervalMs) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "gpu-operator.dcgmExporter.env[%d]" $i) (toString (get $e "value")) (toString $intervalMs)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
+    """The user's own entry for the collect interval must not contradict the scrape interval
+    (the tool adds the entry when it is missing; the guard's next rule catches that case)."""
+    _, given = get_path(ctx.data.get("gpu-operator"), ("dcgmExporter", "env"))
+    want = str(duration_ms(ctx.values.platform.monitoring.scrapeInterval))
+    for index, entry in enumerate(given if isinstance(given, list) else []):
+        if (isinstance(entry, dict) and entry.get("name") == DCGM_INTERVAL_ENV
+                and str(entry.get("value")) != want):
+            yield Hit(("gpu-operator", "dcgmExporter", "env", index),
+                      (str(entry.get("value")), want))
+
+
+@rule(
+    id="dcgm-exporter-interval-missing",
+    summary=f"the DCGM exporter's env must set `{DCGM_INTERVAL_ENV}` (its default is 30 s)",
+    reads=("gpu-operator.dcgmExporter.env",),
+    fmt=f"has no {DCGM_INTERVAL_ENV}, so the exporter collects every 30 s whatever the scrape "
+        "interval; run `gpu-platform values -f <your values files>` and install with the result",
+    guard="""\
+{{- if (index $.Values "gpu-operator").enabled -}}
+{{- $found := false -}}
+{{- range $e := (dig "dcgmExporter" "env" list $gpuop) -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") }}{{ $found = true }}{{ end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- $errors = append $errors (printf [[ fmt ]] "gpu-operator.dcgmExporter.env") -}}
+{{- end -}}
+{{- end -}}""",
+)
+def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
+    """The tool always adds the entry (dcgm_env), so only a plain install can miss it."""
+    return ()
+
+
+@rule(
+    id="operator-tolerates-pools",
+    summary="gpu-operator's DaemonSets and the NFD workers must tolerate every pool taint",
+    reads=("platform.nodePools[].taints", "gpu-operator.daemonsets.tolerations",
+           "gpu-operator.node-feature-discovery.worker.tolerations"),
+    fmt="does not tolerate the taint %s of platform.nodePools[%d] (%s), so the operator's pods "
+        "never run there; run `gpu-platform values -f <your values files>` and install with "
+        "the result",
+    guard="""\
+{{- if (index $.Values "gpu-operator").enabled -}}
+{{- $lists := dict "daemonsets.tolerations" (dig "daemonsets" "tolerations" list $gpuop) "node-feature-discovery.worker.tolerations" (dig "node-feature-discovery" "worker" "tolerations" list $gpuop) -}}
+{{- range $i, $pool := $pools -}}
+{{- range $taint := $pool.taints -}}
+{{- range $where := keys $lists | sortAlpha -}}
+{{- $ok := false -}}
+{{- range $t := index $lists $where -}}
+{{- if kindIs "map" $t -}}
+{{- $op := toString (default "Equal" (get $t "operator")) -}}
+{{- $effectOk := or (not (get $t "effect")) (eq (toString (get $t "effect")) (toString $taint.effect)) -}}
+{{- $keyOk := or (and (not (get $t "key")) (eq $op "Exists")) (and (eq (toString (get $t "key")) (toString $taint.key)) (or (eq $op "Exists") (eq (toString (default "" (get $t "value"))) (toString (default "" $taint.value))))) -}}
+{{- if and $effectOk $keyOk }}{{ $ok = true }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $ok -}}
+{{- $text := ternary (printf "%s=%s:%s" $taint.key $taint.value $taint.effect) (printf "%s:%s" $taint.key $taint.effect) (ne (toString (default "" $taint.value)) "") -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "gpu-operator.%s" $where) $text $i (toString $pool.name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def operator_tolerates_pools(ctx: Context) -> Iterable[Hit]:
+    """The tool adds a toleration for every pool taint the lists miss (derive.py), so only a
+    plain install that replaced the lists can miss one."""
+    return ()
+
+
+__all__ = ["KNOB_FMT", "FIXED_FMT"]

@@ -1,0 +1,140 @@
+"""Pydantic's validation errors as a user reads them: located, in the words of the schema.
+
+The model is strict (as values.schema.json is), so most mistakes surface here first: a wrong
+type, an unknown key (with "did you mean"), a value outside its pattern. Each error becomes a
+``Problem`` at the dotted path and source position of the key to fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from gpu_platform.errors import Problem
+from gpu_platform.pipeline.load import Origins, PathKey, dotted
+from gpu_platform.pipeline.model import Values
+
+
+def _model_at(path: PathKey) -> type[BaseModel] | None:
+    """The model class that owns the mapping at ``path`` (for 'did you mean')."""
+    node: Any = Values
+    for part in path:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(node, type) and issubclass(node, BaseModel)):
+            return None
+        field_info = None
+        for name, info in node.model_fields.items():
+            if part in (name, info.alias):
+                field_info = info
+                break
+        if field_info is None:
+            return None
+        node = _inner_model(field_info.annotation)
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """Unwrap list[...], Optional[...] and unions to the first model class inside."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_of(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _real_path(loc: tuple[Any, ...], data: Any) -> PathKey:
+    """Drop pydantic's union tags from a loc, keeping only steps that exist in the data."""
+    out: list[str | int] = []
+    node = data
+    for step in loc:
+        in_map = isinstance(node, dict) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and step < len(node)
+        if in_map or in_list:
+            out.append(step)
+            node = node[step]
+        elif isinstance(node, dict) and isinstance(step, str) and step[:1].islower():
+            # A missing key (the error is about its absence); union tags (Pods) are skipped.
+            out.append(step)
+            node = None
+    return tuple(out)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# pydantic error types -> what the user should have written (the schema's type, in words).
+_TYPE_WORDS = {
+    "bool_": "true or false",
+    "int_": "a whole number (no quotes)",
+    "float_": "a number (no quotes)",
+    "string_type": "a string",
+    "dict_type": "a mapping of keys",
+    "model_type": "a mapping of keys",
+    "model_attributes_type": "a mapping of keys",
+    "list_type": "a list",
+}
+
+
+def _type_word(value: Any) -> str:
+    return {bool: "boolean", int: "number", float: "number", str: "string", dict: "mapping",
+            list: "list", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _message(error: dict[str, Any], path: PathKey) -> str:
+    kind = error["type"]
+    given = error.get("input")
+    if kind == "extra_forbidden":
+        owner = _model_at(path[:-1])
+        known = _keys_of(owner) if owner else []
+        close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        allowed = f". Known keys here: {', '.join(known)}" if known and not close else ""
+        return f"unknown key{hint}{allowed}"
+    if kind == "missing":
+        return "required key is missing; add it"
+    if kind == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern", "")
+        if "ms|s|m|h" in pattern:
+            return (f"expected a duration such as 1s, 500ms or 2m (one unit, no fraction), "
+                    f"got {_describe(given)}")
+        if "eEinumkKMGTP" in pattern:
+            return (f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
+                    f"got {_describe(given)}")
+        if "a-z0-9" in pattern:
+            return (f"expected a DNS label (lower-case letters, digits and '-', at most 63, "
+                    f"starting and ending with a letter or digit), got {_describe(given)}")
+        return f"expected a string matching {pattern}, got {_describe(given)}"
+    if kind == "literal_error":
+        expected = (error.get("ctx") or {}).get("expected", "")
+        return f"expected one of {expected}, got {_describe(given)}"
+    if kind == "union_tag_invalid":
+        expected = (error.get("ctx") or {}).get("expected_tags", "")
+        tag = (error.get("ctx") or {}).get("tag")
+        return f"type must be one of {expected}, got {_describe(tag)}"
+    for prefix, expected in _TYPE_WORDS.items():
+        if kind.startswith(prefix):
+            return f"expected {expected}, got {_type_word(given)} {_describe(given)}"
+    msg = str(error.get("msg", "invalid value"))
+    msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
+    if kind.endswith("_type") or kind.endswith("_parsing") or "type" in kind:
+        return f"{msg}, got {type(given).__name__} {_describe(given)}"
+    return msg
+
+
+def model_problems(exc: ValidationError, data: dict[str, Any], origins: Origins) -> list[Problem]:
+    problems = []
+    for error in exc.errors():
+        path = _real_path(tuple(error["loc"]), data)
+        problems.append(Problem(dotted(path), _message(dict(error), path), origins.find(path)))
+    return problems

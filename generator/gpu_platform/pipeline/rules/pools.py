@@ -1,0 +1,298 @@
+"""Rules for ``platform.nodePools``: pools that can exist as written, on one cloud, with the
+gpu-operator settings their driver mode needs (and none another cloud's profile left behind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gpu_platform.clouds.requirements import gpu_operator_requirements, requirements_table
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derive import driver_enabled, get_path
+from gpu_platform.pipeline.load import PathKey
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
+from gpu_platform.pipeline.rules.gofmt import to_json
+
+
+@rule(
+    id="pool-unique",
+    summary="pool names are unique",
+    reads=("platform.nodePools[].name",),
+    fmt="pool name %q is used twice; pool names must differ",
+    guard="""\
+{{- $seen := dict -}}
+{{- range $i, $pool := $pools -}}
+{{- if hasKey $seen (toString $pool.name) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].name" $i) (toString $pool.name)) -}}
+{{- end -}}
+{{- $_ := set $seen (toString $pool.name) true -}}
+{{- end -}}""",
+)
+def pool_unique(ctx: Context) -> Iterable[Hit]:
+    pools = ctx.values.platform.nodePools
+    for index in duplicates([p.name for p in pools]):
+        yield Hit(("platform", "nodePools", index, "name"), (pools[index].name,))
+
+
+@rule(
+    id="pool-node-bounds",
+    summary="a pool's minNodes is at most its maxNodes",
+    reads=("platform.nodePools[].minNodes", "platform.nodePools[].maxNodes"),
+    fmt="minNodes %d is above maxNodes %d",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- if gt (int $pool.minNodes) (int $pool.maxNodes) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].minNodes" $i) (int $pool.minNodes) (int $pool.maxNodes)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def pool_node_bounds(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        if pool.minNodes > pool.maxNodes:
+            yield Hit(("platform", "nodePools", i, "minNodes"), (pool.minNodes, pool.maxNodes))
+
+
+@rule(
+    id="placeholder-fits-node",
+    summary="a placeholder asks for no more GPUs than a node of its pool has",
+    reads=("platform.nodePools[].placeholders.gpusPerPod", "platform.nodePools[].gpusPerNode"),
+    fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
+        "forever. Use at most %d",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- $warm := $pool.placeholders -}}
+{{- if and (gt (int $warm.replicas) 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) (int $pool.gpusPerNode) (int $pool.gpusPerNode)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        warm = pool.placeholders
+        if warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
+            yield Hit(("platform", "nodePools", i, "placeholders", "gpusPerPod"),
+                      (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
+                      at=("platform", "nodePools", i))
+
+
+@rule(
+    id="placeholders-fit-pool",
+    summary="a pool's placeholders need no more GPUs than the pool can ever have",
+    reads=("platform.nodePools[].placeholders", "platform.nodePools[].maxNodes"),
+    fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
+        "%d); lower replicas or raise maxNodes",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- $warm := $pool.placeholders -}}
+{{- $want := mul (int $warm.replicas) (int $warm.gpusPerPod) -}}
+{{- $max := mul (int $pool.maxNodes) (int $pool.gpusPerNode) -}}
+{{- if and (gt (int $warm.replicas) 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.replicas" $i) (int $warm.replicas) (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) (int $pool.gpusPerNode) $max) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        warm = pool.placeholders
+        want = warm.replicas * warm.gpusPerPod
+        if warm.replicas and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_gpus:
+            yield Hit(("platform", "nodePools", i, "placeholders", "replicas"),
+                      (warm.replicas, warm.gpusPerPod, want, pool.name, pool.maxNodes,
+                       pool.gpusPerNode, pool.max_gpus), at=("platform", "nodePools", i))
+
+
+@rule(
+    id="prepull-names-unique",
+    summary="the images a pool's prepuller pulls have distinct names (they become init "
+            "containers of one pod)",
+    reads=("platform.prepuller.images[].name", "platform.nodePools[].prepullImages[].name"),
+    fmt="image name %q is used twice for pool %q's prepuller; the images become init "
+        "containers of one pod, so their names must differ",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- $seen := dict -}}
+{{- range $j, $image := $p.prepuller.images -}}
+{{- if hasKey $seen (toString $image.name) -}}
+{{- if eq $i 0 -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.prepuller.images[%d].name" $j) (toString $image.name) (toString $pool.name)) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $seen (toString $image.name) true -}}
+{{- end -}}
+{{- range $j, $image := $pool.prepullImages -}}
+{{- if hasKey $seen (toString $image.name) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].prepullImages[%d].name" $i $j) (toString $image.name) (toString $pool.name)) -}}
+{{- end -}}
+{{- $_ := set $seen (toString $image.name) true -}}
+{{- end -}}
+{{- end -}}""",
+)
+def prepull_names_unique(ctx: Context) -> Iterable[Hit]:
+    """A clash inside the common list is reported once, with the first pool."""
+    platform = ctx.values.platform
+    for i, pool in enumerate(platform.nodePools):
+        pulled: list[tuple[PathKey, str]] = [
+            (("platform", "prepuller", "images", j, "name"), image.name)
+            for j, image in enumerate(platform.prepuller.images)]
+        pulled += [(("platform", "nodePools", i, "prepullImages", j, "name"), image.name)
+                   for j, image in enumerate(pool.prepullImages)]
+        for index in duplicates([name for _, name in pulled]):
+            where, name = pulled[index]
+            if where[1] == "prepuller" and i > 0:
+                continue
+            yield Hit(where, (name, pool.name))
+
+
+@rule(
+    id="pools-one-cloud",
+    summary="every pool runs on the same cloud (or is generic)",
+    reads=("platform.nodePools[].cloud",),
+    fmt="pools name several clouds (%s); one cluster runs on one cloud: use the same cloud (or "
+        "generic) for every pool",
+    guard="""\
+{{- $clouds := list -}}
+{{- range $pools }}{{ if ne (toString .cloud) "generic" }}{{ $clouds = append $clouds (toString .cloud) }}{{ end }}{{ end -}}
+{{- $clouds = $clouds | uniq | sortAlpha -}}
+{{- if gt (len $clouds) 1 -}}
+{{- range $i, $pool := $pools -}}
+{{- if ne (toString $pool.cloud) "generic" -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].cloud" $i) (join ", " $clouds)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def pools_one_cloud(ctx: Context) -> Iterable[Hit]:
+    pools = ctx.values.platform.nodePools
+    clouds = sorted({p.cloud for p in pools} - {"generic"})
+    if len(clouds) > 1:
+        for i, pool in enumerate(pools):
+            if pool.cloud != "generic":
+                yield Hit(("platform", "nodePools", i, "cloud"), (", ".join(clouds),))
+
+
+def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
+    """A gpu-operator value as Helm will see it: the driver flag as derived, else what the
+    user set, else the chart's default."""
+    if key == "driver.enabled":
+        return True, driver_enabled(ctx.values)
+    path = tuple(key.split("."))
+    found, given = get_path(ctx.values.subchart("gpu-operator").model_extra or {}, path)
+    if not found:
+        found, given = get_path(upstream.defaults("gpu-operator"), path)
+    return found, given
+
+
+@rule(
+    id="cloud-driver-settings",
+    summary="each pool's cloud and driver mode get the gpu-operator settings they need (e.g. "
+            "toolkit.enabled: false on the EKS NVIDIA AMI)",
+    reads=("platform.nodePools[].cloud", "platform.nodePools[].driver", "gpu-operator.*"),
+    fmt="pool %q (cloud %s, driver %s) needs gpu-operator.%s: %s (%s); it is %s. Set it under "
+        "gpu-operator, or change the pool's driver mode",
+    guard="""\
+{{- if (index $.Values "gpu-operator").enabled -}}
+{{- $table := [[ requirements ]] | fromJson -}}
+{{- range $i, $pool := $pools -}}
+{{- $needs := default dict (get $table (printf "%s/%s" $pool.cloud $pool.driver)) -}}
+{{- range $key := keys $needs | sortAlpha -}}
+{{- $want := index (get $needs $key) 0 -}}
+{{- $why := index (get $needs $key) 1 -}}
+{{- $actual := "unset" -}}
+{{- if eq $key "driver.enabled" -}}
+{{- $actual = toJson $anyOperatorPool -}}
+{{- else -}}
+{{- $node := $gpuop -}}{{- $found := true -}}
+{{- range $part := splitList "." $key -}}
+{{- if and $found (kindIs "map" $node) (hasKey $node $part) }}{{ $node = get $node $part }}{{ else }}{{ $found = false }}{{ end -}}
+{{- end -}}
+{{- if $found }}{{ $actual = toJson $node }}{{ end -}}
+{{- end -}}
+{{- if ne $actual (toJson $want) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].driver" $i) (toString $pool.name) (toString $pool.cloud) (toString $pool.driver) $key (toJson $want) $why $actual) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def cloud_driver_settings(ctx: Context) -> Iterable[Hit]:
+    if not ctx.values.subchart("gpu-operator").enabled:
+        return
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        for key, (wanted, why) in sorted(gpu_operator_requirements(pool.cloud,
+                                                                    pool.driver).items()):
+            found, given = _configured(ctx, key)
+            actual = to_json(given) if found else "unset"
+            if actual != to_json(wanted):
+                yield Hit(("platform", "nodePools", i, "driver"),
+                          (pool.name, pool.cloud, pool.driver, key, to_json(wanted), why,
+                           actual))
+
+
+def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
+    """gpu-operator values that only another cloud's driver mode asks for, set here although
+    no pool runs there: (key, value, cloud/driver that wants it)."""
+    present = {(p.cloud, p.driver) for p in ctx.values.platform.nodePools}
+    needed_here = {key for cloud, driver in present
+                   for key in gpu_operator_requirements(cloud, driver)}
+    out = []
+    for mode, wants in requirements_table().items():
+        cloud, driver = mode.split("/")
+        if (cloud, driver) in present or any(p[0] == cloud for p in present):
+            continue
+        for key, (value, _why) in wants.items():
+            if key in needed_here or key == "driver.enabled":
+                continue
+            path = tuple(key.split("."))
+            found, given = get_path(ctx.values.subchart("gpu-operator").model_extra or {}, path)
+            _, default = get_path(upstream.defaults("gpu-operator"), path)
+            if found and to_json(given) == to_json(value) and to_json(value) != to_json(default):
+                out.append((key, value, mode))
+    return sorted({(k, to_json(v), m) for k, v, m in out})
+
+
+@rule(
+    id="cloud-foreign-settings",
+    summary="no gpu-operator setting another cloud needs is left over (layering one cloud's "
+            "profile over another's)",
+    reads=("gpu-operator.*", "platform.nodePools[].cloud"),
+    fmt="is %s, which %s pools need, but no pool runs on %s; remove it (a profile for another "
+        "cloud left it behind) or set it to the chart's default",
+    guard="""\
+{{- if (index $.Values "gpu-operator").enabled -}}
+{{- $table := [[ requirements ]] | fromJson -}}
+{{- $defaults := [[ operator_defaults ]] | fromJson -}}
+{{- $modes := list -}}{{- $clouds := list -}}
+{{- range $pools }}{{ $modes = append $modes (printf "%s/%s" .cloud .driver) }}{{ $clouds = append $clouds (toString .cloud) }}{{ end -}}
+{{- $neededHere := list -}}
+{{- range $m := $modes }}{{ range $k := keys (default dict (get $table $m)) }}{{ $neededHere = append $neededHere $k }}{{ end }}{{ end -}}
+{{- $hits := dict -}}
+{{- range $mode := keys $table | sortAlpha -}}
+{{- $cloud := index (splitList "/" $mode) 0 -}}
+{{- if not (has $cloud $clouds) -}}
+{{- range $key := keys (get $table $mode) | sortAlpha -}}
+{{- if and (ne $key "driver.enabled") (not (has $key $neededHere)) -}}
+{{- $value := index (get (get $table $mode) $key) 0 -}}
+{{- $node := $gpuop -}}{{- $found := true -}}
+{{- range $part := splitList "." $key -}}
+{{- if and $found (kindIs "map" $node) (hasKey $node $part) }}{{ $node = get $node $part }}{{ else }}{{ $found = false }}{{ end -}}
+{{- end -}}
+{{- if and $found (eq (toJson $node) (toJson $value)) (ne (toJson $value) (toJson (get $defaults $key))) -}}
+{{- $_ := set $hits (printf "%s|%s|%s" $key (toJson $value) $mode) true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $hit := keys $hits | sortAlpha -}}
+{{- $parts := splitList "|" $hit -}}
+{{- $mode := index $parts 2 -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "gpu-operator.%s" (index $parts 0)) (index $parts 1) $mode (index (splitList "/" $mode) 0)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def cloud_foreign_settings(ctx: Context) -> Iterable[Hit]:
+    if not ctx.values.subchart("gpu-operator").enabled:
+        return
+    for key, value, mode in foreign_settings(ctx):
+        yield Hit(("gpu-operator", *key.split(".")), (value, mode, mode.split("/")[0]))
