@@ -171,11 +171,14 @@ class TestPlainHelmInstallPath:
                 "averageValue: '1'}}\n"), tmp_path)
         assert 'no adapter rule serves the metric "gpu_util"' in exc.value.stderr
 
-    def test_mis_nested_subchart_key_passes_helm_but_not_validate(self, built_chart, chart_repo,
-                                                                  tmp_path):
-        """Helm alone cannot see this no-op; the tool must (issue's canonical example)."""
+    def test_mis_nested_subchart_key_is_refused_by_helm_and_by_validate(
+            self, built_chart, chart_repo, tmp_path):
+        """Upstream ships no schema, so Helm alone would ignore this no-op; the chart's schema,
+        built from the subcharts' defaults, refuses it as `gpu-platform validate` does."""
         text = "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
-        self._template(built_chart, chart_repo, text, tmp_path)  # helm accepts it silently
+        with pytest.raises(HelmError) as exc:
+            self._template(built_chart, chart_repo, text, tmp_path)
+        assert "serviceMonitorSelectorNilUsesHelmValues" in exc.value.stderr
         from gpu_platform.cli import main
 
         site = tmp_path / "site.yaml"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.derive import adapter_rules, metrics_query, resolve, scrape_timeout
 from gpu_platform.pipeline.model import GpuSignal, Values, duration_ms
+from gpu_platform.pipeline.rules import check_files
 from pydantic import ValidationError
 
 
@@ -92,10 +94,14 @@ def test_digest_and_registry_port_images_are_accepted():
     assert len(v.platform.prepuller.images) == 2
 
 
-def test_signal_names_must_be_unique():
-    sig = {"name": "x", "series": "DCGM_FI_DEV_GPU_UTIL"}
-    with pytest.raises(ValidationError, match="used twice"):
-        Values.model_validate({"platform": {"monitoring": {"gpuSignals": [sig, sig]}}})
+def test_signal_names_must_be_unique(write_values):
+    sig = "{name: x, series: DCGM_FI_DEV_GPU_UTIL}"
+    path = write_values(f"platform:\n  monitoring:\n    gpuSignals: [{sig}, {sig}]\n")
+    with pytest.raises(ValuesInvalid) as exc:
+        check_files([path])
+    (problem,) = exc.value.problems
+    assert problem.render().endswith(
+        'platform.monitoring.gpuSignals[1].name: signal name "x" is used twice; names must differ')
 
 
 @pytest.mark.parametrize(("sizing", "interval", "expected_gib"), [

@@ -94,7 +94,7 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _is_free_form(node: Any) -> bool:
+def is_free_form(node: Any) -> bool:
     """An empty map, a list or null upstream means: anything below is the user's business."""
     return node is None or node == {} or isinstance(node, list)
 
@@ -151,7 +151,7 @@ def unknown_keys(chart: str, block: dict[str, Any]) -> list[UnknownKey]:
                 found.append(UnknownKey(chart, child, _suggest(chart, child, siblings)))
                 continue
             below = upstream[key]
-            if isinstance(value, dict) and not _is_free_form(below) and isinstance(below, dict):
+            if isinstance(value, dict) and not is_free_form(below) and isinstance(below, dict):
                 walk(value, below, child)
 
     walk(block, defaults(chart), ())

@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DERIVATIONS
 from gpu_platform.pipeline.model import (
     GpuSignal,
@@ -129,23 +130,52 @@ def values_yaml(resolved: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- JSON schema
 
 
+def _upstream_node(default: Any, path: tuple[str, ...], documented: frozenset[tuple[str, ...]],
+                   chart_roots: set[tuple[str, ...]]) -> dict[str, Any]:
+    """Schema of one spot in a subchart's defaults: closed where the defaults are a map of
+    keys (as the subchart key check sees them), anything where they are free-form. Upstream's
+    own keys carry no description: their documentation is upstream's, and the values
+    reference lists only ours."""
+    node: dict[str, Any] = {}
+    if upstream.is_free_form(default) or not isinstance(default, dict):
+        return node
+    props = {str(k): _upstream_node(v, (*path, str(k)), documented, chart_roots)
+             for k, v in default.items()}
+    for doc in sorted(documented):
+        if doc[:-1] == path and doc[-1] not in props:
+            props[doc[-1]] = {}
+    if path in chart_roots:
+        # Helm copies the parent's globals into every chart and subchart: free-form there.
+        for key in upstream.ALWAYS_ALLOWED:
+            props[key] = {}
+    node["properties"] = props
+    node["additionalProperties"] = False
+    return node
+
+
 def _typed_subchart(chart: str) -> dict[str, Any]:
-    """The subchart block: enabled, the derived keys typed, everything else passed through."""
+    """The subchart block: its upstream default keys (a key the chart never reads is refused,
+    as `gpu-platform validate` refuses it), enabled, and the derived keys typed."""
+    roots = {(), *((nested,) for nested in registry.info(chart).nested)}
+    tree = _upstream_node(upstream.defaults(chart), (), upstream.documented(chart), roots)
+    props = tree.get("properties", {})
+    props["enabled"] = {"type": "boolean", "description": "Install this component.",
+                        "default": True}
     schema: dict[str, Any] = {
         "type": "object",
         "description": registry.info(chart).description,
-        "properties": {"enabled": {"type": "boolean", "description": "Install this component.",
-                                   "default": True}},
-        "additionalProperties": True,
+        "properties": props,
+        "additionalProperties": False,
     }
     for derivation in DERIVATIONS:
         if derivation.chart != chart:
             continue
         node = schema
         for key in derivation.path[:-1]:
-            props = node.setdefault("properties", {})
-            node = props.setdefault(key, {"type": "object", "additionalProperties": True,
-                                          "description": f"Passed to {chart}."})
+            node = node.setdefault("properties", {}).setdefault(
+                key, {"additionalProperties": False, "properties": {}})
+            node["type"] = "object"
+            node["description"] = f"Passed to {chart}."
         node.setdefault("properties", {})[derivation.path[-1]] = {
             **derivation.schema,
             "description": f"Derived by gpu-platform from {derivation.source}: {derivation.why}.",
@@ -215,7 +245,7 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 
 
 def schema_json() -> str:
-    return json.dumps(values_schema(), indent=2, sort_keys=False) + "\n"
+    return json.dumps(values_schema(), indent=1, sort_keys=False) + "\n"
 
 
 # --------------------------------------------------------------------------- reference
@@ -239,6 +269,8 @@ def _type_name(prop: dict[str, Any], defs: dict[str, Any]) -> str:
 def _rows(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for key, prop in schema.get("properties", {}).items():
+        if "description" not in prop:
+            continue  # a subchart's own key: its documentation is upstream's
         path = f"{prefix}.{key}" if prefix else key
         target = prop
         if "$ref" in prop:
