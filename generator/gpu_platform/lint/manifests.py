@@ -43,25 +43,41 @@ class Document:
     data: Any = None
     problem: str = ""  # non-empty: the document could not be read
     problem_line: int = 0
+    problem_column: int = 1
     _node: Any = None  # ruamel's tree, for positions
     _base: int = 0  # file line of the parsed text's first line (1-based)
 
-    def line_of(self, path: PathKey) -> int:
-        """1-based file line of the deepest part of ``path`` present in the source."""
+    def start(self) -> tuple[int, int]:
+        """(line, column), 1-based, where the document's content starts (or its text, if none)."""
+        if self.problem:
+            return self.problem_line or self.first_line, self.problem_column
         node = self._node
-        line = self.first_line
+        if isinstance(node, CommentedMap | CommentedSeq) and node.lc.line is not None:
+            return self._base + node.lc.line, node.lc.col + 1
+        return self.first_line, 1
+
+    def position_of(self, path: PathKey) -> tuple[int, int]:
+        """(line, column), 1-based, of the deepest part of ``path`` present in the source: a
+        mapping key where the key is, a list item where the item's content starts."""
+        node = self._node
+        line, column = self.start()
         for part in path:
             try:
                 if isinstance(node, CommentedMap) and isinstance(part, str) and part in node:
-                    line = self._base + node.lc.key(part)[0]
+                    row, col = node.lc.key(part)
                 elif isinstance(node, CommentedSeq) and isinstance(part, int):
-                    line = self._base + node.lc.item(part)[0]
+                    row, col = node.lc.item(part)
                 else:
                     break
+                line, column = self._base + row, col + 1
                 node = node[part]
             except (KeyError, IndexError, TypeError):  # merged (<<) keys carry no position
                 break
-        return line
+        return line, column
+
+    def line_of(self, path: PathKey) -> int:
+        """1-based file line of the deepest part of ``path`` present in the source."""
+        return self.position_of(path)[0]
 
 
 def _yaml() -> YAML:
@@ -112,18 +128,20 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         yield start + 1, "".join(lines[start:end])
 
 
-def _problem_text(exc: MarkedYAMLError, base: int) -> tuple[str, int]:
+def _problem_text(exc: MarkedYAMLError, base: int) -> tuple[str, int, int]:
+    """The message, line and column (1-based) of a parse problem."""
     mark = exc.problem_mark or exc.context_mark
     line = base + mark.line if mark else base
-    column = f", column {mark.column + 1}" if mark else ""
+    column_number = mark.column + 1 if mark else 1
+    column = f", column {column_number}" if mark else ""
     if isinstance(exc, DuplicateKeyError):
         problem = str(exc.problem)
         key = problem.split('"')[1] if '"' in problem else "?"
         first = exc.context_mark
         where = f" (first at line {base + first.line})" if first else ""
-        return f"duplicate key {key!r} at line {line}{where}; keep only one", line
+        return f"duplicate key {key!r} at line {line}{where}; keep only one", line, column_number
     what = "; ".join(filter(None, [exc.problem, exc.context]))
-    return f"malformed YAML at line {line}{column}: {what}", line
+    return f"malformed YAML at line {line}{column}: {what}", line, column_number
 
 
 def read_documents(text: str) -> list[Document]:
@@ -142,8 +160,9 @@ def read_documents(text: str) -> list[Document]:
             except StopIteration:
                 break
             except MarkedYAMLError as exc:
-                message, line = _problem_text(exc, base)
-                documents.append(Document(len(documents), first_line, None, message, line))
+                message, line, column = _problem_text(exc, base)
+                documents.append(Document(len(documents), first_line, None, message, line,
+                                          column))
                 break
             except YAMLError as exc:  # unmarked: rare (e.g. a bad directive)
                 documents.append(Document(len(documents), first_line, None,
