@@ -470,6 +470,11 @@ POD_TEMPLATES = {
     ("kubernetes.dask.org/v1", "DaskJob"): [("spec", "job", "spec"),
                                             ("spec", "cluster", "spec", "scheduler", "spec"),
                                             ("spec", "cluster", "spec", "worker", "spec")],
+    # Kinds no table lists: found by the shape of a pod spec.
+    ("v1", "PodTemplate"): [("template", "spec")],
+    ("ray.io/v1", "RayCluster"): [("spec", "headGroupSpec", "template", "spec")],
+    ("kubeflow.org/v1", "PyTorchJob"): [("spec", "pytorchReplicaSpecs", "Worker", "template",
+                                         "spec")],
 }
 
 

@@ -269,9 +269,13 @@ def lint_sources(sources: Sequence[tuple[str, str | None, str]], values: Values,
             continue
         entries.extend(_source_entries(name, text, values, kube_version, loaded.catalogue))
     _cross_object(entries, values)
-    findings = list(loaded.findings)
+    by_file: dict[str, list[Finding]] = {}
     for entry in entries:
-        findings.extend(entry.findings if isinstance(entry, _Entry) else [entry])
+        for finding in entry.findings if isinstance(entry, _Entry) else [entry]:
+            by_file.setdefault(finding.file, []).append(finding)
+    findings = list(loaded.findings)
+    for in_file in by_file.values():  # files in input order, each top to bottom
+        findings.extend(sorted(in_file, key=lambda f: (f.line, f.column)))
     return findings
 
 

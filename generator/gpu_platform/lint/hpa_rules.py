@@ -9,7 +9,8 @@
   just not as anyone intends.
 - Resource utilization is a share of the pods' requests: the HPA controller sums the requests
   of every container of each pod, and a container without one makes the whole metric fail
-  (``missing request for cpu``), so the HPA never scales. Lint can only see this when the
+  (``missing request for cpu``), so the HPA never scales (a limit alone is enough: the API
+  server defaults the request to it). Lint can only see this when the
   target is in the same input (any file of the same run); a container is covered when a
   LimitRange defaults its request: the platform's tenant LimitRanges (cpu and memory), or a
   LimitRange in the input for the same namespace. An HPA with no metrics at all uses the
@@ -274,8 +275,10 @@ def missing_request_issues(hpa: dict[str, Any], objects: Sequence[dict[str, Any]
                 name = container.get("name")
                 if only is not None and name != only:
                     continue
-                requests = _mapping(_mapping(container.get("resources")).get("requests"))
-                if resource not in requests:
+                resources = _mapping(container.get("resources"))
+                # A limit alone is enough: the API server defaults the request to it.
+                if resource not in _mapping(resources.get("requests")) \
+                        and resource not in _mapping(resources.get("limits")):
                     lacking.append(str(name))
         if not lacking:
             continue
