@@ -815,3 +815,77 @@ def test_stdin_that_is_not_utf8(monkeypatch):
     (finding,) = lint_paths(["-"], DEFAULTS, KUBE)
     assert finding.render() == ("<stdin>:1:1: -: -: error[yaml]: not UTF-8 text (invalid "
                                 "start byte at byte 0)")
+
+
+# The shape kube-prometheus-stack renders its Prometheus and Alertmanager in (written here):
+# with every monitoring.coreos.com CRD vendored they validate instead of "not validated".
+KPS_OBJECTS = """\
+    apiVersion: monitoring.coreos.com/v1
+    kind: Prometheus
+    metadata: {name: gpu-platform-kube-prometheus-prometheus, namespace: gpu-platform}
+    spec:
+      alerting:
+        alertmanagers:
+          - {namespace: gpu-platform, name: gpu-platform-kube-prometheus-alertmanager,
+             port: http-web, pathPrefix: "/", apiVersion: v2}
+      image: quay.io/prometheus/prometheus:v3.14.0-distroless
+      version: v3.14.0
+      externalUrl: http://gpu-platform-kube-prometheus-prometheus.gpu-platform:9090
+      paused: false
+      replicas: 1
+      shards: 1
+      logLevel: info
+      logFormat: logfmt
+      listenLocal: false
+      enableAdminAPI: false
+      scrapeInterval: 1s
+      scrapeTimeout: 1s
+      evaluationInterval: 30s
+      retention: 2d
+      retentionSize: 9GiB
+      routePrefix: /
+      serviceAccountName: gpu-platform-kube-prometheus-prometheus
+      serviceMonitorSelector: {}
+      serviceMonitorNamespaceSelector: {}
+      podMonitorSelector: {}
+      podMonitorNamespaceSelector: {}
+      probeSelector: {}
+      ruleSelector: {}
+      ruleNamespaceSelector: {}
+      scrapeConfigSelector: {}
+      securityContext: {fsGroup: 2000, runAsGroup: 2000, runAsNonRoot: true, runAsUser: 1000,
+                        seccompProfile: {type: RuntimeDefault}}
+      portName: http-web
+      hostNetwork: false
+      resources:
+        requests: {cpu: 500m, memory: 2Gi}
+    ---
+    apiVersion: monitoring.coreos.com/v1
+    kind: Alertmanager
+    metadata: {name: gpu-platform-kube-prometheus-alertmanager, namespace: gpu-platform}
+    spec:
+      image: quay.io/prometheus/alertmanager:v0.34.0
+      version: v0.34.0
+      replicas: 1
+      listenLocal: false
+      serviceAccountName: gpu-platform-kube-prometheus-alertmanager
+      externalUrl: http://gpu-platform-kube-prometheus-alertmanager.gpu-platform:9093
+      paused: false
+      logFormat: logfmt
+      logLevel: info
+      retention: 120h
+      alertmanagerConfigSelector: {}
+      alertmanagerConfigNamespaceSelector: {}
+      routePrefix: /
+      securityContext: {fsGroup: 2000, runAsNonRoot: true, runAsUser: 1000}
+      portName: http-web
+    """
+
+
+def test_prometheus_and_alertmanager_as_kps_renders_them_validate() -> None:
+    assert lint(KPS_OBJECTS) == []
+    typo = KPS_OBJECTS.replace("evaluationInterval: 30s", "evaluationIntervall: 30s")
+    assert lint(typo) == [
+        f"m.yaml:{at(typo, 'evaluationIntervall')}: "
+        "Prometheus/gpu-platform-kube-prometheus-prometheus: spec: error[schema]: Additional "
+        "properties are not allowed ('evaluationIntervall' was unexpected)"]
