@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_platform.lint import catalogue, deprecations
-from gpu_platform.lint.gpu_rules import RuleIssue
+from gpu_platform.lint.findings import RuleIssue
 
 PathKey = tuple[str | int, ...]
 

@@ -20,6 +20,17 @@ _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True)
+class RuleIssue:
+    """One rule's finding inside an object, before it is located in a file: where in the
+    object, how bad, what to do, and which rule (an id of catalogue.RULES)."""
+
+    path: PathKey
+    severity: Severity
+    message: str
+    rule: str
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem in one document of one file, at a path inside the object."""
 

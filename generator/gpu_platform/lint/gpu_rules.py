@@ -16,10 +16,10 @@ The HPA rules live in ``hpa_rules``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from gpu_platform.lint import catalogue
+from gpu_platform.lint.findings import PathKey, RuleIssue
 from gpu_platform.lint.pod_specs import pod_specs
 from gpu_platform.lint.quantity import parse_quantity
 from gpu_platform.pipeline.model import (
@@ -32,21 +32,8 @@ from gpu_platform.pipeline.model import (
     tolerates,
 )
 
-PathKey = tuple[str | int, ...]
-Severity = Literal["error", "warning"]
-
 GPU_PREFIX = "nvidia.com/"
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-@dataclass(frozen=True)
-class RuleIssue:
-    """One rule's finding inside an object: where, how bad, what to do."""
-
-    path: PathKey
-    severity: Severity
-    message: str
-    rule: str
 
 
 def _mapping(node: Any) -> dict[str, Any]:
