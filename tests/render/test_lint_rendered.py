@@ -6,7 +6,7 @@ stand-in charts render only their values ConfigMap; with GPU_PLATFORM_REAL_REPOS
 kube-prometheus-stack and gpu-operator add their Prometheus, Alertmanager, ServiceMonitors,
 PrometheusRules and ClusterPolicy, which the vendored CRD schemas must validate without a
 warning. The CRDs the bundled charts ship (``--include-crds``) are linted once, with helm 3:
-they are the same files for both majors and every profile, and MiBs of YAML to read.
+they are the same files for both majors and every profile.
 """
 
 from __future__ import annotations

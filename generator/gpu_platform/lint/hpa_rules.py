@@ -271,15 +271,17 @@ def missing_request_issues(hpa: dict[str, Any], objects: Sequence[dict[str, Any]
             continue
         lacking = []
         for _path, spec in specs:
-            for container in spec["containers"]:
+            for index, container in enumerate(spec["containers"]):
                 name = container.get("name")
                 if only is not None and name != only:
                     continue
+                if not isinstance(name, str):  # the schema reports the name itself
+                    name = f"#{index + 1}"
                 resources = _mapping(container.get("resources"))
                 # A limit alone is enough: the API server defaults the request to it.
                 if resource not in _mapping(resources.get("requests")) \
                         and resource not in _mapping(resources.get("limits")):
-                    lacking.append(str(name))
+                    lacking.append(name)
         if not lacking:
             continue
         default = " (the default policy when no metric is named)" if where == ("spec",) else ""
