@@ -22,6 +22,7 @@ from gpu_platform import simulate as simulation
 from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
 from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
+from gpu_platform.lint.output import FORMATS, lint_output, validate_output
 from gpu_platform.ops.promapi import credentials
 from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
@@ -71,6 +72,12 @@ class _Version(argparse.Action):
         raise SystemExit(0)
 
 
+def _format_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
+                   "(default %(default)s); the summary goes to stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-platform", description=__doc__)
     parser.add_argument("--version", action=_Version, nargs=0,
@@ -91,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check values files; FILE:LINE:COL: path: message")
     _values_arg(p, required=True)
     p.add_argument("--strict", action="store_true", help="warnings fail too")
+    _format_arg(p)
 
     p = sub.add_parser("template", help="render the chart, then run real helm template")
     _values_arg(p)
@@ -107,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
                    help="target Kubernetes version (default %(default)s)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument("--crd", action="append", default=[], metavar="FILE|DIR",
+                   help="your own CustomResourceDefinitions (YAML/JSON files or folders; "
+                   "repeatable), so those kinds are validated strictly")
+    _format_arg(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
 
     p = sub.add_parser(
@@ -253,11 +265,20 @@ def cmd_values(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
-    checked = check_files(args.values)
-    _print_warnings(checked)
+    try:
+        checked = check_files(args.values)
+    except ValuesInvalid as exc:
+        sys.stdout.write(validate_output(exc.problems, args.format))
+        _log(f"{_plural(len(exc.problems), 'problem')} found")
+        return 1
+    sys.stdout.write(validate_output(checked.warnings, args.format))
     if args.strict and checked.warnings:
-        _log(f"{len(checked.warnings)} warning(s); --strict makes them fail")
+        _log(f"{_plural(len(checked.warnings), 'warning')}; --strict makes them fail")
         return 1
     _log(f"valid: {', '.join(args.values)}")
     return 0
@@ -283,12 +304,12 @@ def cmd_template(args: argparse.Namespace) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     checked = _checked(args.values)
-    findings = lint_paths(args.files, checked.values, args.kube_version)
-    for finding in findings:
-        print(finding.render())
+    findings = lint_paths(args.files, checked.values, args.kube_version, args.crd)
+    sys.stdout.write(lint_output(findings, args.format))
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
-    _log(f"{errors} error(s), {warnings} warning(s) in {', '.join(args.files)}")
+    _log(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} in "
+         f"{', '.join(args.files)}")
     return 1 if errors or (args.strict and warnings) else 0
 
 

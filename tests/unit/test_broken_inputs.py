@@ -58,10 +58,11 @@ def test_broken_values_file(tmp_path, capsys, name, content, expected):
     path = tmp_path / f"{name}.yaml"
     path.write_bytes(content)
     assert main(["validate", "-f", str(path)]) == 1
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = [line.replace(str(path), "F") for line in err.splitlines()]
-    assert lines == [expected, "1 problem found"]
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    lines = [line.replace(str(path), "F") for line in out.out.splitlines()]
+    assert lines == [expected]  # findings on stdout, the summary on stderr
+    assert out.err == "1 problem found\n"
 
 
 def test_empty_file_is_the_defaults(tmp_path, capsys):
@@ -75,8 +76,8 @@ def test_oversized_file_is_refused_before_parsing(tmp_path, capsys):
     line = b"# " + b"x" * 1022 + b"\n"
     path.write_bytes(line * (MAX_VALUES_BYTES // len(line) + 1))
     assert main(["validate", "-f", str(path)]) == 1
-    err = capsys.readouterr().err
-    assert f"values files over {MAX_VALUES_BYTES} bytes are refused" in err
+    out = capsys.readouterr().out
+    assert f"values files over {MAX_VALUES_BYTES} bytes are refused" in out
 
 
 def test_large_but_real_values_are_fine(tmp_path, capsys):

@@ -48,10 +48,12 @@ def test_invalid_values_do_not_write(tmp_path, write_values):
 def test_validate_exit_codes(write_values, capsys):
     good = write_values("platform:\n  monitoring:\n    scrapeInterval: 2s\n", "good.yaml")
     assert main(["validate", "-f", good]) == 0
+    assert capsys.readouterr().out == ""  # nothing to report
     bad = write_values("platform:\n  monitoring:\n    scrapeInterval: 2\n", "bad.yaml")
     assert main(["validate", "-f", bad]) == 1
-    err = capsys.readouterr().err
-    assert f"{bad}:3:5: platform.monitoring.scrapeInterval:" in err
+    out = capsys.readouterr()
+    assert out.out.startswith(f"{bad}:3:5: platform.monitoring.scrapeInterval:")  # findings
+    assert out.err == "1 problem found\n"  # the summary
     assert main(["validate"]) == 2
     assert main(["validate", "-f", "/no/such/file.yaml"]) == 2
     assert main(["frobnicate"]) == 2
@@ -82,7 +84,7 @@ def test_no_traceback_on_garbage(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert str(bad) in proc.stderr
+    assert str(bad) in proc.stdout
 
 
 def test_simulate_compare_json_and_plot(tmp_path, capsys):

@@ -43,6 +43,16 @@ def lint(text: str, values: Values = DEFAULTS, kube: str = KUBE) -> list[str]:
     return [f.render() for f in lint_text(textwrap.dedent(text), "m.yaml", values, kube)]
 
 
+def at(text: str, needle: str, nth: int = 0) -> str:
+    """``LINE:COL`` (1-based) where the nth occurrence of needle starts in the dedented text."""
+    text = textwrap.dedent(text)
+    offset = -1
+    for _ in range(nth + 1):
+        offset = text.index(needle, offset + 1)
+    before = text[:offset]
+    return f"{before.count(chr(10)) + 1}:{offset - before.rfind(chr(10))}"
+
+
 def findings(text: str, values: Values = DEFAULTS, kube: str = KUBE) -> list[Finding]:
     return lint_text(textwrap.dedent(text), "m.yaml", values, kube)
 
@@ -143,7 +153,7 @@ def test_clean_gpu_workload_passes() -> None:
 # --------------------------------------------------------------------------- schemas
 
 
-def test_unknown_field_of_a_builtin_kind_is_an_error_at_its_parent() -> None:
+def test_unknown_field_of_a_builtin_kind_is_an_error_at_its_parent_pointing_at_it() -> None:
     text = """\
         apiVersion: v1
         kind: Pod
@@ -155,9 +165,9 @@ def test_unknown_field_of_a_builtin_kind_is_an_error_at_its_parent() -> None:
               gpus: 1
         """
     (finding,) = findings(text)
-    assert finding.render() == ("m.yaml:0: Pod/p: spec.containers[0]: error: Additional "
-                                "properties are not allowed ('gpus' was unexpected)")
-    assert finding.line == 6  # the "- name: c" item
+    assert finding.render() == ("m.yaml:8:7: Pod/p: spec.containers[0]: error[schema]: "
+                                "Additional properties are not allowed ('gpus' was unexpected)")
+    assert (finding.line, finding.column) == (8, 7)  # the unexpected key itself
 
 
 def test_custom_resources_are_validated_strictly_against_vendored_crds() -> None:
@@ -181,10 +191,10 @@ def test_custom_resources_are_validated_strictly_against_vendored_crds() -> None
               containers: [{name: w, image: example/w:1, gpu: 1}]
         """
     assert lint(text) == [
-        "m.yaml:0: ServiceMonitor/dcgm: spec: error: Additional properties are not allowed "
-        "('scrapeInterval' was unexpected)",
-        "m.yaml:1: DaskWorkerGroup/extra: spec.worker.spec.containers[0]: error: Additional "
-        "properties are not allowed ('gpu' was unexpected)",
+        f"m.yaml:{at(text, 'scrapeInterval')}: ServiceMonitor/dcgm: spec: error[schema]: "
+        "Additional properties are not allowed ('scrapeInterval' was unexpected)",
+        f"m.yaml:{at(text, 'gpu: 1')}: DaskWorkerGroup/extra: spec.worker.spec.containers[0]: "
+        "error[schema]: Additional properties are not allowed ('gpu' was unexpected)",
     ]
 
 
@@ -207,10 +217,10 @@ def test_dask_crds_take_quantities_as_strings() -> None:
         """
     (finding,) = findings(text)
     assert finding.render() == (
-        "m.yaml:0: DaskWorkerGroup/gpu: "
-        'spec.worker.spec.containers[0].resources.limits["nvidia.com/gpu"]: error: 1 is not of '
-        "type 'string'")
-    assert finding.line == 13  # the flow mapping on the resources line
+        f"m.yaml:{at(text, 'nvidia.com/gpu: 1')}: DaskWorkerGroup/gpu: "
+        'spec.worker.spec.containers[0].resources.limits["nvidia.com/gpu"]: error[schema]: 1 is '
+        "not of type 'string'")
+    assert (finding.line, finding.column) == (13, 32)  # the key inside the flow mapping
     assert lint(text.replace("gpu: 1}", 'gpu: "1"}')) == []
 
 
@@ -221,8 +231,8 @@ def test_unknown_version_of_a_vendored_crd_is_an_error() -> None:
         metadata: {name: m}
         """
     assert lint(text) == [
-        "m.yaml:0: PodMonitor/m: apiVersion: error: CRD monitoring.coreos.com/PodMonitor has "
-        "no version 'v2' (known: v1)"
+        "m.yaml:1:1: PodMonitor/m: apiVersion: error[unknown-kind]: CRD "
+        "monitoring.coreos.com/PodMonitor has no version 'v2' (known: v1)"
     ]
 
 
@@ -239,11 +249,14 @@ def test_custom_kind_without_schema_is_a_warning() -> None:
         """
     out = findings(text)
     assert [f.render() for f in out] == [
-        "m.yaml:0: Widget/w: -: warning: not validated: no schema for example.com/v1 Widget "
-        "(a custom resource whose CRD gpu-platform does not carry)",
-        "m.yaml:1: ServiceMonitr/s: kind: warning: not validated: no schema for "
-        "monitoring.coreos.com/v1 ServiceMonitr (gpu-platform carries PodMonitor, "
-        "PrometheusRule, ServiceMonitor of monitoring.coreos.com); did you mean ServiceMonitor?",
+        "m.yaml:1:1: Widget/w: -: warning[not-validated]: not validated: no schema for "
+        "example.com/v1 Widget (a custom resource whose CRD gpu-platform does not carry; pass "
+        "the CRD with --crd FILE)",
+        "m.yaml:7:1: ServiceMonitr/s: kind: warning[not-validated]: not validated: no schema "
+        "for monitoring.coreos.com/v1 ServiceMonitr (the known CRDs of monitoring.coreos.com "
+        "define Alertmanager, AlertmanagerConfig, PodMonitor, Probe, Prometheus, "
+        "PrometheusAgent, PrometheusRule, ScrapeConfig, ServiceMonitor, ThanosRuler); did you "
+        "mean ServiceMonitor?",
     ]
     assert not has_errors(out)
 
@@ -256,7 +269,8 @@ def test_unknown_version_of_a_builtin_kind_is_an_error() -> None:
         """
     version = kube_schema.schema_version(KUBE)
     assert lint(text) == [
-        f"m.yaml:0: Deployment/d: -: error: no schema for apps/v2 Deployment: Kubernetes "
+        f"m.yaml:1:1: Deployment/d: -: error[unknown-kind]: no schema for apps/v2 Deployment: "
+        f"Kubernetes "
         f"{version} serves no such kind in that API group and version (check apiVersion and "
         "kind)"
     ]
@@ -277,9 +291,9 @@ def test_removed_api_is_named_with_its_replacement_instead_of_a_schema_error() -
         """
     (finding,) = findings(text)
     assert finding.render() == (
-        "m.yaml:0: HorizontalPodAutoscaler/old: apiVersion: error: autoscaling/v2beta1 "
-        "HorizontalPodAutoscaler was removed in Kubernetes 1.25; use autoscaling/v2")
-    assert finding.line == 1
+        "m.yaml:1:1: HorizontalPodAutoscaler/old: apiVersion: error[removed-api]: "
+        "autoscaling/v2beta1 HorizontalPodAutoscaler was removed in Kubernetes 1.25; use "
+        "autoscaling/v2")
 
 
 def test_deprecated_api_warns_and_is_still_validated() -> None:
@@ -293,15 +307,15 @@ def test_deprecated_api_warns_and_is_still_validated() -> None:
           replicas: 2
         """
     assert lint(text, kube="1.25") == [
-        "m.yaml:0: HorizontalPodAutoscaler/soon: apiVersion: warning: autoscaling/v2beta2 "
-        "HorizontalPodAutoscaler is deprecated since Kubernetes 1.23 and removed in 1.26; use "
-        "autoscaling/v2",
-        "m.yaml:0: HorizontalPodAutoscaler/soon: spec: error: Additional properties are not "
-        "allowed ('replicas' was unexpected)",
+        "m.yaml:1:1: HorizontalPodAutoscaler/soon: apiVersion: warning[deprecated-api]: "
+        "autoscaling/v2beta2 HorizontalPodAutoscaler is deprecated since Kubernetes 1.23 and "
+        "removed in 1.26; use autoscaling/v2",
+        "m.yaml:7:3: HorizontalPodAutoscaler/soon: spec: error[schema]: Additional properties "
+        "are not allowed ('replicas' was unexpected)",
     ]
     assert lint(text, kube="1.26")[0].endswith(
-        "error: autoscaling/v2beta2 HorizontalPodAutoscaler was removed in Kubernetes 1.26; "
-        "use autoscaling/v2")
+        "error[removed-api]: autoscaling/v2beta2 HorizontalPodAutoscaler was removed in "
+        "Kubernetes 1.26; use autoscaling/v2")
 
 
 # --------------------------------------------------------------------------- GPU limits
@@ -324,19 +338,19 @@ spec:
 def test_gpu_request_without_limit_is_an_error() -> None:
     out = findings(_pod("{requests: {nvidia.com/gpu: 2}}"))
     assert [f.render() for f in out] == [
-        "m.yaml:0: Pod/p: spec.containers[0].resources.limits: error: nvidia.com/gpu is "
-        "requested (2) without a limit; extended resources cannot be overcommitted, so the API "
-        "server rejects a request without an equal limit: set limits nvidia.com/gpu: 2 (a "
-        "limit alone is enough, the request defaults to it)"
+        "m.yaml:9:7: Pod/p: spec.containers[0].resources.limits: error[gpu-limit]: "
+        "nvidia.com/gpu is requested (2) without a limit; extended resources cannot be "
+        "overcommitted, so the API server rejects a request without an equal limit: set limits "
+        "nvidia.com/gpu: 2 (a limit alone is enough, the request defaults to it)"
     ]
-    assert out[0].line == 9  # nearest line present: resources
+    assert (out[0].line, out[0].column) == (9, 7)  # nearest present: the resources key
 
 
 def test_gpu_request_different_from_limit_is_an_error() -> None:
     assert lint(_pod("{requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 2}}")) == [
-        "m.yaml:0: Pod/p: spec.containers[0].resources.limits: error: nvidia.com/gpu request "
-        "1 differs from its limit 2; extended resources cannot be overcommitted, so the API "
-        "server rejects this: make them equal (or set only the limit)"
+        "m.yaml:9:50: Pod/p: spec.containers[0].resources.limits: error[gpu-limit]: "
+        "nvidia.com/gpu request 1 differs from its limit 2; extended resources cannot be "
+        "overcommitted, so the API server rejects this: make them equal (or set only the limit)"
     ]
 
 
@@ -381,19 +395,18 @@ def test_gpu_pod_selecting_a_pool_must_tolerate_that_pool() -> None:
              "  tolerations: [{key: gpu-type, value: t4, effect: NoSchedule},\n"
              "                {key: nvidia.com/gpu, operator: Exists}]\n")
     assert lint(_gpu_pod(extra), TWO_POOLS) == [
-        "m.yaml:0: Pod/p: spec.tolerations: error: requests GPUs on pool 'a100' but does not "
-        "tolerate its taints (team=ml:NoExecute), so it stays Pending; add to tolerations: "
-        "[{key: team, operator: Equal, value: ml, effect: NoExecute}]"
+        "m.yaml:6:3: Pod/p: spec.tolerations: error[gpu-placement]: requests GPUs on pool "
+        "'a100' but does not tolerate its taints (team=ml:NoExecute), so it stays Pending; add "
+        "to tolerations: [{key: team, operator: Equal, value: ml, effect: NoExecute}]"
     ]
 
 
 def test_gpu_pod_selecting_an_unknown_pool() -> None:
     (finding,) = findings(_gpu_pod("  nodeSelector: {gpu-platform.io/pool: h100}\n"), TWO_POOLS)
     assert finding.render() == (
-        'm.yaml:0: Pod/p: spec.nodeSelector["gpu-platform.io/pool"]: error: '
+        'm.yaml:5:18: Pod/p: spec.nodeSelector["gpu-platform.io/pool"]: error[gpu-placement]: '
         "gpu-platform.io/pool: h100 names no GPU pool, so the pod stays Pending; pools: a100, "
         "t4 (platform.nodePools)")
-    assert finding.line == 5
 
 
 @pytest.mark.parametrize("extra", [
@@ -457,6 +470,11 @@ POD_TEMPLATES = {
     ("kubernetes.dask.org/v1", "DaskJob"): [("spec", "job", "spec"),
                                             ("spec", "cluster", "spec", "scheduler", "spec"),
                                             ("spec", "cluster", "spec", "worker", "spec")],
+    # Kinds no table lists: found by the shape of a pod spec.
+    ("v1", "PodTemplate"): [("template", "spec")],
+    ("ray.io/v1", "RayCluster"): [("spec", "headGroupSpec", "template", "spec")],
+    ("kubeflow.org/v1", "PyTorchJob"): [("spec", "pytorchReplicaSpecs", "Worker", "template",
+                                         "spec")],
 }
 
 
@@ -522,11 +540,14 @@ def test_hpa_custom_metric_must_be_served_by_the_adapter() -> None:
     target = "{apiVersion: apps/v1, kind: Deployment, name: d}"
     hint = (f"; available: {', '.join(served)} (add a signal under "
             "platform.monitoring.gpuSignals to serve a new one)")
-    assert lint(_hpa(target, metrics)) == [
-        "m.yaml:0: HorizontalPodAutoscaler/h: spec.metrics[0].pods.metric.name: error: no "
-        f"adapter rule serves the metric 'gpu_util'{hint}",
-        "m.yaml:0: HorizontalPodAutoscaler/h: spec.metrics[1].object.metric.name: error: no "
-        f"adapter rule serves the metric 'queue_depth'{hint}",
+    text = _hpa(target, metrics)
+    assert lint(text) == [
+        f"m.yaml:{at(text, 'name: gpu_util')}: HorizontalPodAutoscaler/h: "
+        "spec.metrics[0].pods.metric.name: error[hpa-metric-not-served]: no adapter rule "
+        f"serves the metric 'gpu_util'{hint}",
+        f"m.yaml:{at(text, 'name: queue_depth')}: HorizontalPodAutoscaler/h: "
+        "spec.metrics[1].object.metric.name: error[hpa-metric-not-served]: no adapter rule "
+        f"serves the metric 'queue_depth'{hint}",
     ]
     adapter_off = DEFAULTS.subchart("prometheus-adapter").model_copy(update={"enabled": False})
     without_adapter = DEFAULTS.model_copy(update={"prometheus_adapter": adapter_off})
@@ -537,62 +558,66 @@ def test_hpa_custom_metric_must_be_served_by_the_adapter() -> None:
 
 BROKEN = [
     ("empty file", "",
-     ["m.yaml:0: -: -: error: no Kubernetes objects in this file (it is empty or holds only "
-      "comments)"]),
+     ["m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
+      "holds only comments)"]),
     ("only comments", "# nothing here\n\n",
-     ["m.yaml:0: -: -: error: no Kubernetes objects in this file (it is empty or holds only "
-      "comments)"]),
+     ["m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
+      "holds only comments)"]),
     ("only empty documents", "---\n---\n",
-     ["m.yaml:0: -: -: error: no Kubernetes objects in this file (it is empty or holds only "
-      "comments)"]),
+     ["m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
+      "holds only comments)"]),
     ("a list", "- a\n- b\n",
-     ["m.yaml:0: -: -: error: document is a list, not a Kubernetes object (a mapping with "
-      "apiVersion, kind and metadata)"]),
-    ("a scalar", "hello\n",
-     ["m.yaml:0: -: -: error: document is a str 'hello', not a Kubernetes object (a mapping "
+     ["m.yaml:1:1: -: -: error[object]: document is a list, not a Kubernetes object (a mapping "
       "with apiVersion, kind and metadata)"]),
+    ("a scalar", "hello\n",
+     ["m.yaml:1:1: -: -: error[object]: document is a str 'hello', not a Kubernetes object (a "
+      "mapping with apiVersion, kind and metadata)"]),
     ("no kind", "apiVersion: v1\nmetadata: {name: a}\n",
-     ["m.yaml:0: -/a: kind: error: kind is missing; every object needs apiVersion and kind"]),
+     ["m.yaml:1:1: -/a: kind: error[identity]: kind is missing; every object needs apiVersion "
+      "and kind"]),
     ("no apiVersion", "kind: ConfigMap\nmetadata: {name: a}\n",
-     ["m.yaml:0: ConfigMap/a: apiVersion: error: apiVersion is missing; every object needs "
-      "apiVersion and kind"]),
+     ["m.yaml:1:1: ConfigMap/a: apiVersion: error[identity]: apiVersion is missing; every "
+      "object needs apiVersion and kind"]),
     ("kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: a}\n",
-     ["m.yaml:0: -/a: kind: error: kind must be a string, got int 3"]),
+     ["m.yaml:2:1: -/a: kind: error[identity]: kind must be a string, got int 3"]),
     ("an empty mapping", "{}\n",
-     ["m.yaml:0: -: apiVersion: error: apiVersion is missing; every object needs apiVersion "
+     ["m.yaml:1:1: -: apiVersion: error[identity]: apiVersion is missing; every object needs "
+      "apiVersion and kind",
+      "m.yaml:1:1: -: kind: error[identity]: kind is missing; every object needs apiVersion "
       "and kind",
-      "m.yaml:0: -: kind: error: kind is missing; every object needs apiVersion and kind",
-      "m.yaml:0: -: metadata.name: error: metadata.name is missing; every object needs a "
-      "name"]),
+      "m.yaml:1:1: -: metadata.name: error[identity]: metadata.name is missing; every object "
+      "needs a name"]),
     ("no metadata", "apiVersion: v1\nkind: ConfigMap\n",
-     ["m.yaml:0: ConfigMap/-: metadata.name: error: metadata.name is missing; every object "
-      "needs a name"]),
+     ["m.yaml:1:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
+      "every object needs a name"]),
     ("no name", "apiVersion: v1\nkind: ConfigMap\nmetadata: {labels: {a: b}}\n",
-     ["m.yaml:0: ConfigMap/-: metadata.name: error: metadata.name is missing; every object "
-      "needs a name"]),
+     ["m.yaml:3:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
+      "every object needs a name"]),
     ("only generateName", "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cm-}\n",
-     ["m.yaml:0: ConfigMap/-: metadata.name: warning: only metadata.generateName is set: "
-      "kubectl create accepts that, kubectl apply and Helm need metadata.name"]),
+     ["m.yaml:3:1: ConfigMap/-: metadata.name: warning[identity]: only metadata.generateName "
+      "is set: kubectl create accepts that, kubectl apply and Helm need metadata.name"]),
     ("duplicate key", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
-     ["m.yaml:0: -: -: error: duplicate key 'name' at line 5 (first at line 4); keep only "
+     ["m.yaml:5:3: -: -: error[yaml]: duplicate key 'name' at line 5 (first at line 4); keep only "
       "one"]),
     ("unclosed flow sequence", "apiVersion: v1\nkind: [ConfigMap\nmetadata: {name: a}\n",
-     ["m.yaml:0: -: -: error: malformed YAML at line 3, column 9: expected ',' or ']', but "
+     ["m.yaml:3:9: -: -: error[yaml]: malformed YAML at line 3, column 9: expected ',' or ']', but "
       "got ':'; while parsing a flow sequence"]),
     ("YAML 1.1 boolean, as kubectl reads it",
      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {enabled: yes}\n",
-     ["m.yaml:0: ConfigMap/a: data.enabled: error: True is not of type 'string', 'null'"]),
+     ["m.yaml:4:8: ConfigMap/a: data.enabled: error[schema]: True is not of type 'string', "
+      "'null'"]),
     ("apiVersion with two slashes", "apiVersion: a/b/c\nkind: Foo\nmetadata: {name: a}\n",
-     ["m.yaml:0: Foo/a: apiVersion: error: apiVersion 'a/b/c' is not GROUP/VERSION or VERSION "
-      "(e.g. apps/v1, v1)"]),
+     ["m.yaml:1:1: Foo/a: apiVersion: error[identity]: apiVersion 'a/b/c' is not GROUP/VERSION "
+      "or VERSION (e.g. apps/v1, v1)"]),
     ("name not a string (said once, not again by the schema)",
      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n",
-     ["m.yaml:0: ConfigMap/-: metadata.name: error: metadata.name must be a string, got int 5"]),
+     ["m.yaml:3:12: ConfigMap/-: metadata.name: error[identity]: metadata.name must be a "
+      "string, got int 5"]),
     ("tab indentation", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n",
-     ["m.yaml:0: -: -: error: malformed YAML at line 4, column 1: found character '\\t' that "
-      "cannot start any token; while scanning for the next token"]),
+     ["m.yaml:4:1: -: -: error[yaml]: malformed YAML at line 4, column 1: found character "
+      "'\\t' that cannot start any token; while scanning for the next token"]),
     ("a List with a scalar item", "apiVersion: v1\nkind: List\nitems: [3]\n",
-     ["m.yaml:0: List/-: items[0]: error: List item is int 3, not an object"]),
+     ["m.yaml:3:9: List/-: items[0]: error[object]: List item is int 3, not an object"]),
 ]
 
 
@@ -633,7 +658,8 @@ def test_alias_bombs_stop_with_a_finding(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(manifests, "MAX_NODES", 50)
     bomb = "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n"  # 1+5+21+85
     assert lint(bomb) == [
-        "m.yaml:0: -: -: error: more than 50 values once YAML aliases (*name) are expanded; "
+        "m.yaml:1:1: -: -: error[yaml]: more than 50 values once YAML aliases (*name) are "
+        "expanded; "
         "almost certainly an alias bomb or a mistake"
     ]
 
@@ -647,8 +673,9 @@ def test_list_items_are_linted_as_objects() -> None:
           - {apiVersion: autoscaling/v2beta2, kind: HorizontalPodAutoscaler, metadata: {name: h}}
         """
     assert lint(text) == [
-        "m.yaml:0: HorizontalPodAutoscaler/h: items[1].apiVersion: error: autoscaling/v2beta2 "
-        "HorizontalPodAutoscaler was removed in Kubernetes 1.26; use autoscaling/v2"
+        "m.yaml:5:6: HorizontalPodAutoscaler/h: items[1].apiVersion: error[removed-api]: "
+        "autoscaling/v2beta2 HorizontalPodAutoscaler was removed in Kubernetes 1.26; use "
+        "autoscaling/v2"
     ]
 
 
@@ -660,9 +687,9 @@ def test_files_stdin_and_usage_errors(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr("sys.stdin", io.StringIO("apiVersion: v1\nkind: ConfigMap\n"))
     out = lint_paths([str(good), str(binary), "-"], DEFAULTS, KUBE)
     assert [f.render() for f in out] == [
-        f"{binary}:0: -: -: error: not UTF-8 text (invalid start byte at byte 0)",
-        "<stdin>:0: ConfigMap/-: metadata.name: error: metadata.name is missing; every object "
-        "needs a name",
+        f"{binary}:1:1: -: -: error[yaml]: not UTF-8 text (invalid start byte at byte 0)",
+        "<stdin>:1:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
+        "every object needs a name",
     ]
     missing = tmp_path / "nope.yaml"
     with pytest.raises(UsageError, match=f"{missing}: no such file"):
@@ -712,12 +739,21 @@ def test_vendored_file_is_deterministic_and_packaged() -> None:
     assert crd_vendor.encode(data) == crd_vendor.encode(crd_vendor.decode(
         crd_vendor.encode(data)))
     kinds = {(api, kind) for api, by_kind in data["schemas"].items() for kind in by_kind}
+    # Every CRD the bundled charts ship: kube-prometheus-stack's ten, gpu-operator's five and
+    # its NFD subchart's three, and the Dask operator's four.
     assert kinds == {
         ("kubernetes.dask.org/v1", k) for k in
         ("DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler")
-    } | {("monitoring.coreos.com/v1", k) for k in ("ServiceMonitor", "PodMonitor",
-                                                   "PrometheusRule")} | {
-        ("nvidia.com/v1", "ClusterPolicy"), ("nvidia.com/v1alpha1", "NVIDIADriver")}
+    } | {("monitoring.coreos.com/v1", k) for k in (
+        "Alertmanager", "PodMonitor", "Probe", "Prometheus", "PrometheusRule", "ServiceMonitor",
+        "ThanosRuler")} | {("monitoring.coreos.com/v1alpha1", k) for k in (
+            "AlertmanagerConfig", "PrometheusAgent", "ScrapeConfig")} | {
+        ("nvidia.com/v1", "ClusterPolicy"), ("nvidia.com/v1alpha1", "NVIDIADriver"),
+        ("nvidia.com/v1alpha1", "GPUCluster"), ("resource.nvidia.com/v1beta1", "ComputeDomain"),
+        ("resource.nvidia.com/v1beta1", "ComputeDomainClique")} | {
+        ("nfd.k8s-sigs.io/v1alpha1", k) for k in
+        ("NodeFeature", "NodeFeatureGroup", "NodeFeatureRule")}
+    assert crd_vendor.PACKAGED.stat().st_size < 100_000  # descriptions dropped: stays small
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     package_data = pyproject["tool"]["setuptools"]["package-data"]["gpu_platform"]
     assert f"lint/{crd_vendor.FILE_NAME}" in package_data
@@ -777,5 +813,79 @@ def test_stdin_that_is_not_utf8(monkeypatch):
 
     monkeypatch.setattr("sys.stdin", Stdin())
     (finding,) = lint_paths(["-"], DEFAULTS, KUBE)
-    assert finding.render() == ("<stdin>:0: -: -: error: not UTF-8 text (invalid start byte "
-                                "at byte 0)")
+    assert finding.render() == ("<stdin>:1:1: -: -: error[yaml]: not UTF-8 text (invalid "
+                                "start byte at byte 0)")
+
+
+# The shape kube-prometheus-stack renders its Prometheus and Alertmanager in (written here):
+# with every monitoring.coreos.com CRD vendored they validate instead of "not validated".
+KPS_OBJECTS = """\
+    apiVersion: monitoring.coreos.com/v1
+    kind: Prometheus
+    metadata: {name: gpu-platform-kube-prometheus-prometheus, namespace: gpu-platform}
+    spec:
+      alerting:
+        alertmanagers:
+          - {namespace: gpu-platform, name: gpu-platform-kube-prometheus-alertmanager,
+             port: http-web, pathPrefix: "/", apiVersion: v2}
+      image: quay.io/prometheus/prometheus:v3.14.0-distroless
+      version: v3.14.0
+      externalUrl: http://gpu-platform-kube-prometheus-prometheus.gpu-platform:9090
+      paused: false
+      replicas: 1
+      shards: 1
+      logLevel: info
+      logFormat: logfmt
+      listenLocal: false
+      enableAdminAPI: false
+      scrapeInterval: 1s
+      scrapeTimeout: 1s
+      evaluationInterval: 30s
+      retention: 2d
+      retentionSize: 9GiB
+      routePrefix: /
+      serviceAccountName: gpu-platform-kube-prometheus-prometheus
+      serviceMonitorSelector: {}
+      serviceMonitorNamespaceSelector: {}
+      podMonitorSelector: {}
+      podMonitorNamespaceSelector: {}
+      probeSelector: {}
+      ruleSelector: {}
+      ruleNamespaceSelector: {}
+      scrapeConfigSelector: {}
+      securityContext: {fsGroup: 2000, runAsGroup: 2000, runAsNonRoot: true, runAsUser: 1000,
+                        seccompProfile: {type: RuntimeDefault}}
+      portName: http-web
+      hostNetwork: false
+      resources:
+        requests: {cpu: 500m, memory: 2Gi}
+    ---
+    apiVersion: monitoring.coreos.com/v1
+    kind: Alertmanager
+    metadata: {name: gpu-platform-kube-prometheus-alertmanager, namespace: gpu-platform}
+    spec:
+      image: quay.io/prometheus/alertmanager:v0.34.0
+      version: v0.34.0
+      replicas: 1
+      listenLocal: false
+      serviceAccountName: gpu-platform-kube-prometheus-alertmanager
+      externalUrl: http://gpu-platform-kube-prometheus-alertmanager.gpu-platform:9093
+      paused: false
+      logFormat: logfmt
+      logLevel: info
+      retention: 120h
+      alertmanagerConfigSelector: {}
+      alertmanagerConfigNamespaceSelector: {}
+      routePrefix: /
+      securityContext: {fsGroup: 2000, runAsNonRoot: true, runAsUser: 1000}
+      portName: http-web
+    """
+
+
+def test_prometheus_and_alertmanager_as_kps_renders_them_validate() -> None:
+    assert lint(KPS_OBJECTS) == []
+    typo = KPS_OBJECTS.replace("evaluationInterval: 30s", "evaluationIntervall: 30s")
+    assert lint(typo) == [
+        f"m.yaml:{at(typo, 'evaluationIntervall')}: "
+        "Prometheus/gpu-platform-kube-prometheus-prometheus: spec: error[schema]: Additional "
+        "properties are not allowed ('evaluationIntervall' was unexpected)"]

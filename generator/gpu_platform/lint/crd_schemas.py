@@ -1,9 +1,11 @@
 """Vendor the CRD schemas that ``gpu-platform lint`` validates custom resources against.
 
 The CRDs the bundled charts ship are MiBs of YAML (vendored in ``gpu_platform.upstream``), too
-slow to parse on every lint. Teams on the platform write only a few custom kinds (Dask clusters
-and jobs, Prometheus monitors and rules, GPU operator policies), so only their served versions'
-openAPIV3Schemas are kept, descriptions stripped, as one gzipped JSON file in the package.
+slow to parse on every lint. Every one of them is installed with the platform, so users can
+write any of those kinds, and the charts themselves render several (Prometheus, Alertmanager,
+ServiceMonitor, PrometheusRule, ClusterPolicy, ...): all of them are kept, but only their
+served versions' openAPIV3Schemas, descriptions stripped, as one gzipped JSON file in the
+package (tens of KiB). ``lint`` of the chart's own output then validates every object.
 ``gpu-platform upstream sync`` rebuilds it with the vendored data (``python -m
 gpu_platform.lint.crd_schemas`` rebuilds it alone); ``upstream sync --check`` fails when it
 differs.
@@ -51,10 +53,16 @@ SOURCES = (
     Source(
         "kube-prometheus-stack",
         "charts/crds/crds",
-        ("crd-podmonitors.yaml", "crd-prometheusrules.yaml", "crd-servicemonitors.yaml"),
+        tuple(f"crd-{name}.yaml" for name in (
+            "alertmanagerconfigs", "alertmanagers", "podmonitors", "probes", "prometheusagents",
+            "prometheuses", "prometheusrules", "scrapeconfigs", "servicemonitors",
+            "thanosrulers")),
     ),
-    Source("gpu-operator", "crds", ("nvidia.com_clusterpolicies.yaml",
-                                    "nvidia.com_nvidiadrivers.yaml")),
+    Source("gpu-operator", "crds", (
+        "nvidia.com_clusterpolicies.yaml", "nvidia.com_gpuclusters.yaml",
+        "nvidia.com_nvidiadrivers.yaml", "resource.nvidia.com_computedomaincliques.yaml",
+        "resource.nvidia.com_computedomains.yaml")),
+    Source("gpu-operator", "charts/node-feature-discovery/crds", ("nfd-api-crds.yaml",)),
 )
 
 

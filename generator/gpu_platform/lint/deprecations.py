@@ -73,6 +73,21 @@ class Deprecation:
                     f"removed in {_text(self.removed_in)}{advice}")
         return ""
 
+    def reference_message(self, kube_version: str) -> str:
+        """The finding text for a reference (scaleTargetRef, ownerReferences, ...) to this API."""
+        what = f"{self.api_version} {self.kind}"
+        replacement = self.replacement(kube_version)
+        advice = f"; use {replacement}" if replacement else \
+            f"; there is no replacement API, use {self.instead}"
+        status = self.status(kube_version)
+        if status == "removed":
+            return (f"refers to {what}, which was removed in Kubernetes "
+                    f"{_text(self.removed_in)}, so the reference cannot resolve{advice}")
+        if status == "deprecated" and self.deprecated_in is not None:
+            return (f"refers to {what}, deprecated since Kubernetes {_text(self.deprecated_in)} "
+                    f"and removed in {_text(self.removed_in)}{advice}")
+        return ""
+
 
 def _text(version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"

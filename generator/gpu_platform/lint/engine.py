@@ -2,12 +2,15 @@
 
 The same engine that validates the chart's rendered objects (``kube_schema``) validates the
 user's: strict built-in schemas for the target Kubernetes version, strict CRD schemas for the
-custom kinds the platform's users write (vendored, ``crd_vendor``), removed and deprecated API
-versions by name with their replacement (``deprecations``), and the GPU rules that need the
-platform's values (``gpu_rules``). Bad input of any kind (malformed YAML, a list instead of an
-object, a missing kind) is a finding, never a traceback; only a missing file or an unusable
-``--kube-version`` is a usage error. The CLI prints ``Finding.render()`` lines and exits 1
-when any finding is an error.
+custom kinds (the vendored ones, ``crd_vendor``, and the user's own, ``user_crds``), removed
+and deprecated API versions by name with their replacement, wherever an apiVersion is named
+(``deprecations``, ``api_references``), and the rules that need the platform's values
+(``gpu_rules`` on every pod spec of any kind, ``hpa_rules``). Rules that relate two objects
+(an HPA and its target) see every file of one run.
+
+Bad input of any kind (malformed YAML, a list instead of an object, a missing kind, a broken
+CRD) is a finding, never a traceback; only a missing file or an unusable ``--kube-version`` is
+a usage error. Every finding is located as ``FILE:LINE:COL`` and by its path in the object.
 """
 
 from __future__ import annotations
@@ -15,61 +18,33 @@ from __future__ import annotations
 import difflib
 import re
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+import jsonschema
 
 from gpu_platform.errors import UsageError
+from gpu_platform.lint import (
+    api_references,
+    catalogue,
+    deprecations,
+    gpu_rules,
+    hpa_rules,
+    kube_schema,
+    user_crds,
+)
 from gpu_platform.lint import crd_schemas as crd_vendor
-from gpu_platform.lint import deprecations, gpu_rules, kube_schema
+from gpu_platform.lint.findings import Finding, PathKey, Severity, has_errors, kube_path
 from gpu_platform.lint.manifests import Document, read_documents
 from gpu_platform.pipeline.model import Values
 
-PathKey = tuple[str | int, ...]
-Severity = Literal["error", "warning"]
+__all__ = ["Finding", "has_errors", "kube_path", "lint_paths", "lint_text", "lint_sources"]
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _API_VERSION = re.compile(r"(?:[^/\s]+/)?[^/\s]+")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem in one document of one file, at a path inside the object."""
-
-    file: str
-    doc: int  # 0-based document index within the file
-    kind: str  # "" when the document is not an object with a kind
-    name: str  # metadata.name, "" when absent
-    path: str  # e.g. spec.template.spec.containers[0].resources.limits; "" = the whole thing
-    severity: Severity
-    message: str
-    line: int = 0  # 1-based line in the file (0: unknown)
-
-    def render(self) -> str:
-        """``FILE:DOC: Kind/name: path: severity: message`` on one line."""
-        what = f"{self.kind or '-'}/{self.name or '-'}" if self.kind or self.name else "-"
-        message = " ".join(self.message.split())  # one line, whatever the source said
-        return f"{self.file}:{self.doc}: {what}: {self.path or '-'}: {self.severity}: {message}"
-
-
-def has_errors(findings: Iterable[Finding]) -> bool:
-    return any(f.severity == "error" for f in findings)
-
-
-def kube_path(path: PathKey) -> str:
-    """``spec.containers[0].resources.limits["nvidia.com/gpu"]``: keys with dots get quoted."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(part):
-            out += f".{part}" if out else part
-        else:
-            out += f'["{part}"]'
-    return out
 
 
 @dataclass(frozen=True)
@@ -77,6 +52,8 @@ class _Issue:
     path: PathKey
     severity: Severity
     message: str
+    rule: str
+    focus: PathKey = ()  # below ``path``: where in the source to point (an unexpected key)
 
 
 def _described(value: Any) -> str:
@@ -87,30 +64,31 @@ def _described(value: Any) -> str:
 def _identity_issues(obj: dict[str, Any]) -> list[_Issue]:
     """apiVersion, kind and metadata.name: without them nothing else can be checked."""
     issues = []
+    rule = catalogue.IDENTITY
     for key in ("apiVersion", "kind"):
         value = obj.get(key)
         if value is None or value == "":
             issues.append(_Issue((key,), "error",
-                                 f"{key} is missing; every object needs apiVersion and kind"))
+                                 f"{key} is missing; every object needs apiVersion and kind", rule))
         elif not isinstance(value, str):
             issues.append(_Issue((key,), "error",
-                                 f"{key} must be a string, got {_described(value)}"))
+                                 f"{key} must be a string, got {_described(value)}", rule))
         elif key == "apiVersion" and not _API_VERSION.fullmatch(value):
             issues.append(_Issue((key,), "error",
                                  f"apiVersion {value!r} is not GROUP/VERSION or VERSION "
-                                 "(e.g. apps/v1, v1)"))
+                                 "(e.g. apps/v1, v1)", rule))
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
     if isinstance(metadata, dict) and metadata.get("generateName") and not name:
         issues.append(_Issue(("metadata", "name"), "warning",
                              "only metadata.generateName is set: kubectl create accepts that, "
-                             "kubectl apply and Helm need metadata.name"))
+                             "kubectl apply and Helm need metadata.name", rule))
     elif metadata is None or isinstance(metadata, dict) and name in (None, ""):
         issues.append(_Issue(("metadata", "name"), "error",
-                             "metadata.name is missing; every object needs a name"))
+                             "metadata.name is missing; every object needs a name", rule))
     elif isinstance(metadata, dict) and not isinstance(name, str):
         issues.append(_Issue(("metadata", "name"), "error",
-                             f"metadata.name must be a string, got {_described(name)}"))
+                             f"metadata.name must be a string, got {_described(name)}", rule))
     # metadata of the wrong type is the schema's finding
     return issues
 
@@ -123,23 +101,43 @@ def _schema_issue(issue: kube_schema.SchemaIssue, obj: dict[str, Any],
     if issue.code == "no-schema":
         return _Issue(issue.path, "warning",
                       f"not validated: no schema for {api_version} {kind} (a custom resource "
-                      "whose CRD gpu-platform does not carry)")
+                      "whose CRD gpu-platform does not carry; pass the CRD with --crd FILE)",
+                      catalogue.NOT_VALIDATED)
     if issue.code == "crd-kind":
         known = crds.kinds_in(group)
         close = difflib.get_close_matches(kind, known, n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         return _Issue(issue.path, "warning",
-                      f"not validated: no schema for {api_version} {kind} (gpu-platform carries "
-                      f"{', '.join(known)} of {group}){hint}")
+                      f"not validated: no schema for {api_version} {kind} (the known CRDs of "
+                      f"{group} define {', '.join(known)}){hint}", catalogue.NOT_VALIDATED)
     if issue.code == "unknown-builtin":
         version = kube_schema.schema_version(kube_version)
         return _Issue(issue.path, "error",
                       f"no schema for {api_version} {kind}: Kubernetes {version} serves no such "
-                      "kind in that API group and version (check apiVersion and kind)")
-    return _Issue(issue.path, "error", issue.message)
+                      "kind in that API group and version (check apiVersion and kind)",
+                      catalogue.UNKNOWN_KIND)
+    if issue.code in ("crd-version", "crd-not-served"):
+        return _Issue(issue.path, "error", issue.message, catalogue.UNKNOWN_KIND)
+    return _Issue(issue.path, "error", issue.message, catalogue.SCHEMA, issue.focus)
 
 
-def _object_issues(obj: dict[str, Any], values: Values, kube_version: str) -> list[_Issue]:
+def _schema_issues(obj: dict[str, Any], kube_version: str,
+                   crds: kube_schema.CrdCatalogue) -> list[_Issue]:
+    try:
+        found = kube_schema.check_object(obj, kube_version, crds)
+    except RecursionError:
+        return [_Issue((), "error", "object nested too deeply to validate", catalogue.SCHEMA)]
+    except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.UnknownType,
+            re.error) as exc:  # a user CRD whose schema jsonschema cannot apply
+        reason = getattr(exc, "message", None) or str(exc)
+        return [_Issue((), "error", f"the CRD schema for {obj['apiVersion']} {obj['kind']} "
+                       f"cannot be applied ({reason}); fix the CRD given with --crd",
+                       catalogue.SCHEMA)]
+    return [_schema_issue(issue, obj, crds, kube_version) for issue in found]
+
+
+def _object_issues(obj: dict[str, Any], values: Values, kube_version: str,
+                   crds: kube_schema.CrdCatalogue) -> list[_Issue]:
     issues = _identity_issues(obj)
     if any(i.path in (("apiVersion",), ("kind",)) for i in issues):
         return issues
@@ -148,20 +146,17 @@ def _object_issues(obj: dict[str, Any], values: Values, kube_version: str) -> li
     status = deprecation.status(kube_version) if deprecation else ""
     if deprecation and status == "removed":
         # The missing schema would only say "no schema"; the removal says what to do.
-        issues.append(_Issue(("apiVersion",), "error", deprecation.message(kube_version)))
+        issues.append(_Issue(("apiVersion",), "error", deprecation.message(kube_version),
+                             catalogue.REMOVED_API))
     else:
         if deprecation and status == "deprecated":
-            issues.append(_Issue(("apiVersion",), "warning", deprecation.message(kube_version)))
-        crds = crd_vendor.catalogue()
+            issues.append(_Issue(("apiVersion",), "warning", deprecation.message(kube_version),
+                                 catalogue.DEPRECATED_API))
         said = {i.path for i in issues}  # e.g. a non-string name: once is enough
-        try:
-            schema_issues = kube_schema.check_object(obj, kube_version, crds)
-        except RecursionError:
-            return [*issues, _Issue((), "error", "object nested too deeply to validate")]
-        issues.extend(_schema_issue(issue, obj, crds, kube_version)
-                      for issue in schema_issues if issue.path not in said)
-    issues.extend(_Issue(i.path, i.severity, i.message)
-                  for i in gpu_rules.check_object(obj, values))
+        issues.extend(i for i in _schema_issues(obj, kube_version, crds) if i.path not in said)
+    for rule_issues in (api_references.reference_issues(obj, kube_version),
+                        gpu_rules.check_object(obj, values), hpa_rules.hpa_issues(obj, values)):
+        issues.extend(_Issue(i.path, i.severity, i.message, i.rule) for i in rule_issues)
     return issues
 
 
@@ -174,37 +169,60 @@ def _finding(file: str, doc: Document, obj: Any, issue: _Issue, prefix: PathKey)
         if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
             name = metadata["name"]
     path = (*prefix, *issue.path)
-    return Finding(file, doc.index, kind, name, kube_path(path), issue.severity, issue.message,
-                   doc.line_of(path))
+    line, column = doc.position_of((*path, *issue.focus))
+    return Finding(file, line, column, kind, name, kube_path(path), issue.severity, issue.rule,
+                   issue.message, doc.index)
 
 
-def _document_findings(file: str, doc: Document, values: Values,
-                       kube_version: str) -> list[Finding]:
+def _document_finding(file: str, doc: Document, severity: Severity, rule: str,
+                      message: str) -> Finding:
+    line, column = doc.start()
+    return Finding(file, line, column, "", "", "", severity, rule, message, doc.index)
+
+
+@dataclass
+class _Entry:
+    """One object of the input (a document, or an item of a List) and its findings so far."""
+
+    file: str
+    doc: Document
+    obj: dict[str, Any]
+    prefix: PathKey
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _document_entries(file: str, doc: Document, values: Values, kube_version: str,
+                      crds: kube_schema.CrdCatalogue) -> list[_Entry | Finding]:
     data = doc.data
     if doc.problem:
-        return [Finding(file, doc.index, "", "", "", "error", doc.problem, doc.problem_line)]
+        return [_document_finding(file, doc, "error", catalogue.YAML, doc.problem)]
     if data is None:
         return []  # an empty document, as kubectl skips it
     if not isinstance(data, dict):
         shown = "a list" if isinstance(data, list) else f"a {_described(data)}"
-        return [Finding(file, doc.index, "", "", "", "error",
-                        f"document is {shown}, not a Kubernetes object (a mapping with "
-                        "apiVersion, kind and metadata)", doc.first_line)]
+        return [_document_finding(file, doc, "error", catalogue.OBJECT,
+                                  f"document is {shown}, not a Kubernetes object (a mapping "
+                                  "with apiVersion, kind and metadata)")]
     items = data.get("items")
     if data.get("kind") == "List" and isinstance(items, list):
         # kubectl's v1 List (``kubectl get -o yaml``): each item is an object of its own
-        findings: list[Finding] = []
+        out: list[_Entry | Finding] = []
         for i, item in enumerate(items):
             prefix: PathKey = ("items", i)
             if not isinstance(item, dict):
-                issue = _Issue((), "error", f"List item is {_described(item)}, not an object")
-                findings.append(_finding(file, doc, data, issue, prefix))
+                issue = _Issue((), "error", f"List item is {_described(item)}, not an object",
+                               catalogue.OBJECT)
+                out.append(_finding(file, doc, data, issue, prefix))
                 continue
-            findings.extend(_finding(file, doc, item, issue, prefix)
-                            for issue in _object_issues(item, values, kube_version))
-        return findings
-    return [_finding(file, doc, data, issue, ())
-            for issue in _object_issues(data, values, kube_version)]
+            entry = _Entry(file, doc, item, prefix)
+            entry.findings = [_finding(file, doc, item, issue, prefix)
+                              for issue in _object_issues(item, values, kube_version, crds)]
+            out.append(entry)
+        return out
+    entry = _Entry(file, doc, data, ())
+    entry.findings = [_finding(file, doc, data, issue, ())
+                      for issue in _object_issues(data, values, kube_version, crds)]
+    return [entry]
 
 
 def _check_kube_version(kube_version: str) -> None:
@@ -214,18 +232,57 @@ def _check_kube_version(kube_version: str) -> None:
         raise UsageError(f"--kube-version {kube_version}: {exc}") from None
 
 
-def lint_text(text: str, source_name: str, values: Values, kube_version: str) -> list[Finding]:
-    """Findings for one manifest stream (a file's text, or stdin's as ``<stdin>``)."""
-    _check_kube_version(kube_version)
+def _source_entries(name: str, text: str, values: Values, kube_version: str,
+                    crds: kube_schema.CrdCatalogue) -> list[_Entry | Finding]:
     documents = read_documents(text)
-    findings: list[Finding] = []
+    out: list[_Entry | Finding] = []
     for doc in documents:
-        findings.extend(_document_findings(source_name, doc, values, kube_version))
+        out.extend(_document_entries(name, doc, values, kube_version, crds))
     if not any(doc.data is not None or doc.problem for doc in documents):
-        findings.append(Finding(source_name, 0, "", "", "", "error",
-                                "no Kubernetes objects in this file (it is empty or holds "
-                                "only comments)", 1))
+        out.append(Finding(name, 1, 1, "", "", "", "error", catalogue.OBJECT,
+                           "no Kubernetes objects in this file (it is empty or holds only "
+                           "comments)"))
+    return out
+
+
+def _cross_object(entries: Sequence[_Entry | Finding], values: Values) -> None:
+    """Rules between objects of the whole input: an HPA and the requests of its target."""
+    objects = [e.obj for e in entries if isinstance(e, _Entry)]
+    for entry in entries:
+        if not isinstance(entry, _Entry):
+            continue
+        for issue in hpa_rules.missing_request_issues(entry.obj, objects, values):
+            entry.findings.append(_finding(
+                entry.file, entry.doc, entry.obj,
+                _Issue(issue.path, issue.severity, issue.message, issue.rule), entry.prefix))
+
+
+def lint_sources(sources: Sequence[tuple[str, str | None, str]], values: Values,
+                 kube_version: str, crd_paths: Sequence[str] = ()) -> list[Finding]:
+    """Findings for (name, text or None, why not) sources, in order; CRD problems first."""
+    _check_kube_version(kube_version)
+    loaded = user_crds.load(list(crd_paths), crd_vendor.catalogue(), kube_version)
+    entries: list[_Entry | Finding] = []
+    for name, text, why in sources:
+        if text is None:
+            entries.append(Finding(name, 1, 1, "", "", "", "error", catalogue.YAML, why))
+            continue
+        entries.extend(_source_entries(name, text, values, kube_version, loaded.catalogue))
+    _cross_object(entries, values)
+    by_file: dict[str, list[Finding]] = {}
+    for entry in entries:
+        for finding in entry.findings if isinstance(entry, _Entry) else [entry]:
+            by_file.setdefault(finding.file, []).append(finding)
+    findings = list(loaded.findings)
+    for in_file in by_file.values():  # files in input order, each top to bottom
+        findings.extend(sorted(in_file, key=lambda f: (f.line, f.column)))
     return findings
+
+
+def lint_text(text: str, source_name: str, values: Values, kube_version: str,
+              crd_paths: Sequence[str] = ()) -> list[Finding]:
+    """Findings for one manifest stream (a file's text, or stdin's as ``<stdin>``)."""
+    return lint_sources([(source_name, text, "")], values, kube_version, crd_paths)
 
 
 def _read(path: str) -> tuple[str, str | None, str]:
@@ -242,9 +299,12 @@ def _read(path: str) -> tuple[str, str | None, str]:
         return name, raw.decode("utf-8-sig"), ""
     except UnicodeDecodeError as exc:
         return name, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    except OSError as exc:
+        return name, None, f"cannot be read ({exc.strerror})"
 
 
-def lint_paths(paths: list[str], values: Values, kube_version: str) -> list[Finding]:
+def lint_paths(paths: list[str], values: Values, kube_version: str,
+               crd_paths: Sequence[str] = ()) -> list[Finding]:
     """Findings for every file in order; a missing file is a usage error, raised first."""
     _check_kube_version(kube_version)
     for path in paths:
@@ -254,11 +314,5 @@ def lint_paths(paths: list[str], values: Values, kube_version: str) -> list[Find
             raise UsageError(f"{path}: no such file")
         if not Path(path).is_file():
             raise UsageError(f"{path}: not a file")
-    findings: list[Finding] = []
-    for path in paths:
-        name, text, why = _read(path)
-        if text is None:
-            findings.append(Finding(name, 0, "", "", "", "error", why))
-            continue
-        findings.extend(lint_text(text, name, values, kube_version))
-    return findings
+    user_crds.crd_files(list(crd_paths))  # usage errors before any reading
+    return lint_sources([_read(path) for path in paths], values, kube_version, crd_paths)

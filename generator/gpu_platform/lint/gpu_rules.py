@@ -1,26 +1,27 @@
-"""GPU rules for a team's own manifests, judged against the platform's values.
+"""GPU rules for a team's own pods, judged against the platform's values.
 
-A schema cannot know the platform: which taints its GPU pools carry, which custom metrics its
-adapter serves, that Dask resources cannot be scaled by an HPA. These are the mistakes that
-pass ``kubectl apply`` and then leave a pod Pending or an HPA stuck, so ``lint`` checks them
-on every pod template it finds (workloads and the Dask custom resources):
+A schema cannot know the platform: which taints its GPU pools carry, which pool label selects
+them. These are the mistakes that pass ``kubectl apply`` and then leave a pod Pending, so
+``lint`` checks them on every pod spec ``pod_specs`` finds, in any kind (workloads, Dask and
+Ray clusters, any operator's custom resource):
 
 - a pod asking for an ``nvidia.com/*`` resource must tolerate the taints of the pool it selects
   (``nodeSelector`` with the pool label), or of at least one pool when it selects none. Only
   NoSchedule and NoExecute taints are required: PreferNoSchedule never blocks scheduling;
 - an ``nvidia.com/*`` request needs an equal limit: extended resources cannot be overcommitted,
-  and the API server rejects a request without one;
-- an HPA cannot target a Dask resource (use a DaskAutoscaler), and a Pods or Object metric must
-  be one the platform's prometheus-adapter serves.
+  and the API server rejects a request without one.
+
+The HPA rules live in ``hpa_rules``.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Any
 
+from gpu_platform.lint import catalogue
+from gpu_platform.lint.findings import PathKey, RuleIssue
+from gpu_platform.lint.pod_specs import pod_specs
+from gpu_platform.lint.quantity import parse_quantity
 from gpu_platform.pipeline.model import (
     POOL_LABEL,
     NodePool,
@@ -31,91 +32,29 @@ from gpu_platform.pipeline.model import (
     tolerates,
 )
 
-PathKey = tuple[str | int, ...]
-Severity = Literal["error", "warning"]
-
 GPU_PREFIX = "nvidia.com/"
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-DASK_GROUP = "kubernetes.dask.org"
-
-_TEMPLATE: PathKey = ("spec", "template", "spec")
-# (API group, kind) -> where its pod specs sit.
-POD_SPECS: dict[tuple[str, str], tuple[PathKey, ...]] = {
-    ("", "Pod"): (("spec",),),
-    ("", "PodTemplate"): (("template", "spec"),),
-    ("", "ReplicationController"): (_TEMPLATE,),
-    ("apps", "Deployment"): (_TEMPLATE,),
-    ("apps", "StatefulSet"): (_TEMPLATE,),
-    ("apps", "DaemonSet"): (_TEMPLATE,),
-    ("apps", "ReplicaSet"): (_TEMPLATE,),
-    ("batch", "Job"): (_TEMPLATE,),
-    ("batch", "CronJob"): (("spec", "jobTemplate", "spec", "template", "spec"),),
-    (DASK_GROUP, "DaskCluster"): (("spec", "scheduler", "spec"), ("spec", "worker", "spec")),
-    (DASK_GROUP, "DaskWorkerGroup"): (("spec", "worker", "spec"),),
-    (DASK_GROUP, "DaskJob"): (
-        ("spec", "job", "spec"),
-        ("spec", "cluster", "spec", "scheduler", "spec"),
-        ("spec", "cluster", "spec", "worker", "spec"),
-    ),
-}
-
-_USE_AUTOSCALER = (
-    "Use a DaskAutoscaler (kubernetes.dask.org/v1, spec.cluster/minimum/maximum) for Dask "
-    "clusters, or target a Deployment/StatefulSet"
-)
-DASK_SCALE_TARGETS = {
-    kind: f"an HPA cannot scale a {kind}: Dask resources expose no label selector in their "
-    f"scale subresource, so the HPA fails with InvalidSelector. {_USE_AUTOSCALER}"
-    for kind in ("DaskCluster", "DaskWorkerGroup")
-} | {
-    "DaskJob": "an HPA cannot scale a DaskJob: it has no scale subresource, so the HPA cannot "
-    f"read or set its replicas. {_USE_AUTOSCALER}",
-}
-
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-
-
-@dataclass(frozen=True)
-class RuleIssue:
-    """One rule's finding inside an object: where, how bad, what to do."""
-
-    path: PathKey
-    severity: Severity
-    message: str
-
-
-def _get(node: Any, path: PathKey) -> Any:
-    for part in path:
-        if isinstance(part, str) and isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
-            node = node[part]
-        else:
-            return None
-    return node
 
 
 def _mapping(node: Any) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
-def _quantity(value: Any) -> Decimal | str | None:
-    """A plain-number quantity as a Decimal (1 == "1" == 1.0); other forms as their text."""
-    if value is None or isinstance(value, bool):
-        return None
-    text = str(value).strip()
-    if _NUMBER.fullmatch(text):
-        try:
-            return Decimal(text)
-        except InvalidOperation:  # pragma: no cover - the pattern only admits numbers
-            return text
-    return text
-
-
 def _asks(value: Any) -> bool:
-    """Does this quantity ask for at least something (0 asks for nothing)?"""
-    quantity = _quantity(value)
-    return quantity is not None and quantity != Decimal(0)
+    """Does this quantity ask for at least something (0 asks for nothing)? What is not a
+    quantity counts as asking: the schema reports the bad value, this rule the placement."""
+    if value is None or isinstance(value, bool):
+        return False
+    quantity = parse_quantity(value)
+    return quantity is None or quantity != 0
+
+
+def _differ(request: Any, limit: Any) -> bool:
+    """Quantities compare by value (1 == "1" == "1000m"); anything else by its text."""
+    a, b = parse_quantity(request), parse_quantity(limit)
+    if a is not None and b is not None:
+        return a != b
+    return str(request).strip() != str(limit).strip()
 
 
 # --------------------------------------------------------------------------- pods
@@ -146,12 +85,12 @@ def _limit_issues(spec: dict[str, Any], base: PathKey) -> tuple[list[RuleIssue],
                         f"{name} is requested ({request}) without a limit; extended resources "
                         "cannot be overcommitted, so the API server rejects a request without "
                         f"an equal limit: set limits {name}: {request} (a limit alone is "
-                        "enough, the request defaults to it)")))
-                elif _quantity(request) != _quantity(limit):
+                        "enough, the request defaults to it)"), catalogue.GPU_LIMIT))
+                elif _differ(request, limit):
                     issues.append(RuleIssue(where, "error", (
                         f"{name} request {request} differs from its limit {limit}; extended "
                         "resources cannot be overcommitted, so the API server rejects this: "
-                        "make them equal (or set only the limit)")))
+                        "make them equal (or set only the limit)"), catalogue.GPU_LIMIT))
     return issues, asks
 
 
@@ -193,14 +132,15 @@ def _placement_issues(spec: dict[str, Any], base: PathKey, values: Values) -> li
             names = ", ".join(p.name for p in pools)
             return [RuleIssue((*base, "nodeSelector", POOL_LABEL), "error", (
                 f"{POOL_LABEL}: {wanted} names no GPU pool, so the pod stays Pending; "
-                f"pools: {names} (platform.nodePools)"))]
+                f"pools: {names} (platform.nodePools)"), catalogue.GPU_PLACEMENT)]
         missing = _untolerated(pool, tolerations)
         if not missing:
             return []
         taints = ", ".join(t.text() for t in missing)
         return [RuleIssue(where, "error", (
             f"requests GPUs on pool {pool.name!r} but does not tolerate its taints ({taints}), "
-            f"so it stays Pending; add to tolerations: {_flow(missing)}"))]
+            f"so it stays Pending; add to tolerations: {_flow(missing)}"),
+            catalogue.GPU_PLACEMENT)]
     by_pool = [(pool, _untolerated(pool, tolerations)) for pool in pools]
     if any(not missing for _pool, missing in by_pool):
         return []
@@ -208,7 +148,7 @@ def _placement_issues(spec: dict[str, Any], base: PathKey, values: Values) -> li
     return [RuleIssue(where, "error", (
         "requests GPUs but tolerates the taints of no GPU pool, so it can never be scheduled "
         "on a GPU node; add the tolerations of one pool (and select it with nodeSelector "
-        f"{POOL_LABEL}: <pool>): {options}"))]
+        f"{POOL_LABEL}: <pool>): {options}"), catalogue.GPU_PLACEMENT)]
 
 
 def pod_spec_issues(spec: dict[str, Any], base: PathKey, values: Values) -> list[RuleIssue]:
@@ -219,48 +159,9 @@ def pod_spec_issues(spec: dict[str, Any], base: PathKey, values: Values) -> list
     return issues
 
 
-# --------------------------------------------------------------------------- HPAs
-
-
-def hpa_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
-    """Dask scale targets and custom metrics that no adapter rule serves."""
-    issues: list[RuleIssue] = []
-    spec = _mapping(obj.get("spec"))
-    ref = _mapping(spec.get("scaleTargetRef"))
-    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-    kind = ref.get("kind")
-    if group == DASK_GROUP and isinstance(kind, str) and kind in DASK_SCALE_TARGETS:
-        issues.append(RuleIssue(("spec", "scaleTargetRef", "kind"), "error",
-                                DASK_SCALE_TARGETS[kind]))
-    if not values.subchart("prometheus-adapter").enabled:
-        return issues  # another custom metrics API may serve them; nothing to compare with
-    served = [s.name for s in values.platform.monitoring.gpuSignals]
-    metrics = spec.get("metrics")
-    for j, metric in enumerate(metrics if isinstance(metrics, list) else []):
-        source = {"Pods": "pods", "Object": "object"}.get(str(_mapping(metric).get("type")))
-        if source is None:
-            continue
-        name = _get(metric, (source, "metric", "name"))
-        if isinstance(name, str) and name not in served:
-            issues.append(RuleIssue(("spec", "metrics", j, source, "metric", "name"), "error", (
-                f"no adapter rule serves the metric {name!r}; available: "
-                f"{', '.join(served) or '(none)'} (add a signal under "
-                "platform.monitoring.gpuSignals to serve a new one)")))
-    return issues
-
-
 def check_object(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
-    """Every GPU rule that applies to this object (by its API group and kind)."""
-    api_version = obj.get("apiVersion")
-    kind = obj.get("kind")
-    if not isinstance(api_version, str) or not isinstance(kind, str):
-        return []
-    group = api_version.rpartition("/")[0]
+    """The GPU rules of every pod spec in this object, whatever its kind."""
     issues: list[RuleIssue] = []
-    for path in POD_SPECS.get((group, kind), ()):
-        spec = _get(obj, path)
-        if isinstance(spec, dict):
-            issues.extend(pod_spec_issues(spec, path, values))
-    if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler"):
-        issues.extend(hpa_issues(obj, values))
+    for path, spec in pod_specs(obj):
+        issues.extend(pod_spec_issues(spec, path, values))
     return issues

@@ -250,6 +250,7 @@ class SchemaIssue:
     path: PathKey
     message: str
     source: str = ""  # "k8s 1.29.0 strict", "CRD <source>"; empty when no schema applied
+    focus: PathKey = ()  # below ``path``: the part to point at (an unexpected key)
 
 
 def describe(obj: dict[str, Any]) -> str:
@@ -278,8 +279,22 @@ def _schema_issues(
 ) -> list[SchemaIssue]:
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
     return [
-        SchemaIssue("invalid", tuple(e.absolute_path), _short(e.message), source) for e in errors
+        SchemaIssue("invalid", tuple(e.absolute_path), _short(e.message), source, _focus(e))
+        for e in errors
     ]
+
+
+def _focus(error: jsonschema.exceptions.ValidationError) -> PathKey:
+    """For "additional properties" errors, the first unexpected key (the line to fix)."""
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return ()
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = schema.get("properties") or {}
+    patterns = list(schema.get("patternProperties") or {})
+    for key in error.instance:
+        if key not in known and not any(re.search(p, str(key)) for p in patterns):
+            return (key,)
+    return ()
 
 
 def check_object(obj: dict[str, Any], kube_version: str, crds: CrdCatalogue) -> list[SchemaIssue]:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from gpu_platform.errors import Problem
+from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.load import Origins, PathKey, dotted
 from gpu_platform.pipeline.model import Values
 
@@ -95,6 +96,10 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
     kind = error["type"]
     given = error.get("input")
     if kind == "extra_forbidden":
+        homes = subchart_keys.homes(str(path[-1])) if len(path) == 1 else ()
+        if homes:  # a subchart's key written at the top level
+            return (f"unknown key; did you mean {' or '.join(homes)}? (a subchart's keys go "
+                    "under its block)")
         owner = _model_at(path[:-1])
         known = _keys_of(owner) if owner else []
         close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)

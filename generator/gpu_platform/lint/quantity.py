@@ -1,0 +1,51 @@
+"""Kubernetes quantities (``500m``, ``2``, ``1.5Gi``, ``1e3``) as exact numbers.
+
+The HPA rules compare targets such as ``averageValue: 500m`` with thresholds, and ``1``,
+``"1"``, ``1.0`` and ``1000m`` must all compare equal, so quantities are parsed into
+``Decimal`` by the grammar the API server uses: a signed decimal number followed by a binary
+suffix (Ki, Mi, Gi, Ti, Pi, Ei), a decimal suffix (n, u, m, k, M, G, T, P, E, or none), or a
+decimal exponent (``e3``, ``E-2``).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+_QUANTITY = re.compile(
+    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?"
+)
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def parse_quantity(value: Any) -> Decimal | None:
+    """The quantity's value, or None when it is not a quantity (booleans are not)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.fullmatch(value.strip())
+    if not match:
+        return None
+    try:
+        return _value(Decimal(match.group("number")), match.group("suffix") or "")
+    except ArithmeticError:  # an exponent past what Decimal holds: no real quantity
+        return None
+
+
+def _value(number: Decimal, suffix: str) -> Decimal | None:
+    if suffix in _BINARY:
+        return number * (1024 ** _BINARY[suffix])
+    if suffix in _DECIMAL:
+        return number.scaleb(_DECIMAL[suffix])
+    if suffix:
+        exponent = Decimal(suffix[1:])
+        if exponent != exponent.to_integral_value():
+            return None  # a fractional exponent is not a quantity
+        return number.scaleb(int(exponent))
+    return number
