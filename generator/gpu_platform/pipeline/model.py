@@ -9,18 +9,19 @@ platform section drives, which ``derive.py`` computes.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
     WithJsonSchema,
     create_model,
-    field_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -38,9 +39,37 @@ MetricName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]
 PoolName = Annotated[
     str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=30)
 ]
-# The Kubernetes quantity syntax (resource.Quantity): 500m, 2, 1.5Gi, 16Mi, 1e3.
-QUANTITY_PATTERN = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+# The Kubernetes quantity grammar (k8s.io/apimachinery resource.Quantity), without a minus
+# sign: every quantity here is an amount of something. 500m, 2, 1.5Gi, 16Mi, 1e3, .5.
+_NUMBER = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)"
+QUANTITY_PATTERN = (rf"^\+?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?{_NUMBER}))?$")
 Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
+
+
+def _number_as_quantity(value: Any) -> Any:
+    """Users write averageValue: 40; Kubernetes wants a quantity string. Numbers print as
+    Helm prints them (so the tool's file and a plain install agree); non-finite ones and
+    booleans are refused."""
+    if isinstance(value, bool):
+        raise ValueError("expected a quantity such as 40 or 500m, not a boolean")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a quantity such as 40 or 500m, got {value}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"expected a quantity of 0 or more, got {value}")
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    return value
+
+
+# A quantity that may also be written as a plain number (HPA targets), as Kubernetes' own
+# int-or-string quantities accept.
+QuantityOrNumber = Annotated[
+    str,
+    BeforeValidator(_number_as_quantity),
+    StringConstraints(pattern=QUANTITY_PATTERN),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": QUANTITY_PATTERN},
+                              {"type": "number", "minimum": 0}]}),
+]
 
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
             "w": 604_800_000}
@@ -653,16 +682,10 @@ class MetricTarget(Strict):
     averageUtilization: int | None = Field(
         None, ge=1, description="Percent of requests, for Resource metrics."
     )
-    averageValue: str | None = Field(None, description="Per-pod average (a quantity).")
-    value: str | None = Field(None, description="Total value (a quantity).")
-
-    @field_validator("averageValue", "value", mode="before")
-    @classmethod
-    def _quantity_as_text(cls, value: Any) -> Any:
-        # Users write averageValue: 40; Kubernetes wants a quantity string.
-        if isinstance(value, bool):
-            raise ValueError("expected a quantity such as 40 or 500m, not a boolean")
-        return str(value) if isinstance(value, int | float) else value
+    averageValue: QuantityOrNumber | None = Field(
+        None, description="Per-pod average (a quantity, or a number such as 40).")
+    value: QuantityOrNumber | None = Field(
+        None, description="Total value (a quantity, or a number such as 40).")
 
 
 class PodsMetricSource(Strict):

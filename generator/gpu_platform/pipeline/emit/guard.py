@@ -73,9 +73,15 @@ def _go_words(words: tuple[str, ...]) -> str:
 
 
 def _operator_defaults() -> dict[str, Any]:
+    """gpu-operator's defaults for the keys the cloud rules read: the guard uses them where
+    the merged values lack a key, so it judges alike with or without the subcharts loaded."""
     keys = {key for wants in requirements_table().values() for key in wants}
-    return {key: get_path(upstream.defaults("gpu-operator"), tuple(key.split(".")))[1]
-            for key in sorted(keys)}
+    out = {}
+    for key in sorted(keys):
+        found, value = get_path(upstream.defaults("gpu-operator"), tuple(key.split(".")))
+        if found:
+            out[key] = value
+    return out
 
 
 def _context() -> dict[str, Any]:

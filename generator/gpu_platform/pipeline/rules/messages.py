@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.load import Origins, PathKey, dotted
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model import QUANTITY_PATTERN, Values
 
 
 def _model_at(path: PathKey) -> type[BaseModel] | None:
@@ -113,7 +113,7 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         if "ms|s|m|h" in pattern:
             return (f"expected a duration such as 1s, 500ms or 2m (one unit, no fraction), "
                     f"got {_describe(given)}")
-        if "eEinumkKMGTP" in pattern:
+        if pattern == QUANTITY_PATTERN:
             return (f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
                     f"got {_describe(given)}")
         if "a-z0-9" in pattern:

@@ -193,6 +193,7 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $table := [[ requirements ]] | fromJson -}}
+{{- $defaults := [[ operator_defaults ]] | fromJson -}}
 {{- range $i, $pool := $pools -}}
 {{- $needs := default dict (get $table (printf "%s/%s" $pool.cloud $pool.driver)) -}}
 {{- range $key := keys $needs | sortAlpha -}}
@@ -206,7 +207,7 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
 {{- range $part := splitList "." $key -}}
 {{- if and $found (kindIs "map" $node) (hasKey $node $part) }}{{ $node = get $node $part }}{{ else }}{{ $found = false }}{{ end -}}
 {{- end -}}
-{{- if $found }}{{ $actual = toJson $node }}{{ end -}}
+{{- if $found }}{{ $actual = toJson $node }}{{ else if hasKey $defaults $key }}{{ $actual = toJson (get $defaults $key) }}{{ end -}}
 {{- end -}}
 {{- if ne $actual (toJson $want) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].driver" $i) (toString $pool.name) (toString $pool.cloud) (toString $pool.driver) $key (toJson $want) $why $actual) -}}
@@ -277,7 +278,8 @@ def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
 {{- range $part := splitList "." $key -}}
 {{- if and $found (kindIs "map" $node) (hasKey $node $part) }}{{ $node = get $node $part }}{{ else }}{{ $found = false }}{{ end -}}
 {{- end -}}
-{{- if and $found (eq (toJson $node) (toJson $value)) (ne (toJson $value) (toJson (get $defaults $key))) -}}
+{{- $default := ternary (toJson (get $defaults $key)) "null" (hasKey $defaults $key) -}}
+{{- if and $found (eq (toJson $node) (toJson $value)) (ne (toJson $value) $default) -}}
 {{- $_ := set $hits (printf "%s|%s|%s" $key (toJson $value) $mode) true -}}
 {{- end -}}
 {{- end -}}

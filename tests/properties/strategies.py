@@ -1,0 +1,224 @@
+"""Values files as users write them, right and wrong, for the equivalence properties.
+
+``site()`` draws a valid file (pools, taints, clouds and driver modes, tenants, HPAs, GPU
+signals, intervals, subchart overrides that agree with the knobs), then usually breaks it with
+one to three mistakes from ``FAULTS``, each aimed at a rule of the catalogue (a duplicate, a
+missing pool, a Dask HPA, a selector that drops the DCGM monitor, a derived key set wrong, a
+setting another cloud's profile left behind, ...). About a third of the files stay valid. The
+values stay within the model's types: the catalogue, not the schema, is under test here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpu_platform.clouds.requirements import GKE_DRIVER_DIR
+from hypothesis import strategies as st
+
+POOL_NAMES = ["gpu", "t4", "a100"]
+TENANT_NAMES = ["team-a", "team-b", "research"]
+TAINTS = st.sampled_from([
+    {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+    {"key": "dedicated", "value": "ml", "effect": "NoExecute"},
+    {"key": "spot", "effect": "PreferNoSchedule"},
+])
+# The gpu-operator settings each cloud's preinstalled drivers need (clouds/requirements.py
+# holds them with their sources; the file writes them as a user following the message would).
+PREINSTALLED = {
+    "gke": {"hostPaths": {"driverInstallDir": GKE_DRIVER_DIR},
+            "toolkit": {"installDir": GKE_DRIVER_DIR}},
+    "eks": {"toolkit": {"enabled": False}},
+    "aks": {"toolkit": {"enabled": False},
+            "operator": {"runtimeClass": "nvidia-container-runtime"}},
+}
+
+
+@st.composite
+def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
+    gpus = draw(st.integers(1, 4))
+    low = draw(st.integers(0, 3))
+    return {
+        "name": name, "cloud": cloud, "driver": driver, "gpusPerNode": gpus,
+        "minNodes": low, "maxNodes": low + draw(st.integers(1, 5)),
+        "taints": draw(st.lists(TAINTS, max_size=2, unique_by=lambda t: t["key"])),
+        "prepullImages": draw(st.lists(st.sampled_from([
+            {"name": "extra", "image": "nvcr.io/nvidia/tritonserver:24.05-py3"}]), max_size=1)),
+        "placeholders": {"replicas": draw(st.integers(0, 2)),
+                         "gpusPerPod": draw(st.integers(1, gpus))},
+    }
+
+
+@st.composite
+def metric(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.booleans()):
+        value = draw(st.sampled_from([40, "500m", 0.5, "2"]))
+        return {"type": "Pods", "pods": {
+            "metric": {"name": draw(st.sampled_from(["gpu_utilization_current",
+                                                      "gpu_engine_active_over_time"]))},
+            "target": {"type": "AverageValue", "averageValue": value}}}
+    target = draw(st.sampled_from([{"type": "Utilization", "averageUtilization": 60},
+                                   {"type": "AverageValue", "averageValue": "2"}]))
+    return {"type": "Resource", "resource": {"name": "cpu", "target": target}}
+
+
+@st.composite
+def hpa(draw: st.DrawFn, name: str, tenants: list[str]) -> dict[str, Any]:
+    low = draw(st.integers(1, 3))
+    return {
+        "name": name,
+        "namespace": draw(st.sampled_from(["", *tenants])),
+        "scaleTargetRef": {"apiVersion": "apps/v1",
+                           "kind": draw(st.sampled_from(["Deployment", "StatefulSet"])),
+                           "name": "workers"},
+        "minReplicas": low,
+        "maxReplicas": low + draw(st.integers(0, 4)),
+        "metrics": draw(st.lists(metric(), min_size=1, max_size=2)),
+    }
+
+
+SIGNAL_SETS = [
+    None,  # the defaults
+    [{"name": "gpu_utilization_current", "series": "DCGM_FI_DEV_GPU_UTIL",
+      "clampMin": 0, "clampMax": 100},
+     {"name": "gpu_engine_active_over_time", "series": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+      "window": "1m", "clampMin": 0.5},
+     {"name": "fb_max", "series": "DCGM_FI_DEV_FB_USED", "aggregation": "max", "window": "30s"}],
+]
+
+
+@st.composite
+def valid_site(draw: st.DrawFn) -> dict[str, Any]:
+    cloud = draw(st.sampled_from(["generic", "kind", "gke", "eks", "aks"]))
+    driver = draw(st.sampled_from(["operator", "preinstalled"]))
+    names = draw(st.lists(st.sampled_from(POOL_NAMES), min_size=1, max_size=3, unique=True))
+    interval = draw(st.sampled_from(["1s", "2s", "5s", "15s", "30s"]))
+    tenants = draw(st.lists(st.sampled_from(TENANT_NAMES), max_size=3, unique=True))
+    platform: dict[str, Any] = {
+        "monitoring": {
+            "scrapeInterval": interval,
+            "evaluationInterval": draw(st.sampled_from(["30s", "1m"])),
+            "dcgmLabelMode": draw(st.sampled_from(["honorLabels", "exported"])),
+        },
+        "nodePools": [draw(pool(n, cloud, driver)) for n in names],
+        "tenants": [{"name": t, "quota": {"gpus": draw(st.integers(0, 8))},
+                     "nodePools": draw(st.lists(st.sampled_from(names), max_size=2, unique=True))}
+                    for t in tenants],
+        "hpas": [draw(hpa(h, tenants)) for h in draw(st.lists(
+            st.sampled_from(["workers", "gpu-workers"]), max_size=2, unique=True))],
+        "crdUpgradeJobs": draw(st.booleans()),
+    }
+    signals = draw(st.sampled_from(SIGNAL_SETS))
+    if signals is not None:
+        platform["monitoring"]["gpuSignals"] = signals
+    if draw(st.booleans()):
+        platform["prepuller"] = {"images": [
+            {"name": "rapids", "image": "nvcr.io/nvidia/rapidsai/base:25.08-cuda12.9-py3.12"}]}
+    data: dict[str, Any] = {"platform": platform}
+    if driver == "preinstalled" and cloud in PREINSTALLED:
+        data["gpu-operator"] = PREINSTALLED[cloud]
+    if draw(st.booleans()):  # a derived key written as the tool writes it: accepted
+        data["kube-prometheus-stack"] = {"prometheus": {"prometheusSpec": {
+            "scrapeInterval": interval}}}
+    return data
+
+
+def _first(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    items = data["platform"][key]
+    return items[0] if items else None
+
+
+def _set(data: dict[str, Any], chart: str, path: tuple[str, ...], value: Any) -> None:
+    node = data.setdefault(chart, {})
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+
+
+def _dup_pool(d: dict[str, Any]) -> None:
+    d["platform"]["nodePools"].append(dict(d["platform"]["nodePools"][0]))
+
+
+def _tenant(d: dict[str, Any], **fields: Any) -> None:
+    d["platform"]["tenants"].append({"name": "team-z", **fields})
+
+
+def _hpa(d: dict[str, Any], **ref: Any) -> None:
+    d["platform"]["hpas"].append({
+        "name": "extra", "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                            "name": "w", **ref.pop("ref", {})},
+        "maxReplicas": 3, "metrics": [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
+        **ref})
+
+
+def _pool0(d: dict[str, Any], **fields: Any) -> None:
+    d["platform"]["nodePools"][0].update(fields)
+
+
+# One mistake each, aimed at a rule of the catalogue.
+FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "pool-unique": _dup_pool,
+    "pool-node-bounds": lambda d: _pool0(d, minNodes=9, maxNodes=2),
+    "placeholder-fits-node": lambda d: _pool0(d, gpusPerNode=1,
+                                              placeholders={"replicas": 1, "gpusPerPod": 4}),
+    "placeholders-fit-pool": lambda d: _pool0(d, gpusPerNode=2, maxNodes=1,
+                                              placeholders={"replicas": 3, "gpusPerPod": 2}),
+    "prepull-names-unique": lambda d: _pool0(d, prepullImages=[
+        {"name": "rapids", "image": "r/base:1"}, {"name": "rapids", "image": "r/base:2"}]),
+    "pools-one-cloud": lambda d: d["platform"]["nodePools"].append(
+        {"name": "elsewhere", "cloud": "gke" if d["platform"]["nodePools"][0]["cloud"] != "gke"
+         else "eks"}),
+    "cloud-driver-settings": lambda d: _set(d, "gpu-operator", ("toolkit", "enabled"), False)
+    if d["platform"]["nodePools"][0]["cloud"] in ("gke", "aks")
+    or d["platform"]["nodePools"][0]["driver"] == "operator"
+    else _set(d, "gpu-operator", ("toolkit", "enabled"), True),
+    "cloud-foreign-settings": lambda d: _set(d, "gpu-operator", ("hostPaths", "driverInstallDir"),
+                                             GKE_DRIVER_DIR),
+    "tenant-unique": lambda d: (_tenant(d), _tenant(d)),
+    "tenant-not-system": lambda d: _tenant(d, name="kube-system"),
+    "tenant-pools-exist": lambda d: _tenant(d, nodePools=["missing"]),
+    "hpa-unique": lambda d: (_hpa(d), _hpa(d)),
+    "hpa-not-dask": lambda d: _hpa(d, ref={"apiVersion": "kubernetes.dask.org/v1",
+                                           "kind": "DaskWorkerGroup"}),
+    "hpa-target-scalable": lambda d: _hpa(d, ref={"apiVersion": "apps/v1beta1"}),
+    "hpa-replica-bounds": lambda d: _hpa(d, minReplicas=5, maxReplicas=2),
+    "hpa-namespace-exists": lambda d: _hpa(d, namespace="ray"),
+    "hpa-metric-served": lambda d: _hpa(d, metrics=[{"type": "Pods", "pods": {
+        "metric": {"name": "gpu_util"}, "target": {"type": "AverageValue", "averageValue": 1}}}]),
+    "hpa-pods-target": lambda d: _hpa(d, metrics=[{"type": "Pods", "pods": {
+        "metric": {"name": "gpu_utilization_current"}, "target": {"type": "Value",
+                                                                  "value": "1"}}}]),
+    "hpa-resource-target": lambda d: _hpa(d, metrics=[{"type": "Resource", "resource": {
+        "name": "memory", "target": {"type": "Utilization"}}}]),
+    "hpa-metric-adapter": lambda d: (_hpa(d, metrics=[{"type": "Pods", "pods": {
+        "metric": {"name": "gpu_utilization_current"},
+        "target": {"type": "AverageValue", "averageValue": 1}}}]),
+        _set(d, "prometheus-adapter", ("enabled",), False)),
+    "signal-unique": lambda d: d["platform"]["monitoring"].__setitem__("gpuSignals", [
+        {"name": "x", "series": "DCGM_FI_DEV_GPU_UTIL"},
+        {"name": "x", "series": "DCGM_FI_DEV_FB_USED"}]),
+    "monitor-selector-keeps-dcgm": lambda d: _set(
+        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "serviceMonitorSelector"),
+        {"matchLabels": {"release": "x"}}),
+    "rule-selector-keeps-rules": lambda d: _set(
+        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "ruleSelector"),
+        {"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+    "derived-set-wrong": lambda d: _set(
+        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "evaluationInterval"), "2m"),
+    "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("prometheus", "port"), 9091),
+    "dcgm-exporter-interval": lambda d: _set(d, "gpu-operator", ("dcgmExporter", "env"), [
+        {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"}]),
+}
+
+
+@st.composite
+def site(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid values file, usually broken by one to three of the FAULTS."""
+    data = draw(valid_site())
+    faults = draw(st.lists(st.sampled_from(sorted(FAULTS)), max_size=3, unique=True))
+    if faults and draw(st.integers(0, 2)) == 0:
+        faults = []
+    for name in faults:
+        FAULTS[name](data)
+    return data
