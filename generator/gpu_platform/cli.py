@@ -1,4 +1,4 @@
-"""Command line: ``gpu-platform render|values|validate|template|tools``.
+"""Command line: ``gpu-platform render|values|validate|template|diff|lint|...``.
 
 Logs go to stderr, data to stdout. This is the only place that turns errors into exit codes:
 0 ok, 1 failure or drift, 2 usage. A user never sees a traceback for bad input.
@@ -11,7 +11,6 @@ import importlib.util
 import io
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from gpu_platform import simulate as simulation
 from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
 from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
+from gpu_platform.ops import template as template_ops
 from gpu_platform.ops.promapi import credentials
 from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
@@ -30,6 +30,7 @@ from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_cha
 from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
+from gpu_platform.pipeline.setvalues import SetArg, ordered
 from gpu_platform.publish import metadata
 from gpu_platform.simulate import load_workload
 from gpu_platform.simulate.settings import reference as simulation_reference
@@ -48,7 +49,13 @@ def _checkout_chart(what: str) -> Path:
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, usage_in_errors: bool = False, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.usage_in_errors = usage_in_errors
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        if self.usage_in_errors:
+            raise UsageError(f"{self.format_usage().rstrip()}\n{self.prog}: {message}")
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -56,6 +63,33 @@ def _values_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("-f", "--values", action="append", default=[], metavar="VALUES",
                    required=required,
                    help="values file (repeatable; later files override earlier ones)")
+
+
+def _set_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="K=V",
+                   help="set values as Helm does (a.b=v, a[0]=v, a={x,y}; repeatable); checked "
+                   "like -f files")
+    p.add_argument("--set-string", action="append", default=[], metavar="K=V",
+                   help="as --set, every value a string")
+    p.add_argument("--set-file", action="append", default=[], metavar="K=PATH",
+                   help="as --set, the value read from a file")
+
+
+def _release_args(p: argparse.ArgumentParser) -> None:
+    from gpu_platform.ops.template import DEFAULT_NAMESPACE
+    from gpu_platform.publish.dependencies import MODES
+
+    p.add_argument("-n", "--namespace", default=DEFAULT_NAMESPACE,
+                   help="namespace of the release (default %(default)s)")
+    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
+                   help="Kubernetes version Helm assumes (default %(default)s)")
+    p.add_argument("-a", "--api-versions", action="append", default=[], metavar="API",
+                   help="more API versions the cluster serves, besides those the bundled "
+                   "charts need (repeatable)")
+    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    p.add_argument("--dependencies", choices=MODES, default="auto",
+                   help="the generated chart's four subcharts: real (from their "
+                   "repositories), standins (offline), or auto (default)")
 
 
 def version_text() -> str:
@@ -92,14 +126,39 @@ def build_parser() -> argparse.ArgumentParser:
     _values_arg(p, required=True)
     p.add_argument("--strict", action="store_true", help="warnings fail too")
 
-    p = sub.add_parser("template", help="render the chart, then run real helm template")
+    p = sub.add_parser(
+        "template", help="render a release like helm template, after the tool's checks",
+        usage_in_errors=True,
+        usage="gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
+        "[--show-only PATH] [--output-dir DIR] [options]",
+        description="Drop-in for `helm template NAME CHART`: the values (-f, --set, "
+        "--set-string, --set-file, with Helm's meaning) are checked and resolved by the tool, "
+        "then real helm renders the chart generated from them, or the CHART given (a folder, "
+        "a .tgz such as `gpu-platform package` builds, an oci:// reference), in a Helm home "
+        "of the tool's own.")
+    p.add_argument("positionals", nargs="*", metavar="NAME [CHART]",
+                   help="release name (default gpu-platform); chart (default: the one "
+                   "generated from the values)")
     _values_arg(p)
-    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION)
-    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    _set_args(p)
+    _release_args(p)
+    p.add_argument("-s", "--show-only", action="append", default=[], metavar="PATH",
+                   help="only the manifests of this chart file, e.g. "
+                   "templates/scheduling/priorityclass.yaml (repeatable)")
+    p.add_argument("--output-dir", type=Path, metavar="DIR",
+                   help="write the manifests to files under DIR (a folder the tool wrote "
+                   "before, or a new or empty one)")
+    p.add_argument("--include-crds", action="store_true",
+                   help="include the CRDs of the charts' crds/ folders")
+    p.add_argument("--version", dest="chart_version", metavar="VERSION",
+                   help="version of an oci:// CHART")
+    p.add_argument("--plain-http", action="store_true",
+                   help="reach an oci:// registry over plain HTTP")
     p.add_argument("--skip-refresh", action="store_true",
-                   help="use helm's cached repository indexes (offline)")
+                   help="same as --dependencies standins (kept for existing scripts)")
     p.add_argument("--summary", action="store_true",
                    help="print components, chart versions and objects by kind instead")
+    p.set_defaults(parser=p)
 
     p = sub.add_parser(
         "lint", help="lint Kubernetes manifests: schemas, removed APIs, GPU rules")
@@ -263,21 +322,56 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_template(args: argparse.Namespace) -> int:
-    from gpu_platform.publish import dependencies
+def _usage(args: argparse.Namespace, message: str) -> UsageError:
+    """A usage error of a template/diff command: its usage line, then the message."""
+    parser = args.parser
+    return UsageError(f"{parser.format_usage().rstrip()}\n{parser.prog}: {message}")
 
-    checked = check_files(args.values)
+
+def _looks_like_chart(text: str) -> bool:
+    return (text.startswith(("oci://", "https://", "http://")) or text.endswith(".tgz")
+            or "/" in text or Path(text).is_dir())
+
+
+def _sets(args: argparse.Namespace) -> list[SetArg]:
+    return ordered(args.set, args.set_string, args.set_file)
+
+
+def _release(args: argparse.Namespace, name: str) -> template_ops.Release:
+    return template_ops.Release(name, args.namespace, args.kube_version,
+                                tuple(args.api_versions), args.helm)
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    positionals = args.positionals
+    if len(positionals) > 2:
+        raise _usage(args, f"takes at most NAME and CHART, got {len(positionals)} arguments: "
+                     + " ".join(positionals))
+    if len(positionals) == 1 and _looks_like_chart(positionals[0]):
+        raise _usage(args, f"{positionals[0]} looks like a chart; name the release first, as "
+                     f"with helm: gpu-platform template NAME {positionals[0]}")
+    name = positionals[0] if positionals else template_ops.DEFAULT_RELEASE
+    chart = template_ops.Chart(positionals[1] if len(positionals) > 1 else None,
+                               args.chart_version, args.plain_http)
+    if args.summary and args.output_dir:
+        raise _usage(args, "--summary prints a summary; --output-dir writes files: use one")
+    release = _release(args, name)
+    try:
+        release.check()
+        chart.check()
+    except UsageError as exc:
+        raise _usage(args, str(exc)) from None
+    checked = template_ops.check(args.values, _sets(args))
     _print_warnings(checked)
-    files = chart_files(checked)
-    deps = dependencies.fetch("standins" if args.skip_refresh else "auto", major=args.helm,
-                              log=_log)
-    with tempfile.TemporaryDirectory(prefix="gpu-platform-") as tmp:
-        chart = Path(tmp) / "gpu-platform"
-        write_chart(files, chart)
-        dependencies.install_into(chart, deps)
-        manifests = helm.template(chart, [], major=args.helm, kube=args.kube_version,
-                                  env=dependencies.helm_env())
-    sys.stdout.write(summary(checked, manifests) if args.summary else manifests)
+    mode = "standins" if args.skip_refresh else args.dependencies
+    rendered = template_ops.render(release, chart, checked, include_crds=args.include_crds,
+                                   show_only=args.show_only, output_dir=args.output_dir,
+                                   mode=mode, log=_log)
+    if args.output_dir is not None:
+        _log(f"wrote {len(rendered.written)} files to {args.output_dir}")
+        return 0
+    sys.stdout.write(summary(checked, rendered.manifests) if args.summary
+                     else rendered.manifests)
     return 0
 
 
@@ -458,9 +552,21 @@ COMMANDS = {
 }
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse the command line; ``template`` and ``diff`` take NAME and CHART between options,
+    as helm does (argparse alone stops collecting positionals at the first option)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and hasattr(args, "positionals") and not any(e.startswith("-") for e in extra):
+        args.positionals = [*args.positionals, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(argv)
         return COMMANDS[args.command](args)
     except ValuesInvalid as exc:
         _log(str(exc))
