@@ -7,11 +7,14 @@ Logs go to stderr, data to stdout. This is the only place that turns errors into
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import io
 import json
+import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -35,7 +38,7 @@ from gpu_platform.publish import metadata
 from gpu_platform.simulate import load_workload
 from gpu_platform.simulate.settings import reference as simulation_reference
 from gpu_platform.summary import summary
-from gpu_platform.writes import write_file
+from gpu_platform.writes import WriteRefused, write_file
 
 
 def _checkout_chart(what: str) -> Path:
@@ -158,6 +161,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="same as --dependencies standins (kept for existing scripts)")
     p.add_argument("--summary", action="store_true",
                    help="print components, chart versions and objects by kind instead")
+    p.set_defaults(parser=p)
+
+    p = sub.add_parser(
+        "diff", help="what an upgrade changes, object by object; what Kubernetes refuses",
+        usage_in_errors=True,
+        usage="gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
+        "[--set K=V] [--to-chart CHART] [-n NAMESPACE] [--format text|json] [options]",
+        description="Render the release twice (before: --from-values/--from-chart; after: "
+        "-f/--set and --to-chart, as `helm upgrade` would get them) and compare the objects: "
+        "added, removed, changed fields, changes Kubernetes refuses (immutable fields), "
+        "disruptive ones, and CRDs Helm will not apply. Exit 0: no change; 1: changes; "
+        "2: changes Kubernetes would refuse (or a usage error).")
+    p.add_argument("positionals", nargs="*", metavar="NAME",
+                   help="release name (default gpu-platform)")
+    p.add_argument("--from-values", action="append", default=[], metavar="FILE",
+                   help="values of the current release, as `helm get values NAME` prints them "
+                   "(repeatable; default: the same values as the new side)")
+    p.add_argument("--from-chart", metavar="CHART",
+                   help="chart of the current release: a folder, a .tgz, an oci:// reference "
+                   "(default: the one generated from the values)")
+    p.add_argument("--from-version", metavar="VERSION", help="version of an oci:// --from-chart")
+    _values_arg(p)
+    _set_args(p)
+    p.add_argument("--to-chart", metavar="CHART",
+                   help="chart to upgrade to (default: the one generated from the values)")
+    p.add_argument("--to-version", metavar="VERSION", help="version of an oci:// --to-chart")
+    p.add_argument("--plain-http", action="store_true",
+                   help="reach oci:// registries over plain HTTP")
+    _release_args(p)
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text grouped by kind (default), or JSON")
     p.set_defaults(parser=p)
 
     p = sub.add_parser(
@@ -328,6 +362,22 @@ def _usage(args: argparse.Namespace, message: str) -> UsageError:
     return UsageError(f"{parser.format_usage().rstrip()}\n{parser.prog}: {message}")
 
 
+def _usage_line(command: Callable[[argparse.Namespace], int]) -> Callable[
+        [argparse.Namespace], int]:
+    """Usage errors of the command (a missing values file too) start with its usage line."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except WriteRefused:
+            raise
+        except UsageError as exc:
+            if str(exc).startswith("usage:"):
+                raise
+            raise _usage(args, str(exc)) from None
+    return run
+
+
 def _looks_like_chart(text: str) -> bool:
     return (text.startswith(("oci://", "https://", "http://")) or text.endswith(".tgz")
             or "/" in text or Path(text).is_dir())
@@ -342,6 +392,7 @@ def _release(args: argparse.Namespace, name: str) -> template_ops.Release:
                                 tuple(args.api_versions), args.helm)
 
 
+@_usage_line
 def cmd_template(args: argparse.Namespace) -> int:
     positionals = args.positionals
     if len(positionals) > 2:
@@ -356,11 +407,8 @@ def cmd_template(args: argparse.Namespace) -> int:
     if args.summary and args.output_dir:
         raise _usage(args, "--summary prints a summary; --output-dir writes files: use one")
     release = _release(args, name)
-    try:
-        release.check()
-        chart.check()
-    except UsageError as exc:
-        raise _usage(args, str(exc)) from None
+    release.check()
+    chart.check()
     checked = template_ops.check(args.values, _sets(args))
     _print_warnings(checked)
     mode = "standins" if args.skip_refresh else args.dependencies
@@ -373,6 +421,97 @@ def cmd_template(args: argparse.Namespace) -> int:
     sys.stdout.write(summary(checked, rendered.manifests) if args.summary
                      else rendered.manifests)
     return 0
+
+
+def _apply_crds_command(args: argparse.Namespace, name: str, files: list[str],
+                        sets: list[SetArg], paths: list[str]) -> str:
+    """`gpu-platform template` of the new side, only its changed CRD files, into kubectl."""
+    argv = ["gpu-platform", "template", name]
+    if args.to_chart:
+        argv.append(args.to_chart)
+    argv += ["-n", args.namespace]
+    if args.to_version:
+        argv += ["--version", args.to_version]
+    if args.plain_http and args.to_chart:
+        argv.append("--plain-http")
+    for path in files:
+        argv += ["-f", path]
+    for arg in sets:
+        argv += [arg.flag, arg.text]
+    if args.dependencies != "auto" and not args.to_chart:
+        argv += ["--dependencies", args.dependencies]
+    argv.append("--include-crds")
+    for path in paths:
+        argv += ["--show-only", path]
+    return shlex.join(argv) + " | kubectl apply --server-side --force-conflicts -f -"
+
+
+@_usage_line
+def cmd_diff(args: argparse.Namespace) -> int:
+    from gpu_platform.ops import diff as object_diff
+
+    if len(args.positionals) > 1:
+        raise _usage(args, "takes one NAME (the release); name charts with --from-chart and "
+                     "--to-chart")
+    name = args.positionals[0] if args.positionals else template_ops.DEFAULT_RELEASE
+    release = _release(args, name)
+    before_chart = template_ops.Chart(args.from_chart, args.from_version, args.plain_http,
+                                      version_flag="--from-version")
+    after_chart = template_ops.Chart(args.to_chart, args.to_version, args.plain_http,
+                                     version_flag="--to-version")
+    sets = _sets(args)
+    # The new side's values, as `helm upgrade` gets them: -f/--set, or with none of those the
+    # current release's values (Helm reuses them when an upgrade is given no values).
+    after_files, after_sets = (list(args.values), sets) if args.values or sets \
+        else (list(args.from_values), [])
+    before_files = list(args.from_values) or after_files
+    before_sets = [] if args.from_values else after_sets
+    release.check()
+    before_chart.check()
+    after_chart.check()
+    if before_chart == after_chart and (before_files, before_sets) == (after_files, after_sets):
+        raise _usage(args, "nothing to compare: give the current release's values "
+                     "(--from-values FILE) and the new ones (-f/--set), or two charts "
+                     "(--from-chart and/or --to-chart)")
+    after_values = template_ops.check(after_files, after_sets)
+    _print_warnings(after_values)
+    before_values: Checked | template_ops.ReleaseValues = after_values
+    if args.from_values and before_chart.ref is not None:
+        # What the current release was rendered from, judged by its own chart (see
+        # ReleaseValues): as given, not by this tool's model.
+        before_values = template_ops.ReleaseValues(tuple(args.from_values))
+    elif args.from_values and args.from_values != after_files:
+        before_values = template_ops.check(args.from_values)
+        _print_warnings(before_values)
+    sides = []
+    for chart, values in ((before_chart, before_values), (after_chart, after_values)):
+        rendered = template_ops.render(release, chart, values, include_crds=True,
+                                       mode=args.dependencies, log=_log)
+        sides.append(object_diff.parse(rendered.manifests))
+    report = object_diff.compare(sides[0], sides[1], release.namespace)
+    report.release = {"name": release.name, "namespace": release.namespace,
+                      "kubeVersion": helm.kube_version(release.kube_version)}
+    described = {"from": before_files + [str(a) for a in before_sets],
+                 "to": after_files + [str(a) for a in after_sets]}
+    report.sides = {
+        side: {"chart": chart.ref, "version": chart.version, "values": described[side],
+               "checked": not isinstance(values, template_ops.ReleaseValues),
+               "description": _side_text(chart, described[side])}
+        for side, chart, values in (("from", before_chart, before_values),
+                                    ("to", after_chart, after_values))}
+    if report.crd_paths:
+        report.apply_crds = _apply_crds_command(args, name, after_files, after_sets,
+                                                report.crd_paths)
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=1, sort_keys=True, ensure_ascii=False,
+                         default=str))
+    else:
+        sys.stdout.write(report.text())
+    return report.exit_code
+
+
+def _side_text(chart: template_ops.Chart, values: list[str]) -> str:
+    return f"{chart.describe()}, values: {', '.join(values) if values else 'chart defaults'}"
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -541,6 +680,7 @@ COMMANDS = {
     "values": cmd_values,
     "validate": cmd_validate,
     "template": cmd_template,
+    "diff": cmd_diff,
     "lint": cmd_lint,
     "report": cmd_report,
     "simulate": cmd_simulate,

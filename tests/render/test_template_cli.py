@@ -164,6 +164,20 @@ def test_include_crds_adds_the_crds_folders(capsys):
             "clusterpolicies.nvidia.com"} <= crds
 
 
+def test_values_may_be_what_helm_get_values_prints(capsys, tmp_path):
+    current = tmp_path / "current.yaml"
+    current.write_text("USER-SUPPLIED VALUES:\nplatform:\n  tenants:\n  - name: alpha\n"
+                       "  monitoring:\n    scrapeInterval: fast\n")
+    code, out, err = run(capsys, "template", "r", "-f", str(current), *STANDINS)
+    assert code == 1 and out == ""
+    assert f"{current}:6:5: platform.monitoring.scrapeInterval:" in err, "lines keep numbers"
+    code, out, err = run(capsys, "template", "r", "-f", str(current), "--set",
+                         "platform.monitoring.scrapeInterval=2s", *STANDINS)
+    assert code == 0, err
+    assert [o["metadata"]["name"] for o in by_kind(load_manifests(out), "Namespace")] == [
+        "alpha"]
+
+
 def test_summary_still_works(capsys):
     code, out, _ = run(capsys, "template", "-f", str(REPO / "values" / "kind.yaml"), "--summary",
                        *STANDINS)

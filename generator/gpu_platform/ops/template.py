@@ -32,14 +32,7 @@ from pathlib import Path
 from gpu_platform import helm
 from gpu_platform.errors import GpuPlatformError, HelmError, Problem, UsageError, ValuesInvalid
 from gpu_platform.pipeline.emit.chart import chart_files, dump_yaml, write_chart
-from gpu_platform.pipeline.load import (
-    LoadedValues,
-    Origins,
-    load_values,
-    merge_into,
-    parse_text,
-    read_file,
-)
+from gpu_platform.pipeline.load import LoadedValues, Origins, merge_into, parse_text, read_file
 from gpu_platform.pipeline.rules import Checked, check_data
 from gpu_platform.pipeline.setvalues import SetArg
 from gpu_platform.pipeline.setvalues import apply as apply_sets
@@ -91,6 +84,7 @@ class Chart:
     ref: str | None = None
     version: str | None = None  # for oci:// references
     plain_http: bool = False
+    version_flag: str = field(default="--version", compare=False)  # for messages
 
     @property
     def remote(self) -> bool:
@@ -105,9 +99,9 @@ class Chart:
         """Refuse, before any work, a chart this tool cannot reach with its own Helm home."""
         if self.ref is None:
             if self.version:
-                raise UsageError("--version names a version of a chart given as oci://...; the "
-                                 "generated chart is always this tool's version "
-                                 f"{metadata.version()}")
+                raise UsageError(f"{self.version_flag} names a version of a chart given as "
+                                 "oci://...; the generated chart is always this tool's "
+                                 f"version {metadata.version()}")
             return
         if self.remote:
             return
@@ -121,8 +115,8 @@ class Chart:
                     "path, oci:// reference or https:// URL") if "/" in self.ref else ""
             raise UsageError(f"{self.ref}: no such chart folder or archive{hint}")
         if self.version:
-            raise UsageError(f"--version applies to oci:// and https:// charts, not to the local "
-                             f"chart {self.ref}")
+            raise UsageError(f"{self.version_flag} applies to oci:// and https:// charts, not to "
+                             f"the local chart {self.ref}")
 
 
 @dataclass(frozen=True)
@@ -159,35 +153,29 @@ def release_values_text(path: str) -> str:
     return text
 
 
-def load(files: Sequence[str] = (), sets: Sequence[SetArg] = (), *,
-         release_values: bool = False) -> LoadedValues:
-    """The user's values: ``-f`` files merged as Helm merges them, then the ``--set`` flags.
-
-    With ``release_values`` the files may be ``helm get values`` output (header included)."""
-    if release_values:
-        loaded = LoadedValues({}, Origins(), [])
-        problems: list[Problem] = []
-        for path in files:
-            name = "<stdin>" if path == "-" else path
-            try:
-                data, origins = parse_text(_strip_header(read_file(path)), name)
-            except ValuesInvalid as exc:
-                problems.extend(exc.problems)
-                continue
-            merge_into(loaded.data, data, loaded.origins, origins)
-            loaded.files.append(name)
-        if problems:
-            raise ValuesInvalid(problems)
-    else:
-        loaded = load_values(list(files))
+def load(files: Sequence[str] = (), sets: Sequence[SetArg] = ()) -> LoadedValues:
+    """The user's values: ``-f`` files merged as Helm merges them (a file may be ``helm get
+    values`` output: its header line is skipped), then the ``--set`` flags."""
+    loaded = LoadedValues({}, Origins(), [])
+    problems: list[Problem] = []
+    for path in files:
+        name = "<stdin>" if path == "-" else path
+        try:
+            data, origins = parse_text(_strip_header(read_file(path)), name)
+        except ValuesInvalid as exc:
+            problems.extend(exc.problems)
+            continue
+        merge_into(loaded.data, data, loaded.origins, origins)
+        loaded.files.append(name)
+    if problems:
+        raise ValuesInvalid(problems)
     apply_sets(loaded, sets)
     return loaded
 
 
-def check(files: Sequence[str] = (), sets: Sequence[SetArg] = (), *,
-          release_values: bool = False) -> Checked:
+def check(files: Sequence[str] = (), sets: Sequence[SetArg] = ()) -> Checked:
     """The checked values of these files and flags (the chart defaults when none)."""
-    return check_data(load(files, sets, release_values=release_values))
+    return check_data(load(files, sets))
 
 
 def _error_lines(stderr: str) -> list[str]:
