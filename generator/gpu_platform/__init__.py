@@ -3,9 +3,10 @@
 The folders draw the flow (values files in, a checked chart and its figures out):
 
 - ``pipeline/``: the chart pipeline, one module per stage: ``load`` (values files with source
-  positions; ``setvalues`` adds Helm's ``--set`` flags) -> ``model`` (the typed values) -> ``subchart_keys`` and ``rules`` (every check,
-  located) -> ``derive`` (values that fan out to several components) -> ``emit/`` (Chart.yaml,
-  values.yaml, values.schema.json, templates, README reference; written atomically).
+  positions; ``setvalues`` adds Helm's ``--set`` flags) -> ``model`` (the typed values) ->
+  ``subchart_keys`` and ``rules`` (every check, located) -> ``derive`` (values that fan out to
+  several components) -> ``emit/`` (Chart.yaml, values.yaml, values.schema.json, templates,
+  README reference; written atomically).
 - ``lint/``: the same schema engine and GPU rules, applied to a team's own manifests.
 - ``ops/``: the day after: ``report`` (what a period cost and how long users waited, from a
   real Prometheus) and the usage figures it shares with ``simulate``; ``template`` (render a

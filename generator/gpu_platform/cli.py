@@ -79,10 +79,7 @@ def _set_args(p: argparse.ArgumentParser) -> None:
 
 
 def _release_args(p: argparse.ArgumentParser) -> None:
-    from gpu_platform.ops.template import DEFAULT_NAMESPACE
-    from gpu_platform.publish.dependencies import MODES
-
-    p.add_argument("-n", "--namespace", default=DEFAULT_NAMESPACE,
+    p.add_argument("-n", "--namespace", default=template_ops.DEFAULT_NAMESPACE,
                    help="namespace of the release (default %(default)s)")
     p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
                    help="Kubernetes version Helm assumes (default %(default)s)")
@@ -90,7 +87,7 @@ def _release_args(p: argparse.ArgumentParser) -> None:
                    help="more API versions the cluster serves, besides those the bundled "
                    "charts need (repeatable)")
     p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
-    p.add_argument("--dependencies", choices=MODES, default="auto",
+    p.add_argument("--dependencies", choices=template_ops.dependencies.MODES, default="auto",
                    help="the generated chart's four subcharts: real (from their "
                    "repositories), standins (offline), or auto (default)")
 

@@ -196,6 +196,11 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {{name: {moved_name}, namespace: {moved_ns}}}
 data: {{a: "1"}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: {renamed}}}
+data: {{a: "1"}}
 """
 
 ONLY_V1 = """\
@@ -258,12 +263,12 @@ V1 = dict(replicas=1, selector="web", agent_image="agent:1", vct="1Gi", grows="1
           shrinks="10Gi", storage_class="standard", job_tag="1", cluster_ip="None",
           api_spec="{type: ClusterIP, ports: [{port: 80}]}", role="reader", warm=-10,
           preemption="", global_default="false", level="info", password="s3cret",
-          moved_name="moved", moved_ns="east")
+          moved_name="moved", moved_ns="east", renamed="old-name")
 V2 = dict(V1, replicas=2, selector="web-v2", agent_image="agent:2", vct="2Gi", grows="2Gi",
           shrinks="5Gi", storage_class="fast", job_tag="2", cluster_ip="10.0.0.10",
           api_spec="{type: ExternalName, externalName: api.example.com}", role="writer",
           warm=-20, preemption="preemptionPolicy: Never", global_default="true",
-          level="debug", password="n3w", moved_ns="west")
+          level="debug", password="n3w", moved_ns="west", renamed="new-name")
 
 
 def make_chart(folder: Path, version: str, params: dict, *, extra: dict[str, str]) -> Path:
@@ -318,6 +323,8 @@ EXPECTED = {
     ("Secret", "gpu-platform", "creds"): ("changed", set()),
     ("ConfigMap", "east", "moved"): ("removed", {("disruptive", "metadata.namespace")}),
     ("ConfigMap", "west", "moved"): ("added", {("note", "metadata.namespace")}),
+    ("ConfigMap", "gpu-platform", "old-name"): ("removed", {("disruptive", "")}),
+    ("ConfigMap", "gpu-platform", "new-name"): ("added", set()),
     ("ConfigMap", "gpu-platform", "gone"): ("removed", {("disruptive", "")}),
     ("ConfigMap", "gpu-platform", "left-behind"): ("removed", {("disruptive", "")}),
     ("Namespace", "", "team-a"): ("removed", {("disruptive", "")}),
@@ -335,8 +342,8 @@ def test_every_rule_between_two_chart_versions(capsys, charts, major):
                              str(charts["v2"]), "--helm", str(major))
     assert code == 2
     assert findings(report) == EXPECTED
-    assert report["summary"] == {"added": 2, "removed": 5, "changed": 16, "refused": 11,
-                                 "disruptive": 6, "crds": 2}
+    assert report["summary"] == {"added": 3, "removed": 6, "changed": 16, "refused": 11,
+                                 "disruptive": 7, "crds": 2}
     by_name = {(o["kind"], o["name"]): o for o in report["objects"]}
     web = {f["path"]: (f.get("from"), f.get("to")) for f in by_name[("Deployment", "web")][
         "fields"]}
@@ -380,7 +387,7 @@ def test_the_text_report_groups_by_kind(capsys, charts):
     assert "      stringData.password: changed (value hidden)" in out
     assert "s3cret" not in out
     assert out.rstrip().splitlines()[-1] == (
-        "Summary: 2 added, 5 removed, 16 changed (11 refused by Kubernetes, 6 disruptive); "
+        "Summary: 3 added, 6 removed, 16 changed (11 refused by Kubernetes, 7 disruptive); "
         "2 CRDs that helm upgrade will not apply.")
 
 

@@ -7,10 +7,20 @@ a ``# Source:`` line, and which values are equal.
 
 from __future__ import annotations
 
+import datetime
 from decimal import Decimal
 
 import pytest
-from gpu_platform.ops.diff import MISSING, Change, Manifest, changes, parse, path_text, quantity
+from gpu_platform.ops.diff import (
+    MISSING,
+    Change,
+    Manifest,
+    changes,
+    compare,
+    parse,
+    path_text,
+    quantity,
+)
 
 HELM_OUTPUT = """\
 ---
@@ -52,7 +62,9 @@ def test_documents_after_one_source_line_share_it():
     ("gpu-platform/crds/x.yaml", True),
     ("gpu-platform/charts/dask/crds/x.yaml", True),
     ("gpu-platform/charts/kube-prometheus-stack/charts/crds/crds/crd-probes.yaml", True),
+    ("gpu-platform/crds/v1/x.yaml", True),
     ("gpu-platform/templates/crds/x.yaml", False),
+    ("gpu-platform/charts/crds/x.yaml", False),
     ("gpu-platform/charts/crds/templates/x.yaml", False),
     ("gpu-platform/charts/a/templates/crds.yaml", False),
 ])
@@ -92,3 +104,22 @@ def test_paths_read_like_kubectl():
 ])
 def test_quantities(text, value):
     assert quantity(text) == value
+
+
+def test_dates_print_and_removed_crds_are_named_apart():
+    """YAML timestamps load as dates; a CRD that left the chart is not one to apply."""
+    def custom(day: int) -> Manifest:
+        return Manifest("app/templates/cr.yaml", {
+            "apiVersion": "example.com/v1", "kind": "Backup", "metadata": {"name": "nightly"},
+            "spec": {"since": datetime.date(2024, 1, day)}})
+
+    crd = Manifest("app/crds/backups.yaml", {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "backups.example.com"},
+        "spec": {"group": "example.com", "names": {"kind": "Backup"}, "scope": "Namespaced"}})
+    report = compare([custom(1), crd], [custom(2)], "ns")
+    text = report.text()
+    assert '      spec.since: "2024-01-01" -> "2024-01-02"' in text
+    assert text.rstrip().endswith(
+        "Summary: 0 added, 0 removed, 1 changed; 1 CRD no longer in the chart.")
+    assert report.crd_paths == [] and report.exit_code == 1

@@ -119,12 +119,12 @@ class Manifest:
 
     @property
     def in_crds_folder(self) -> bool:
-        """From a ``crds/`` folder of the chart or a subchart (chart(/charts/sub)*/crds/f)."""
+        """From a ``crds/`` folder of the chart or a subchart: chart(/charts/sub)*/crds/..."""
         parts = self.source.split("/")
-        if len(parts) < 3 or parts[-2] != "crds":
-            return False
-        middle = parts[1:-2]
-        return len(middle) % 2 == 0 and all(p == "charts" for p in middle[::2])
+        at = 1
+        while at + 2 < len(parts) and parts[at] == "charts":
+            at += 2
+        return at < len(parts) - 1 and parts[at] == "crds"
 
     @property
     def chart_path(self) -> str:
@@ -451,6 +451,12 @@ def _immutable_data_rule(key: Key, old: Manifest, new: Manifest,
     return flags
 
 
+# What Kubernetes refuses to update, kind by kind, as its update validation says
+# (ValidateStatefulSetUpdate and the Deployment, DaemonSet and ReplicaSet update validation in
+# apps; ValidatePersistentVolumeClaimUpdate and ValidateServiceUpdate in core;
+# ValidateJobSpecUpdate in batch; ValidatePriorityClassUpdate in scheduling; RBAC's "cannot
+# change roleRef"). docs/upstream-facts.md, "Upgrades: what Kubernetes refuses and what Helm
+# skips", quotes each with its source.
 RULES: dict[tuple[str, str], Callable[[Key, Manifest, Manifest, list[Change]], list[Flag]]] = {
     ("apps", "Deployment"): _workload_rule(None),
     ("apps", "DaemonSet"): _workload_rule(None),
@@ -557,9 +563,13 @@ class Report:
             extra.append(f"{self.disruptive} disruptive")
         if extra:
             text += " (" + ", ".join(extra) + ")"
-        if self.crds:
-            text += f"; {len(self.crds)} CRD{'s' if len(self.crds) != 1 else ''} that " \
-                    "helm upgrade will not apply"
+        to_apply = sum(1 for c in self.crds if c.change != "removed")
+        if to_apply:
+            text += f"; {to_apply} CRD{'s' if to_apply != 1 else ''} that helm upgrade will " \
+                    "not apply"
+        if len(self.crds) > to_apply:
+            left = len(self.crds) - to_apply
+            text += f"; {left} CRD{'s' if left != 1 else ''} no longer in the chart"
         return text + "."
 
     def to_json(self) -> dict[str, Any]:
@@ -647,7 +657,7 @@ MAX_TEXT_DIFF = 20
 def _short(value: Any) -> str:
     if value is MISSING:
         return "(absent)"
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return text if len(text) <= MAX_TEXT_VALUE else text[:MAX_TEXT_VALUE - 3] + "..."
 
 
