@@ -337,6 +337,27 @@ def test_unreachable_repositories_are_one_line(capsys, tmp_path, monkeypatch):
     assert any(url in errors[0] for url in registry.repositories()), errors[0]
 
 
+def test_no_repositories_and_no_pypi_is_one_line(capsys, tmp_path, monkeypatch):
+    """Fully offline: the chart repositories and PyPI (the real Dask chart) both unreachable."""
+    monkeypatch.setenv("GPU_PLATFORM_CACHE", str(tmp_path / "fresh-cache"))
+    dead = f"http://127.0.0.1:{closed_port()}"
+    for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(key, dead)
+    for key in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "no-wheels").mkdir()
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-wheels"))
+    code, out, err = run(capsys, "template", "r")
+    assert code == 1 and out == ""
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert errors[0].startswith("error: cannot build the generated chart's dependencies: pip "
+                                "download dask-kubernetes==")
+    assert "ERROR: " in errors[0] and "gpu-platform package --out dist" in errors[0]
+    assert "WARNING" not in err, "pip's pages stay out"
+
+
 def test_the_users_helm_home_is_never_touched(capsys, tmp_path, monkeypatch):
     """The pinned repositories, served at their real URLs through a local proxy with its own
     CA: `--dependencies real` adds and pulls them in the tool's Helm home, not the user's."""

