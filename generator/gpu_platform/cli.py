@@ -166,10 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
         usage="gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
         "[--set K=V] [--to-chart CHART] [-n NAMESPACE] [--format text|json] [options]",
         description="Render the release twice (before: --from-values/--from-chart; after: "
-        "-f/--set and --to-chart, as `helm upgrade` would get them) and compare the objects: "
-        "added, removed, changed fields, changes Kubernetes refuses (immutable fields), "
-        "disruptive ones, and CRDs Helm will not apply. Exit 0: no change; 1: changes; "
-        "2: changes Kubernetes would refuse (or a usage error).")
+        "-f/--set and --to-chart, as `helm upgrade` would get them, so without -f/--set the "
+        "current values again) and compare the objects: added, removed, changed fields, "
+        "changes Kubernetes refuses (immutable fields), disruptive ones, and CRDs Helm will "
+        "not apply. Exit 0: no change; 1: changes; 2: changes Kubernetes would refuse (or a "
+        "usage error); a failure (invalid values, an unreachable chart) exits 1 and prints "
+        "nothing on stdout.")
     p.add_argument("positionals", nargs="*", metavar="NAME",
                    help="release name (default gpu-platform)")
     p.add_argument("--from-values", action="append", default=[], metavar="FILE",
@@ -457,6 +459,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     after_chart = template_ops.Chart(args.to_chart, args.to_version, args.plain_http,
                                      version_flag="--to-version")
     sets = _sets(args)
+    if "-" in args.from_values:
+        raise _usage(args, "--from-values -: name a file (the current values may be read for "
+                     "both sides, and standard input only once)")
     # The new side's values, as `helm upgrade` gets them: -f/--set, or with none of those the
     # current release's values (Helm reuses them when an upgrade is given no values).
     after_files, after_sets = (list(args.values), sets) if args.values or sets \

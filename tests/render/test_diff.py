@@ -611,6 +611,7 @@ def test_bad_release_values_are_located(capsys, tmp_path):
     (["Bad_Name", "--from-values", "x.yaml"], "release name 'Bad_Name'"),
     (["--from-values", "x.yaml", "--from-version", "1.0.0"], "--from-version names a version"),
     (["--from-values", "x.yaml"], "nothing to compare"),
+    (["--from-values", "-", "-f", "x.yaml"], "--from-values -: name a file"),
 ])
 def test_usage_errors_exit_2_with_a_usage_line_and_no_output(capsys, argv, fragment):
     code, out, err = run(capsys, *argv)
