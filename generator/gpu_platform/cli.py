@@ -1,4 +1,4 @@
-"""Command line: ``gpu-platform render|values|validate|template|tools``.
+"""Command line: ``gpu-platform render|values|validate|template|diff|lint|...``.
 
 Logs go to stderr, data to stdout. This is the only place that turns errors into exit codes:
 0 ok, 1 failure or drift, 2 usage. A user never sees a traceback for bad input.
@@ -7,12 +7,14 @@ Logs go to stderr, data to stdout. This is the only place that turns errors into
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import io
 import json
+import shlex
 import sys
-import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -23,6 +25,7 @@ from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
 from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
 from gpu_platform.lint.output import FORMATS, lint_output, validate_output
+from gpu_platform.ops import template as template_ops
 from gpu_platform.ops.promapi import credentials
 from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
@@ -31,11 +34,12 @@ from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_cha
 from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
+from gpu_platform.pipeline.setvalues import SetArg, ordered
 from gpu_platform.publish import metadata
 from gpu_platform.simulate import load_workload
 from gpu_platform.simulate.settings import reference as simulation_reference
 from gpu_platform.summary import summary
-from gpu_platform.writes import write_file
+from gpu_platform.writes import WriteRefused, write_file
 
 
 def _checkout_chart(what: str) -> Path:
@@ -49,7 +53,13 @@ def _checkout_chart(what: str) -> Path:
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, usage_in_errors: bool = False, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.usage_in_errors = usage_in_errors
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        if self.usage_in_errors:
+            raise UsageError(f"{self.format_usage().rstrip()}\n{self.prog}: {message}")
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -57,6 +67,30 @@ def _values_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("-f", "--values", action="append", default=[], metavar="VALUES",
                    required=required,
                    help="values file (repeatable; later files override earlier ones)")
+
+
+def _set_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="K=V",
+                   help="set values as Helm does (a.b=v, a[0]=v, a={x,y}; repeatable); checked "
+                   "like -f files")
+    p.add_argument("--set-string", action="append", default=[], metavar="K=V",
+                   help="as --set, every value a string")
+    p.add_argument("--set-file", action="append", default=[], metavar="K=PATH",
+                   help="as --set, the value read from a file")
+
+
+def _release_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-n", "--namespace", default=template_ops.DEFAULT_NAMESPACE,
+                   help="namespace of the release (default %(default)s)")
+    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
+                   help="Kubernetes version Helm assumes (default %(default)s)")
+    p.add_argument("-a", "--api-versions", action="append", default=[], metavar="API",
+                   help="more API versions the cluster serves, besides those the bundled "
+                   "charts need (repeatable)")
+    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    p.add_argument("--dependencies", choices=template_ops.dependencies.MODES, default="auto",
+                   help="the generated chart's four subcharts: real (from their "
+                   "repositories), standins (offline), or auto (default)")
 
 
 def version_text() -> str:
@@ -100,14 +134,72 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     _format_arg(p)
 
-    p = sub.add_parser("template", help="render the chart, then run real helm template")
+    p = sub.add_parser(
+        "template", help="render a release like helm template, after the tool's checks",
+        usage_in_errors=True,
+        usage="gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
+        "[--show-only PATH] [--output-dir DIR] [options]",
+        description="Drop-in for `helm template NAME CHART`: the values (-f, --set, "
+        "--set-string, --set-file, with Helm's meaning) are checked and resolved by the tool, "
+        "then real helm renders the chart generated from them, or the CHART given (a folder, "
+        "a .tgz such as `gpu-platform package` builds, an oci:// reference), in a Helm home "
+        "of the tool's own.")
+    p.add_argument("positionals", nargs="*", metavar="NAME [CHART]",
+                   help="release name (default gpu-platform); chart (default: the one "
+                   "generated from the values)")
     _values_arg(p)
-    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION)
-    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    _set_args(p)
+    _release_args(p)
+    p.add_argument("-s", "--show-only", action="append", default=[], metavar="PATH",
+                   help="only the manifests of this chart file, e.g. "
+                   "templates/scheduling/priorityclass.yaml (repeatable)")
+    p.add_argument("--output-dir", type=Path, metavar="DIR",
+                   help="write the manifests to files under DIR (a folder the tool wrote "
+                   "before, or a new or empty one)")
+    p.add_argument("--include-crds", action="store_true",
+                   help="include the CRDs of the charts' crds/ folders")
+    p.add_argument("--version", dest="chart_version", metavar="VERSION",
+                   help="version of an oci:// CHART")
+    p.add_argument("--plain-http", action="store_true",
+                   help="reach an oci:// registry over plain HTTP")
     p.add_argument("--skip-refresh", action="store_true",
-                   help="use helm's cached repository indexes (offline)")
+                   help="same as --dependencies standins (kept for existing scripts)")
     p.add_argument("--summary", action="store_true",
                    help="print components, chart versions and objects by kind instead")
+    p.set_defaults(parser=p)
+
+    p = sub.add_parser(
+        "diff", help="what an upgrade changes, object by object; what Kubernetes refuses",
+        usage_in_errors=True,
+        usage="gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
+        "[--set K=V] [--to-chart CHART] [-n NAMESPACE] [--format text|json] [options]",
+        description="Render the release twice (before: --from-values/--from-chart; after: "
+        "-f/--set and --to-chart, as `helm upgrade` would get them, so without -f/--set the "
+        "current values again) and compare the objects: added, removed, changed fields, "
+        "changes Kubernetes refuses (immutable fields), disruptive ones, and CRDs Helm will "
+        "not apply. Exit 0: no change; 1: changes; 2: changes Kubernetes would refuse (or a "
+        "usage error); a failure (invalid values, an unreachable chart) exits 1 and prints "
+        "nothing on stdout.")
+    p.add_argument("positionals", nargs="*", metavar="NAME",
+                   help="release name (default gpu-platform)")
+    p.add_argument("--from-values", action="append", default=[], metavar="FILE",
+                   help="values of the current release, as `helm get values NAME` prints them "
+                   "(repeatable; default: the same values as the new side)")
+    p.add_argument("--from-chart", metavar="CHART",
+                   help="chart of the current release: a folder, a .tgz, an oci:// reference "
+                   "(default: the one generated from the values)")
+    p.add_argument("--from-version", metavar="VERSION", help="version of an oci:// --from-chart")
+    _values_arg(p)
+    _set_args(p)
+    p.add_argument("--to-chart", metavar="CHART",
+                   help="chart to upgrade to (default: the one generated from the values)")
+    p.add_argument("--to-version", metavar="VERSION", help="version of an oci:// --to-chart")
+    p.add_argument("--plain-http", action="store_true",
+                   help="reach oci:// registries over plain HTTP")
+    _release_args(p)
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text grouped by kind (default), or JSON")
+    p.set_defaults(parser=p)
 
     p = sub.add_parser(
         "lint", help="lint Kubernetes manifests: schemas, removed APIs, GPU rules")
@@ -284,22 +376,165 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_template(args: argparse.Namespace) -> int:
-    from gpu_platform.publish import dependencies
+def _usage(args: argparse.Namespace, message: str) -> UsageError:
+    """A usage error of a template/diff command: its usage line, then the message."""
+    parser = args.parser
+    return UsageError(f"{parser.format_usage().rstrip()}\n{parser.prog}: {message}")
 
-    checked = check_files(args.values)
+
+def _usage_line(command: Callable[[argparse.Namespace], int]) -> Callable[
+        [argparse.Namespace], int]:
+    """Usage errors of the command (a missing values file too) start with its usage line."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except WriteRefused:
+            raise
+        except UsageError as exc:
+            if str(exc).startswith("usage:"):
+                raise
+            raise _usage(args, str(exc)) from None
+    return run
+
+
+def _looks_like_chart(text: str) -> bool:
+    return (text.startswith(("oci://", "https://", "http://")) or text.endswith(".tgz")
+            or "/" in text or Path(text).is_dir())
+
+
+def _sets(args: argparse.Namespace) -> list[SetArg]:
+    return ordered(args.set, args.set_string, args.set_file)
+
+
+def _release(args: argparse.Namespace, name: str) -> template_ops.Release:
+    return template_ops.Release(name, args.namespace, args.kube_version,
+                                tuple(args.api_versions), args.helm)
+
+
+@_usage_line
+def cmd_template(args: argparse.Namespace) -> int:
+    positionals = args.positionals
+    if len(positionals) > 2:
+        raise _usage(args, f"takes at most NAME and CHART, got {len(positionals)} arguments: "
+                     + " ".join(positionals))
+    if len(positionals) == 1 and _looks_like_chart(positionals[0]):
+        raise _usage(args, f"{positionals[0]} looks like a chart; name the release first, as "
+                     f"with helm: gpu-platform template NAME {positionals[0]}")
+    name = positionals[0] if positionals else template_ops.DEFAULT_RELEASE
+    chart = template_ops.Chart(positionals[1] if len(positionals) > 1 else None,
+                               args.chart_version, args.plain_http)
+    if args.summary and args.output_dir:
+        raise _usage(args, "--summary prints a summary; --output-dir writes files: use one")
+    release = _release(args, name)
+    release.check()
+    chart.check()
+    checked = template_ops.check(args.values, _sets(args))
     _print_warnings(checked)
-    files = chart_files(checked)
-    deps = dependencies.fetch("standins" if args.skip_refresh else "auto", major=args.helm,
-                              log=_log)
-    with tempfile.TemporaryDirectory(prefix="gpu-platform-") as tmp:
-        chart = Path(tmp) / "gpu-platform"
-        write_chart(files, chart)
-        dependencies.install_into(chart, deps)
-        manifests = helm.template(chart, [], major=args.helm, kube=args.kube_version,
-                                  env=dependencies.helm_env())
-    sys.stdout.write(summary(checked, manifests) if args.summary else manifests)
+    mode = "standins" if args.skip_refresh else args.dependencies
+    rendered = template_ops.render(release, chart, checked, include_crds=args.include_crds,
+                                   show_only=args.show_only, output_dir=args.output_dir,
+                                   mode=mode, log=_log)
+    if args.output_dir is not None:
+        _log(f"wrote {len(rendered.written)} files to {args.output_dir}")
+        return 0
+    sys.stdout.write(summary(checked, rendered.manifests) if args.summary
+                     else rendered.manifests)
     return 0
+
+
+def _apply_crds_command(args: argparse.Namespace, name: str, files: list[str],
+                        sets: list[SetArg], paths: list[str]) -> str:
+    """`gpu-platform template` of the new side, only its changed CRD files, into kubectl."""
+    argv = ["gpu-platform", "template", name]
+    if args.to_chart:
+        argv.append(args.to_chart)
+    argv += ["-n", args.namespace]
+    if args.to_version:
+        argv += ["--version", args.to_version]
+    if args.plain_http and args.to_chart:
+        argv.append("--plain-http")
+    for path in files:
+        argv += ["-f", path]
+    for arg in sets:
+        argv += [arg.flag, arg.text]
+    if args.dependencies != "auto" and not args.to_chart:
+        argv += ["--dependencies", args.dependencies]
+    argv.append("--include-crds")
+    for path in paths:
+        argv += ["--show-only", path]
+    return shlex.join(argv) + " | kubectl apply --server-side --force-conflicts -f -"
+
+
+@_usage_line
+def cmd_diff(args: argparse.Namespace) -> int:
+    from gpu_platform.ops import diff as object_diff
+
+    if len(args.positionals) > 1:
+        raise _usage(args, "takes one NAME (the release); name charts with --from-chart and "
+                     "--to-chart")
+    name = args.positionals[0] if args.positionals else template_ops.DEFAULT_RELEASE
+    release = _release(args, name)
+    before_chart = template_ops.Chart(args.from_chart, args.from_version, args.plain_http,
+                                      version_flag="--from-version")
+    after_chart = template_ops.Chart(args.to_chart, args.to_version, args.plain_http,
+                                     version_flag="--to-version")
+    sets = _sets(args)
+    if "-" in args.from_values:
+        raise _usage(args, "--from-values -: name a file (the current values may be read for "
+                     "both sides, and standard input only once)")
+    # The new side's values, as `helm upgrade` gets them: -f/--set, or with none of those the
+    # current release's values (Helm reuses them when an upgrade is given no values).
+    after_files, after_sets = (list(args.values), sets) if args.values or sets \
+        else (list(args.from_values), [])
+    before_files = list(args.from_values) or after_files
+    before_sets = [] if args.from_values else after_sets
+    release.check()
+    before_chart.check()
+    after_chart.check()
+    if before_chart == after_chart and (before_files, before_sets) == (after_files, after_sets):
+        raise _usage(args, "nothing to compare: give the current release's values "
+                     "(--from-values FILE) and the new ones (-f/--set), or two charts "
+                     "(--from-chart and/or --to-chart)")
+    after_values = template_ops.check(after_files, after_sets)
+    _print_warnings(after_values)
+    before_values: Checked | template_ops.ReleaseValues = after_values
+    if args.from_values and before_chart.ref is not None:
+        # What the current release was rendered from, judged by its own chart (see
+        # ReleaseValues): as given, not by this tool's model.
+        before_values = template_ops.ReleaseValues(tuple(args.from_values))
+    elif args.from_values and args.from_values != after_files:
+        before_values = template_ops.check(args.from_values)
+        _print_warnings(before_values)
+    sides = []
+    for chart, values in ((before_chart, before_values), (after_chart, after_values)):
+        rendered = template_ops.render(release, chart, values, include_crds=True,
+                                       mode=args.dependencies, log=_log)
+        sides.append(object_diff.parse(rendered.manifests))
+    report = object_diff.compare(sides[0], sides[1], release.namespace)
+    report.release = {"name": release.name, "namespace": release.namespace,
+                      "kubeVersion": helm.kube_version(release.kube_version)}
+    described = {"from": before_files + [str(a) for a in before_sets],
+                 "to": after_files + [str(a) for a in after_sets]}
+    report.sides = {
+        side: {"chart": chart.ref, "version": chart.version, "values": described[side],
+               "checked": not isinstance(values, template_ops.ReleaseValues),
+               "description": _side_text(chart, described[side])}
+        for side, chart, values in (("from", before_chart, before_values),
+                                    ("to", after_chart, after_values))}
+    if report.crd_paths:
+        report.apply_crds = _apply_crds_command(args, name, after_files, after_sets,
+                                                report.crd_paths)
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=1, sort_keys=True, ensure_ascii=False,
+                         default=str))
+    else:
+        sys.stdout.write(report.text())
+    return report.exit_code
+
+
+def _side_text(chart: template_ops.Chart, values: list[str]) -> str:
+    return f"{chart.describe()}, values: {', '.join(values) if values else 'chart defaults'}"
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -468,6 +703,7 @@ COMMANDS = {
     "values": cmd_values,
     "validate": cmd_validate,
     "template": cmd_template,
+    "diff": cmd_diff,
     "lint": cmd_lint,
     "report": cmd_report,
     "simulate": cmd_simulate,
@@ -479,9 +715,21 @@ COMMANDS = {
 }
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse the command line; ``template`` and ``diff`` take NAME and CHART between options,
+    as helm does (argparse alone stops collecting positionals at the first option)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and hasattr(args, "positionals") and not any(e.startswith("-") for e in extra):
+        args.positionals = [*args.positionals, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(argv)
         return COMMANDS[args.command](args)
     except ValuesInvalid as exc:
         _log(str(exc))

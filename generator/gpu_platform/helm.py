@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpu_platform import tools
@@ -106,13 +106,21 @@ def template(
     release: str = "gpu-platform",
     namespace: str = "gpu-platform",
     include_crds: bool = False,
+    api_versions: Sequence[str] = (),
+    show_only: Sequence[str] = (),
+    output_dir: Path | None = None,
 ) -> str:
+    """``helm template``; ``api_versions`` are added to the bundled charts' own."""
     args = ["template", release, str(chart), "--namespace", namespace,
             "--kube-version", kube_version(kube)]
-    for api in extra_api_versions():
+    for api in (*extra_api_versions(), *api_versions):
         args += ["--api-versions", api]
     if include_crds:
         args.append("--include-crds")
+    for path in show_only:
+        args += ["--show-only", path]
+    if output_dir is not None:
+        args += ["--output-dir", str(output_dir)]
     for v in values:
         args += ["-f", str(v)]
     return run(args, major=major, env=env).stdout

@@ -1,0 +1,125 @@
+"""The diff's building blocks without helm: sources, CRD folders, field paths, quantities.
+
+The rules themselves are tested on real renders (tests/render/test_diff.py); these pin the
+parts whose mistakes would hide a change: which ``crds/`` folders count, which documents share
+a ``# Source:`` line, and which values are equal.
+"""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from gpu_platform.ops.diff import (
+    MISSING,
+    Change,
+    Manifest,
+    changes,
+    compare,
+    parse,
+    path_text,
+    quantity,
+)
+
+HELM_OUTPUT = """\
+---
+# Source: app/charts/sub/crds/two.yaml
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ones.example.com}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: twos.example.com}
+---
+# Source: app/templates/cm.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm}
+data:
+  text: |
+    a line
+    ---
+    not a separator: indented
+---
+# Source: app/templates/empty.yaml
+"""
+
+
+def test_documents_after_one_source_line_share_it():
+    found = [(m.source, m.kind, m.name) for m in parse(HELM_OUTPUT)]
+    assert found == [
+        ("app/charts/sub/crds/two.yaml", "CustomResourceDefinition", "ones.example.com"),
+        ("app/charts/sub/crds/two.yaml", "CustomResourceDefinition", "twos.example.com"),
+        ("app/templates/cm.yaml", "ConfigMap", "cm"),
+    ]
+    assert parse(HELM_OUTPUT)[2].obj["data"]["text"].splitlines()[1] == "---"
+
+
+@pytest.mark.parametrize(("source", "crds"), [
+    ("gpu-platform/crds/x.yaml", True),
+    ("gpu-platform/charts/dask/crds/x.yaml", True),
+    ("gpu-platform/charts/kube-prometheus-stack/charts/crds/crds/crd-probes.yaml", True),
+    ("gpu-platform/crds/v1/x.yaml", True),
+    ("gpu-platform/templates/crds/x.yaml", False),
+    ("gpu-platform/charts/crds/x.yaml", False),
+    ("gpu-platform/charts/crds/templates/x.yaml", False),
+    ("gpu-platform/charts/a/templates/crds.yaml", False),
+])
+def test_which_files_helm_treats_as_crds(source, crds):
+    assert Manifest(source, {"kind": "CustomResourceDefinition"}).in_crds_folder is crds
+
+
+def test_types_matter_as_they_do_in_yaml():
+    assert changes({"a": True}, {"a": 1}) == [Change(("a",), True, 1)]
+    assert changes({"a": 1}, {"a": 1.0}) == [Change(("a",), 1, 1.0)]
+    assert changes({"a": None}, {}) == [Change(("a",), None, MISSING)]
+    assert changes({"a": [1, 2]}, {"a": [1, 2]}) == []
+
+
+def test_named_items_are_matched_by_name_not_position():
+    before = {"containers": [{"name": "a", "image": "x:1"}, {"name": "b", "image": "y:1"}]}
+    after = {"containers": [{"name": "b", "image": "y:2"}, {"name": "a", "image": "x:1"}]}
+    assert changes(before, after) == [
+        Change(("containers", ("name", "b"), "image"), "y:1", "y:2")]
+    dropped = {"containers": [{"name": "a", "image": "x:1"}]}
+    assert changes(before, dropped) == [
+        Change(("containers", ("name", "b")), {"name": "b", "image": "y:1"}, MISSING)]
+
+
+def test_paths_read_like_kubectl():
+    assert path_text(("spec", "template", "spec", "containers", ("name", "x"), "image")) == \
+        "spec.template.spec.containers[name=x].image"
+    assert path_text(("metadata", "labels", "helm.sh/chart")) == \
+        'metadata.labels["helm.sh/chart"]'
+    assert path_text(("spec", "ports", 0, "port")) == "spec.ports[0].port"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1Gi", Decimal(2**30)), ("500M", Decimal("5e8")), ("1e3", Decimal(1000)),
+    ("0.5Gi", Decimal(2**29)), ("1536Mi", Decimal(1536 * 2**20)), (10, Decimal(10)),
+    ("250m", Decimal("0.25")), ("abc", None), ("1e3Gi", None), ("1GB", None), (True, None),
+])
+def test_quantities(text, value):
+    assert quantity(text) == value
+
+
+def test_dates_print_and_removed_crds_are_named_apart():
+    """YAML timestamps load as dates; a CRD that left the chart is not one to apply."""
+    def custom(day: int) -> Manifest:
+        return Manifest("app/templates/cr.yaml", {
+            "apiVersion": "example.com/v1", "kind": "Backup", "metadata": {"name": "nightly"},
+            "spec": {"since": datetime.date(2024, 1, day)}})
+
+    crd = Manifest("app/crds/backups.yaml", {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "backups.example.com"},
+        "spec": {"group": "example.com", "names": {"kind": "Backup"}, "scope": "Namespaced"}})
+    report = compare([custom(1), crd], [custom(2)], "ns")
+    text = report.text()
+    assert '      spec.since: "2024-01-01" -> "2024-01-02"' in text
+    assert text.rstrip().endswith(
+        "Summary: 0 added, 0 removed, 1 changed; 1 CRD no longer in the chart.")
+    assert report.crd_paths == [] and report.exit_code == 1
