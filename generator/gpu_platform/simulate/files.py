@@ -92,10 +92,10 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
 
 _LONG_FLOAT = re.compile(r"\d+\.\d{6,}")
 _FIXES = {
-    "greater_than_equal": "use {ge} or more",
-    "greater_than": "use a number above {gt}",
-    "less_than_equal": "use {le} or less",
-    "less_than": "use a number below {lt}",
+    "greater_than_equal": "use {ge:g} or more",
+    "greater_than": "use a number above {gt:g}",
+    "less_than_equal": "use {le:g} or less",
+    "less_than": "use a number below {lt:g}",
     "finite_number": "write a finite number (.inf and .nan are not durations or counts)",
     "too_long": "list at most {max_length}",
     "too_short": "list at least {min_length}",
