@@ -149,3 +149,31 @@ class TestBootSpread:
     def test_a_fixed_boot_is_the_same_for_every_node(self):
         result = run(values(pool(maxNodes=8)), [cluster(at=0, workers=7)])
         assert {n.joined_at - n.created for n in result.nodes} == {BOOT}
+
+
+class TestQuotaDeadlock:
+    # quota 2; X holds one GPU until 300. A (scheduler + worker) at 10 gets its scheduler in,
+    # its worker refused; X leaves at 300; B at 400 takes the freed GPU for its scheduler, its
+    # worker refused. Each holds half of the quota waiting for the other half.
+    BACKOFF = settings(quota={"retryBaseSeconds": 1, "retryMaxSeconds": 1000})
+
+    def day(self, patience: float | None):
+        return [cluster(at=0, index=0, duration=300, tenant="team", quota=True),
+                cluster(at=10, index=1, workers=1, duration=600, tenant="team", quota=True,
+                        patience=patience),
+                cluster(at=400, index=2, workers=1, duration=600, tenant="team", quota=True,
+                        patience=patience)]
+
+    def test_clusters_that_wait_for_all_their_pods_deadlock(self):
+        result = run(warm(gpus=4, team=2), self.day(None), self.BACKOFF)
+        schedulers = [p for p in result.pods if p.cluster in (1, 2)]
+        assert [p.ended_at for p in schedulers] == [None, None]  # held all day
+        assert result.summary.extra["pods_refused_at_end"] == 2
+
+    def test_patience_breaks_it(self):
+        # A works alone from 10 + 1800 until 2410; B's worker is admitted at its next retry
+        result = run(warm(gpus=4, team=2), self.day(1800), self.BACKOFF)
+        first = next(p for p in result.pods if p.cluster == 1)
+        assert first.ended_at == 2410
+        b_pods = [p for p in result.pods if p.cluster == 2]
+        assert len(b_pods) == 2 and all(p.ended_at is not None for p in b_pods)

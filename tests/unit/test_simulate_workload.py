@@ -320,3 +320,13 @@ class TestDefaultWorkload:
         assert {t.name for t in default_workload().tenants} == \
             {t.name for t in gke.platform.tenants}
         assert default_workload().problems_with(gke) == []
+
+
+def test_the_readme_example_is_a_valid_workload():
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    example = re.search(r"```yaml\n(version: 2.*?)```", readme, re.S)
+    assert example is not None
+    plan = generate(parse_workload(example.group(1), "README.md"), seed=0)
+    assert len(plan.sessions) == 6 and plan.notebooks and plan.arrivals

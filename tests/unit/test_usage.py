@@ -159,7 +159,8 @@ def test_extra_figures_have_labels_and_rounding():
     assert extra_text("peak_gpus_paid", 12.0) == "peak GPUs paid: 12"
     assert extra_text("something_new", 0.123456) == "something new: 0.1235"
     assert extra_text("nodes_over_time", [[0, 1]]) is None
-    assert extra_text("quota_wait_p95_s", math.nan) == "quota delay, p95: n/a"
+    assert extra_text("quota_wait_p95_s", math.nan) is None  # no refusals: not shown
+    assert extra_text("quota_wait_p95_s", 30.0) == "quota delay, p95: 30 s"
 
 
 def test_pending_over_time_counts_pods_created_and_not_yet_running():

@@ -54,6 +54,10 @@ def _pending(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
         times, counts = pending_over_time(s)
         ax.step(_hours(s, times), counts, where="post", color=COLORS[i % 4],
                 label=_label(s, many, tags[i]))
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(bottom=0)
     ax.set_title("GPU pods waiting (created, not yet Running)")
     ax.set_xlabel("hours since start")
     ax.set_ylabel("pods")
@@ -97,12 +101,15 @@ def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
         ax.set_axis_off()
         return
     width = 0.8 / len(summaries)
+    tallest = 0.0
     for i, s in enumerate(summaries):
         values = [s.tenants[n].gpu_hours_used if n in s.tenants else 0.0 for n in names]
         xs = [k + (i - (len(summaries) - 1) / 2) * width for k in range(len(names))]
         bars = ax.bar(xs, values, width=width, color=COLORS[i % 4],
                       label=_label(s, len(summaries) > 1, tags[i]))
-        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+        ax.bar_label(bars, fmt="%.1f", fontsize=8)
+        tallest = max(tallest, *values)
+    ax.set_ylim(0, max(tallest, 1.0) * (1.35 if len(summaries) > 1 else 1.15))
     ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 4 else 0)
     ax.set_title("GPU-hours used per tenant (namespace)")
     ax.set_ylabel("GPU-hours")

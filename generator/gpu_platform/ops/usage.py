@@ -299,6 +299,8 @@ def _tenant_lines(tenants: dict[str, TenantFigures]) -> list[str]:
 # gpus, seconds (a duration), pct, plain. Keys not listed are shown rounded under their name.
 EXTRA_LABELS: dict[str, tuple[str, str]] = {
     "clusters": ("Dask clusters started", "count"),
+    "clusters_short_handed": ("Dask clusters that worked without all their pods "
+                              "(the user's patience ran out)", "count"),
     "sessions": ("sessions (closed-loop users)", "count"),
     "notebooks": ("long-lived notebooks", "count"),
     "users": ("users", "count"),
@@ -325,12 +327,31 @@ EXTRA_LABELS: dict[str, tuple[str, str]] = {
 }
 
 
+# Figures about refusals and impatience say nothing on a day without any: left out of the
+# text then.
+QUIET_WHEN_NONE = frozenset({"clusters_short_handed", "quota_refusals", "pods_delayed_by_quota", "quota_wait_median_s",
+                             "quota_wait_p95_s", "pods_refused_at_end"})
+
+
+def _nothing(value: Any) -> bool:
+    return value == 0 or (isinstance(value, float) and math.isnan(value))
+
+
 def extra_text(key: str, value: Any) -> str | None:
-    """One extra figure as a line of text, or None for structured ones (JSON only)."""
+    """One extra figure as a line of text, or None for structured ones (JSON only) and for
+    quota figures on a day without refusals."""
+    if key in QUIET_WHEN_NONE and _nothing(value):
+        return None
+    shown = _extra(key, value)
+    return None if shown is None else f"{shown[0]}: {shown[1]}"
+
+
+def _extra(key: str, value: Any) -> tuple[str, str] | None:
+    """(label, value as text) of an extra figure; None for structured ones."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     label, kind = EXTRA_LABELS.get(key, (key.replace("_", " "), "plain"))
-    return f"{label}: {_value(value, kind)}"
+    return label, _value(value, kind)
 
 
 def _value(value: int | float | str, kind: str) -> str:
@@ -408,11 +429,12 @@ def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
         rows.append((f"{name}: pending median",
                      duration(ta.pending.median_s) if ta else "-",
                      duration(tb.pending.median_s) if tb else "-"))
-    for key in [k for k in a.extra if k in b.extra]:
-        x, y = extra_text(key, a.extra[key]), extra_text(key, b.extra[key])
-        if x is not None and y is not None and key != "seed":
-            label = x.split(": ", 1)[0]
-            rows.append((label, x.split(": ", 1)[1], y.split(": ", 1)[1]))
+    for key in [k for k in a.extra if k in b.extra and k != "seed"]:
+        if key in QUIET_WHEN_NONE and _nothing(a.extra[key]) and _nothing(b.extra[key]):
+            continue
+        x, y = _extra(key, a.extra[key]), _extra(key, b.extra[key])
+        if x is not None and y is not None:
+            rows.append((x[0], x[1], y[1]))
     rows.append(("saturated",
                  "YES" if a.saturation and a.saturation.saturated else "no",
                  "YES" if b.saturation and b.saturation.saturated else "no"))

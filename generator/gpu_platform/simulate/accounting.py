@@ -57,6 +57,7 @@ class Record:
     delayed: int = 0  # pods refused at least once
     quota_waits: list[float] = field(default_factory=list)  # first try -> admitted
     refused_at_end: int = 0
+    short_handed: int = 0  # clusters that started work before all their pods ran
 
 
 class Meter:
@@ -168,6 +169,7 @@ def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, quotas: Q
               for pool in state.pools}
     extra: dict[str, Any] = {
         "clusters": record.clusters,
+        "clusters_short_handed": record.short_handed,
         "sessions": record.sessions,
         "notebooks": record.notebooks,
         "users": record.users,

@@ -6,8 +6,9 @@ Processes:
   the next step starts when they are all deleted, plus the think time;
 - one per Dask cluster: its controller creates the scheduler and workers (a pod over its
   tenant's quota is refused and retried with backoff); the cluster's *work* starts when
-  every pod runs and lasts its work time, then all pods are deleted. A long-lived cluster or
-  notebook is deleted at its end time instead, whatever ran;
+  every pod runs, or when the user's patience ends and at least one runs, and lasts its work
+  time; then all pods are deleted. A long-lived cluster or notebook is deleted at its end
+  time instead, whatever ran;
 - one per new node: boot (VM + registration), then the driver install when something
   installs it on the node; the prepuller starts pulling as the node registers;
 - the autoscaler loop, every scan interval;
@@ -62,6 +63,7 @@ class Group:
 
     size: int
     all_running: simpy.Event
+    first_running: simpy.Event
     pods: list[Pod] = field(default_factory=list)
     running: int = 0
     deleted: bool = False  # the owner is gone: stop retrying refused pods
@@ -102,6 +104,8 @@ class Simulation:
             group = self.group_of.get(pod.uid)
             if group is not None:
                 group.running += 1
+                if not group.first_running.triggered:
+                    group.first_running.succeed()
                 if group.running == group.size and not group.all_running.triggered:
                     group.all_running.succeed()
 
@@ -169,14 +173,22 @@ class Simulation:
         self.record.clusters += 1
         specs = ([("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []) \
             + [("worker", arrival.worker_gpus)] * arrival.workers
-        group = Group(len(specs), env.event())
+        group = Group(len(specs), env.event(), env.event())
         self.groups.append(group)
         if not specs:
             group.all_running.succeed()
+            group.first_running.succeed()
         self._create_all(group, specs, arrival.image, arrival.pool, arrival.index,
                          arrival.tenant, arrival.quota)
         if arrival.until is None:
-            yield group.all_running
+            if arrival.patience is None:
+                yield group.all_running
+            else:
+                yield group.all_running | env.timeout(arrival.patience)
+                if not group.all_running.triggered:
+                    yield group.first_running  # nothing to compute on before one pod runs
+                    if not group.all_running.triggered:
+                        self.record.short_handed += 1
             yield env.timeout(arrival.duration)
         else:  # long-lived: kept until its end, whether or not it ever fully ran
             yield env.timeout(max(0.0, arrival.until - env.now))
@@ -203,7 +215,7 @@ class Simulation:
         env = self.env
         yield env.timeout(max(0.0, notebook.start - env.now))
         self.record.notebooks += 1
-        group = Group(1, env.event())
+        group = Group(1, env.event(), env.event())
         self.groups.append(group)
         self._create_all(group, [("notebook", notebook.gpus)], notebook.image, notebook.pool,
                          None, notebook.tenant, notebook.quota)

@@ -46,6 +46,7 @@ class ClusterArrival:
     tenant: str = "default"
     quota: bool = True  # the tenant's quota applies
     until: float | None = None  # long-lived: deleted at this time instead of after its work
+    patience: float | None = None  # seconds before working with the pods that run
 
     def pods(self) -> int:
         return self.workers + (1 if self.scheduler_gpus else 0)
@@ -170,7 +171,8 @@ class _Drawer:
             workers=self.rng.randint(kind.workers.min, kind.workers.max),
             duration=kind.work.sample(self.rng) * 60.0, image=kind.image,
             scheduler_gpus=kind.schedulerGpus, worker_gpus=kind.workerGpus, pool=kind.pool,
-            tenant=self.tenant.name, quota=self.tenant.quota, until=until)
+            tenant=self.tenant.name, quota=self.tenant.quota, until=until,
+            patience=None if kind.patienceMinutes is None else kind.patienceMinutes * 60.0)
 
 
 def generate(workload: Workload, seed: int) -> DayPlan:

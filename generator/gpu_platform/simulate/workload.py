@@ -96,6 +96,13 @@ class ClusterType(Strict):
     pool: DnsLabel | None = Field(
         None, description="Only this GPU pool (nodeSelector); null: any GPU pool."
     )
+    patienceMinutes: float | None = finite(
+        0.0, MAX_MINUTES, default=30.0,
+        description="Minutes the user waits for every pod before working with the pods that "
+        "run (Dask computes with the workers it has; the work time stays the same). null: "
+        "wait for all, which can deadlock when several clusters each hold part of a tenant's "
+        "quota. Long-lived clusters ignore it.",
+    )
 
     @model_validator(mode="after")
     def _work_bounded(self) -> ClusterType:
