@@ -8,8 +8,9 @@ Scenarios, each a full 24 h day:
 - the same day with ten times the sessions;
 - an open-loop Poisson day (about 240 clusters) on the same pool;
 - the open-loop day on two pools (the T4 pool plus a 10-node pool of 8 GPUs);
-- a saturated pool beside an idle one (8 h): 20 clusters every 10 min, pinned to the T4 pool, while a second pool keeps 20 nodes of 8 GPUs idle (thousands of pods queue;
-  every event runs a scheduling pass over them);
+- a saturated pool beside an idle one (8 h): 20 clusters every 10 min, pinned to the T4
+  pool, while a second pool keeps 20 nodes of 8 GPUs idle (thousands of pods queue; every
+  event runs a scheduling pass over them);
 - many pools: 100 and 500 pools of one warm node with a placeholder each (every autoscaler
   scan looks at every pool).
 Baselines, run here on the same machine with seed 1: the saturated day with the scheduling

@@ -329,8 +329,8 @@ EXTRA_LABELS: dict[str, tuple[str, str]] = {
 
 # Figures about refusals and impatience say nothing on a day without any: left out of the
 # text then.
-QUIET_WHEN_NONE = frozenset({"clusters_short_handed", "quota_refusals", "pods_delayed_by_quota", "quota_wait_median_s",
-                             "quota_wait_p95_s", "pods_refused_at_end"})
+QUIET_WHEN_NONE = frozenset({"clusters_short_handed", "quota_refusals", "pods_delayed_by_quota",
+                             "quota_wait_median_s", "quota_wait_p95_s", "pods_refused_at_end"})
 
 
 def _nothing(value: Any) -> bool:
