@@ -181,3 +181,11 @@ def test_side_by_side_and_plots(tmp_path):
         out = tmp_path / name
         plot(summaries, out)
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+
+
+def test_one_stuck_pod_among_many_is_not_saturation():
+    # 98 pods ran at once; 1 of 99 waiting 30 min at the end is under 2 %, 2 of 100 are not
+    ran = [PodWait("a", t, t, t + 5) for t in range(0, 9800, 100)]
+    stuck = [PodWait("a", 9000, None, None), PodWait("a", 9000, None, None)]
+    assert not Saturation.of([*ran, stuck[0]], 0, 10800).saturated
+    assert Saturation.of([*ran, *stuck], 0, 10800).saturated

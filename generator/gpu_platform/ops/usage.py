@@ -13,9 +13,10 @@ day compares directly with a measured one. Definitions, once:
 - GPU-hours paid: GPUs on nodes (node capacity ``nvidia.com/gpu``) integrated over time;
 - GPU-hours used: GPUs requested by running pods (held by them) integrated over time;
 - overhead: the share of paid GPU-hours that were not used, in percent;
-- saturated: pods still waiting 30 min or more at the end, or waits that grow through the
-  period (the later half's median twice the earlier half's and at least 30 min): demand
-  outgrew capacity and the other figures describe a queue.
+- saturated: pods still waiting 30 min or more at the end (2 % of the period's GPU pods or
+  more, so one impossible pod does not condemn a day), or waits that grow through the period
+  (the later half's median twice the earlier half's and at least 30 min): demand outgrew
+  capacity and the other figures describe a queue.
 
 Pods a tenant's ResourceQuota refused never exist, so they are in neither figure; `simulate`
 counts those refusals separately.
@@ -31,6 +32,7 @@ from typing import Any
 
 WAIT_THRESHOLDS = (2.0, 5.0, 60.0)
 SATURATION_WAIT_S = 1800.0
+SATURATION_SHARE = 0.02  # of the period's GPU pods, still waiting that long at the end
 # The platform's own pods hold GPUs as warm capacity (placeholders) or pull images (prepullers):
 # neither is demand. kube-state-metrics names their priority class,
 # "<release>-gpu-platform-placeholder" / "-prepuller" (templates/scheduling/priorityclass.yaml);
@@ -162,7 +164,7 @@ class Saturation:
         second = percentile([p.pending(end) for p in pods if p.created >= middle], 50)
         growing = (not math.isnan(second) and second >= SATURATION_WAIT_S
                    and (math.isnan(first) or second > 2 * first))
-        saturated = bool(long) or growing
+        saturated = len(long) >= max(1.0, SATURATION_SHARE * len(pods)) or growing
         advice = fix or ("add capacity (raise the GPU pools' maxNodes, or add a pool) or lower "
                          "the load")
         return cls(len(long), max(stuck, default=0.0), first, second, growing, saturated,
