@@ -1,77 +1,143 @@
 """How fast is `gpu-platform simulate`? Simulated pods per second of wall time, and the wall
-time of a simulated day.
+time of a simulated day, against a baseline measured in the same run.
 
-Scenarios, each a full 24 h day against a 20-node pool (values/gke-t4-rapids.yaml: 2 GPUs per
-node, 1-20 nodes, two placeholders, the RAPIDS image prepulled):
-- the shipped default workload (about 180 Dask clusters in waves);
-- the same day with every wave twice as wide (about 360 clusters);
-- the double-width day as a Poisson process;
-- the double-width day on a 2-pool cluster (the T4 pool plus a 10-node A100-like pool of 8 GPUs);
-- a saturated pool beside an idle one: 20 clusters every 10 min around the clock (Poisson),
-  all pinned to the T4 pool, while a second pool keeps 20 nodes of 8 GPUs idle. Thousands of
-  pods queue for the T4 pool, and every event runs a scheduling pass over them: this is the
-  case that was quadratic (a pass tried every queued pod on every node).
-Each figure is the median of --runs runs (each a different seed); the workload is generated
-outside the timed part only in the sense that `run` generates it itself, as the CLI does.
+Scenarios, each a full 24 h day:
+- the shipped default workload (closed-loop sessions, a notebook, a nightly job) on
+  values/gke-t4-rapids.yaml (2 GPUs per node, 1-20 nodes, two placeholders, the RAPIDS image
+  prepulled);
+- the same day with ten times the sessions;
+- an open-loop Poisson day (about 240 clusters) on the same pool;
+- the open-loop day on two pools (the T4 pool plus a 10-node pool of 8 GPUs);
+- a saturated pool beside an idle one (8 h): 20 clusters every 10 min, pinned to the T4
+  pool, while a second pool keeps 20 nodes of 8 GPUs idle (thousands of pods queue; every
+  event runs a scheduling pass over them);
+- many pools: 100 and 500 pools of one warm node with a placeholder each (every autoscaler
+  scan looks at every pool).
+Baselines, run here on the same machine with seed 1: the saturated day with the scheduling
+pass that tries every pending pod on every node, and the 100-pool day with live nodes counted
+by listing every node for every pool at every scan (both what the code did before). Each
+baseline must give the very same summary; the ratio to seed 1's time is printed.
 
-    .venv/bin/python bench/simulate_speed.py [--runs 5]
+    .venv/bin/python bench/simulate_speed.py [--runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
+import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+from unittest.mock import patch
 
 from gpu_platform.ops.usage import UsageSummary
-from gpu_platform.pipeline.model import NodePool
+from gpu_platform.pipeline.model import NodePool, Values
 from gpu_platform.pipeline.rules import check_files
-from gpu_platform.simulate import default_workload_text, parse_workload, run
+from gpu_platform.simulate import Workload, default_workload_text, parse_workload, run
+from gpu_platform.simulate.cluster import ClusterState, Pod
 
 REPO = Path(__file__).resolve().parents[1]
+IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
 
-
-def wider(text: str, factor: int, mode: str = "waves") -> str:
-    """The default day with every wave ``factor`` times as wide."""
-    out = []
-    for line in text.splitlines():
-        if "width:" in line:
-            head, rest = line.split("width: ", 1)
-            width, tail = rest.split(",", 1)
-            line = f"{head}width: {int(width) * factor},{tail}"
-        out.append(line.replace("mode: waves", f"mode: {mode}"))
-    return "\n".join(out) + "\n"
-
-
-SATURATED = """\
-name: saturated pinned pool
-hours: 24
-arrivals:
-  mode: poisson
-  stages:
-    - {name: all-day, from: "00:00", to: "24:00", width: 20, everyMinutes: 10}
+OPEN_LOOP = f"""\
+version: 2
 clusters:
   - name: explore
-    workers: {min: 2, max: 8}
-    durationMinutes: {median: 30, p90: 90}
+    workers: {{min: 1, max: 4}}
+    workMinutes: {{median: 20, p90: 60}}
+    image: {IMAGE}
+tenants:
+  - name: team-vision
+    arrivals:
+      mode: poisson
+      stages: [{{name: day, from: "08:00", to: "20:00", width: 20, everyMinutes: 60}}]
+images: {{{IMAGE}: 13.9}}
+"""
+
+SATURATED = f"""\
+version: 2
+hours: 8
+clusters:
+  - name: explore
+    workers: {{min: 2, max: 8}}
+    workMinutes: {{median: 30, p90: 90}}
     pool: t4
-    image: docker.io/rapidsai/base:24.12-cuda12.5-py3.12
-simulation:
-  images:
-    docker.io/rapidsai/base:24.12-cuda12.5-py3.12: 13.9
+    image: {IMAGE}
+tenants:
+  - name: team-vision
+    quota: false
+    arrivals:
+      mode: poisson
+      stages: [{{name: all-day, from: "00:00", to: "24:00", width: 20, everyMinutes: 10}}]
+images: {{{IMAGE}: 13.9}}
 """
 
 
-def timed(values, workload, seed: int) -> tuple[float, UsageSummary]:
+def naive_schedule(state: ClusterState, now: float) -> list[tuple[Pod, float]]:
+    """The scheduling pass without its shortcuts: every pending pod against every node."""
+    bound: list[tuple[Pod, float]] = []
+    while True:
+        ready = [n for n in state.nodes if n.state == "ready"]
+        if not state.pending or not ready:
+            return bound
+        recreated = False
+        for pod in list(state.pending):
+            if pod.state != "pending":
+                continue
+            allowed = [n for n in ready if state.allowed(pod, n.pool)]
+            node = state._best(n for n in allowed if n.free >= pod.gpus)
+            if node is None:
+                node = state._preempt(pod, allowed, now)
+                recreated = recreated or node is not None
+            if node is not None:
+                bound.append((pod, state._bind(pod, node, now)))
+        if not recreated:
+            return bound
+
+
+def listed_live(state: ClusterState, pool: Any) -> int:
+    """Live nodes of a pool by listing every node (the count the loop now keeps)."""
+    return len([n for n in state.nodes if n.state != "deleted" and n.pool is pool])
+
+
+@contextlib.contextmanager
+def baseline(kind: str) -> Iterator[None]:
+    target: dict[str, Callable[..., Any]] = {"schedule": naive_schedule, "live": listed_live}
+    with patch.object(ClusterState, kind, target[kind]):
+        yield
+
+
+def timed(values: Values, workload: Workload, seed: int) -> tuple[float, UsageSummary]:
     start = time.perf_counter()
     summary = run(values, workload, seed=seed)
     return time.perf_counter() - start, summary
 
 
+def many_pools(count: int) -> Values:
+    return Values.model_validate({"platform": {"nodePools": [
+        {"name": f"p{i}", "minNodes": 1, "maxNodes": 4, "placeholders": {"replicas": 1}}
+        for i in range(count)]}})
+
+
+def measure(values: Values, workload: Workload, runs: int) -> tuple[list[float], float, float,
+                                                                   UsageSummary]:
+    """Wall seconds per seed (1..runs), median pods and peak nodes, seed 1's summary."""
+    walls, pods, peaks, summaries = [], [], [], []
+    for seed in range(1, runs + 1):
+        wall, summary = timed(values, workload, seed)
+        walls.append(wall)
+        pods.append(summary.waits.pods)
+        peaks.append(summary.extra["peak_nodes"])
+        summaries.append(summary)
+    return walls, statistics.median(pods), statistics.median(peaks), summaries[0]
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     gke = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
     two_pools = gke.model_copy(deep=True)
@@ -81,32 +147,36 @@ def main() -> int:
     idle_pool.platform.nodePools.append(NodePool(name="idle", gpusPerNode=8, minNodes=20,
                                                  maxNodes=20, driver="operator"))
     text = default_workload_text()
-    scenarios = [
-        ("default day, 20-node pool", gke, parse_workload(text, "default")),
-        ("2x wider waves", gke, parse_workload(wider(text, 2), "2x")),
-        ("2x, poisson", gke, parse_workload(wider(text, 2, "poisson"), "2x-poisson")),
-        ("2x, two pools", two_pools, parse_workload(wider(text, 2), "2x")),
-        ("saturated pinned + idle pool", idle_pool, parse_workload(SATURATED, "saturated")),
+    default = parse_workload(text, "default")
+    busy = parse_workload(text.replace("count: 2", "count: 20"), "10x sessions")
+    open_loop = parse_workload(OPEN_LOOP, "open-loop")
+    saturated = parse_workload(SATURATED, "saturated")
+    scenarios: list[tuple[str, Values, Workload, str | None]] = [
+        ("default day, gke-t4-rapids", gke, default, None),
+        ("10x sessions", gke, busy, None),
+        ("open loop, Poisson", gke, open_loop, None),
+        ("open loop, two pools", two_pools, open_loop, None),
+        ("saturated pinned + idle pool", idle_pool, saturated, "schedule"),
+        ("100 pools, default day", many_pools(100), default, "live"),
+        ("500 pools, default day", many_pools(500), default, None),
     ]
-    run(gke, scenarios[0][2], seed=0)  # imports and first-call costs out of the figures
-    print(f"{'scenario':30} {'clusters':>8} {'pods':>6} {'peak nodes':>10} "
-          f"{'wall s':>7} {'pods/s':>8} {'sim day / wall':>14}")
-    for name, values, workload in scenarios:
-        walls, pods, clusters, peaks = [], [], [], []
-        for seed in range(1, args.runs + 1):
-            wall, summary = timed(values, workload, seed)
-            walls.append(wall)
-            pods.append(summary.extra["pods_started"] + summary.extra["pods_cancelled"]
-                        + summary.extra["pods_waiting_at_end"])
-            clusters.append(summary.extra["clusters"])
-            peaks.append(summary.extra["peak_nodes"])
+    run(gke, default, seed=0)  # imports and first-call costs out of the figures
+    print(f"{'scenario':30} {'pods':>6} {'peak nodes':>10} {'wall s':>8} {'pods/s':>8} "
+          f"{'sim/wall':>9} {'baseline s':>11} {'speed-up':>9}")
+    for name, values, workload, base in scenarios:
+        walls, pods, peak, first = measure(values, workload, args.runs)
         wall = statistics.median(walls)
-        n_pods = statistics.median(pods)
-        print(f"{name:30} {statistics.median(clusters):8.0f} {n_pods:6.0f} "
-              f"{statistics.median(peaks):10.0f} {wall:7.3f} {n_pods / wall:8.0f} "
-              f"{86400 / wall:13.0f}x")
+        line = (f"{name:30} {pods:6.0f} {peak:10.0f} {wall:8.3f} {pods / wall:8.0f} "
+                f"{workload.hours * 3600 / wall:8.0f}x")
+        if base is not None:  # seed 1 only: the baseline is the slow one
+            with baseline(base):
+                base_wall, base_summary = timed(values, workload, 1)
+            if base_summary.to_json() != first.to_json():
+                raise SystemExit(f"{name}: the baseline simulated another day")
+            line += f" {base_wall:11.3f} {base_wall / walls[0]:8.1f}x"
+        print(line, flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -7,10 +7,12 @@ Logs go to stderr, data to stdout. This is the only place that turns errors into
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.util
 import io
 import json
+import os
 import shlex
 import sys
 import time
@@ -36,7 +38,7 @@ from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
 from gpu_platform.pipeline.setvalues import SetArg, ordered
 from gpu_platform.publish import metadata
-from gpu_platform.simulate import load_workload
+from gpu_platform.simulate import load_settings, load_workload
 from gpu_platform.simulate.settings import reference as simulation_reference
 from gpu_platform.summary import summary
 from gpu_platform.writes import WriteRefused, write_file
@@ -246,14 +248,21 @@ def build_parser() -> argparse.ArgumentParser:
         "simulate", help="predict GPU cost and user wait for a values file (simulated day)")
     _values_arg(p)
     p.add_argument("--workload", metavar="FILE", help="workload file (default: the shipped day)")
+    p.add_argument("--settings", metavar="FILE",
+                   help="platform settings file (autoscaler, boot and driver times, ...); "
+                   "default: the cited defaults (--defaults)")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same day)")
     p.add_argument("--compare", nargs=2, metavar=("A.yaml", "B.yaml"),
                    help="run the same day against two values files, side by side")
+    p.add_argument("--compare-settings", nargs=2, metavar=("SA.yaml", "SB.yaml"),
+                   help="run the same day against two settings files (with -f or --compare)")
     p.add_argument("--defaults", action="store_true",
-                   help="list every simulation default with its public source, then exit")
+                   help="list every simulation setting's default with its public source, "
+                   "then exit")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
-                   help="draw available vs used GPUs over time")
+                   help="draw the wait-time CDF, waiting pods, GPUs paid vs used with nodes, "
+                   "and GPU-hours per tenant")
 
     p = sub.add_parser(
         "nodepool", help="print the commands that create the GPU node pools on a cloud")
@@ -548,19 +557,37 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return 1 if errors or (args.strict and warnings) else 0
 
 
+def _write(text: str) -> None:
+    """Print to stdout; a reader that went away (``| head``) ends the output quietly."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit: point stdout at
+        # /dev/null so the exit is as quiet as the reader wanted.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise _ReaderGone from None
+
+
+class _ReaderGone(Exception):
+    """stdout's reader closed the pipe: stop writing, exit as a pipeline expects."""
+
+
 def _emit_summaries(summaries: list[UsageSummary], as_json: bool, plot_path: Path | None,
                     compare: bool = False) -> None:
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     if as_json:
         data = [s.to_json() for s in summaries]
-        print(json.dumps(data[0] if len(data) == 1 else data, indent=1, sort_keys=True,
-                         allow_nan=False))
+        text = json.dumps(data[0] if len(data) == 1 else data, indent=1, sort_keys=True,
+                          allow_nan=False) + "\n"
     elif compare and len(summaries) == 2:
-        sys.stdout.write(f"A: {summaries[0].source}\nB: {summaries[1].source}\n")
-        sys.stdout.write(side_by_side(summaries[0], summaries[1]))
+        text = (f"A: {summaries[0].source}\nB: {summaries[1].source}\n"
+                + side_by_side(summaries[0], summaries[1]))
     else:
-        for summary in summaries:
-            sys.stdout.write(summary.text())
+        text = "".join(summary.text() for summary in summaries)
+    with contextlib.suppress(_ReaderGone):  # the plot was asked for all the same
+        _write(text)
     if plot_path:
         plot(summaries, plot_path)
         _log(f"wrote {plot_path}")
@@ -574,9 +601,16 @@ def _check_plot_path(path: Path | None) -> None:
     if path.suffix.lower() != ".png":
         raise UsageError(f"--plot {path}: the plot is a PNG; name the file *.png")
     if path.is_dir():
-        raise UsageError(f"--plot {path}: that is a folder; name a file such as {path}/day.png")
-    if not path.resolve().parent.is_dir():
-        raise UsageError(f"--plot {path}: folder {path.resolve().parent} does not exist")
+        raise UsageError(f"--plot {path}: is a folder; name a file inside it, e.g. "
+                         f"{path / 'day.png'}")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise UsageError(f"--plot {path}: folder {folder} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"--plot {path}: the file is not writable")
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--plot {path}: cannot create files in {folder} (no write "
+                         "permission)")
     if importlib.util.find_spec("matplotlib") is None:
         raise UsageError("--plot needs matplotlib, an optional extra: "
                          "pip install 'gpu-platform[plot]'")
@@ -604,26 +638,60 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _check_plot_path(args.plot)
-    if args.defaults:
-        for key, value, why in simulation_reference():
-            print(f"{key} = {value}\n    {why}")
+    try:
+        return _simulate(args)
+    except _ReaderGone:
         return 0
-    workload = load_workload(args.workload) if args.workload else None
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    if args.defaults:
+        _write("".join(f"{key} = {value}\n    {why}\n"
+                       for key, value, why in simulation_reference()))
+        return 0
+    if args.compare and args.values:
+        raise UsageError("gpu-platform simulate: use either -f or --compare A B, not both")
+    if args.compare_settings and args.settings:
+        raise UsageError("gpu-platform simulate: use either --settings or --compare-settings "
+                         "SA SB, not both")
+    workload = load_workload(args.workload) if args.workload else simulation.default_workload()
+    for warning in workload.warnings:
+        _log(warning.render())
+    settings = load_settings(args.settings) if args.settings else None
     progress = stderr_progress("simulating (hours)")
-    if args.compare:
-        if args.values:
-            raise UsageError("gpu-platform simulate: use either -f or --compare A B, not both")
-        a, b = (check_files([path]) for path in args.compare)
-        summaries = list(simulation.compare(a.values, b.values, workload, seed=args.seed,
-                                            progress=progress, labels=tuple(args.compare)))
+    if args.compare or args.compare_settings:
+        summaries = list(simulation.compare(*_configs(args, settings), workload,
+                                            seed=args.seed, progress=progress))
     else:
         checked = _checked(args.values)
         _print_warnings(checked)
         label = ", ".join(args.values) if args.values else "defaults"
-        summaries = [simulation.run(checked.values, workload, seed=args.seed,
+        summaries = [simulation.run(checked.values, workload, settings, seed=args.seed,
                                     progress=progress, label=label)]
-    _emit_summaries(summaries, args.json, args.plot, compare=bool(args.compare))
+    _emit_summaries(summaries, args.json, args.plot,
+                    compare=bool(args.compare or args.compare_settings))
     return 0
+
+
+def _configs(args: argparse.Namespace, settings: simulation.Settings | None
+             ) -> tuple[simulation.Config, simulation.Config]:
+    """The two sides of --compare and/or --compare-settings."""
+    if args.compare:
+        values = [check_files([path]).values for path in args.compare]
+        names = list(args.compare)
+    else:
+        checked = _checked(args.values)
+        _print_warnings(checked)
+        values = [checked.values, checked.values]
+        base = ", ".join(args.values) if args.values else "defaults"
+        names = [base, base]
+    sides = [settings, settings]
+    if args.compare_settings:
+        sides = [load_settings(path) for path in args.compare_settings]
+        names = [f"{name} + {path}" for name, path in zip(names, args.compare_settings,
+                                                           strict=True)]
+    a, b = (simulation.Config(v, s, n) for v, s, n in zip(values, sides, names, strict=True))
+    return a, b
 
 
 def cmd_nodepool(args: argparse.Namespace) -> int:

@@ -281,3 +281,8 @@ def _pod_series(w: OpenMetricsWriter, pod: Pod, t: int) -> None:
         w.add("kube_pod_container_resource_requests",
               {**ident, "container": container, "node": node, "resource": resource,
                "unit": unit}, t, value)
+    if pod.run is not None and t >= pod.run[0]:
+        # every container started with the pod; the start time stays once it has run
+        for container in sorted({c for c, _, _, _ in requests}):
+            w.add("kube_pod_container_state_started", {**ident, "container": container}, t,
+                  float(pod.run[0]))

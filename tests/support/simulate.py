@@ -1,7 +1,8 @@
 """Small builders for the simulation tests: one-pool values, round-number settings, clusters.
 
-The figures are chosen so expectations can be computed by hand: boot 200 s, driver 300 s, and
-an image of 2.8 GB pulled at 28 MB/s, i.e. 100 s.
+The figures are chosen so expectations can be computed by hand: boot 200 s, driver 300 s, an
+image of 2.8 GB pulled at 28 MB/s (100 s), and no container start latency, all fixed (no
+spread) unless a test asks for one.
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_platform.pipeline.model import Values
-from gpu_platform.simulate import ClusterArrival, Settings, SimResult, simulate
+from gpu_platform.simulate import ClusterArrival, DayPlan, Settings, SimResult, simulate
 
 IMAGE = "example.com/rapids:1.0"
 OTHER_IMAGE = "example.com/other:1.0"
+IMAGES = {IMAGE: 2.8, OTHER_IMAGE: 2.8}
 BOOT, DRIVER, PULL, SCAN = 200.0, 300.0, 100.0, 10.0
+GKE_INSTALLER = 400.0
 
 
 def pool(**fields: Any) -> dict[str, Any]:
@@ -27,24 +30,24 @@ def pool(**fields: Any) -> dict[str, Any]:
     }
 
 
-def values(*pools: dict[str, Any], prepull: list[str] | None = None) -> Values:
+def values(*pools: dict[str, Any], prepull: list[str] | None = None,
+           tenants: dict[str, int] | None = None) -> Values:
     images = [{"name": f"image-{i}", "image": image} for i, image in enumerate(prepull or [])]
-    return Values.model_validate(
-        {
-            "platform": {
-                "nodePools": list(pools) or [pool()],
-                "prepuller": {"images": images},
-            }
-        }
-    )
+    return Values.model_validate({"platform": {
+        "nodePools": list(pools) or [pool()],
+        "prepuller": {"images": images},
+        "tenants": [{"name": name, "quota": {"gpus": gpus}}
+                    for name, gpus in (tenants or {}).items()],
+    }})
 
 
 def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
-    """Round figures; the 30 s GPU-pod buffer is off unless asked for."""
+    """Round, fixed figures; the 30 s GPU-pod buffer is off unless asked for."""
     data: dict[str, Any] = {
         "autoscaler": {"unschedulableGpuPodBufferSeconds": gpu_buffer},
-        "nodes": {"bootSeconds": BOOT, "driverInstallSeconds": DRIVER, "pullMBPerSecond": 28.0},
-        "images": {IMAGE: 2.8, OTHER_IMAGE: 2.8},
+        "nodes": {"bootSeconds": BOOT, "driverInstallSeconds": DRIVER,
+                  "gkeDriverInstallerSeconds": GKE_INSTALLER, "containerStartSeconds": 0,
+                  "pullMBPerSecond": 28.0},
     }
     for section, value in overrides.items():
         if isinstance(value, dict) and isinstance(data.get(section), dict):
@@ -54,33 +57,25 @@ def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
     return Settings.model_validate(data)
 
 
-def cluster(
-    at: float, workers: int = 0, duration: float = 3600.0, index: int = 0, **fields: Any
-) -> ClusterArrival:
-    return ClusterArrival(
-        **{
-            "index": index,
-            "at": at,
-            "user": 0,
-            "kind": "test",
-            "workers": workers,
-            "duration": duration,
-            "image": IMAGE,
-            **fields,
-        }
-    )
+def cluster(at: float, workers: int = 0, duration: float = 3600.0, index: int = 0,
+            **fields: Any) -> ClusterArrival:
+    """A Dask cluster: a 1-GPU scheduler and ``workers`` 1-GPU workers, working
+    ``duration`` seconds once all run; tenant "t" without a quota unless given."""
+    return ClusterArrival(**{"index": index, "at": at, "user": 0, "kind": "test",
+                             "workers": workers, "duration": duration, "image": IMAGE,
+                             "tenant": "t", **fields})
 
 
-def run(
-    vals: Values,
-    clusters: list[ClusterArrival],
-    sets: Settings | None = None,
-    hours: float = 4.0,
-    seed: int = 0,
-) -> SimResult:
-    return simulate(vals, clusters, sets or settings(), hours * 3600.0, seed)
+def run(vals: Values, clusters: list[ClusterArrival] | DayPlan,
+        sets: Settings | None = None, hours: float = 4.0, seed: int = 0,
+        images: dict[str, float] | None = None) -> SimResult:
+    plan = clusters if isinstance(clusters, DayPlan) else \
+        DayPlan(arrivals=sorted(clusters, key=lambda a: (a.at, a.index)))
+    plan.images = dict(IMAGES if images is None else images)
+    return simulate(vals, plan, sets or settings(), hours * 3600.0, seed)
 
 
 def waits(result: SimResult) -> list[float]:
-    """Pending time of each user pod that ran, in creation order."""
-    return [p.running_at - p.created for p in result.pods if p.is_user and p.running_at is not None]
+    """Pending time (creation to Running) of each user pod that ran, in creation order."""
+    return [p.running_at - p.created for p in result.pods
+            if p.is_user and p.running_at is not None]

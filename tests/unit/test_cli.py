@@ -109,7 +109,7 @@ def test_simulate_usage_errors(tmp_path, capsys):
     assert main(["simulate", "-f", "x.yaml", "--compare", "a.yaml", "b.yaml"]) == 2
     assert main(["simulate", "--workload", str(tmp_path / "none.yaml")]) == 2
     assert main(["simulate", "--defaults"]) == 0
-    assert "autoscaler.scanIntervalSeconds = 10.0" in capsys.readouterr().out
+    assert "autoscaler.scanIntervalSeconds = 10\n" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv", [

@@ -144,15 +144,16 @@ def test_chunks_cover_the_grid_within_the_limits(span_s: int, step_s: int, max_p
 def test_a_pod_never_seen_waiting_waited_at_most_one_step():
     """Created between two steps and deleted before the next, it waited less than a step,
     not until the end of the period."""
-    from gpu_platform.ops.report import _Collected, _waits
+    from gpu_platform.ops.report import _Collected, _pods
 
     pod, late = ("ns", "short", "u1"), ("ns", "late", "u2")
     got = _Collected(paid={}, used={}, created={pod: 1017.0, late: 1990.0}, scheduled={},
-                     last_waiting={})
-    waits, unscheduled = _waits(got, start=1000.0, end=2000.0, last_grid=1980.0, step=30.0)
+                     running={}, last_waiting={})
+    pods = _pods(got, start=1000.0, end=2000.0, last_grid=1980.0, step=30.0)
     # late (sorted first): created after the last step, so to the end -> 10 s;
     # short: the steps are 1000, 1030, ...; the next one after 1017 is 1030 -> 13 s
-    assert waits == [10.0, 13.0] and unscheduled == 2
+    assert [p.pending(2000.0) for p in pods] == [10.0, 13.0]
+    assert [p.scheduled for p in pods] == [None, None]
 
 
 # --------------------------------------------------------------------------- bounds

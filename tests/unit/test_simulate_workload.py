@@ -1,207 +1,332 @@
-"""The workload file: its schema and errors, the arrivals it generates, and the shipped day."""
+"""The workload file (format 2, and format 1 carried forward): its schema and located errors,
+and the day a seed draws from it."""
 
 from __future__ import annotations
 
-import math
 import statistics
 import textwrap
+from pathlib import Path
 
 import pytest
 from gpu_platform.errors import UsageError, ValuesInvalid
-from gpu_platform.simulate import default_workload, load_workload, parse_workload, run
-from gpu_platform.simulate.workload import Duration
+from gpu_platform.pipeline.rules import check_files
+from gpu_platform.simulate import (
+    default_workload,
+    generate,
+    load_settings,
+    load_workload,
+    parse_settings,
+    parse_workload,
+    run,
+)
 from support.simulate import pool, values
 
-BASE = """\
-hours: 24
-arrivals:
-  mode: {mode}
-  stages:
-    - {{name: rush, from: "09:00", to: "10:00", width: 3, everyMinutes: 10, spreadSeconds: 60}}
+REPO = Path(__file__).resolve().parents[2]
+
+TYPES = """\
+version: 2
+hours: {hours}
 clusters:
   - name: explore
     workers: {{min: 1, max: 3}}
-    durationMinutes: {{median: 20, p90: 60, max: 240}}
+    workMinutes: {{median: 20, p90: 60, max: 240}}
+    image: example.com/rapids:1.0
+  - name: train
+    weight: 3
+    workers: {{min: 4, max: 4}}
+    workMinutes: 60
     image: example.com/rapids:1.0
 """
 
+ARRIVALS = """\
+tenants:
+  - name: team-a
+    arrivals:
+      mode: MODE
+      clusters: [explore]
+      stages:
+        - {name: rush, from: "09:00", to: "10:00", width: 3, everyMinutes: 10, spreadSeconds: 60}
+"""
 
-def workload(mode: str = "waves", extra: str = ""):
-    return parse_workload(BASE.format(mode=mode) + extra, "w.yaml")
+
+def workload(text: str = ARRIVALS, hours: float = 24, mode: str = "waves"):
+    return parse_workload(TYPES.format(hours=hours) + text.replace("MODE", mode), "w.yaml")
 
 
-def problems(text: str) -> list[str]:
+def arrivals(mode: str = "waves") -> str:
+    return ARRIVALS.replace("MODE", mode)
+
+
+def problems(text: str, source: str = "w.yaml") -> list[str]:
     with pytest.raises(ValuesInvalid) as info:
-        parse_workload(textwrap.dedent(text), "w.yaml")
+        parse_workload(textwrap.dedent(text), source)
     return [p.render() for p in info.value.problems]
 
 
-class TestArrivals:
+def sessions(**fields: object) -> str:
+    spec = {"name": "analysis", "count": 4, "start": '{from: "09:00", to: "10:00"}',
+            "steps": "{min: 2, max: 5}", "thinkMinutes": "{median: 10, p90: 30}", **fields}
+    body = "\n".join(f"        {k}: {v}" for k, v in spec.items())
+    return "tenants:\n  - name: team-a\n    sessions:\n      - " + body.strip() + "\n"
+
+
+class TestOpenLoopArrivals:
     def test_waves_start_width_clusters_every_interval_within_the_spread(self):
-        arrivals = workload().generate(seed=1)
+        arrivals = generate(workload(), seed=1).arrivals
         assert len(arrivals) == 6 * 3  # 09:00, 09:10, ... 09:50
         for i, a in enumerate(arrivals):
             wave = 9 * 3600 + (i // 3) * 600
             assert wave <= a.at < wave + 60
-            assert 1 <= a.workers <= 3 and a.image == "example.com/rapids:1.0"
-        assert [a.index for a in arrivals] == list(range(18))
+            assert 1 <= a.workers <= 3 and a.kind == "explore" and a.tenant == "team-a"
+        assert sorted(a.index for a in arrivals) == list(range(18))
 
     def test_poisson_has_the_same_mean_rate(self):
-        w = workload("poisson")
-        counts = [len(w.generate(seed)) for seed in range(200)]
+        w = workload(mode="poisson")
+        counts = [len(generate(w, seed).arrivals) for seed in range(200)]
         assert statistics.mean(counts) == pytest.approx(18, rel=0.05)
-        assert all(9 * 3600 <= a.at < 10 * 3600 for a in w.generate(seed=3))
+        assert all(9 * 3600 <= a.at < 10 * 3600 for a in generate(w, seed=3).arrivals)
 
-    def test_stages_repeat_every_day(self):
-        w = parse_workload(BASE.format(mode="waves").replace("hours: 24", "hours: 48"), "w")
-        assert len(w.generate(seed=1)) == 36
-
-    def test_the_horizon_cuts_a_stage(self):
-        w = parse_workload(BASE.format(mode="waves").replace("hours: 24", "hours: 9.5"), "w")
-        assert len(w.generate(seed=1)) == 9  # waves at 09:00, 09:10, 09:20
+    def test_stages_repeat_every_day_and_the_horizon_cuts_them(self):
+        assert len(generate(workload(hours=48), 1).arrivals) == 36
+        assert len(generate(workload(hours=9.5), 1).arrivals) == 9  # 09:00, :10, :20
 
     def test_same_seed_same_day_other_seed_other_day(self):
         w = workload()
-        assert w.generate(seed=7) == w.generate(seed=7)
-        assert w.generate(seed=7) != w.generate(seed=8)
-
-    def test_durations_are_lognormal_by_median_and_p90_and_clipped(self):
-        import random
-
-        duration = Duration(median=20, p90=60, min=5, max=90)
-        rng = random.Random(0)
-        minutes = [duration.sample_seconds(rng) / 60 for _ in range(20000)]
-        assert statistics.median(minutes) == pytest.approx(20, rel=0.05)
-        assert sorted(minutes)[int(0.9 * len(minutes))] == pytest.approx(60, rel=0.05)
-        assert min(minutes) >= 5 and max(minutes) <= 90
+        assert generate(w, 7).arrivals == generate(w, 7).arrivals
+        assert generate(w, 7).arrivals != generate(w, 8).arrivals
 
     def test_cluster_types_are_drawn_by_weight(self):
-        w = workload(extra=textwrap.indent(textwrap.dedent("""\
-            - name: train
-              weight: 3
-              workers: {min: 4, max: 4}
-              durationMinutes: {median: 60, p90: 120}
-              image: example.com/rapids:1.0
-              pool: a100
-        """), "  "))
-        kinds = [a.kind for seed in range(50) for a in w.generate(seed)]
+        w = workload(ARRIVALS.replace("clusters: [explore]", "clusters: null"))
+        kinds = [a.kind for seed in range(50) for a in generate(w, seed).arrivals]
         assert kinds.count("train") / len(kinds) == pytest.approx(0.75, abs=0.05)
-        train = next(a for a in w.generate(1) if a.kind == "train")
-        assert (train.workers, train.pool) == (4, "a100")
+
+    def test_work_is_drawn_from_the_spread_in_minutes(self):
+        w = workload(ARRIVALS.replace("clusters: [explore]", "clusters: [train]"))
+        assert {a.duration for a in generate(w, 1).arrivals} == {3600.0}
+
+
+class TestSessions:
+    def test_count_sessions_a_day_each_a_chain_of_steps(self):
+        plan = generate(workload(sessions(), hours=48), seed=2)
+        assert len(plan.sessions) == 8  # four a day, two days
+        for s in plan.sessions:
+            day = 0 if s.start < 86400 else 86400
+            assert day + 9 * 3600 <= s.start < day + 10 * 3600
+            assert 2 <= len(s.steps) <= 5 and len(s.thinks) == len(s.steps) - 1
+            assert all(len(step) == 1 and step[0].tenant == "team-a" for step in s.steps)
+        assert len({s.user for s in plan.sessions}) == 8  # one user each
+
+    def test_think_times_follow_their_spread(self):
+        plan = generate(workload(sessions(count=500, steps="{min: 3, max: 3}")), seed=0)
+        thinks = sorted(t / 60 for s in plan.sessions for t in s.thinks)
+        assert statistics.median(thinks) == pytest.approx(10, rel=0.1)
+        assert thinks[int(0.9 * len(thinks))] == pytest.approx(30, rel=0.15)
+
+    def test_fan_out_starts_clusters_together(self):
+        plan = generate(workload(sessions(fanOut=3)), seed=0)
+        assert {len(step) for s in plan.sessions for step in s.steps} == {3}
+
+    def test_until_is_carried_per_day(self):
+        plan = generate(workload(sessions(until='"17:00"'), hours=48), seed=0)
+        assert {s.until for s in plan.sessions} == {17 * 3600, 86400 + 17 * 3600}
+
+    def test_adding_a_tenant_leaves_the_others_days_alone(self):
+        one = generate(workload(sessions()), seed=4)
+        more = sessions() + textwrap.indent(textwrap.dedent("""\
+            - name: team-b
+              sessions:
+                - {name: x, count: 9, start: {from: "08:00", to: "12:00"}}
+            """), "  ")
+        two = generate(workload(more), seed=4)
+        assert [s for s in two.sessions if s.tenant == "team-a"] == one.sessions
+
+
+class TestLongLived:
+    NOTEBOOKS = """\
+tenants:
+  - name: team-a
+    notebooks:
+      - {name: nb, count: 2, gpus: 1, image: example.com/nb:1.0}
+      - {name: day, count: 1, gpus: 2, image: example.com/nb:1.0, from: "08:00", to: "18:00"}
+    alwaysOn:
+      - {name: shared, cluster: train, from: "07:00", to: "19:00"}
+"""
+
+    def test_all_day_notebooks_are_one_pod_over_several_days(self):
+        plan = generate(workload(self.NOTEBOOKS, hours=48), seed=0)
+        all_day = [n for n in plan.notebooks if n.gpus == 1]
+        assert [(n.start, n.end) for n in all_day] == [(0, 48 * 3600)] * 2
+        office = [(n.start, n.end) for n in plan.notebooks if n.gpus == 2]
+        assert office == [(8 * 3600, 18 * 3600), (86400 + 8 * 3600, 86400 + 18 * 3600)]
+
+    def test_always_on_clusters_carry_their_end(self):
+        plan = generate(workload(self.NOTEBOOKS), seed=0)
+        (shared,) = plan.arrivals
+        assert (shared.at, shared.until, shared.workers) == (7 * 3600, 19 * 3600, 4)
+
+
+class TestFormat1:
+    V1 = """\
+        hours: 24
+        users: 10
+        arrivals:
+          stages:
+            - {name: rush, from: "09:00", to: "10:00", width: 2, everyMinutes: 30}
+        clusters:
+          - name: explore
+            workers: {min: 1, max: 1}
+            durationMinutes: {median: 20, p90: 60}
+            image: example.com/rapids:1.0
+        simulation:
+          autoscaler: {profile: optimize-utilization}
+          images: {example.com/rapids:1.0: 5.5}
+    """
+
+    def test_a_format_1_file_still_loads_with_a_message(self):
+        w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
+        assert [t.name for t in w.tenants] == ["default"] and not w.tenants[0].quota
+        assert w.images == {"example.com/rapids:1.0": 5.5}
+        assert w.settings is not None and w.settings.autoscaler.profile == \
+            "optimize-utilization"
+        text = "\n".join(p.render() for p in w.warnings)
+        assert "workload format 1" in text and "work time" in text
+        assert "old.yaml:11:1: simulation: warning: settings in a workload file" in text
+        assert len(generate(w, 0).arrivals) == 4
+
+    def test_its_settings_apply_unless_a_settings_file_is_given(self):
+        w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
+        day = run(values(pool()), w)
+        assert day.extra["assumptions"]["autoscaler"]["profile"] == "optimize-utilization"
+        own = parse_settings("autoscaler: {profile: balanced}\n", "s.yaml")
+        assert run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["profile"] == \
+            "balanced"
+
+    def test_format_2_refuses_a_simulation_block(self):
+        found = problems(TYPES.format(hours=24) + arrivals()
+                         + "simulation:\n  nodes: {bootSeconds: 1}\n")
+        assert any("simulation: settings are not part of a format 2 workload" in p
+                   and "--settings" in p for p in found), found
 
 
 class TestErrors:
     def test_unknown_key_names_file_line_path_and_the_close_key(self):
-        found = problems("""\
-            arrivals:
-              stages:
-                - {name: rush, from: "09:00", to: "10:00", widht: 3, everyMinutes: 10}
-            clusters: []
-        """)
-        assert any(p.startswith("w.yaml:3:") and "arrivals.stages[0].widht" in p
+        found = problems(TYPES.format(hours=24) + arrivals().replace(
+            "width: 3", "widht: 3"))
+        assert any(p.startswith("w.yaml:19:") and "tenants[0].arrivals.stages[0].widht" in p
                    and "did you mean width" in p for p in found), found
-        assert any("arrivals.stages[0].width: required key is missing" in p for p in found)
-        assert any(p.startswith("w.yaml:4:") and "clusters" in p for p in found), found
+
+    def test_non_finite_and_tiny_numbers_are_refused_with_the_fix(self):
+        text = TYPES.format(hours=24).replace("weight: 3", "weight: .inf") + \
+            arrivals().replace("everyMinutes: 10", "everyMinutes: 1e-300")
+        found = "\n".join(problems(text))
+        assert "w.yaml:9:5: clusters[1].weight: expected a finite number, got inf; fix: " \
+            "write a finite number" in found
+        assert "tenants[0].arrivals.stages[0].everyMinutes: expected greater than or equal " \
+            "to 0.016" in found and "fix: use 0.016" in found
+
+    def test_a_huge_width_is_refused_before_anything_is_drawn(self):
+        text = TYPES.format(hours=24) + arrivals().replace(
+            "width: 3", "width: 1000").replace("everyMinutes: 10", "everyMinutes: 0.02")
+        w = parse_workload(text, "w.yaml")
+        with pytest.raises(ValuesInvalid, match=r"w.yaml: \(top level\): this workload "
+                           r"creates up to [\d,]+ pods"):
+            generate(w, 0)
+        too_wide = problems(text.replace("width: 1000", "width: 10000000"))
+        assert any("width: expected less than or equal to 1000" in p for p in too_wide)
 
     def test_bad_times_and_ranges(self):
-        found = problems("""\
-            arrivals:
-              stages:
-                - {name: a, from: "10:00", to: "09:00", width: 1, everyMinutes: 10}
-                - {name: b, from: "25:00", to: "26:00", width: 1, everyMinutes: 10}
-            clusters:
-              - name: x
-                workers: {min: 3, max: 1}
-                durationMinutes: {median: 20, p90: 10}
-                image: example.com/rapids
-        """)
-        text = "\n".join(found)
-        assert "stage 'a' ends (09:00) before it starts (10:00)" in text
-        assert "arrivals.stages[1].from" in text
-        assert "clusters[0].workers: max (1) is below min (3)" in text
-        assert "p90 (10.0) is below the median (20.0)" in text
-        assert "has no tag" in text
+        text = TYPES.format(hours=24).replace("{min: 1, max: 3}", "{min: 3, max: 1}").replace(
+            "{median: 20, p90: 60, max: 240}", "{median: 20, p90: 10}") + """\
+tenants:
+  - name: team-a
+    arrivals:
+      stages:
+        - {name: a, from: "10:00", to: "09:00", width: 1, everyMinutes: 10}
+        - {name: b, from: "25:00", to: "26:00", width: 1, everyMinutes: 10}
+"""
+        found = "\n".join(problems(text))
+        assert "stage 'a' ends (09:00) before it starts (10:00)" in found
+        assert "tenants[0].arrivals.stages[1].from" in found and "HH:MM" in found
+        assert "clusters[0].workers: max (1) is below min (3)" in found
+        assert "p90 (10) is below the median (20)" in found
 
-    def test_unknown_simulation_key_suggests_the_setting(self):
-        found = problems(BASE.format(mode="waves") + "simulation:\n  nodes:\n    bootSecond: 1\n")
-        assert any("simulation.nodes.bootSecond" in p and "did you mean bootSeconds" in p
-                   for p in found), found
+    def test_unknown_cluster_types_are_named(self):
+        found = problems(TYPES.format(hours=24) + arrivals().replace(
+            "[explore]", "[explor]"))
+        assert found == ["w.yaml:17:18: tenants[0].arrivals.clusters[0]: no cluster type "
+                         "'explor'; the workload defines explore, train"]
 
-    def test_pool_names_must_exist_in_the_values(self):
-        w = workload(extra=textwrap.dedent("""\
-          - name: train
-            workers: {min: 1, max: 1}
-            durationMinutes: {median: 60, p90: 120}
-            image: example.com/rapids:1.0
-            pool: a100
-        simulation:
-          pools:
-            t4: {bootSeconds: 100}
-        """))
-        found = [p.render() for p in w.problems_with(values(pool(name="gpu")))]
-        assert len(found) == 2
-        assert found[0].startswith("w.yaml:15:") and "clusters[1].pool" in found[0]
-        assert "pool 'a100' is not in the values' platform.nodePools (gpu)" in found[0]
-        assert "simulation.pools.t4" in found[1]
-
-    def test_pods_bigger_than_every_node_they_may_use(self):
-        # the reviewer's case: 4-GPU workers pinned to a 2-GPU pool ran without a word
-        w = workload(extra=textwrap.indent(textwrap.dedent("""\
-          - name: train
-            workers: {min: 1, max: 2}
-            workerGpus: 4
-            durationMinutes: {median: 60, p90: 120}
-            image: example.com/rapids:1.0
-            pool: t4
-          - name: wide
-            workers: {min: 1, max: 1}
-            schedulerGpus: 3
-            durationMinutes: {median: 60, p90: 120}
-            image: example.com/rapids:1.0
-        """), "  "))
-        vals = values(pool(name="t4", gpusPerNode=2), pool(name="a100", gpusPerNode=8))
-        found = [p.render() for p in w.problems_with(vals)]
-        assert len(found) == 1, found  # the unpinned 3-GPU scheduler fits the a100 pool
-        assert found[0].startswith("w.yaml:13:") and "clusters[1].workerGpus" in found[0]
-        assert "4 GPUs per pod, but the nodes this cluster type may use have at most 2 " \
-            "(gpusPerNode of t4: 2)" in found[0]
-        assert "request 2 or fewer, or give it a pool with gpusPerNode of 4 or more" in found[0]
-        # without the big pool, the unpinned scheduler is too big for every node as well
-        found = [p.render() for p in w.problems_with(values(pool(name="t4", gpusPerNode=2)))]
-        assert [f.split(": ")[1] for f in found] == ["clusters[1].workerGpus",
-                                                    "clusters[2].schedulerGpus"]
-        assert found[1].startswith("w.yaml:19:")
-
-    def test_a_pod_as_big_as_a_node_is_fine(self):
-        w = workload(extra="    workerGpus: 2\n    schedulerGpus: 0\n")
-        assert w.problems_with(values(pool(gpusPerNode=2))) == []
-
-    def test_too_big_pods_stop_a_run(self):
-        w = workload(extra="    workerGpus: 4\n")
-        with pytest.raises(ValuesInvalid, match="clusters\\[0\\].workerGpus"):
-            run(values(pool(gpusPerNode=2)), w)
+    def test_version_1_is_named(self):
+        found = problems("version: 1\n")
+        assert "format 1 files have no version key" in found[0]
 
     def test_missing_file_is_a_usage_error(self, tmp_path):
         with pytest.raises(UsageError, match="no such workload file"):
             load_workload(tmp_path / "nope.yaml")
+        with pytest.raises(UsageError, match="no such settings file"):
+            load_settings(tmp_path / "nope.yaml")
 
-    def test_load_from_file(self, tmp_path):
-        path = tmp_path / "w.yaml"
-        path.write_text(BASE.format(mode="poisson"))
-        assert load_workload(path).arrivals.mode == "poisson"
-        assert load_workload(path).source == str(path)
+
+class TestAgainstTheValues:
+    def test_pools_must_exist(self):
+        w = workload()
+        w.clusters[0].pool = "a100"
+        found = [p.render() for p in w.problems_with(values(pool(name="gpu")))]
+        assert found == ["w.yaml:4:5: clusters[0].pool: pool 'a100' is not in the values' "
+                         "platform.nodePools (gpu)"]
+
+    def test_settings_pools_must_exist(self):
+        sets = parse_settings("pools:\n  t4: {bootSeconds: 100}\n", "s.yaml")
+        found = [p.render() for p in workload().problems_with(values(pool()), sets)]
+        assert found == ["s.yaml:2:3: pools.t4: pool 't4' is not in the values' "
+                         "platform.nodePools (gpu)"]
+
+    def test_pods_bigger_than_every_node_they_may_use(self):
+        w = workload()
+        w.clusters[1].workerGpus = 4
+        found = [p.render() for p in w.problems_with(values(pool(gpusPerNode=2)))]
+        assert len(found) == 1 and "clusters[1].workerGpus: 4 GPUs per pod, but the nodes " \
+            "it may use have at most 2 (gpusPerNode of gpu: 2)" in found[0]
+
+    def test_tenants_must_be_the_values_tenants(self):
+        found = [p.render() for p in workload().problems_with(
+            values(pool(), tenants={"team-b": 8}))]
+        assert found == ["w.yaml:14:5: tenants[0].name: tenant 'team-a' is not in the "
+                         "values' platform.tenants (team-b); use one of them, or set quota: "
+                         "false for a namespace without a quota"]
+
+    def test_a_cluster_bigger_than_its_quota_would_never_start(self):
+        # explore: one scheduler GPU + up to 3 workers = 4 GPUs, over a quota of 3
+        found = [p.render() for p in workload().problems_with(
+            values(pool(gpusPerNode=4), tenants={"team-a": 3}))]
+        assert len(found) == 1 and "cluster type 'explore' needs up to 4 GPUs at once, " \
+            "over tenant 'team-a''s GPU quota of 3" in found[0]
+
+    def test_they_stop_a_run(self):
+        with pytest.raises(ValuesInvalid, match="tenants\\[0\\].name"):
+            run(values(pool(), tenants={"team-b": 8}), workload())
 
 
 class TestDefaultWorkload:
-    def test_a_day_of_a_few_hundred_short_lived_clusters(self):
+    def test_a_closed_loop_day_with_notebooks_and_a_scheduled_job(self):
         w = default_workload()
-        arrivals = w.generate(seed=0)
-        assert 150 <= len(arrivals) <= 300
-        assert w.hours == 24 and math.isclose(max(a.at for a in arrivals) / 3600, 21, abs_tol=1)
-        # its image has a size, so pulls are not the 1 GB guess
-        assert all(a.image in w.simulation.images for a in arrivals)
+        assert w.version == 2 and w.hours == 24
+        plan = generate(w, seed=0)
+        assert plan.sessions and plan.notebooks and plan.arrivals
+        assert all(image in w.images for image in {a.image for a in plan.arrivals})
 
-    def test_every_stage_of_the_day(self):
-        names = [s.name for s in default_workload().arrivals.stages]
-        assert names == ["quiet-morning", "rush", "late-morning", "lunch", "afternoon-peak",
-                         "quiet-evening"]
+    def test_its_tenants_are_the_gke_profile_s(self):
+        gke = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
+        assert {t.name for t in default_workload().tenants} == \
+            {t.name for t in gke.platform.tenants}
+        assert default_workload().problems_with(gke) == []
+
+
+def test_the_readme_example_is_a_valid_workload():
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    example = re.search(r"```yaml\n(version: 2.*?)```", readme, re.S)
+    assert example is not None
+    plan = generate(parse_workload(example.group(1), "README.md"), seed=0)
+    assert len(plan.sessions) == 6 and plan.notebooks and plan.arrivals

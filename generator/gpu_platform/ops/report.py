@@ -7,9 +7,11 @@ extended resources are sanitised, so ``nvidia.com/gpu`` is ``resource="nvidia_co
 - paid: ``kube_node_status_capacity{resource="nvidia_com_gpu"}`` summed over nodes;
 - used: ``kube_pod_container_resource_requests{resource="nvidia_com_gpu"}`` of pods whose
   ``kube_pod_status_phase{phase="Running"}`` is 1, joined on (namespace, pod, uid);
-- pending: ``kube_pod_status_scheduled_time - kube_pod_created`` of GPU pods created in the
-  period. Both are gauges whose *values* are timestamps, so the query step does not blur them;
-  Kubernetes records both to the second, so a wait is a whole number of seconds.
+- pending: from ``kube_pod_created`` to the first ``kube_pod_container_state_started`` of
+  the pod's containers (phase Running), and the time to scheduled from ``kube_pod_created``
+  to ``kube_pod_status_scheduled_time``, of GPU pods created in the period. All are gauges
+  whose *values* are timestamps, so the query step does not blur them; Kubernetes records
+  them to the second, so a wait is a whole number of seconds.
 
 The platform's own placeholder and prepuller pods are warm capacity, not demand: they are left
 out of "used" and of the waits, recognised by their priority class (``kube_pod_info``'s
@@ -37,7 +39,7 @@ from gpu_platform.ops.promapi import (
     PrometheusClient,
     PrometheusError,
 )
-from gpu_platform.ops.usage import PLATFORM_POD_INFO, GpuHours, UsageSummary, WaitStats, gpu_hours
+from gpu_platform.ops.usage import PLATFORM_POD_INFO, PodWait, UsageSummary, gpu_hours
 
 __all__ = ["Credentials", "PrometheusError", "build_report", "parse_time", "stderr_progress"]
 
@@ -66,11 +68,12 @@ sum by (namespace) (
   )
   unless on ({POD}) {PLATFORM_PODS}
 )"""
-# GPU pods not (yet) scheduled at each step: gives the last sighting of a pod deleted while
-# it was still waiting, whose wait ends there rather than at the end of the period.
+# GPU pods whose containers have not started yet at each step: gives the last sighting of a
+# pod deleted while it was still waiting, whose wait ends there rather than at the end of the
+# period (a container that ran keeps its start time while it exists, terminated or not).
 WAITING = f"""
 (max by ({POD}) (kube_pod_container_resource_requests{{{GPU}}}) > 0)
-unless on ({POD}) kube_pod_status_scheduled_time
+unless on ({POD}) kube_pod_container_state_started
 unless on ({POD}) {PLATFORM_PODS}"""
 
 
@@ -85,6 +88,13 @@ unless on ({POD}) last_over_time({PLATFORM_PODS}[{window}])"""
 
 def _scheduled(window: str) -> str:
     return (f"min by ({POD}) (min_over_time(kube_pod_status_scheduled_time[{window}]))\n"
+            f"and on ({POD}) ({_created(window)})")
+
+
+def _running(window: str) -> str:
+    """The first container start of each GPU pod (a restart later moves a container's start
+    time on: the minimum over the window keeps the first)."""
+    return (f"min by ({POD}) (min_over_time(kube_pod_container_state_started[{window}]))\n"
             f"and on ({POD}) ({_created(window)})")
 
 
@@ -175,6 +185,7 @@ class _Collected:
     used: dict[str, dict[int, float]]  # namespace -> grid ms -> GPUs
     created: dict[tuple[str, str, str], float]
     scheduled: dict[tuple[str, str, str], float]
+    running: dict[tuple[str, str, str], float]
     last_waiting: dict[tuple[str, str, str], float]
 
 
@@ -184,7 +195,7 @@ def _pod(metric: dict[str, str]) -> tuple[str, str, str]:
 
 def _collect(client: PrometheusClient, chunks: list[_Chunk], step: float,
              progress: Callable[[int, int], None] | None) -> _Collected:
-    got = _Collected({}, {}, {}, {}, {})
+    got = _Collected({}, {}, {}, {}, {}, {})
     for n, chunk in enumerate(chunks, 1):
         first, last = chunk.first_ms / 1000, chunk.last_ms / 1000
         for series in client.query_range(PAID, first, last, step):
@@ -201,40 +212,41 @@ def _collect(client: PrometheusClient, chunks: list[_Chunk], step: float,
         window, at = f"{chunk.window_ms}ms", chunk.at_ms / 1000
         for sample in client.query(_created(window), at):
             got.created.setdefault(_pod(sample["metric"]), float(sample["value"][1]))
-        for sample in client.query(_scheduled(window), at):
-            key, value = _pod(sample["metric"]), float(sample["value"][1])
-            got.scheduled[key] = min(value, got.scheduled.get(key, value))
+        for query, into in ((_scheduled(window), got.scheduled), (_running(window), got.running)):
+            for sample in client.query(query, at):
+                key, value = _pod(sample["metric"]), float(sample["value"][1])
+                into[key] = min(value, into.get(key, value))
         if progress is not None:
             progress(n, len(chunks))
     return got
 
 
-def _waits(got: _Collected, start: float, end: float, last_grid: float,
-           step: float) -> tuple[list[float], int]:
-    """Pending seconds of the GPU pods created in [start, end], and how many of them were
-    not scheduled by ``end`` (they count until ``end``, or until last seen if deleted).
+def _pods(got: _Collected, start: float, end: float, last_grid: float,
+          step: float) -> list[PodWait]:
+    """The GPU pods created in [start, end] as usage.py's ``PodWait``s (the namespace is the
+    tenant). A pod not Running by ``end`` waits until ``end``, or until it was last seen
+    waiting if it was deleted before.
 
     A pod never seen waiting at any grid step lived less than one step (created, then deleted
     before the next step) unless it was created after the last step: its wait ends at the
     next step at the latest, not at ``end``."""
-    waits: list[float] = []
-    unscheduled = 0
+    pods: list[PodWait] = []
     for key, created in sorted(got.created.items()):
         if not start <= created <= end:
             continue
         scheduled = got.scheduled.get(key)
-        if scheduled is not None and scheduled <= end:
-            waits.append(max(0.0, scheduled - created))
-            continue
-        unscheduled += 1
-        seen = got.last_waiting.get(key)
-        if seen is None:
-            next_step = start + math.ceil((created - start) / step) * step
-            until = end if created >= last_grid else min(end, next_step)
-        else:
-            until = end if seen >= last_grid else seen
-        waits.append(max(0.0, until - created))
-    return waits, unscheduled
+        running = got.running.get(key)
+        gone = None
+        if running is None or running > end:
+            seen = got.last_waiting.get(key)
+            if seen is None:
+                next_step = start + math.ceil((created - start) / step) * step
+                until = end if created >= last_grid else min(end, next_step)
+            else:
+                until = end if seen >= last_grid else seen
+            gone = until if until < end else None
+        pods.append(PodWait(key[0], created, scheduled, running, gone))
+    return pods
 
 
 def check_period(start: float, end: float, step: float) -> int:
@@ -292,24 +304,20 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
         for series in by_ns.values():
             series.append(series[-1])
 
-    waits, unscheduled = _waits(got, start, end, grid[-1] / 1000, step_ms / 1000)
+    pods = _pods(got, start, end, grid[-1] / 1000, step_ms / 1000)
     if not any(paid) and not any(used) and not got.created:
         _require_kube_state_metrics(client, start, end)
-    return UsageSummary(
-        source=f"prometheus {client.url}",
-        start=start,
-        end=end,
-        waits=WaitStats.of(waits),
-        gpu_hours=GpuHours.of(times, paid, used),
-        times=times,
-        gpus_available=paid,
-        gpus_used=used,
+    return UsageSummary.build(
+        f"prometheus {client.url}", start, end, pods, times, paid, used,
+        {ns: gpu_hours(times, v) for ns, v in by_ns.items()},
         extra={
-            "unscheduled_pods": unscheduled,
+            "unscheduled_pods": sum(1 for p in pods if p.scheduled is None
+                                    or p.scheduled > end),
+            "pods_waiting_at_end": sum(1 for p in pods if not p.ran_by(end)
+                                       and (p.gone is None or p.gone >= end)),
             "peak_gpus_paid": max(paid),
             "peak_gpus_used": max(used),
             "step_s": step,
-            "gpu_hours_by_namespace": {ns: gpu_hours(times, v) for ns, v in by_ns.items()},
         },
     )
 

@@ -16,31 +16,48 @@ before the day ends), paid minus visible is (boot + driver install) x GPUs / 360
 Compare a measured day with this figure; plan budgets with ``paid``.
 
 GPU-hours used: GPUs requested by running user pods (placeholders excluded), from their
-containers starting until deletion.
+containers starting until deletion; per tenant as well.
 
-Pending time, as usage.py and `report` define it: from a GPU pod's creation to its scheduling
-(PodScheduled); a pod never scheduled counts until it was deleted or the day ended, and is
-counted in ``unscheduled_pods``. What a user waits for is longer: the containers start only
-once the image is on the node (the pod phase stays ``Pending`` meanwhile). That wait, the one
-prepullers and image streaming shorten, is ``start_wait_s`` (median and p95 also as scalars).
+Waits, as usage.py and `report` define them: pending from a GPU pod's creation to Running
+(the image pulled and the containers started), and separately the time to scheduled. A pod
+refused by its tenant's quota does not exist until its controller's retry is admitted: that
+delay is counted apart (``quota_*``), never as pending, as a real cluster shows it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpu_platform.ops.usage import GpuHours, UsageSummary, WaitStats
+from gpu_platform.ops.usage import PodWait, UsageSummary, duration, percentile
 
-from .settings import EC2_BILLING, GCE_BILLING, POD_PHASE, effective
+from .settings import EC2_BILLING, GCE_BILLING, POD_PHASE, QUOTA_ADMISSION, effective
 
 if TYPE_CHECKING:
-    from .autoscaler import Autoscaler
-    from .cluster import ClusterState, Node, Pod
-    from .settings import Settings
-    from .workload import ClusterArrival
+    from gpu_platform.pipeline.model import Values
 
-SOURCES = {"billing": [EC2_BILLING, GCE_BILLING], "pending": POD_PHASE}
+    from .autoscaler import Autoscaler
+    from .cluster import ClusterState, Node
+    from .quota import Quotas
+    from .settings import Settings
+
+SOURCES = {"billing": [EC2_BILLING, GCE_BILLING], "pending": POD_PHASE,
+           "quota": QUOTA_ADMISSION}
+
+
+@dataclass
+class Record:
+    """What the users did, counted by the engine."""
+
+    clusters: int = 0
+    sessions: int = 0
+    notebooks: int = 0
+    users: int = 0
+    refusals: int = 0  # refused creations (every try)
+    delayed: int = 0  # pods refused at least once
+    quota_waits: list[float] = field(default_factory=list)  # first try -> admitted
+    refused_at_end: int = 0
+    short_handed: int = 0  # clusters that started work before all their pods ran
 
 
 class Meter:
@@ -59,6 +76,8 @@ class Meter:
         self.used_series: list[float] = []
         self.node_times: list[float] = []
         self.node_counts: list[int] = []
+        self.pool_nodes: dict[str, int] = {}
+        self.pool_steps: dict[str, list[tuple[float, int]]] = {}  # pool -> (time, live nodes)
 
     def start(self, now: float) -> None:
         """The first sample, so series and GPU-hours start at the beginning of the day."""
@@ -88,11 +107,17 @@ class Meter:
             self.node_times.append(now)
             self.node_counts.append(self.nodes)
 
+    def _pool_changed(self, node: Node, delta: int, now: float) -> None:
+        name = node.pool.name
+        self.pool_nodes[name] = self.pool_nodes.get(name, 0) + delta
+        self.pool_steps.setdefault(name, []).append((now, self.pool_nodes[name]))
+
     def node_added(self, node: Node, now: float) -> None:
         self.paid += node.gpus
         self.nodes += 1
         self._record(now)
         self._record_nodes(now)
+        self._pool_changed(node, 1, now)
 
     def node_ready(self, node: Node, now: float) -> None:
         self.visible += node.gpus
@@ -103,9 +128,16 @@ class Meter:
         self.nodes -= 1
         self._record(now)
         self._record_nodes(now)
+        self._pool_changed(node, -1, now)
         if node.ready_at is not None:
             self.visible -= node.gpus
             self._record_visible(now)
+
+    def hours_at(self, pool: str, nodes: int, end: float) -> float:
+        """Hours during which ``pool`` had ``nodes`` or more live nodes."""
+        steps = [*self.pool_steps.get(pool, []), (end, 0)]
+        return sum(b[0] - a[0] for a, b in zip(steps, steps[1:], strict=False)
+                   if a[1] >= nodes) / 3600
 
     def visible_gpu_hours(self, end: float) -> float:
         times = [*self.visible_times, end]
@@ -117,36 +149,40 @@ class Meter:
         self._record(now)
 
 
-def _waits(pods: list[Pod], until: str, end: float) -> list[float]:
-    """Seconds from creation to ``until`` (an attribute); censored at deletion or ``end``."""
-    out = []
-    for pod in pods:
-        reached = getattr(pod, until)
-        stop = reached if reached is not None else min(pod.ended_at or end, end)
-        out.append(max(0.0, stop - pod.created))
-    return out
-
-
-def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, horizon: float,
-              arrivals: list[ClusterArrival], settings: Settings, seed: int) -> UsageSummary:
+def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, quotas: Quotas,
+              record: Record, horizon: float, settings: Settings, values: Values,
+              seed: int) -> UsageSummary:
     meter = state.meter
     user = [p for p in state.pods if p.is_user]
-    started = [p for p in user if p.running_at is not None]
-    cancelled = [p for p in user if p.state == "deleted" and p.running_at is None]
-    waiting = [p for p in user if p.state in ("pending", "starting")]
-    start_waits = WaitStats.of(_waits(user, "running_at", horizon))
+    pods = [PodWait(p.tenant or "", p.created, p.scheduled_at, p.running_at,
+                    p.ended_at if p.running_at is None else None) for p in user]
+    tenant_hours: dict[str, float] = {}
+    for p in user:
+        if p.running_at is not None:
+            held = min(p.ended_at if p.ended_at is not None else horizon, horizon) - p.running_at
+            tenant_hours[p.tenant or ""] = tenant_hours.get(p.tenant or "", 0.0) \
+                + p.gpus * held / 3600
     times = [*meter.times, horizon]
     paid = [*meter.paid_series, float(meter.paid)]
     used = [*meter.used_series, float(meter.used)]
+    at_max = {pool.name: round(meter.hours_at(pool.name, pool.max_nodes, horizon), 2)
+              for pool in state.pools}
     extra: dict[str, Any] = {
-        "clusters": len(arrivals),
-        "users": len({a.user for a in arrivals}),
+        "clusters": record.clusters,
+        "clusters_short_handed": record.short_handed,
+        "sessions": record.sessions,
+        "notebooks": record.notebooks,
+        "users": record.users,
         "unscheduled_pods": sum(1 for p in user if p.scheduled_at is None),
-        "start_wait_median_s": round(start_waits.median_s, 1),
-        "start_wait_p95_s": round(start_waits.p95_s, 1),
-        "pods_started": len(started),
-        "pods_cancelled": len(cancelled),
-        "pods_waiting_at_end": len(waiting),
+        "pods_started": sum(1 for p in user if p.running_at is not None),
+        "pods_cancelled": sum(1 for p in user if p.state == "deleted" and p.running_at is None),
+        "pods_waiting_at_end": sum(1 for p in user if p.state in ("pending", "starting")),
+        "quota_refusals": record.refusals,
+        "pods_delayed_by_quota": record.delayed,
+        "quota_wait_median_s": percentile(record.quota_waits, 50),
+        "quota_wait_p95_s": percentile(record.quota_waits, 95),
+        "pods_refused_at_end": record.refused_at_end,
+        "quota_refusals_by_tenant": dict(sorted(quotas.refusals.items())),
         "placeholders_preempted": state.preemptions,
         "scale_ups": autoscaler.scale_ups,
         "scale_downs": autoscaler.scale_downs,
@@ -154,18 +190,37 @@ def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, horizon: 
         "nodes_removed": autoscaler.nodes_removed,
         "peak_nodes": max(meter.node_counts, default=0),
         "peak_gpus_paid": max(paid),
-        "gpu_hours_paid_visible": meter.visible_gpu_hours(horizon),
         "peak_gpus_used": max(used),
+        "gpu_hours_paid_visible": meter.visible_gpu_hours(horizon),
+        "hours_at_max_nodes": at_max,
         "seed": seed,
-        "start_wait_s": asdict(start_waits),
-        "nodes_over_time": [[t, n] for t, n in zip(meter.node_times, meter.node_counts,
-                                                    strict=True)],
         "assumptions": effective(settings),
         "sources": SOURCES,
     }
-    return UsageSummary(
-        source=f"simulate {label}", start=0.0, end=horizon,
-        waits=WaitStats.of(_waits(user, "scheduled_at", horizon)),
-        gpu_hours=GpuHours.of(times, paid, used), times=times, gpus_available=paid,
-        gpus_used=used, extra=extra,
+    return UsageSummary.build(
+        f"simulate {label}", 0.0, horizon, pods, times, paid, used, tenant_hours, extra,
+        nodes=list(zip(meter.node_times, meter.node_counts, strict=True)),
+        fix=_fix(state, at_max, quotas, values, horizon),
     )
+
+
+def _fix(state: ClusterState, at_max: dict[str, float], quotas: Quotas, values: Values,
+         horizon: float) -> str:
+    """What to change when the day saturates, from what held the pods back."""
+    advice = []
+    maxed = sorted(((hours, name) for name, hours in at_max.items() if hours > 0),
+                   reverse=True)
+    sizes = {p.name: p for p in values.platform.nodePools}
+    for hours, name in maxed:
+        pool = sizes[name]
+        advice.append(f"pool {name!r} sat at its maxNodes ({pool.maxNodes}) for "
+                      f"{duration(hours * 3600)} of {duration(horizon)}: raise "
+                      f"platform.nodePools maxNodes of {name!r}")
+    if not advice:
+        advice.append("no pool reached its maxNodes, so the wait is in start-up: add warm "
+                      "capacity (placeholders) or minNodes, prepull the images")
+    refused = [name for name, n in quotas.refusals.most_common(3) if n]
+    if refused:
+        advice.append(f"tenant quotas refused pods of {', '.join(refused)}: their users "
+                      "also waited for quota")
+    return "; ".join(advice) + "; or lower the load"

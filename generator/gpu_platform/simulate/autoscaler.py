@@ -116,9 +116,10 @@ class Autoscaler:
     def scale_up(self, now: float) -> list[Node]:
         """Grow one pool for the pending pods (the scan has checked they are not all new)."""
         state, config = self.state, self.config
-        growable = [pool for pool in state.pools
-                    if len(state.live_nodes(pool)) < pool.max_nodes]
-        if not state.pending or not growable:  # cheap exit: a saturated day has long queues
+        if not state.pending:
+            return []
+        growable = [pool for pool in state.pools if state.live(pool) < pool.max_nodes]
+        if not growable:  # cheap exit: a saturated day has long queues
             return []
         pending = [p for p in state.pending if self._counted(p)
                    and p.created + config.newPodScaleUpDelaySeconds <= now]
@@ -144,7 +145,7 @@ class Autoscaler:
         return left
 
     def _option(self, pool: PoolSpec, pods: list[Pod]) -> Option | None:
-        room = pool.max_nodes - len(self.state.live_nodes(pool))
+        room = pool.max_nodes - self.state.live(pool)
         helped = [p for p in pods if self.state.allowed(p, pool) and p.gpus <= pool.gpus_per_node]
         if room <= 0 or not helped:
             return None
@@ -210,7 +211,9 @@ class Autoscaler:
         wait = self.config.unneeded_seconds()
         due = sorted((n for n in unneeded if self.unneeded_since[n.uid] + wait <= now),
                      key=lambda n: (self.unneeded_since[n.uid], n.uid))
-        sizes = {pool.name: len(self.state.live_nodes(pool)) for pool in self.state.pools}
+        if not due:
+            return []
+        sizes = {pool.name: self.state.live(pool) for pool in self.state.pools}
         removed: list[Node] = []
         empty = [n for n in due if not n.pods]
         drained = [n for n in due if n.pods]

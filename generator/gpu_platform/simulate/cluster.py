@@ -4,8 +4,9 @@ Only GPUs are modelled: every pod here requests whole GPUs, nodes offer ``gpusPe
 pending pod binds to a ready node of an allowed pool with room (spread or packed, see
 settings); a user pod that fits nowhere preempts lower-priority pods (placeholders) at once,
 and the placeholders' Deployment recreates them, pending. A pod that fits nowhere stays
-Pending. After binding, the pod's containers start when its image is on the node: pulled by
-the kubelet (one image at a time by default), pulled earlier by the prepuller, or streamed.
+Pending. After binding, the pod's containers start when its image is on the node (pulled by
+the kubelet, one image at a time by default; pulled earlier by the prepuller; or streamed) plus
+the container start latency, drawn per pod.
 
 This module is plain Python with no clock of its own: the engine (SimPy) calls it at event
 times and turns the start times it returns into timeouts.
@@ -16,17 +17,20 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable
+import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpu_platform.pipeline.model import Values
 
 from .accounting import Meter
+from .distributions import SpreadModel
 from .settings import PAUSE_IMAGE_GB, Settings
 
-USER_PRIORITY = 0  # the chart's priority ladder: user 0 > prepuller -5 > placeholder -10
+# The chart's priority ladder (templates/scheduling/priorityclass.yaml): user 0 > prepuller -5 >
+# placeholder -10. The simulation needs the two rungs that hold GPUs.
+USER_PRIORITY = 0
 PLACEHOLDER_PRIORITY = -10
-PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"  # the chart's pause image
 
 # What decides where a pending pod can go: the pool it may use (None: any), its priority,
 # the GPUs it requests. Pods with one demand are interchangeable to the scheduler.
@@ -41,13 +45,14 @@ class PoolSpec:
     gpus_per_node: int
     min_nodes: int
     max_nodes: int
-    boot_seconds: float
-    driver_seconds: float  # 0 when the node image brings the driver
+    boot: SpreadModel  # scale-up request to the node registering
+    driver: SpreadModel | None  # driver install after registering; None: in the node image
     prepull: tuple[str, ...]  # images the prepuller pulls, in order, as the node joins
     streaming: bool
     pull_mb_per_second: float
     placeholders: int
     placeholder_gpus: int
+    pause_image: str  # the placeholders' image
 
     def initial_nodes(self) -> int:
         """Nodes running at the start: min, or enough for the placeholders (a warm steady
@@ -57,30 +62,19 @@ class PoolSpec:
         return min(self.max_nodes, max(self.min_nodes, needed))
 
 
-def _figure(settings: Settings, pool: str, name: str) -> float:
-    """A node figure for ``pool``: its override, else the general one."""
-    override = settings.pools.get(pool)
-    given = getattr(override, name) if override is not None else None
-    return float(getattr(settings.nodes, name) if given is None else given)
-
-
 def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
     pre = values.platform.prepuller
     specs = []
     for pool in values.platform.nodePools:
-        override = settings.pools.get(pool.name)
         images = [p.image for p in pre.images + pool.prepullImages] if pre.enabled else []
-        streaming = settings.nodes.imageStreaming
-        if override is not None and override.imageStreaming is not None:
-            streaming = override.imageStreaming
         specs.append(PoolSpec(
             name=pool.name, gpus_per_node=pool.gpusPerNode, min_nodes=pool.minNodes,
-            max_nodes=pool.maxNodes, boot_seconds=_figure(settings, pool.name, "bootSeconds"),
-            driver_seconds=(_figure(settings, pool.name, "driverInstallSeconds")
-                            if pool.driver == "operator" else 0.0),
-            prepull=tuple(dict.fromkeys(images)), streaming=streaming,
-            pull_mb_per_second=_figure(settings, pool.name, "pullMBPerSecond"),
+            max_nodes=pool.maxNodes, boot=settings.boot(pool.name),
+            driver=settings.driver_install(pool), prepull=tuple(dict.fromkeys(images)),
+            streaming=settings.streaming(pool.name),
+            pull_mb_per_second=settings.pull_mb_per_second(pool.name),
             placeholders=pool.placeholders.replicas, placeholder_gpus=pool.placeholders.gpusPerPod,
+            pause_image=pre.pauseImage,
         ))
     return specs
 
@@ -95,6 +89,9 @@ class Pod:
     created: float
     pool: str | None = None  # nodeSelector; None: any GPU pool
     cluster: int | None = None  # the Dask cluster's index
+    tenant: str | None = None  # the namespace of a user pod
+    quota: bool = False  # counted against its tenant's GPU quota
+    wanted: float | None = None  # the controller first tried to create it (quota refusals)
     node: Node | None = None
     scheduled_at: float | None = None
     running_at: float | None = None
@@ -138,16 +135,20 @@ class Node:
 class ClusterState:
     """Nodes, pods and the pending queue; every change is reported to the meter."""
 
-    def __init__(self, pools: list[PoolSpec], settings: Settings, meter: Meter) -> None:
+    def __init__(self, pools: list[PoolSpec], settings: Settings, meter: Meter,
+                 image_gb: Callable[[str], float], rng: random.Random) -> None:
         self.pools = pools
         self.settings = settings
         self.meter = meter
+        self.image_gb = image_gb
+        self.rng = rng  # container start latencies
         self.nodes: list[Node] = []
         self.pods: list[Pod] = []
         self.pending: list[Pod] = []  # sorted by Pod.sort_key: the scheduling queue's order
         self.queues: dict[Demand, list[Pod]] = {}  # the pending pods by demand, in queue order
         self.preemptions = 0
         self._uid = 0
+        self._live: dict[str, int] = {p.name: 0 for p in pools}  # live nodes per pool
 
     # ----------------------------------------------------------------- bookkeeping
 
@@ -158,9 +159,15 @@ class ClusterState:
     def live_nodes(self, pool: PoolSpec | None = None) -> list[Node]:
         return [n for n in self.nodes if n.state != "deleted" and (pool is None or n.pool is pool)]
 
+    def live(self, pool: PoolSpec) -> int:
+        """Nodes of ``pool`` that exist (booting or ready): counted, since every scan asks
+        for every pool and a day with hundreds of pools and nodes must not list them."""
+        return self._live[pool.name]
+
     def add_node(self, pool: PoolSpec, now: float, ready: bool = False) -> Node:
         node = Node(self._next_uid(), pool, created=now, pull_free_at=now)
         self.nodes.append(node)
+        self._live[pool.name] += 1
         self.meter.node_added(node, now)
         if ready:  # a node of the initial steady state: booted, prepulled
             node.joined_at = now
@@ -186,6 +193,7 @@ class ClusterState:
             if pod.kind == "placeholder":
                 self.add_placeholder(node.pool, now)
         node.state, node.deleted_at = "deleted", now
+        self._live[node.pool.name] -= 1
         self.meter.node_removed(node, now)
 
     def add_pod(self, pod: Pod) -> Pod:
@@ -195,13 +203,15 @@ class ClusterState:
         return pod
 
     def new_pod(self, kind: str, gpus: int, priority: int, image: str, now: float,
-                pool: str | None = None, cluster: int | None = None) -> Pod:
+                pool: str | None = None, cluster: int | None = None,
+                tenant: str | None = None, quota: bool = False,
+                wanted: float | None = None) -> Pod:
         return self.add_pod(Pod(self._next_uid(), kind, gpus, priority, image, now, pool,
-                                cluster))
+                                cluster, tenant, quota, now if wanted is None else wanted))
 
     def add_placeholder(self, pool: PoolSpec, now: float) -> Pod:
         return self.new_pod("placeholder", pool.placeholder_gpus, PLACEHOLDER_PRIORITY,
-                            PLACEHOLDER_IMAGE, now, pool=pool.name)
+                            pool.pause_image, now, pool=pool.name)
 
     def delete_pod(self, pod: Pod, now: float) -> None:
         if pod.state == "deleted":
@@ -229,7 +239,7 @@ class ClusterState:
     # ----------------------------------------------------------------- images
 
     def pull_seconds(self, node: Node, image: str) -> float:
-        size = PAUSE_IMAGE_GB if image == PLACEHOLDER_IMAGE else self.settings.image_gb(image)
+        size = PAUSE_IMAGE_GB if image == node.pool.pause_image else self.image_gb(image)
         return size * 1000.0 / node.pool.pull_mb_per_second
 
     def _pull(self, node: Node, image: str, now: float) -> float:
@@ -244,13 +254,13 @@ class ClusterState:
         return done
 
     def container_start(self, node: Node, image: str, now: float) -> float:
-        """When a container of ``image`` bound to ``node`` at ``now`` can start."""
+        """When a container of ``image`` bound to ``node`` at ``now`` runs: once the image
+        is there (or streaming has started), plus the container start latency."""
         on_disk = self._pull(node, image, now)
-        if on_disk <= now:
-            return now
-        if node.pool.streaming:
-            return min(on_disk, now + self.settings.nodes.streamingStartSeconds)
-        return on_disk
+        ready = on_disk
+        if on_disk > now and node.pool.streaming:
+            ready = min(on_disk, now + self.settings.nodes.streamingStartSeconds)
+        return max(now, ready) + self.settings.nodes.containerStartSeconds.sample(self.rng)
 
     # ----------------------------------------------------------------- scheduling
 

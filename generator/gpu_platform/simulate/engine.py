@@ -1,17 +1,22 @@
 """The discrete-event wiring: SimPy processes for users, Dask clusters, nodes and the autoscaler.
 
 Processes:
-- arrivals: creates each Dask cluster at its time;
-- one per Dask cluster: creates its scheduler and workers, waits for the scheduler to run,
-  keeps the cluster for its duration, then deletes all its pods (pending ones included);
-- one per new node: boot (VM + registration), then driver installation when the GPU operator
-  does it; the prepuller starts pulling as the node registers;
+- arrivals: creates each open-loop Dask cluster at its time;
+- one per session: runs its steps one after another; a step's clusters start together and
+  the next step starts when they are all deleted, plus the think time;
+- one per Dask cluster: its controller creates the scheduler and workers (a pod over its
+  tenant's quota is refused and retried with backoff); the cluster's *work* starts when
+  every pod runs, or when the user's patience ends and at least one runs, and lasts its work
+  time; then all pods are deleted. A long-lived cluster or notebook is deleted at its end
+  time instead, whatever ran;
+- one per new node: boot (VM + registration), then the driver install when something
+  installs it on the node; the prepuller starts pulling as the node registers;
 - the autoscaler loop, every scan interval;
 - a progress ticker when asked for: every simulated hour.
 Every state change is followed by a scheduling pass (kube-scheduler reacts within
-milliseconds, taken as zero). Randomness comes from ``random.Random`` seeded from the run's
-seed, one stream for the workload and one for the autoscaler, so two configurations compared
-with one seed see the same users.
+milliseconds, taken as zero). Randomness: the users' is all in the plan (plan.py); the
+platform's (boot, driver install, container start) comes from streams seeded by the run's
+seed, one per purpose, so two configurations compared with one seed see the same users.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import simpy
@@ -27,11 +32,12 @@ import simpy
 from gpu_platform.ops.usage import UsageSummary
 from gpu_platform.pipeline.model import Values
 
-from .accounting import Meter, summarize
+from .accounting import Meter, Record, summarize
 from .autoscaler import Autoscaler
 from .cluster import USER_PRIORITY, ClusterState, Node, Pod, pool_specs
+from .plan import ClusterArrival, DayPlan, Notebook, Session
+from .quota import Quotas
 from .settings import Settings
-from .workload import ClusterArrival
 
 # (simulated hours done, hours in all): integers, as report.stderr_progress takes them
 Progress = Callable[[int, int], None]
@@ -47,20 +53,43 @@ class SimResult:
     nodes: list[Node]
     arrivals: list[ClusterArrival]
     autoscaler: Autoscaler
+    record: Record
+
+
+@dataclass(eq=False)
+class Group:
+    """Pods that start work together (a Dask cluster, a notebook): ``all_running`` fires
+    when every one of them runs."""
+
+    size: int
+    all_running: simpy.Event
+    first_running: simpy.Event
+    pods: list[Pod] = field(default_factory=list)
+    running: int = 0
+    deleted: bool = False  # the owner is gone: stop retrying refused pods
+    refused_waiting: int = 0  # pods whose creation the quota refuses right now
 
 
 class Simulation:
-    def __init__(self, values: Values, settings: Settings, seed: int = 0,
+    def __init__(self, values: Values, settings: Settings, plan: DayPlan, seed: int = 0,
                  label: str = "values") -> None:
         self.env = simpy.Environment()
         self.settings = settings
+        self.plan = plan
         self.seed = seed
         self.label = label
-        self.state = ClusterState(pool_specs(values, settings), settings, Meter())
+        self.values = values
+        self.state = ClusterState(pool_specs(values, settings), settings, Meter(),
+                                  plan.image_gb, random.Random(f"{seed}:containers"))
         self.autoscaler = Autoscaler(self.state, settings, random.Random(f"{seed}:autoscaler"))
-        self.session_start: dict[int, simpy.Event] = {}  # scheduler pod uid -> it runs
+        self.node_rng = random.Random(f"{seed}:nodes")
+        self.quotas = Quotas({t.name: t.quota.gpus for t in values.platform.tenants},
+                             settings.quota)
+        self.record = Record()
+        self.group_of: dict[int, Group] = {}  # pod uid -> its group
+        self.groups: list[Group] = []
 
-    # ----------------------------------------------------------------- processes
+    # ----------------------------------------------------------------- scheduling
 
     def reschedule(self) -> None:
         now = self.env.now
@@ -72,34 +101,98 @@ class Simulation:
 
     def _started(self, pod: Pod) -> None:
         if self.state.pod_started(pod, self.env.now):
-            event = self.session_start.pop(pod.uid, None)
-            if event is not None:
-                event.succeed()
+            group = self.group_of.get(pod.uid)
+            if group is not None:
+                group.running += 1
+                if not group.first_running.triggered:
+                    group.first_running.succeed()
+                if group.running == group.size and not group.all_running.triggered:
+                    group.all_running.succeed()
 
     def _start_at(self, pod: Pod, at: float) -> ProcessGen:
         yield self.env.timeout(at - self.env.now)
         self._started(pod)
 
+    # ----------------------------------------------------------------- pods and quotas
+
+    def _try_create(self, group: Group, kind: str, gpus: int, image: str, pool: str | None,
+                    cluster: int | None, tenant: str, quota: bool, wanted: float) -> bool:
+        """The controller's create call: admitted (the pod exists, Pending) or refused."""
+        if quota and not self.quotas.admits(tenant, gpus):
+            self.record.refusals += 1
+            return False
+        pod = self.state.new_pod(kind, gpus, USER_PRIORITY, image, self.env.now, pool,
+                                 cluster, tenant, quota, wanted)
+        group.pods.append(pod)
+        self.group_of[pod.uid] = group
+        return True
+
+    def _retry(self, group: Group, kind: str, gpus: int, image: str, pool: str | None,
+               cluster: int | None, tenant: str, quota: bool) -> ProcessGen:
+        """A refused pod: the controller tries again after its backoff until admitted or
+        its owner is deleted."""
+        wanted = self.env.now
+        tries = 1
+        group.refused_waiting += 1
+        self.record.delayed += 1
+        while True:
+            yield self.env.timeout(self.quotas.retry_after(tries))
+            if group.deleted:
+                group.refused_waiting -= 1
+                return
+            if self._try_create(group, kind, gpus, image, pool, cluster, tenant, quota,
+                                wanted):
+                group.refused_waiting -= 1
+                self.record.quota_waits.append(self.env.now - wanted)
+                self.reschedule()
+                return
+            tries += 1
+
+    def _create_all(self, group: Group, pods: list[tuple[str, int]], image: str,
+                    pool: str | None, cluster: int | None, tenant: str, quota: bool) -> None:
+        for kind, gpus in pods:
+            if not self._try_create(group, kind, gpus, image, pool, cluster, tenant, quota,
+                                    self.env.now):
+                self.env.process(self._retry(group, kind, gpus, image, pool, cluster,
+                                             tenant, quota))
+        self.reschedule()
+
+    def _delete(self, group: Group) -> None:
+        group.deleted = True
+        for pod in group.pods:
+            if pod.state != "deleted":
+                if pod.quota and pod.tenant is not None:
+                    self.quotas.release(pod.tenant, pod.gpus)
+                self.state.delete_pod(pod, self.env.now)
+        self.reschedule()
+
+    # ----------------------------------------------------------------- users
+
     def _cluster(self, arrival: ClusterArrival) -> ProcessGen:
-        env, state = self.env, self.state
-        pods = []
-        started: simpy.Event | None = None
-        if arrival.scheduler_gpus:
-            scheduler = state.new_pod("scheduler", arrival.scheduler_gpus, USER_PRIORITY,
-                                      arrival.image, env.now, arrival.pool, arrival.index)
-            pods.append(scheduler)
-            started = env.event()
-            self.session_start[scheduler.uid] = started
-        pods += [state.new_pod("worker", arrival.worker_gpus, USER_PRIORITY, arrival.image,
-                               env.now, arrival.pool, arrival.index)
-                 for _ in range(arrival.workers)]
-        self.reschedule()
-        if started is not None:
-            yield started
-        yield env.timeout(arrival.duration)
-        for pod in pods:
-            state.delete_pod(pod, env.now)
-        self.reschedule()
+        env = self.env
+        self.record.clusters += 1
+        specs = ([("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []) \
+            + [("worker", arrival.worker_gpus)] * arrival.workers
+        group = Group(len(specs), env.event(), env.event())
+        self.groups.append(group)
+        if not specs:
+            group.all_running.succeed()
+            group.first_running.succeed()
+        self._create_all(group, specs, arrival.image, arrival.pool, arrival.index,
+                         arrival.tenant, arrival.quota)
+        if arrival.until is None:
+            if arrival.patience is None:
+                yield group.all_running
+            else:
+                yield group.all_running | env.timeout(arrival.patience)
+                if not group.all_running.triggered:
+                    yield group.first_running  # nothing to compute on before one pod runs
+                    if not group.all_running.triggered:
+                        self.record.short_handed += 1
+            yield env.timeout(arrival.duration)
+        else:  # long-lived: kept until its end, whether or not it ever fully ran
+            yield env.timeout(max(0.0, arrival.until - env.now))
+        self._delete(group)
 
     def _arrivals(self, arrivals: list[ClusterArrival]) -> ProcessGen:
         for arrival in arrivals:
@@ -107,11 +200,35 @@ class Simulation:
                 yield self.env.timeout(arrival.at - self.env.now)
             self.env.process(self._cluster(arrival))
 
+    def _session(self, session: Session) -> ProcessGen:
+        env = self.env
+        yield env.timeout(max(0.0, session.start - env.now))
+        self.record.sessions += 1
+        for i, step in enumerate(session.steps):
+            if i:
+                yield env.timeout(session.thinks[i - 1])
+                if session.until is not None and env.now >= session.until:
+                    return
+            yield env.all_of([env.process(self._cluster(a)) for a in step])
+
+    def _notebook(self, notebook: Notebook) -> ProcessGen:
+        env = self.env
+        yield env.timeout(max(0.0, notebook.start - env.now))
+        self.record.notebooks += 1
+        group = Group(1, env.event(), env.event())
+        self.groups.append(group)
+        self._create_all(group, [("notebook", notebook.gpus)], notebook.image, notebook.pool,
+                         None, notebook.tenant, notebook.quota)
+        yield env.timeout(max(0.0, notebook.end - env.now))
+        self._delete(group)
+
+    # ----------------------------------------------------------------- nodes
+
     def _boot(self, node: Node) -> ProcessGen:
-        yield self.env.timeout(node.pool.boot_seconds)
+        yield self.env.timeout(node.pool.boot.sample(self.node_rng))
         self.state.node_joined(node, self.env.now)
-        if node.pool.driver_seconds:
-            yield self.env.timeout(node.pool.driver_seconds)
+        if node.pool.driver is not None:
+            yield self.env.timeout(node.pool.driver.sample(self.node_rng))
         self.state.node_ready(node, self.env.now)
         self.reschedule()
 
@@ -144,24 +261,36 @@ class Simulation:
                 self.state.add_placeholder(pool, 0.0)
         self.reschedule()
 
-    def run(self, arrivals: list[ClusterArrival], horizon: float,
-            progress: Progress | None = None) -> SimResult:
+    def run(self, horizon: float, progress: Progress | None = None) -> SimResult:
+        plan = self.plan
         self.warm_start()
-        self.env.process(self._arrivals([a for a in arrivals if a.at < horizon]))
+        arrivals = [a for a in plan.arrivals if a.at < horizon]
+        self.env.process(self._arrivals(arrivals))
+        for session in plan.sessions:
+            if session.start < horizon:
+                self.env.process(self._session(session))
+        for notebook in plan.notebooks:
+            if notebook.start < horizon:
+                self.env.process(self._notebook(notebook))
         self.env.process(self._autoscaler())
         if progress is not None:
             self.env.process(self._ticker(progress, horizon))
         self.env.run(until=horizon)
         if progress is not None:
             progress(math.ceil(horizon / 3600), math.ceil(horizon / 3600))
-        arrived = [a for a in arrivals if a.at < horizon]
-        summary = summarize(self.label, self.state, self.autoscaler, horizon, arrived,
-                            self.settings, self.seed)
-        return SimResult(summary, self.state.pods, self.state.nodes, arrived, self.autoscaler)
+        self.record.refused_at_end = sum(g.refused_waiting for g in self.groups)
+        self.record.users = plan.users()
+        summary = summarize(self.label, self.state, self.autoscaler, self.quotas, self.record,
+                            horizon, self.settings, self.values, self.seed)
+        return SimResult(summary, self.state.pods, self.state.nodes, arrivals, self.autoscaler,
+                         self.record)
 
 
-def simulate(values: Values, arrivals: list[ClusterArrival], settings: Settings,
+def simulate(values: Values, plan: DayPlan | list[ClusterArrival], settings: Settings,
              horizon: float, seed: int = 0, progress: Progress | None = None,
              label: str = "values") -> SimResult:
-    """Run the given clusters against one configuration for ``horizon`` seconds."""
-    return Simulation(values, settings, seed, label).run(arrivals, horizon, progress)
+    """Run the given day (a plan, or bare open-loop clusters) against one configuration for
+    ``horizon`` seconds."""
+    if not isinstance(plan, DayPlan):
+        plan = DayPlan(arrivals=sorted(plan, key=lambda a: (a.at, a.index)))
+    return Simulation(values, settings, plan, seed, label).run(horizon, progress)

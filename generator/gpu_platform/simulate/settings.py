@@ -1,11 +1,15 @@
 """What the simulation assumes about a cluster beyond what the values file says.
 
-The values file gives pools, warm capacity, prepullers and the driver mode; how long a VM takes
-to boot, how fast an image pulls or when the autoscaler looks again are facts of the cloud and
-of upstream software. Each default here is a published figure (the description names where it
-comes from) or, where no public figure exists, an assumption that says so. None is chosen to
-make a particular configuration look good: change them in the workload file's ``simulation:``
-block, per pool under ``simulation.pools.<name>``.
+The values file gives pools, warm capacity, prepullers, driver modes and tenant quotas; how
+long a VM takes to boot, how fast an image pulls or when the autoscaler looks again are facts
+of the cloud and of upstream software. Each default here is a published figure (the
+description names where it comes from) or, where no public figure exists, an assumption that
+says so. None is chosen to make a particular configuration look good.
+
+Settings are the platform's, not the users': they live in their own file (``simulate
+--settings FILE``), so ``--compare-settings A B`` can set two of them side by side on the
+same day of users. Every figure is bounded (``scanIntervalSeconds: 0.001`` would run for
+minutes) and durations that vary are spreads (distributions.py): a median and a p90.
 
 Two profiles mirror GKE's autoscaling profiles: ``balanced`` (upstream cluster-autoscaler
 defaults) and ``optimize-utilization`` (faster scale-down and bin-packing placement).
@@ -15,9 +19,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, model_validator
 
-from gpu_platform.pipeline.model import Strict
+from gpu_platform.errors import Location
+from gpu_platform.pipeline.load import Origins
+from gpu_platform.pipeline.model import NodePool, Strict
+
+from .distributions import Spread, SpreadModel, finite, spread
 
 # Public sources, cited by the field descriptions below and by the simulate README section.
 CA_FAQ = "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md"
@@ -32,11 +40,19 @@ CA_DEFAULTS = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-aut
                "config/const.go")
 CA_GPU_UTILIZATION = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
                       "simulator/utilization/info.go")
+CA_GPU_ALLOCATABLE = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
+                      "utils/gpu/gpu.go")
 CA_GKE_PROFILE_ISSUE = "https://github.com/kubernetes/autoscaler/issues/2798"
 GKE_PROFILES = ("https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-autoscaler"
                 "#autoscaling_profiles")
+# A measured GKE GPU scale-up (VM up after 4.5 min, driver installed 4.5 min later): the
+# calibration case the defaults are checked against, so no default is taken from it.
 GKE_GPU_BOOT = "https://github.com/codalab/codalab-worksheets/issues/4042"
+GKE_INSTALLER_TIME = "https://github.com/GoogleCloudPlatform/cos-gpu-installer/pull/60"
 GPU_OPERATOR_STACK_READY = "https://github.com/NVIDIA/gpu-operator/issues/707"
+POD_STARTUP_SLO = ("https://github.com/kubernetes/community/blob/master/sig-scalability/slos/"
+                   "pod_startup_latency.md")
+POD_STARTUP_MEASURED = "https://github.com/knative/serving/issues/2484"
 RAPIDS_PULL_TIMES = "https://github.com/rapidsai/cloud-ml-examples/issues/60"
 CONTAINERD_PULL = "https://github.com/containerd/containerd/issues/11775"
 RAPIDS_IMAGE_SIZE = "https://github.com/rapidsai/deployment/issues/582"
@@ -47,17 +63,23 @@ SERIAL_PULLS = ("https://kubernetes.io/docs/concepts/containers/images/"
 SCHEDULER_SCORING = ("https://kubernetes.io/docs/concepts/scheduling-eviction/"
                      "resource-bin-packing/")
 POD_PHASE = "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase"
+QUOTA_ADMISSION = ("https://kubernetes.io/docs/concepts/policy/resource-quotas/")
+CONTROLLER_BACKOFF = ("https://github.com/kubernetes/client-go/blob/master/util/workqueue/"
+                      "default_rate_limiters.go")
+QUOTA_BACKOFF_ISSUE = "https://github.com/kubernetes/kubernetes/issues/98656"
 EC2_BILLING = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html"
 GCE_BILLING = "https://cloud.google.com/compute/docs/instances/instance-lifecycle"
 
 Profile = Literal["balanced", "optimize-utilization"]
 Placement = Literal["least-allocated", "most-allocated"]
 Expander = Literal["random", "least-waste", "most-pods"]
+DriverInstall = Literal["operator", "gke-installer", "node-image"]
 
 # What each profile changes; every other figure is the same in both.
 PROFILE_UNNEEDED_SECONDS: dict[str, float] = {"balanced": 600.0, "optimize-utilization": 60.0}
 PROFILE_PLACEMENT: dict[str, Placement] = {"balanced": "least-allocated",
                                            "optimize-utilization": "most-allocated"}
+DAY = 24 * 3600.0
 
 
 class AutoscalerSettings(Strict):
@@ -71,27 +93,28 @@ class AutoscalerSettings(Strict):
         f"single flag ({CA_GKE_PROFILE_ISSUE}); we ASSUME a 1 min unneeded time and "
         "most-allocated placement for it.",
     )
-    scanIntervalSeconds: float = Field(
-        10.0, gt=0, description=f"--scan-interval: how often the loop runs ({CA_PARAMETERS})."
+    scanIntervalSeconds: float = finite(
+        1.0, 600.0, default=10.0,
+        description=f"--scan-interval: how often the loop runs ({CA_PARAMETERS}); 1 to 600 s.",
     )
-    scaleDownUnneededSeconds: float | None = Field(
-        None, ge=0,
+    scaleDownUnneededSeconds: float | None = finite(
+        0.0, DAY, default=None,
         description="--scale-down-unneeded-time: how long a node must be unneeded before it is "
         f"removed; null: from the profile (balanced 10 min, {CA_PARAMETERS}; "
         "optimize-utilization 1 min, an assumption).",
     )
-    scaleDownDelayAfterAddSeconds: float = Field(
-        600.0, ge=0,
+    scaleDownDelayAfterAddSeconds: float = finite(
+        0.0, DAY, default=600.0,
         description=f"--scale-down-delay-after-add: no scale-down this long after a scale-up "
         f"({CA_PARAMETERS}).",
     )
-    scaleDownDelayAfterDeleteSeconds: float | None = Field(
-        None, ge=0,
+    scaleDownDelayAfterDeleteSeconds: float | None = finite(
+        0.0, DAY, default=None,
         description="--scale-down-delay-after-delete; null: the scan interval, the upstream "
         f"default ({CA_PARAMETERS}).",
     )
-    scaleDownUtilizationThreshold: float = Field(
-        0.5, ge=0, le=1,
+    scaleDownUtilizationThreshold: float = finite(
+        0.0, 1.0, default=0.5,
         description="--scale-down-gpu-utilization-threshold: a GPU node is a scale-down "
         "candidate when its GPU requests over GPU allocatable fall below this; CPU and memory "
         "are ignored on GPU nodes, and so is --scale-down-utilization-threshold, which applies "
@@ -99,21 +122,21 @@ class AutoscalerSettings(Strict):
         f"(DefaultScaleDownGpuUtilizationThreshold in {CA_DEFAULTS}).",
     )
     maxEmptyBulkDelete: int = Field(
-        10, ge=1, description=f"--max-empty-bulk-delete: empty nodes removed at once "
+        10, ge=1, le=1000, description=f"--max-empty-bulk-delete: empty nodes removed at once "
         f"({CA_SCALE_DOWN}); at most one non-empty node is drained per loop.",
     )
-    newPodScaleUpDelaySeconds: float = Field(
-        0.0, ge=0, description=f"--new-pod-scale-up-delay: pods younger than this are ignored "
-        f"({CA_PARAMETERS}).",
+    newPodScaleUpDelaySeconds: float = finite(
+        0.0, DAY, default=0.0, description=f"--new-pod-scale-up-delay: pods younger than this "
+        f"are ignored ({CA_PARAMETERS}).",
     )
-    unschedulablePodBufferSeconds: float = Field(
-        2.0, ge=0, description="No scale-up while the oldest pending pod is younger than this "
-        f"(unschedulablePodTimeBuffer in {CA_STATIC_AUTOSCALER}).",
+    unschedulablePodBufferSeconds: float = finite(
+        0.0, 3600.0, default=2.0, description="No scale-up while the oldest pending pod is "
+        f"younger than this (unschedulablePodTimeBuffer in {CA_STATIC_AUTOSCALER}).",
     )
-    unschedulableGpuPodBufferSeconds: float = Field(
-        30.0, ge=0, description="No scale-up while the oldest pending GPU pod is younger than "
-        "this, to batch GPU pods into one decision (unschedulablePodWithGpuTimeBuffer in "
-        f"{CA_STATIC_AUTOSCALER}).",
+    unschedulableGpuPodBufferSeconds: float = finite(
+        0.0, 3600.0, default=30.0, description="No scale-up while the oldest pending GPU pod is "
+        "younger than this, to batch GPU pods into one decision "
+        f"(unschedulablePodWithGpuTimeBuffer in {CA_STATIC_AUTOSCALER}).",
     )
     expander: Expander = Field(
         "random", description="--expander: which pool grows when several could "
@@ -122,7 +145,8 @@ class AutoscalerSettings(Strict):
         "leave go to the first pool name (upstream: at random).",
     )
     expendablePodsPriorityCutoff: int = Field(
-        -10, description="--expendable-pods-priority-cutoff: pods below it neither trigger "
+        -10, ge=-1_000_000_000, le=1_000_000_000,
+        description="--expendable-pods-priority-cutoff: pods below it neither trigger "
         f"scale-up nor block scale-down ({CA_PRIORITY}). The chart's placeholders sit at -10, "
         "so they do both.",
     )
@@ -152,23 +176,41 @@ class SchedulerSettings(Strict):
 
 
 class NodeSettings(Strict):
-    """How long a new GPU node takes, and how its images arrive."""
+    """How long a new GPU node takes, how its driver and images arrive, how pods start."""
 
-    bootSeconds: float = Field(
-        210.0, ge=0,
-        description="From the scale-up request to the node registering: 'on GCE it usually takes "
-        f"3 to 4 minutes from CA request to when pods can be scheduled' ({CA_HOW_FAST}); a "
-        f"GKE GPU VM took 4.5 min in {GKE_GPU_BOOT}. Includes the cloud's provisioning.",
+    bootSeconds: Spread = Field(
+        default_factory=lambda: spread(210.0, 240.0, min=60.0),
+        description="From the scale-up request to the node registering, including the "
+        "cloud's provisioning: 'on GCE it usually takes 3 to 4 minutes from CA request to when "
+        f"pods can be scheduled' ({CA_HOW_FAST}); we take 3.5 min as the median and 4 min as "
+        "the p90. A number is a fixed value; a median and p90 spread nodes that start "
+        "together, as real ones do.",
     )
-    driverInstallSeconds: float = Field(
-        240.0, ge=0,
-        description="With driver: operator, the GPU operator installs the driver (and toolkit) "
-        "after the node registers; GPUs are allocatable after it. 'around 3-5 minutes for the "
-        f"GPU stack to be ready' ({GPU_OPERATOR_STACK_READY}); we take the midpoint. Pools with "
-        "driver: preinstalled skip it (the node image's own driver start is part of bootSeconds).",
+    driverInstallSeconds: Spread = Field(
+        default_factory=lambda: spread(240.0, 300.0, min=60.0),
+        description="driver: operator. The GPU operator installs the driver (and toolkit) "
+        "after the node registers; GPUs are allocatable after it: 'around 3-5 minutes for the "
+        f"GPU stack to be ready' ({GPU_OPERATOR_STACK_READY}); median 4 min, p90 5 min.",
     )
-    pullMBPerSecond: float = Field(
-        28.0, gt=0,
+    gkeDriverInstallerSeconds: Spread = Field(
+        default_factory=lambda: spread(300.0, 340.0, min=60.0),
+        description="driver: preinstalled on cloud: gke. Google's installer DaemonSet "
+        "(cos-gpu-installer) installs the driver after the node registers; GPUs are "
+        "allocatable after it. Installing from scratch took 5 min 40 s after an optimisation "
+        f"(was 6 min 36 s; {GKE_INSTALLER_TIME}); a precompiled driver is faster, so we take "
+        "5 min as the median and 5 min 40 s as the p90. Cluster-autoscaler allows for 'up to "
+        f"15 minutes' before a GPU node reports allocatable GPUs ({CA_GPU_ALLOCATABLE}). Other "
+        "clouds' preinstalled drivers come with the node image and are part of bootSeconds.",
+    )
+    containerStartSeconds: Spread = Field(
+        default_factory=lambda: spread(2.0, 3.3, max=10.0),
+        description="From a pod's binding to its containers running once the image is on the "
+        "node (sandbox, network, container start). Measured about 2 s on an idle cluster "
+        f"({POD_STARTUP_MEASURED}); Kubernetes' SLO is a p99 of at most 5 s from creation, "
+        f"pulls excluded ({POD_STARTUP_SLO}). Median 2 s; a p90 of 3.3 s puts the p99 at 5 s.",
+    )
+    pullMBPerSecond: float = finite(
+        1.0, 100_000.0, default=28.0,
         description="Image bytes (uncompressed, as registries and kubelet report sizes) made "
         "available per second, download and unpack together: the median of five RAPIDS image "
         f"pulls (10-17 GB in 5-13 min) in {RAPIDS_PULL_TIMES}. Newer containerd measured about 50 "
@@ -183,28 +225,58 @@ class NodeSettings(Strict):
         "start while the image downloads in the background; later pods on the node start at "
         f"once when the download is done ({GKE_IMAGE_STREAMING}).",
     )
-    streamingStartSeconds: float = Field(
-        2.0, ge=0, description="'ImagePulling to Running in a couple of seconds (regardless of "
+    streamingStartSeconds: float = finite(
+        0.0, 3600.0, default=2.0,
+        description="'ImagePulling to Running in a couple of seconds (regardless of "
         f"container size)' ({GKE_IMAGE_STREAMING}). The application itself may read more "
         "before it is useful; that is not modelled.",
     )
 
 
+class QuotaSettings(Strict):
+    """How controllers retry a pod the tenant's ResourceQuota refused."""
+
+    retryBaseSeconds: float = finite(
+        0.001, 3600.0, default=0.005,
+        description="A pod over its namespace's quota is refused at creation "
+        f"({QUOTA_ADMISSION}) and never exists as Pending; its controller retries with a "
+        "per-item exponential backoff. client-go's default controller rate limiter starts at "
+        f"5 ms and doubles ({CONTROLLER_BACKOFF}). The Dask operator's own retry delays are "
+        "not documented; we ASSUME the same.",
+    )
+    retryMaxSeconds: float = finite(
+        0.001, DAY, default=1000.0,
+        description=f"The backoff's cap: 1000 s in client-go ({CONTROLLER_BACKOFF}), which "
+        f"is why quota-blocked pods were seen waiting up to 16 min after room came back "
+        f"({QUOTA_BACKOFF_ISSUE}).",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> QuotaSettings:
+        if self.retryMaxSeconds < self.retryBaseSeconds:
+            raise ValueError(f"retryMaxSeconds ({self.retryMaxSeconds:g}) is below "
+                             f"retryBaseSeconds ({self.retryBaseSeconds:g})")
+        return self
+
+
 class PoolOverride(Strict):
     """Per-pool changes to the node figures (e.g. a pool with image streaming)."""
 
-    bootSeconds: float | None = Field(None, ge=0, description="Overrides nodes.bootSeconds.")
-    driverInstallSeconds: float | None = Field(
-        None, ge=0, description="Overrides nodes.driverInstallSeconds."
+    bootSeconds: Spread | None = Field(None, description="Overrides nodes.bootSeconds.")
+    driverInstallSeconds: Spread | None = Field(
+        None, description="Overrides nodes.driverInstallSeconds."
     )
-    pullMBPerSecond: float | None = Field(
-        None, gt=0, description="Overrides nodes.pullMBPerSecond."
+    gkeDriverInstallerSeconds: Spread | None = Field(
+        None, description="Overrides nodes.gkeDriverInstallerSeconds."
+    )
+    pullMBPerSecond: float | None = finite(
+        1.0, 100_000.0, default=None, description="Overrides nodes.pullMBPerSecond."
     )
     imageStreaming: bool | None = Field(None, description="Overrides nodes.imageStreaming.")
 
 
 class Settings(Strict):
-    """Everything the simulation assumes beyond the values file, with its source."""
+    """Everything the simulation assumes about the platform beyond the values, with sources."""
 
     autoscaler: AutoscalerSettings = Field(
         default_factory=AutoscalerSettings, description="The cluster autoscaler."
@@ -213,53 +285,105 @@ class Settings(Strict):
         default_factory=SchedulerSettings, description="kube-scheduler placement."
     )
     nodes: NodeSettings = Field(
-        default_factory=NodeSettings, description="Node start-up and image pulls."
+        default_factory=NodeSettings,
+        description="Node start-up, driver install, image pulls, container start.",
+    )
+    quota: QuotaSettings = Field(
+        default_factory=QuotaSettings, description="Retries of pods refused by a quota."
     )
     pools: dict[str, PoolOverride] = Field(
         default_factory=dict, description="Per-pool overrides of nodes.*, by pool name."
     )
-    images: dict[str, float] = Field(
-        default_factory=dict,
-        description="Image reference -> uncompressed size in GB (as `docker image ls` shows). "
-        f"The full RAPIDS image is about 13.9 GB ({RAPIDS_IMAGE_SIZE}).",
-    )
-    defaultImageGB: float = Field(
-        1.0, ge=0, description="Size of images not listed in images (an assumption: set "
-        "your own).",
-    )
+
+    _source: str = PrivateAttr("<settings>")
+    _origins: Origins = PrivateAttr(default_factory=Origins)
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    def locate(self, path: tuple[str | int, ...]) -> Location:
+        return self._origins.find(path) or Location(self._source)
 
     def placement(self) -> Placement:
         if self.scheduler.placement is not None:
             return self.scheduler.placement
         return PROFILE_PLACEMENT[self.autoscaler.profile]
 
-    def image_gb(self, image: str) -> float:
-        return self.images.get(image, self.defaultImageGB)
+    def _pool(self, pool: str, name: str) -> object:
+        override = self.pools.get(pool)
+        given = getattr(override, name) if override is not None else None
+        return getattr(self.nodes, name) if given is None else given
+
+    def boot(self, pool: str) -> SpreadModel:
+        value = self._pool(pool, "bootSeconds")
+        assert isinstance(value, SpreadModel)
+        return value
+
+    def driver_install(self, pool: NodePool) -> SpreadModel | None:
+        """How long the pool's nodes install the driver after registering; None when the
+        node image brings it (that time is part of boot)."""
+        kind = driver_install_kind(pool)
+        if kind == "node-image":
+            return None
+        value = self._pool(pool.name, "driverInstallSeconds" if kind == "operator"
+                           else "gkeDriverInstallerSeconds")
+        assert isinstance(value, SpreadModel)
+        return value
+
+    def pull_mb_per_second(self, pool: str) -> float:
+        return float(self._pool(pool, "pullMBPerSecond"))  # type: ignore[arg-type]
+
+    def streaming(self, pool: str) -> bool:
+        return bool(self._pool(pool, "imageStreaming"))
+
+
+def driver_install_kind(pool: NodePool) -> DriverInstall:
+    """Who installs the driver on a new node of this pool, and so when its GPUs appear:
+    the GPU operator (driver: operator) and Google's installer DaemonSet (GKE, driver:
+    preinstalled) both install after the node registers; other clouds' preinstalled drivers
+    ship in the node image (clouds/requirements.py)."""
+    if pool.driver == "operator":
+        return "operator"
+    return "gke-installer" if pool.cloud == "gke" else "node-image"
 
 
 # The placeholder and prepuller pods idle in the pause image: a few hundred KB, taken as 0.
 PAUSE_IMAGE_GB = 0.0
+# The full RAPIDS image, uncompressed, for the default workload's images.
+RAPIDS_IMAGE_GB = 13.9
 
 
 def reference() -> list[tuple[str, str, str]]:
-    """(dotted key under ``simulation:``, default, description with source) for every setting,
-    in model order: the table a README or ``--help`` can print."""
+    """(dotted key of a settings file, default, description with source) for every setting,
+    in model order: the table a README or ``--defaults`` can print."""
     rows: list[tuple[str, str, str]] = []
 
     def walk(model: type[Strict], prefix: str) -> None:
         for name, info in model.model_fields.items():
             key = f"{prefix}{info.alias or name}"
             annotation = info.annotation
-            if isinstance(annotation, type) and issubclass(annotation, Strict):
+            if isinstance(annotation, type) and issubclass(annotation, Strict) \
+                    and annotation is not SpreadModel:
                 walk(annotation, f"{key}.")
                 continue
             default = info.get_default(call_default_factory=True)
-            shown = "null" if default is None else str(default).lower() \
-                if isinstance(default, bool) else str(default)
-            rows.append((key, shown, info.description or ""))
+            rows.append((key, shown(default), info.description or ""))
 
     walk(Settings, "")
     return rows
+
+
+def shown(default: object) -> str:
+    if default is None:
+        return "null"
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, SpreadModel):
+        return default.text()
+    if isinstance(default, dict) and not default:
+        return "{}"
+    return f"{default:g}" if isinstance(default, float) else str(default)
 
 
 def effective(settings: Settings) -> dict[str, object]:

@@ -1,47 +1,50 @@
-"""The simulated users: who starts which Dask clusters when, and for how long.
+"""The workload file: who uses the platform, how, and when (format 2).
 
-A workload file describes a day in stages (quiet morning, rush, lunch, afternoon peak, quiet
-evening). In ``waves`` mode each stage starts ``width`` clusters every ``everyMinutes``, spread
-over ``spreadSeconds`` (a team's stand-up ending, a class starting); in ``poisson`` mode the
-same stages give the mean rate (width / everyMinutes) of a Poisson process. Each cluster is one
-scheduler and N workers of a weighted cluster type, runs for a sampled duration once its
-scheduler runs, and is then deleted.
+A day on a shared GPU platform is mostly closed-loop: a data scientist starts a Dask cluster,
+works, deletes it, thinks, and starts the next one; the next cluster waits for the previous
+one, so a slow platform also slows the demand it sees. Some GPUs are held all day (a notebook
+with a GPU, an always-on Dask cluster). Only some arrivals are open-loop (a scheduled job, a
+class starting). Format 2 says all of this per tenant:
 
-The file also carries the simulation's assumptions (``simulation:``, see settings.py), so one
-file says both who uses the platform and what the cloud is like. Errors name the file, line
-and dotted key, like values errors do.
+- ``clusters``: the kinds of Dask clusters (scheduler + workers, their GPUs, image, pool) and
+  their *work* time, which starts once every pod of the cluster runs;
+- ``tenants[].sessions``: chains of clusters, each started when the previous one is deleted
+  plus a think time, ``fanOut`` clusters at a time;
+- ``tenants[].notebooks`` and ``tenants[].alwaysOn``: long-lived GPU pods and clusters;
+- ``tenants[].arrivals``: open-loop waves or a Poisson process, as in format 1.
+
+A tenant is a namespace of the values' ``platform.tenants``; its GPU quota applies. Format 1
+files (no ``version``) still load, converted with a message (files.py). Platform settings
+(autoscaler, node timings) are not here: they live in their own settings file so two of them
+can be compared on the same users. Every figure is bounded.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
-import random
-import re
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
+    AliasChoices,
     Field,
     PrivateAttr,
     StringConstraints,
-    ValidationError,
     model_validator,
 )
 
-from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
-from gpu_platform.pipeline.load import Origins, dotted, parse_text
+from gpu_platform.errors import Location, Problem
+from gpu_platform.pipeline.load import Origins, dotted
 from gpu_platform.pipeline.model import DnsLabel, Image, Strict, Values
 
-from .settings import Settings
+from .distributions import Spread, finite, spread
+from .settings import RAPIDS_IMAGE_GB, RAPIDS_IMAGE_SIZE, Settings
 
-DEFAULT_WORKLOAD = "default_workload.yaml"
 ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-4]):[0-5][0-9]$")]
-# The z in lognormal quantiles: P(Z < 1.2816) = 0.9.
-Z90 = 1.2815515655446004
+Label = Annotated[str, StringConstraints(min_length=1, max_length=63)]
+MAX_MINUTES = 7 * 24 * 60.0
+MAX_GPUS_PER_POD = 64
+# A run past this many pods takes minutes and says little more than a smaller one would.
+MAX_PODS = 150_000
 
 
 def clock_seconds(value: str) -> float:
@@ -49,41 +52,16 @@ def clock_seconds(value: str) -> float:
     return int(hours) * 3600.0 + int(minutes) * 60.0
 
 
-class Stage(Strict):
-    """One part of the day with its own arrival pattern."""
-
-    name: str = Field(description="A label (quiet-morning, rush, ...).")
-    start: ClockTime = Field(alias="from", description="Start, HH:MM since the day began.")
-    end: ClockTime = Field(alias="to", description="End (exclusive), HH:MM; 24:00 for midnight.")
-    width: int = Field(ge=0, description="Clusters started per wave.")
-    everyMinutes: float = Field(gt=0, description="Minutes from one wave to the next.")
-    spreadSeconds: float = Field(
-        60.0, ge=0, description="Each wave's clusters start at uniform times within this."
-    )
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Stage:
-        if clock_seconds(self.end) > 24 * 3600 or clock_seconds(self.start) >= 24 * 3600:
-            raise ValueError(f"stage {self.name!r}: times run from 00:00 to 24:00")
-        if clock_seconds(self.end) <= clock_seconds(self.start):
-            raise ValueError(f"stage {self.name!r} ends ({self.end}) before it starts "
-                             f"({self.start})")
-        return self
-
-
-class Arrivals(Strict):
-    """When clusters are created."""
-
-    mode: Literal["waves", "poisson"] = Field(
-        "waves", description="waves: bursts of width clusters; poisson: the same mean rate, "
-        "memoryless."
-    )
-    stages: list[Stage] = Field(min_length=1, description="The day's stages, in any order.")
+def _window(start: str, end: str, what: str) -> None:
+    if clock_seconds(start) >= 24 * 3600 or clock_seconds(end) > 24 * 3600:
+        raise ValueError(f"{what}: times run from 00:00 to 24:00")
+    if clock_seconds(end) <= clock_seconds(start):
+        raise ValueError(f"{what} ends ({end}) before it starts ({start})")
 
 
 class IntRange(Strict):
-    min: int = Field(ge=0, description="Fewest (inclusive).")
-    max: int = Field(ge=0, description="Most (inclusive); drawn uniformly.")
+    min: int = Field(ge=0, le=1000, description="Fewest (inclusive).")
+    max: int = Field(ge=0, le=1000, description="Most (inclusive); drawn uniformly.")
 
     @model_validator(mode="after")
     def _ordered(self) -> IntRange:
@@ -92,242 +70,358 @@ class IntRange(Strict):
         return self
 
 
-class Duration(Strict):
-    """A lognormal duration given by its median and 90th percentile, clipped."""
-
-    median: float = Field(gt=0, description="Median minutes.")
-    p90: float = Field(gt=0, description="90th percentile minutes (>= median).")
-    min: float = Field(1.0, ge=0, description="Shortest minutes.")
-    max: float = Field(480.0, gt=0, description="Longest minutes.")
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Duration:
-        if self.p90 < self.median:
-            raise ValueError(f"p90 ({self.p90}) is below the median ({self.median})")
-        if self.max < self.min:
-            raise ValueError(f"max ({self.max}) is below min ({self.min})")
-        return self
-
-    def sample_seconds(self, rng: random.Random) -> float:
-        sigma = math.log(self.p90 / self.median) / Z90
-        minutes = rng.lognormvariate(math.log(self.median), sigma)
-        return min(max(minutes, self.min), self.max) * 60.0
-
-
 class ClusterType(Strict):
     """A kind of Dask cluster users start (exploration, a training run, ...)."""
 
-    name: str = Field(description="A label.")
-    weight: float = Field(1.0, gt=0, description="Relative share of the clusters started.")
+    name: Label = Field(description="A label, referenced by sessions and arrivals.")
+    weight: float = finite(
+        above=0.0, high=1e6, default=1.0,
+        description="Relative share where several types may be drawn.",
+    )
     workers: IntRange = Field(description="Worker pods per cluster.")
-    duration: Duration = Field(
-        alias="durationMinutes", description="How long the cluster is used once its scheduler runs."
+    work: Spread = Field(
+        validation_alias=AliasChoices("workMinutes", "durationMinutes"),
+        serialization_alias="workMinutes",
+        description="Minutes of work once every pod of the cluster runs (a number: fixed). The "
+        "cluster is deleted after it; time spent waiting for pods is not work.",
     )
     image: Image = Field(description="Image of the scheduler and the workers.")
     schedulerGpus: int = Field(
-        1, ge=0, description="GPUs the scheduler requests (0: it runs on CPU nodes, which the "
-        "simulation assumes always have room)."
+        1, ge=0, le=MAX_GPUS_PER_POD,
+        description="GPUs the scheduler requests (0: it runs on CPU nodes, which the "
+        "simulation assumes always have room).",
     )
-    workerGpus: int = Field(1, ge=1, description="GPUs each worker requests.")
+    workerGpus: int = Field(1, ge=1, le=MAX_GPUS_PER_POD,
+                            description="GPUs each worker requests.")
     pool: DnsLabel | None = Field(
         None, description="Only this GPU pool (nodeSelector); null: any GPU pool."
     )
+    patienceMinutes: float | None = finite(
+        0.0, MAX_MINUTES, default=30.0,
+        description="Minutes the user waits for every pod before working with the pods that "
+        "run (Dask computes with the workers it has; the work time stays the same). null: "
+        "wait for all, which can deadlock when several clusters each hold part of a tenant's "
+        "quota. Long-lived clusters ignore it.",
+    )
+
+    @model_validator(mode="after")
+    def _work_bounded(self) -> ClusterType:
+        if self.work.upper > MAX_MINUTES:
+            raise ValueError(f"work time may reach {self.work.upper:g} min; keep max (or ten "
+                             f"times the p90) within a week ({MAX_MINUTES:g} min)")
+        return self
+
+    def gpus_at_most(self) -> int:
+        return self.schedulerGpus + self.workers.max * self.workerGpus
+
+
+class Stage(Strict):
+    """One part of the day with its own open-loop arrival pattern."""
+
+    name: Label = Field(description="A label (quiet-morning, rush, ...).")
+    start: ClockTime = Field(alias="from", description="Start, HH:MM since the day began.")
+    end: ClockTime = Field(alias="to", description="End (exclusive), HH:MM; 24:00 for midnight.")
+    width: int = Field(ge=0, le=1000, description="Clusters started per wave.")
+    everyMinutes: float = finite(
+        1 / 60, 24 * 60.0, description="Minutes from one wave to the next (at least 1 s)."
+    )
+    spreadSeconds: float = finite(
+        0.0, 24 * 3600.0, default=60.0,
+        description="Each wave's clusters start at uniform times within this.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Stage:
+        _window(self.start, self.end, f"stage {self.name!r}")
+        return self
+
+
+class Arrivals(Strict):
+    """Open-loop cluster creation: on a schedule, whatever the platform does."""
+
+    mode: Literal["waves", "poisson"] = Field(
+        "waves", description="waves: bursts of width clusters; poisson: the same mean rate, "
+        "memoryless."
+    )
+    stages: list[Stage] = Field(min_length=1, max_length=100,
+                                description="The day's stages, in any order.")
+    clusters: list[Label] | None = Field(
+        None, description="Cluster types to draw from by weight; null: all of them."
+    )
+
+
+class Window(Strict):
+    start: ClockTime = Field(alias="from", description="Earliest, HH:MM.")
+    end: ClockTime = Field(alias="to", description="Latest (exclusive), HH:MM.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Window:
+        _window(self.start, self.end, "window")
+        return self
+
+
+class Sessions(Strict):
+    """Users who each run a chain of clusters: the next starts when the previous is deleted
+    plus a think time."""
+
+    name: Label = Field(description="A label (analysis, training, ...).")
+    count: int = Field(ge=1, le=10_000, description="Sessions a day (one user each).")
+    start: Window = Field(description="Sessions start at uniform times within this window.")
+    until: ClockTime | None = Field(
+        None, description="No new cluster after this time (the user goes home); null: the "
+        "session runs all its steps."
+    )
+    steps: IntRange = Field(
+        default_factory=lambda: IntRange(min=1, max=1),
+        description="Clusters the session runs one after another.",
+    )
+    fanOut: int = Field(1, ge=1, le=100,
+                        description="Clusters started together at each step.")
+    thinkMinutes: Spread = Field(
+        default_factory=lambda: spread(5.0, 15.0),
+        description="Minutes from a step's clusters being deleted to the next step.",
+    )
+    clusters: list[Label] | None = Field(
+        None, description="Cluster types to draw from by weight; null: all of them."
+    )
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Sessions:
+        if self.steps.min < 1:
+            raise ValueError("steps.min is 0: a session runs at least one cluster")
+        if self.thinkMinutes.upper > MAX_MINUTES:
+            raise ValueError("thinkMinutes may exceed a week; lower its max or p90")
+        return self
+
+
+class Notebooks(Strict):
+    """Long-lived GPU pods: notebooks (or any single pod) that hold GPUs while they run."""
+
+    name: Label = Field(description="A label.")
+    count: int = Field(ge=1, le=1000, description="Pods.")
+    gpus: int = Field(1, ge=1, le=MAX_GPUS_PER_POD, description="GPUs each pod requests.")
+    image: Image = Field(description="The notebook image.")
+    pool: DnsLabel | None = Field(None, description="Only this GPU pool; null: any.")
+    start: ClockTime = Field("00:00", alias="from", description="Started at, HH:MM each day.")
+    end: ClockTime = Field("24:00", alias="to", description="Deleted at, HH:MM each day.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Notebooks:
+        _window(self.start, self.end, f"notebooks {self.name!r}")
+        return self
+
+
+class AlwaysOn(Strict):
+    """Long-lived Dask clusters: started at ``from``, kept until ``to``."""
+
+    name: Label = Field(description="A label.")
+    cluster: Label = Field(description="The cluster type.")
+    count: int = Field(1, ge=1, le=100, description="Clusters.")
+    start: ClockTime = Field("00:00", alias="from", description="Started at, HH:MM each day.")
+    end: ClockTime = Field("24:00", alias="to", description="Deleted at, HH:MM each day.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AlwaysOn:
+        _window(self.start, self.end, f"alwaysOn {self.name!r}")
+        return self
+
+
+class Tenant(Strict):
+    """A team: a namespace of the values' platform.tenants, whose GPU quota applies."""
+
+    name: DnsLabel = Field(description="The tenant (namespace) in platform.tenants.")
+    quota: bool = Field(
+        True, description="Apply the values' GPU quota of this tenant; false: the pods count "
+        "against no quota (a namespace outside platform.tenants)."
+    )
+    sessions: list[Sessions] = Field(default_factory=list, max_length=100,
+                                     description="Closed-loop users.")
+    notebooks: list[Notebooks] = Field(default_factory=list, max_length=100,
+                                       description="Long-lived GPU pods.")
+    alwaysOn: list[AlwaysOn] = Field(default_factory=list, max_length=100,
+                                     description="Long-lived Dask clusters.")
+    arrivals: Arrivals | None = Field(None, description="Open-loop clusters.")
 
 
 class Workload(Strict):
-    """A day of users starting Dask clusters, and the simulation's assumptions."""
+    """A day of tenants using the platform (workload format 2)."""
 
-    name: str = Field("workload", description="A label for reports.")
-    hours: float = Field(
-        24.0, gt=0, le=24 * 14,
-        description="Simulated time from 00:00; the stages repeat every day.",
+    version: Literal[2] = Field(description="The workload format: 2.")
+    name: str = Field("workload", max_length=200, description="A label for reports.")
+    hours: float = finite(
+        above=0.0, high=24 * 14.0, default=24.0,
+        description="Simulated time from 00:00 (at most two weeks); the day repeats.",
     )
-    users: int = Field(50, ge=1, description="Users; each cluster belongs to one at random.")
-    arrivals: Arrivals = Field(description="When clusters are created.")
-    clusters: list[ClusterType] = Field(min_length=1, description="Kinds of clusters.")
-    simulation: Settings = Field(
-        default_factory=Settings, description="Assumptions about the cluster (settings.py)."
+    clusters: list[ClusterType] = Field(default_factory=list, max_length=100,
+                                        description="Kinds of Dask clusters.")
+    tenants: list[Tenant] = Field(min_length=1, max_length=1000, description="The tenants.")
+    images: dict[str, float] = Field(
+        default_factory=lambda: {},
+        description="Image reference -> uncompressed size in GB (as `docker image ls` shows). "
+        f"The full RAPIDS image is about {RAPIDS_IMAGE_GB} GB ({RAPIDS_IMAGE_SIZE}).",
+    )
+    defaultImageGB: float = finite(
+        0.0, 1000.0, default=1.0,
+        description="Size of images not listed in images (an assumption: set your own).",
     )
 
     _source: str = PrivateAttr("<workload>")
     _origins: Origins = PrivateAttr(default_factory=Origins)
+    # settings from a format-1 file's simulation: block (files.py), used when none is given
+    _settings: Settings | None = PrivateAttr(None)
+    _warnings: list[Problem] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        for what, names in (("cluster type", [c.name for c in self.clusters]),
+                            ("tenant", [t.name for t in self.tenants])):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"{what} names must be unique: {', '.join(twice)}")
+        for image, size in self.images.items():
+            if not (math.isfinite(size) and 0 <= size <= 1000):
+                raise ValueError(f"images[{image!r}]: expected a size in GB from 0 to 1000, "
+                                 f"got {size!r}")
+        return self
 
     @property
     def source(self) -> str:
         return self._source
 
-    def locate(self, path: tuple[str | int, ...]) -> Location | None:
+    @property
+    def settings(self) -> Settings | None:
+        """Settings carried by a format-1 file, if any."""
+        return self._settings
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """What a reader should know about how the file was read (format 1)."""
+        return list(self._warnings)
+
+    def locate(self, path: tuple[str | int, ...]) -> Location:
         return self._origins.find(path) or Location(self._source)
 
-    def generate(self, seed: int) -> list[ClusterArrival]:
-        """The day's clusters, from this seed alone (so two configurations see the same day)."""
-        rng = random.Random(f"{seed}:workload")
-        horizon = self.hours * 3600.0
-        times: list[float] = []
-        days = [day * 86400.0 for day in range(math.ceil(self.hours / 24))]
-        for day, stage in ((d, s) for d in days for s in self.arrivals.stages):
-            start = day + clock_seconds(stage.start)
-            end = min(day + clock_seconds(stage.end), horizon)
-            every = stage.everyMinutes * 60.0
-            if self.arrivals.mode == "waves":
-                wave = start
-                while wave < end:
-                    spread = min(stage.spreadSeconds, end - wave)
-                    times.extend(wave + rng.random() * spread for _ in range(stage.width))
-                    wave += every
-            elif stage.width > 0:
-                rate = stage.width / every
-                t = start + rng.expovariate(rate)
-                while t < end:
-                    times.append(t)
-                    t += rng.expovariate(rate)
-        times.sort()
-        weights = [c.weight for c in self.clusters]
-        out = []
-        for index, t in enumerate(times):
-            kind = rng.choices(self.clusters, weights)[0]
-            out.append(ClusterArrival(
-                index=index, at=t, user=rng.randrange(self.users), kind=kind.name,
-                workers=rng.randint(kind.workers.min, kind.workers.max),
-                duration=kind.duration.sample_seconds(rng), image=kind.image,
-                scheduler_gpus=kind.schedulerGpus, worker_gpus=kind.workerGpus, pool=kind.pool,
-            ))
-        return out
+    def image_gb(self, image: str) -> float:
+        return self.images.get(image, self.defaultImageGB)
 
-    def problems_with(self, values: Values) -> list[Problem]:
+    def cluster_type(self, name: str) -> ClusterType:
+        return next(c for c in self.clusters if c.name == name)
+
+    # ----------------------------------------------------------------- checks
+
+    def references(self) -> list[Problem]:
+        """Cluster type names that sessions, arrivals and alwaysOn use must exist."""
+        known = {c.name for c in self.clusters}
+        problems = []
+        for i, tenant in enumerate(self.tenants):
+            named: list[tuple[tuple[str | int, ...], str]] = []
+            for j, s in enumerate(tenant.sessions):
+                named += [(("tenants", i, "sessions", j, "clusters", k), n)
+                          for k, n in enumerate(s.clusters or [])]
+            for j, a in enumerate(tenant.alwaysOn):
+                named.append((("tenants", i, "alwaysOn", j, "cluster"), a.cluster))
+            if tenant.arrivals is not None:
+                named += [(("tenants", i, "arrivals", "clusters", k), n)
+                          for k, n in enumerate(tenant.arrivals.clusters or [])]
+            needs_types = tenant.sessions or tenant.arrivals is not None
+            if needs_types and not known:
+                problems.append(Problem(
+                    f"tenants[{i}]", "sessions and arrivals start Dask clusters, but the "
+                    "workload defines no cluster types; add some under clusters:",
+                    self.locate(("tenants", i))))
+            for path, name in named:
+                if name not in known:
+                    problems.append(Problem(
+                        dotted(path), f"no cluster type {name!r}; the workload defines "
+                        f"{', '.join(sorted(known)) or 'none'}", self.locate(path)))
+        return problems
+
+    def problems_with(self, values: Values, settings: Settings | None = None) -> list[Problem]:
         """What the workload asks of the values that they cannot give: pools they do not
-        define, and pods bigger than every node they may use (such pods would stay Pending
-        all day, and the day's figures would mean nothing)."""
+        define, pods bigger than every node they may use, tenants the values do not have, and
+        clusters bigger than their tenant's quota (such pods would wait all day, and the day's
+        figures would mean nothing)."""
         pools = {p.name: p.gpusPerNode for p in values.platform.nodePools}
         if not pools:
             return [Problem("platform.nodePools", "no GPU pools to simulate; add one")]
-        named: list[tuple[tuple[str | int, ...], str]] = [
-            (("clusters", i, "pool"), kind.pool)
-            for i, kind in enumerate(self.clusters) if kind.pool is not None
-        ] + [(("simulation", "pools", name), name) for name in self.simulation.pools]
-        problems = [Problem(dotted(path), f"pool {name!r} is not in the values' "
-                            f"platform.nodePools ({', '.join(pools)})", self.locate(path))
-                    for path, name in named if name not in pools]
-        for i, kind in enumerate(self.clusters):
-            if kind.pool is not None and kind.pool not in pools:
-                continue  # reported above
-            usable = {kind.pool: pools[kind.pool]} if kind.pool is not None else pools
+        problems = self.references()
+        sized: list[tuple[tuple[str | int, ...], str | None, list[tuple[str, int]]]] = [
+            (("clusters", i), c.pool, [("schedulerGpus", c.schedulerGpus),
+                                       ("workerGpus", c.workerGpus)])
+            for i, c in enumerate(self.clusters)]
+        for i, tenant in enumerate(self.tenants):
+            sized += [(("tenants", i, "notebooks", j), n.pool, [("gpus", n.gpus)])
+                      for j, n in enumerate(tenant.notebooks)]
+        for path, pool, requests in sized:
+            if pool is not None and pool not in pools:
+                problems.append(Problem(
+                    dotted((*path, "pool")), f"pool {pool!r} is not in the values' "
+                    f"platform.nodePools ({', '.join(pools)})", self.locate((*path, "pool"))))
+                continue
+            usable = {pool: pools[pool]} if pool is not None else pools
             largest = max(usable.values())
             sizes = ", ".join(f"{name}: {gpus}" for name, gpus in usable.items())
-            for key, gpus in (("schedulerGpus", kind.schedulerGpus),
-                              ("workerGpus", kind.workerGpus)):
+            for key, gpus in requests:
                 if gpus > largest:
-                    path = ("clusters", i, key)
                     problems.append(Problem(
-                        dotted(path), f"{gpus} GPUs per pod, but the nodes this cluster type "
-                        f"may use have at most {largest} (gpusPerNode of {sizes}), so its pods "
-                        f"would never run; request {largest} or fewer, or give it a pool "
-                        f"with gpusPerNode of {gpus} or more", self.locate(path)))
+                        dotted((*path, key)), f"{gpus} GPUs per pod, but the nodes it may use "
+                        f"have at most {largest} (gpusPerNode of {sizes}), so the pod would "
+                        f"never run; request {largest} or fewer, or give it a pool with "
+                        f"gpusPerNode of {gpus} or more", self.locate((*path, key))))
+        problems += self._tenant_problems(values)
+        if settings is not None:
+            problems += [Problem(f"pools.{name}", f"pool {name!r} is not in the values' "
+                                 f"platform.nodePools ({', '.join(pools)})",
+                                 settings_location(settings, ("pools", name)))
+                         for name in settings.pools if name not in pools]
         return problems
 
+    def _tenant_problems(self, values: Values) -> list[Problem]:
+        quotas = {t.name: t.quota.gpus for t in values.platform.tenants}
+        problems = []
+        for i, tenant in enumerate(self.tenants):
+            if not tenant.quota:
+                continue
+            path: tuple[str | int, ...] = ("tenants", i, "name")
+            if quotas and tenant.name not in quotas:
+                problems.append(Problem(
+                    dotted(path), f"tenant {tenant.name!r} is not in the values' "
+                    f"platform.tenants ({', '.join(quotas)}); use one of them, or set "
+                    "quota: false for a namespace without a quota", self.locate(path)))
+                continue
+            if tenant.name not in quotas:
+                continue  # no tenants in the values: no quotas to apply
+            limit = quotas[tenant.name]
+            for kind, used in self._types_used(tenant):
+                need = kind.gpus_at_most()
+                if need > limit:
+                    problems.append(Problem(
+                        dotted(path), f"cluster type {kind.name!r} needs up to {need} GPUs at "
+                        f"once, over tenant {tenant.name!r}'s GPU quota of {limit}, so its "
+                        f"clusters would never start ({used}); raise platform.tenants quota."
+                        f"gpus to {need} or use fewer workers", self.locate(path)))
+            for j, notebooks in enumerate(tenant.notebooks):
+                if notebooks.gpus > limit:
+                    where = ("tenants", i, "notebooks", j, "gpus")
+                    problems.append(Problem(
+                        dotted(where), f"{notebooks.gpus} GPUs per notebook, over tenant "
+                        f"{tenant.name!r}'s GPU quota of {limit}; the pod would be refused "
+                        "all day", self.locate(where)))
+        return problems
 
-@dataclass(frozen=True)
-class ClusterArrival:
-    """One Dask cluster a user creates."""
-
-    index: int
-    at: float  # seconds since the day began
-    user: int
-    kind: str
-    workers: int
-    duration: float  # seconds of use, counted from the scheduler running
-    image: str
-    scheduler_gpus: int = 1
-    worker_gpus: int = 1
-    pool: str | None = None
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def _owner(path: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The model class that owns the mapping at ``path`` (for 'did you mean')."""
-    node: Any = Workload
-    skip_key = False
-    for part in path:
-        if isinstance(part, int):
-            continue
-        if skip_key:  # a key of a dict of models (simulation.pools.<name>)
-            skip_key = False
-            continue
-        if not (isinstance(node, type) and issubclass(node, BaseModel)):
-            return None
-        fields = {info.alias or name: info for name, info in node.model_fields.items()}
-        info = fields.get(str(part))
-        if info is None:
-            return None
-        skip_key = get_origin(info.annotation) is dict
-        node = _inner_model(info.annotation)
-    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
-
-
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
+    def _types_used(self, tenant: Tenant) -> list[tuple[ClusterType, str]]:
+        known = {c.name: c for c in self.clusters}
+        used: dict[str, str] = {}
+        for s in tenant.sessions:
+            for name in s.clusters or list(known):
+                used.setdefault(name, f"sessions {s.name!r}")
+        for a in tenant.alwaysOn:
+            used.setdefault(a.cluster, f"alwaysOn {a.name!r}")
+        if tenant.arrivals is not None:
+            for name in tenant.arrivals.clusters or list(known):
+                used.setdefault(name, "arrivals")
+        return [(known[name], why) for name, why in used.items() if name in known]
 
 
-def _problems(exc: ValidationError, origins: Origins, source: str) -> list[Problem]:
-    problems = []
-    for error in exc.errors():
-        path = tuple(p for p in error["loc"] if isinstance(p, str | int))
-        path = tuple(p for p in path if not (isinstance(p, str) and p[:1].isupper()))
-        if error["type"] == "extra_forbidden":
-            owner = _owner(path[:-1])
-            known = [info.alias or name for name, info in owner.model_fields.items()] \
-                if owner else []
-            close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)
-            message = (f"unknown key; did you mean {' or '.join(close)}?" if close else
-                       f"unknown key. Known keys here: {', '.join(known)}" if known else
-                       "unknown key")
-        elif error["type"] == "missing":
-            message = "required key is missing; add it"
-        else:
-            message = re.sub(r"^(Value error, |Input should be )", "", str(error["msg"]))
-            if error["type"] != "value_error":  # our own messages already show the value
-                message = f"expected {message}, got {error.get('input')!r}"
-        problems.append(Problem(dotted(path), message, origins.find(path) or Location(source)))
-    return problems
-
-
-def parse_workload(text: str, source: str) -> Workload:
-    """A workload from YAML text; every problem is reported with file, line and dotted path."""
-    data, origins = parse_text(text, source)
-    try:
-        workload = Workload.model_validate(data)
-    except ValidationError as exc:
-        raise ValuesInvalid(_problems(exc, origins, source)) from None
-    workload._source = source
-    workload._origins = origins
-    return workload
-
-
-def load_workload(path: str | Path) -> Workload:
-    """Read a workload file; a missing file is a usage error, a bad one lists its problems."""
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"{path}: no such workload file")
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValuesInvalid([Problem("", f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                     Location(str(path)))]) from None
-    return parse_workload(text, str(path))
-
-
-def default_workload_text() -> str:
-    return resources.files(__package__).joinpath(DEFAULT_WORKLOAD).read_text(encoding="utf-8")
-
-
-def default_workload() -> Workload:
-    """The shipped workload: a weekday of a few teams of data scientists."""
-    return parse_workload(default_workload_text(), f"<default workload: {DEFAULT_WORKLOAD}>")
+def settings_location(settings: Settings, path: tuple[str | int, ...]) -> Location:
+    return settings.locate(path)

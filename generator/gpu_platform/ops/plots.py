@@ -1,0 +1,146 @@
+"""The day in four pictures, for `report --plot` and `simulate --plot`.
+
+1. how long pods waited: the pending-time CDF (log time axis, 2/5/60 s marked);
+2. when they waited: GPU pods not yet Running over time;
+3. what it cost: GPUs paid vs used, with the node count where known;
+4. who used it: GPU-hours per tenant (namespace).
+
+Several summaries (``--compare``) are drawn into the same four panels, on shared axes, so a
+difference is a gap between two lines rather than between two pictures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .usage import WAIT_THRESHOLDS, UsageSummary, duration, pending_over_time
+
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+
+
+def _hours(summary: UsageSummary, times: Sequence[float]) -> list[float]:
+    return [(t - summary.start) / 3600 for t in times]
+
+
+def _label(summary: UsageSummary, many: bool, tag: str) -> str:
+    return f"{tag}: {summary.source}" if many else summary.source
+
+
+def _cdf(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
+    many = len(summaries) > 1
+    for i, s in enumerate(summaries):
+        waits = sorted(max(p.pending(s.end), 0.1) for p in s.pods)
+        if not waits:
+            continue
+        shares = [(k + 1) / len(waits) for k in range(len(waits))]
+        ax.step(waits, shares, where="post", color=COLORS[i % 4],
+                label=f"{_label(s, many, tags[i])} (median {duration(s.waits.median_s)})")
+    for t in WAIT_THRESHOLDS:
+        ax.axvline(t, color="grey", linewidth=0.6, linestyle=":")
+        ax.text(t, 0.02, f" {t:g} s", color="grey", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("How long GPU pods waited (created to Running)")
+    ax.set_xlabel("pending time, s (log; waits under 0.1 s drawn at 0.1 s)")
+    ax.set_ylabel("share of GPU pods")
+    ax.legend(loc="lower right", fontsize=8)
+
+
+def _pending(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
+    many = len(summaries) > 1
+    for i, s in enumerate(summaries):
+        times, counts = pending_over_time(s)
+        ax.step(_hours(s, times), counts, where="post", color=COLORS[i % 4],
+                label=_label(s, many, tags[i]))
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(bottom=0)
+    ax.set_title("GPU pods waiting (created, not yet Running)")
+    ax.set_xlabel("hours since start")
+    ax.set_ylabel("pods")
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def _gpus(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
+    many = len(summaries) > 1
+    nodes_ax = None
+    for i, s in enumerate(summaries):
+        color = COLORS[i % 4]
+        prefix = f"{tags[i]}: " if many else ""
+        hours = _hours(s, s.times)
+        ax.step(hours, s.gpus_available, where="post", color=color,
+                label=f"{prefix}GPUs paid ({s.gpu_hours.paid:,.0f} GPU-h)")
+        ax.fill_between(hours, s.gpus_used, step="post", color=color, alpha=0.25,
+                        label=f"{prefix}GPUs used ({s.gpu_hours.used:,.0f} GPU-h)")
+        if s.nodes:
+            nodes_ax = nodes_ax or ax.twinx()
+            times = [t for t, _ in s.nodes] + [s.end]
+            counts = [n for _, n in s.nodes]
+            nodes_ax.step(_hours(s, times), [*counts, counts[-1]], where="post",
+                          color=color if many else "black", linestyle="--", linewidth=0.9,
+                          label=f"{prefix}nodes")
+    if nodes_ax is not None:
+        nodes_ax.set_ylabel("GPU nodes (dashed)")
+        nodes_ax.set_ylim(bottom=0)
+        nodes_ax.legend(loc="upper right", fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.set_title("GPUs paid vs used" + (", and GPU nodes" if nodes_ax else ""))
+    ax.set_xlabel("hours since start")
+    ax.set_ylabel("GPUs")
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
+    names = sorted({n for s in summaries for n in s.tenants})
+    if not names:
+        ax.text(0.5, 0.5, "no per-tenant figures", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    width = 0.8 / len(summaries)
+    tallest = 0.0
+    for i, s in enumerate(summaries):
+        values = [s.tenants[n].gpu_hours_used if n in s.tenants else 0.0 for n in names]
+        xs = [k + (i - (len(summaries) - 1) / 2) * width for k in range(len(names))]
+        bars = ax.bar(xs, values, width=width, color=COLORS[i % 4],
+                      label=_label(s, len(summaries) > 1, tags[i]))
+        ax.bar_label(bars, fmt="%.1f", fontsize=8)
+        tallest = max(tallest, *values)
+    ax.set_ylim(0, max(tallest, 1.0) * (1.35 if len(summaries) > 1 else 1.15))
+    ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 4 else 0)
+    ax.set_title("GPU-hours used per tenant (namespace)")
+    ax.set_ylabel("GPU-hours")
+    if len(summaries) > 1:
+        ax.legend(loc="upper right", fontsize=8)
+
+
+def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
+    """Write the four panels for these summaries as one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tags = [chr(ord("A") + i) for i in range(len(summaries))]
+    fig, axes = plt.subplots(2, 2, figsize=(15, 9.5))
+    _cdf(axes[0, 0], summaries, tags)
+    _pending(axes[0, 1], summaries, tags)
+    _gpus(axes[1, 0], summaries, tags)
+    _tenants(axes[1, 1], summaries, tags)
+    hours = max((s.end - s.start) / 3600 for s in summaries)
+    for ax in (axes[0, 1], axes[1, 0]):
+        ax.set_xlim(0, hours)
+    saturated = [t for t, s in zip(tags, summaries, strict=True)
+                 if s.saturation is not None and s.saturation.saturated]
+    title = " vs ".join(f"{t}: {s.source}" for t, s in zip(tags, summaries, strict=True)) \
+        if len(summaries) > 1 else summaries[0].source
+    if saturated:
+        title += ("   SATURATED: " + ", ".join(saturated) if len(summaries) > 1
+                  else "   SATURATED: demand outgrew capacity")
+    fig.suptitle(title, color="darkred" if saturated else "black")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
