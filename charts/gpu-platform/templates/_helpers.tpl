@@ -76,7 +76,8 @@ runAsGroup: 65534
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 capabilities:
-  drop: ["ALL"]
+  drop:
+  - ALL
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}

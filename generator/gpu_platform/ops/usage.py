@@ -30,14 +30,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu_platform.pipeline import facts
+
 WAIT_THRESHOLDS = (2.0, 5.0, 60.0)
 SATURATION_WAIT_S = 1800.0
 SATURATION_SHARE = 0.02  # of the period's GPU pods, still waiting that long at the end
 # The platform's own pods hold GPUs as warm capacity (placeholders) or pull images (prepullers):
-# neither is demand. kube-state-metrics names their priority class,
-# "<release>-gpu-platform-placeholder" / "-prepuller" (templates/scheduling/priorityclass.yaml);
-# the suffix match survives the names helper's truncation of long release names.
-PLATFORM_POD_INFO = 'kube_pod_info{priority_class=~".*-(placeholder|prepuller)"}'
+# neither is demand. They are told apart by their priority class (pipeline/facts.py).
+PLATFORM_POD_INFO = facts.PLATFORM_POD_INFO
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -21,6 +21,7 @@ import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model import Values
 
 from .accounting import Meter
@@ -29,8 +30,8 @@ from .settings import PAUSE_IMAGE_GB, Settings
 
 # The chart's priority ladder (templates/scheduling/priorityclass.yaml): user 0 > prepuller -5 >
 # placeholder -10. The simulation needs the two rungs that hold GPUs.
-USER_PRIORITY = 0
-PLACEHOLDER_PRIORITY = -10
+USER_PRIORITY = facts.RUNGS["user"].value
+PLACEHOLDER_PRIORITY = facts.RUNGS["placeholder"].value
 
 # What decides where a pending pod can go: the pool it may use (None: any), its priority,
 # the GPUs it requests. Pods with one demand are interchangeable to the scheduler.

@@ -25,7 +25,6 @@ from gpu_platform.pipeline.emit.values import (
     values_yaml,
 )
 from gpu_platform.pipeline.lockfile import Lock, render_lock
-from gpu_platform.pipeline.model import POOL_LABEL, TENANT_LABEL
 from gpu_platform.pipeline.pins import lock as pinned_lock
 from gpu_platform.pipeline.rules import Checked
 from gpu_platform.publish import metadata
@@ -174,8 +173,11 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "selector_flags": SELECTOR_FLAGS,
         "dcgm_env": DCGM_INTERVAL_ENV,
         "gib": GIB,
-        "pool_label": POOL_LABEL,
-        "tenant_label": TENANT_LABEL,
+        "pool_label": facts.POOL_LABEL,
+        "tenant_label": facts.TENANT_LABEL,
+        "ladder": facts.PRIORITY_LADDER,
+        "restricted_security_context": dump_yaml(
+            facts.RESTRICTED_CONTAINER_SECURITY_CONTEXT).rstrip("\n"),
         "item_defaults": item_defaults_json(),
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpu_platform.ops.usage import PLATFORM_POD_INFO
+from gpu_platform.pipeline.facts import PLATFORM_POD_INFO
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 OVERVIEW_UID = "gpu-platform-overview"

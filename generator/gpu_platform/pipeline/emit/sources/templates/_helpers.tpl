@@ -70,15 +70,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 
 {{- /* The restricted Pod Security Standard container context; every container uses it. */ -}}
 {{- define "gpu-platform.restrictedContainerSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 65534
-runAsGroup: 65534
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-capabilities:
-  drop: ["ALL"]
-seccompProfile:
-  type: RuntimeDefault
+[[ restricted_security_context ]]
 {{- end -}}
 
 {{- /* Tolerations for every taint of one pool (a platform.nodePools item). */ -}}
