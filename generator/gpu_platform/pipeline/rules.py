@@ -12,15 +12,17 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
 from gpu_platform.clouds.requirements import gpu_operator_requirements
 from gpu_platform.errors import Problem, ValuesInvalid
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import facts, registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, DERIVATIONS, get_path, resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins, PathKey, dotted, load_values
-from gpu_platform.pipeline.model import PodsMetric, Values
+from gpu_platform.pipeline.model import PodsMetric, Values, covers_everything
+from gpu_platform.upstream.store import load_yaml
 
 DASK_KINDS = {"DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler"}
 SCALABLE = {("apps/v1", "Deployment"), ("apps/v1", "StatefulSet")}
@@ -309,9 +311,6 @@ def cross_problems(values: Values, origins: Origins) -> list[Problem]:
     return problems
 
 
-RESERVED_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
-
-
 def _duplicates(names: list[str]) -> list[int]:
     seen: set[str] = set()
     repeated = []
@@ -411,13 +410,6 @@ def tenant_problems(values: Values, origins: Origins) -> list[Problem]:
         problems.append(Problem(dotted(path), f"tenant {tenants[index].name!r} is listed "
                                 "twice; each tenant owns one namespace", origins.find(path)))
     for i, tenant in enumerate(tenants):
-        if tenant.name in RESERVED_NAMESPACES:
-            path = ("platform", "tenants", i, "name")
-            problems.append(Problem(
-                dotted(path),
-                f"{tenant.name!r} is a system namespace; a tenant needs a namespace of its "
-                "own (quota, policies and RBAC would apply to cluster components)",
-                origins.find(path)))
         for j, name in enumerate(tenant.nodePools):
             if name not in pool_names:
                 path = ("platform", "tenants", i, "nodePools", j)
@@ -427,6 +419,112 @@ def tenant_problems(values: Values, origins: Origins) -> list[Problem]:
                     dotted(path),
                     f"no GPU pool is named {name!r}{hint} (pools: "
                     f"{', '.join(pool_names) or '(none)'})",
+                    origins.find(path)))
+    problems.extend(tenant_egress_problems(values, origins))
+    problems.extend(tenant_gpu_quota_problems(values, origins))
+    problems.extend(gpu_sharing_problems(values, origins))
+    return problems
+
+
+# The tenant boundary's cross-field checks. templates/validate.yaml repeats each for plain Helm
+# with the same message text after the dotted path.
+
+
+def tenant_egress_problems(values: Values, origins: Origins) -> list[Problem]:
+    """0.0.0.0/0 or ::/0 in egressCIDRs only with network.acknowledgeAnyEgress."""
+    problems = []
+    for i, tenant in enumerate(values.platform.tenants):
+        if tenant.network.acknowledgeAnyEgress:
+            continue
+        for j, cidr in enumerate(tenant.network.egressCIDRs):
+            if covers_everything(cidr):
+                path: PathKey = ("platform", "tenants", i, "network", "egressCIDRs", j)
+                problems.append(Problem(
+                    dotted(path),
+                    f"{cidr} opens egress to every address, which on some network plugins "
+                    "includes every tenant's pods and the platform's Prometheus; list the "
+                    "destinations, or set network.acknowledgeAnyEgress: true",
+                    origins.find(path)))
+    return problems
+
+
+def advertised_gpu_resources(values: Values) -> list[str]:
+    """Every GPU resource name a tenant quota counts: nvidia.com/gpu, then the pools' others."""
+    names = [facts.GPU_RESOURCE]
+    for pool in values.platform.nodePools:
+        names.extend(n for n in pool.gpuResources if n not in names)
+    return names
+
+
+def tenant_gpu_quota_problems(values: Values, origins: Origins) -> list[Problem]:
+    """quota.gpuResources may name only resources a pool advertises, never nvidia.com/gpu."""
+    problems = []
+    advertised = advertised_gpu_resources(values)
+    for i, tenant in enumerate(values.platform.tenants):
+        for name in tenant.quota.gpuResources:
+            path: PathKey = ("platform", "tenants", i, "quota", "gpuResources", name)
+            if name == facts.GPU_RESOURCE:
+                message = f"{name} is quota'd by quota.gpus; remove it here"
+            elif name not in advertised:
+                message = (f"no pool advertises {name} (platform.nodePools[].gpuResources: "
+                           f"{', '.join(advertised)}); add it to the pools that have it")
+            else:
+                continue
+            problems.append(Problem(dotted(path), message,
+                                    origins.find(path) or origins.find(path[:-1])))
+    return problems
+
+
+def _sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(data key, parsed config) of the device plugin configs the gpu-operator block creates."""
+    found, data = get_path(block, ("devicePlugin", "config", "data"))
+    out: list[tuple[str, Any]] = []
+    for key, text in (data.items() if found and isinstance(data, dict) else []):
+        try:
+            out.append((str(key), load_yaml(text) if isinstance(text, str) else None))
+        except yaml.YAMLError:  # the device plugin reports a bad config, not this check
+            continue
+    return out
+
+
+def gpu_sharing_problems(values: Values, origins: Origins) -> list[Problem]:
+    """GPU operator settings that advertise resources no pool lists, so no quota counts them:
+    MIG strategy mixed (nvidia.com/mig-<profile>), renameByDefault (<name>.shared)."""
+    if not values.subchart("gpu-operator").enabled:
+        return []
+    problems = []
+    block = values.subchart("gpu-operator").model_extra or {}
+    advertised = advertised_gpu_resources(values)
+    found, strategy = get_path(block, ("mig", "strategy"))
+    if not found:
+        found, strategy = get_path(upstream.defaults("gpu-operator"), ("mig", "strategy"))
+    if strategy == "mixed" and not any(n.startswith(facts.MIG_RESOURCE_PREFIX)
+                                       for n in advertised):
+        path: PathKey = ("gpu-operator", "mig", "strategy")
+        problems.append(Problem(
+            dotted(path),
+            "MIG strategy mixed advertises nvidia.com/mig-<profile> resources, but no pool "
+            "lists one in platform.nodePools[].gpuResources, so no tenant quota would count "
+            "them; list the MIG profiles the pools expose (e.g. nvidia.com/mig-1g.10gb)",
+            origins.find(path)))
+    for key, config in _sharing_configs(block):
+        sharing = config.get("sharing") if isinstance(config, dict) else None
+        for mode in ("timeSlicing", "mps"):
+            spec = sharing.get(mode) if isinstance(sharing, dict) else None
+            if not isinstance(spec, dict) or spec.get("renameByDefault") is not True:
+                continue
+            entries = spec.get("resources") if isinstance(spec.get("resources"), list) else []
+            for entry in entries:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                shared = f"{name}{facts.SHARED_SUFFIX}"
+                if not isinstance(name, str) or shared in advertised:
+                    continue
+                path = ("gpu-operator", "devicePlugin", "config", "data", key)
+                problems.append(Problem(
+                    dotted(path),
+                    f"{mode} renameByDefault advertises {shared}, which no pool lists in "
+                    "platform.nodePools[].gpuResources, so no tenant quota would count it; "
+                    f"add {shared} to the pools that share GPUs",
                     origins.find(path)))
     return problems
 

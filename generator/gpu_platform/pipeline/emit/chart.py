@@ -175,6 +175,14 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "gib": GIB,
         "pool_label": POOL_LABEL,
         "tenant_label": TENANT_LABEL,
+        "pool_grant_prefix": facts.POOL_GRANT_PREFIX,
+        "pool_grant_value": facts.POOL_GRANT_VALUE,
+        "gpu_resource": facts.GPU_RESOURCE,
+        "gpu_domain": facts.GPU_RESOURCE_DOMAIN,
+        "mig_prefix": facts.MIG_RESOURCE_PREFIX,
+        "shared_suffix": facts.SHARED_SUFFIX,
+        "admission_group": facts.ADMISSION_API_GROUP,
+        "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
         "item_defaults": item_defaults_json(),
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"
