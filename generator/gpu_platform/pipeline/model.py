@@ -669,7 +669,8 @@ TenantGroup = Annotated[
 
 # A CIDR as NetworkPolicy ipBlock takes it: an address, '/', a prefix length. The schema checks
 # the shape; the tool also refuses host bits (10.0.0.1/8 means something else than it says).
-CIDR_PATTERN = (r"^(([0-9]{1,3}\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])"
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+CIDR_PATTERN = (rf"^({_OCTET}(\.{_OCTET}){{3}}/([0-9]|[12][0-9]|3[0-2])"
                 r"|[0-9a-fA-F:]*:[0-9a-fA-F:.]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$")
 
 

@@ -513,8 +513,8 @@ def gpu_sharing_problems(values: Values, origins: Origins) -> list[Problem]:
             spec = sharing.get(mode) if isinstance(sharing, dict) else None
             if not isinstance(spec, dict) or spec.get("renameByDefault") is not True:
                 continue
-            entries = spec.get("resources") if isinstance(spec.get("resources"), list) else []
-            for entry in entries:
+            entries = spec.get("resources")
+            for entry in entries if isinstance(entries, list) else []:
                 name = entry.get("name") if isinstance(entry, dict) else None
                 shared = f"{name}{facts.SHARED_SUFFIX}"
                 if not isinstance(name, str) or shared in advertised:
