@@ -130,8 +130,12 @@ def _check_render(output: str) -> None:
     names = {(o["kind"], o["metadata"]["name"]) for o in objects}
     assert ("PrometheusRule", "gpu-platform-gpu-rules") in names
     assert any(kind == "DaemonSet" and "prepull" in name for kind, name in names)
-    for kube in (facts.MIN_KUBE_VERSION, facts.TARGET_KUBE_VERSION):
-        assert validate_objects(objects, kube) == []
+    assert validate_objects(objects, facts.TARGET_KUBE_VERSION) == []
+    # Without --kube-version helm renders for a cluster that serves admissionregistration v1;
+    # on 1.29 the chart leaves those policies out (tests/policy/test_admission.py), so the
+    # oldest version judges the rest.
+    older = [o for o in objects if not o["kind"].startswith("ValidatingAdmissionPolicy")]
+    assert validate_objects(older, facts.MIN_KUBE_VERSION) == []
 
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")

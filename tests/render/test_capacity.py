@@ -160,15 +160,19 @@ class TestTenants:
         quota = {q["metadata"]["namespace"]: q["spec"]["hard"]
                  for q in quotas if "scopeSelector" not in q["spec"]}
         assert quota["team-a"]["requests.nvidia.com/gpu"] == "6"
-        assert set(quota["team-b"]) == {"requests.nvidia.com/gpu", "requests.cpu",
-                                        "requests.memory", "pods", "services.loadbalancers",
-                                        "services.nodeports"}
+        assert quota["team-b"] == {
+            "requests.nvidia.com/gpu": "4", "requests.cpu": "32", "requests.memory": "128Gi",
+            "requests.ephemeral-storage": "200Gi", "requests.storage": "1Ti",
+            "persistentvolumeclaims": "20", "pods": "100", "services.loadbalancers": "0",
+            "services.nodeports": "0"}
         # the Dask scheduler has no authentication: nothing may face outside the cluster
         assert quota["team-b"]["services.loadbalancers"] == "0"
         limits = {r["metadata"]["namespace"]: r["spec"]["limits"][0]
                   for r in _kind(two_pools, "LimitRange")}
-        assert limits["team-a"]["defaultRequest"] == {"cpu": "500m", "memory": "1Gi"}
-        assert "default" not in limits["team-a"]  # no default limit unless asked for
+        assert limits["team-a"]["defaultRequest"] == {"cpu": "500m", "memory": "1Gi",
+                                                      "ephemeral-storage": "1Gi"}
+        # memory and disk are bounded per container by default; CPU is not (no throttling)
+        assert limits["team-a"]["default"] == {"memory": "16Gi", "ephemeral-storage": "20Gi"}
         ranges = {r["metadata"]["namespace"] for r in _kind(two_pools, "LimitRange")}
         assert ranges == {"team-a", "team-b"}
 

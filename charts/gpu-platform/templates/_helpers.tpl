@@ -14,6 +14,8 @@ How the helpers fit together:
 - gpu-platform.items: a list from values with each item's defaults filled in (gpu-platform.defaults.*,
   generated from the values model). Helm never fills defaults inside list items, so every
   template ranges over (include "gpu-platform.items" (list $ "nodePool" .Values.platform.nodePools) | fromYaml).items.
+- gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
+  policies allow (nvidia.com/gpu plus every pool's gpuResources).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
@@ -96,6 +98,18 @@ seccompProfile:
 {{- end }}
 {{- end -}}
 
+{{- /* {"names": [...]}: every GPU resource a tenant quota counts, nvidia.com/gpu first, then
+what the pools list in gpuResources (rules.advertised_gpu_resources in Python). */ -}}
+{{- define "gpu-platform.gpuResources" -}}
+{{- $names := list "nvidia.com/gpu" -}}
+{{- range (include "gpu-platform.items" (list . "nodePool" .Values.platform.nodePools) | fromJson).items -}}
+{{- range .gpuResources -}}
+{{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "names" $names) -}}
+{{- end -}}
+
 {{- define "gpu-platform.pool.nodeSelector" -}}
 gpu-platform.io/pool: {{ .name | quote }}
 {{- end -}}
@@ -108,11 +122,11 @@ gpu-platform.io/pool: {{ .name | quote }}
 {{- /* Defaults of list items, generated from the values model (one JSON object each). */ -}}
 
 {{- define "gpu-platform.defaults.nodePool" -}}
-{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
 {{- end -}}
 
 {{- define "gpu-platform.defaults.tenant" -}}
-{"groups": [], "limits": {"default": null, "defaultRequest": {"cpu": "500m", "memory": "1Gi"}}, "network": {"apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "gpus": 4, "memory": "128Gi", "pods": 100}, "users": []}
+{"groups": [], "limits": {"default": {"cpu": null, "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}}, "network": {"acknowledgeAnyEgress": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "storage": "1Ti"}, "users": []}
 {{- end -}}
 
 {{- define "gpu-platform.defaults.hpa" -}}

@@ -23,9 +23,30 @@ POOL_LABEL = "gpu-platform.io/pool"
 TENANT_LABEL = "gpu-platform.io/tenant"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 
+# A tenant namespace carries one label per GPU pool it may use: <prefix><pool>=granted. The
+# admission policies bind by these labels (a namespace without the label may not place pods on
+# that pool); only cluster administrators can change a Namespace's labels.
+POOL_GRANT_PREFIX = "pools.gpu-platform.io/"
+POOL_GRANT_VALUE = "granted"
+
 # The GPU resource as the device plugin exposes it, and as kube-state-metrics names it.
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_RESOURCE_KSM = "nvidia_com_gpu"
+# Every extended resource the NVIDIA device plugin can advertise lives under this domain:
+# nvidia.com/gpu, nvidia.com/mig-<profile> (MIG "mixed" strategy), <name>.shared (time-slicing
+# or MPS with renameByDefault). A tenant's pods may request only those its quota counts.
+GPU_RESOURCE_DOMAIN = "nvidia.com/"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+SHARED_SUFFIX = ".shared"
+
+# Namespaces no tenant may take: Kubernetes' own and the kube- prefix it reserves.
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+RESERVED_NAMESPACE_PREFIX = "kube-"
+
+# ValidatingAdmissionPolicy: GA (admissionregistration.k8s.io/v1, on by default) from 1.30; in
+# 1.28-1.29 only v1beta1 behind a feature gate and runtime-config.
+ADMISSION_GA_KUBE_VERSION = "1.30"
+ADMISSION_API_GROUP = "admissionregistration.k8s.io"
 
 
 @dataclass(frozen=True)

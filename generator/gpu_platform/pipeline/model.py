@@ -9,6 +9,7 @@ platform section drives, which ``derive.py`` computes.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -22,10 +23,11 @@ from pydantic import (
     StringConstraints,
     WithJsonSchema,
     create_model,
+    field_validator,
 )
 from pydantic.alias_generators import to_camel
 
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import facts, registry
 
 DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
 Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
@@ -337,8 +339,8 @@ class Prepuller(Strict):
 
 # --------------------------------------------------------------------------- GPU node pools
 
-POOL_LABEL = "gpu-platform.io/pool"
-TENANT_LABEL = "gpu-platform.io/tenant"
+POOL_LABEL = facts.POOL_LABEL
+TENANT_LABEL = facts.TENANT_LABEL
 Cloud = Literal["generic", "gke", "eks", "aks", "kind"]
 
 
@@ -474,6 +476,29 @@ NodeLabels = Annotated[
 ]
 
 
+# The extended resources the NVIDIA device plugin advertises: nvidia.com/gpu (whole GPUs, MIG
+# "single", time-slicing without renaming), nvidia.com/mig-<profile> (MIG "mixed", e.g.
+# nvidia.com/mig-1g.10gb) and <name>.shared (time-slicing or MPS with renameByDefault).
+# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
+# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html
+GPU_RESOURCE_PATTERN = r"^nvidia\.com/[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$"
+GpuResourceName = Annotated[
+    str,
+    _held_to(GPU_RESOURCE_PATTERN, "an NVIDIA extended resource name: nvidia.com/ then at "
+             "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
+             "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)", 74),
+    _schema_of(GPU_RESOURCE_PATTERN, 74),
+]
+GpuQuotas = Annotated[
+    dict[GpuResourceName, Annotated[int, Field(ge=0)]],
+    WithJsonSchema({
+        "type": "object",
+        "propertyNames": _string_schema(GPU_RESOURCE_PATTERN, 74),
+        "additionalProperties": {"type": "integer", "minimum": 0},
+    }),
+]
+
+
 class Taint(Strict):
     """A node taint (key=value:effect)."""
 
@@ -561,6 +586,23 @@ class NodePool(Strict):
     placeholders: Placeholders = Field(
         default_factory=Placeholders, description="Warm GPUs kept by placeholder pods."
     )
+    gpuResources: list[GpuResourceName] = Field(
+        default_factory=lambda: [facts.GPU_RESOURCE],
+        description="Extended resources this pool's nodes advertise: nvidia.com/gpu (whole "
+        "GPUs, MIG single, time-slicing without renaming), nvidia.com/mig-<profile> (MIG "
+        "mixed, e.g. nvidia.com/mig-1g.10gb), nvidia.com/gpu.shared (time-slicing with "
+        "renameByDefault). Every tenant's ResourceQuota counts each of them (0 unless its "
+        "quota.gpuResources says otherwise), and the admission policies refuse any other "
+        "nvidia.com/ resource in a tenant namespace.",
+    )
+
+    @field_validator("gpuResources")
+    @classmethod
+    def _unique_resources(cls, value: list[str]) -> list[str]:
+        repeated = sorted({name for name in value if value.count(name) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed more than once")
+        return value
 
     @property
     def node_selector(self) -> dict[str, str]:
@@ -586,48 +628,184 @@ def default_pools() -> list[NodePool]:
 # --------------------------------------------------------------------------- tenants
 
 
+def _tenant_name(value: str) -> str:
+    if value in facts.SYSTEM_NAMESPACES or value.startswith(facts.RESERVED_NAMESPACE_PREFIX):
+        raise ValueError(
+            f"{value!r} is a system namespace; a tenant needs a namespace of its own (quota, "
+            "policies and RBAC would apply to cluster components)")
+    return value
+
+
+TenantName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63),
+    AfterValidator(_tenant_name),
+    WithJsonSchema({
+        "type": "string", "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63,
+        "not": {"anyOf": [{"enum": list(facts.SYSTEM_NAMESPACES)},
+                          {"pattern": f"^{facts.RESERVED_NAMESPACE_PREFIX}"}]},
+    }),
+]
+
+# RBAC subjects. Kubernetes' own identities start with "system:": system:authenticated is every
+# signed-in user, system:serviceaccounts every service account, system:anonymous anyone, so
+# binding one hands the tenant's rights to everybody. One named service account
+# (system:serviceaccount:<namespace>:<name>) is a user like any other.
+# https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-subjects
+_SERVICE_ACCOUNT_USER = (r"^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
+                         r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+def _user(value: str) -> str:
+    if value.startswith("system:") and not re.fullmatch(_SERVICE_ACCOUNT_USER, value):
+        raise ValueError(
+            f"{_describe_input(value)} is a Kubernetes system identity, not a person; binding "
+            "it would hand the tenant's rights to whoever holds it. Name a user of your "
+            "identity provider, or one service account as "
+            "system:serviceaccount:<namespace>:<name>")
+    return value
+
+
+def _group(value: str) -> str:
+    if value.startswith("system:"):
+        raise ValueError(
+            f"{_describe_input(value)} is a Kubernetes system group (system:authenticated is "
+            "every signed-in user, system:serviceaccounts every service account); binding it "
+            "would hand the tenant's rights to all its members. Name a group of your identity "
+            "provider")
+    return value
+
+
+TenantUser = Annotated[
+    str, StringConstraints(min_length=1), AfterValidator(_user),
+    WithJsonSchema({"type": "string", "minLength": 1,
+                    "anyOf": [{"not": {"pattern": "^system:"}},
+                              {"pattern": _SERVICE_ACCOUNT_USER}]}),
+]
+TenantGroup = Annotated[
+    str, StringConstraints(min_length=1), AfterValidator(_group),
+    WithJsonSchema({"type": "string", "minLength": 1, "not": {"pattern": "^system:"}}),
+]
+
+# A CIDR as NetworkPolicy ipBlock takes it: an address, '/', a prefix length. The schema checks
+# the shape; the tool also refuses host bits (10.0.0.1/8 means something else than it says).
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+CIDR_PATTERN = (rf"^({_OCTET}(\.{_OCTET}){{3}}/([0-9]|[12][0-9]|3[0-2])"
+                r"|[0-9a-fA-F:]*:[0-9a-fA-F:.]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$")
+
+
+def _cidr(value: str) -> str:
+    words = "a CIDR such as 10.20.0.0/16 or 2001:db8::/32"
+    if not re.fullmatch(CIDR_PATTERN, value):
+        raise ValueError(f"expected {words}, got {_describe_input(value)}")
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        try:
+            network = ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise ValueError(f"expected {words}, got {_describe_input(value)}") from None
+        raise ValueError(f"{value!r} has host bits set; write the network, {network}") from None
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr), WithJsonSchema({"type": "string",
+                                                              "pattern": CIDR_PATTERN})]
+
+
+def covers_everything(cidr: str) -> bool:
+    """Does this CIDR (already checked) open every address: 0.0.0.0/0, ::/0?"""
+    return cidr.endswith("/0")
+
+
 class TenantQuota(Strict):
     """The tenant namespace's ResourceQuota."""
 
     gpus: int = Field(4, ge=0, description="requests.nvidia.com/gpu: GPUs in use at once.")
+    gpuResources: GpuQuotas = Field(
+        default_factory=dict,
+        description="requests.<name> for the pools' other GPU resources (platform.nodePools[]."
+        "gpuResources: MIG profiles, shared GPUs), e.g. {nvidia.com/mig-1g.10gb: 7}; a resource "
+        "a pool advertises and this map does not list is quota'd at 0.",
+    )
     cpu: Quantity = Field("32", description="requests.cpu across the namespace.")
     memory: Quantity = Field("128Gi", description="requests.memory across the namespace.")
+    ephemeralStorage: Quantity = Field(
+        "200Gi",
+        description="requests.ephemeral-storage across the namespace (node disk: logs, "
+        "emptyDir, writable layers); the LimitRange gives every container a request.",
+    )
+    storage: Quantity = Field(
+        "1Ti", description="requests.storage: persistent volume claims' storage in total."
+    )
+    persistentVolumeClaims: int = Field(
+        20, ge=0, description="persistentvolumeclaims: claims in the namespace."
+    )
     pods: int = Field(100, ge=1, description="Pods in the namespace.")
+
+
+class TenantRequests(Strict):
+    cpu: Quantity = Field(description="CPU request, e.g. 500m.")
+    memory: Quantity = Field(description="Memory request, e.g. 1Gi.")
+    ephemeralStorage: Quantity = Field(description="Ephemeral-storage request, e.g. 1Gi.")
+
+
+class TenantLimitDefaults(Strict):
+    cpu: Quantity | None = Field(
+        None, description="Default CPU limit; null (the default): none, so pods are not "
+        "throttled below what the node has free.")
+    memory: Quantity = Field(
+        "16Gi",
+        description="Default memory limit, so one container that sets none cannot take a node's "
+        "memory from every other tenant's pods. A container that requests more memory than "
+        "this and sets no limit of its own is refused by the API (request above limit): set "
+        "limits on large Dask workers.",
+    )
+    ephemeralStorage: Quantity = Field(
+        "20Gi",
+        description="Default ephemeral-storage limit: the kubelet evicts a container that "
+        "writes more, before it fills the node's disk.",
+    )
 
 
 class TenantLimits(Strict):
     """The tenant namespace's LimitRange: defaults for containers that set nothing."""
 
-    defaultRequest: ResourceList = Field(
-        default_factory=lambda: ResourceList(cpu="500m", memory="1Gi"),
+    defaultRequest: TenantRequests = Field(
+        default_factory=lambda: TenantRequests(cpu="500m", memory="1Gi", ephemeralStorage="1Gi"),
         description="Requests given to containers that set none (the quota counts requests).",
     )
-    default: ResourceList | None = Field(
-        None,
-        description="Limits given to containers that set none; null: no default limit. A "
-        "default limit below what a container requests makes the API reject it, and a small "
-        "memory limit OOM-kills GPU workers that spill to host memory.",
+    default: TenantLimitDefaults = Field(
+        default_factory=TenantLimitDefaults,
+        description="Limits given to containers that set none.",
     )
 
 
 class TenantNetwork(Strict):
     """What a tenant's pods may reach beyond their own namespace, and who may reach them."""
 
-    apiServerCIDRs: list[str] = Field(
+    apiServerCIDRs: list[Cidr] = Field(
         default_factory=list,
         description="Addresses of the Kubernetes API (ports 443 and 6443) for notebooks that "
         "create Dask clusters from inside the cluster, e.g. the IPs of `kubectl get "
         "endpointslices -l kubernetes.io/service-name=kubernetes`. Empty: no API access.",
     )
-    dnsCIDRs: list[str] = Field(
+    dnsCIDRs: list[Cidr] = Field(
         default_factory=lambda: ["169.254.20.10/32"],
         description="DNS servers outside any pod (port 53) besides kube-dns: NodeLocal "
         "DNSCache's 169.254.20.10 (on by default in recent GKE); add 169.254.169.254/32 for "
         "GKE Cloud DNS.",
     )
-    egressCIDRs: list[str] = Field(
+    egressCIDRs: list[Cidr] = Field(
         default_factory=list,
-        description="Extra destinations (any port), e.g. object storage or a package mirror.",
+        description="Extra destinations (any port), e.g. object storage or a package mirror. "
+        "0.0.0.0/0 and ::/0 are refused unless acknowledgeAnyEgress is true: on some network "
+        "plugins an ipBlock also matches pod addresses, so they would open every tenant's "
+        "pods and the platform's own services.",
+    )
+    acknowledgeAnyEgress: bool = Field(
+        False,
+        description="Accept 0.0.0.0/0 or ::/0 in egressCIDRs (egress to every address).",
     )
     ingressFromNamespaces: list[DnsLabel] = Field(
         default_factory=list,
@@ -639,7 +817,9 @@ class TenantNetwork(Strict):
 class Tenant(Strict):
     """A team sharing the cluster: its namespace, quota, access and isolation."""
 
-    name: DnsLabel = Field(description="Tenant name, also its namespace.")
+    name: TenantName = Field(
+        description="Tenant name, also its namespace (not default or kube-*)."
+    )
     podSecurity: Literal["restricted", "baseline"] = Field(
         "restricted", description="Pod Security Admission level enforced in the namespace."
     )
@@ -647,18 +827,37 @@ class Tenant(Strict):
     limits: TenantLimits = Field(default_factory=TenantLimits, description="LimitRange.")
     nodePools: list[PoolName] = Field(
         default_factory=list,
-        description="GPU pools whose tolerations and selector the tenant's pod defaults use; "
-        "empty: every pool.",
+        description="GPU pools the tenant may use; empty: every pool. Enforced by admission "
+        "policies: a pod may not select another pool, and a pod that tolerates another "
+        "pool's taints (or requests GPUs when that pool has none) must select one of these.",
     )
-    users: list[str] = Field(
+    users: list[TenantUser] = Field(
         default_factory=list,
-        description="Users bound to the tenant Role (besides its ServiceAccount).",
+        description="Users bound to the tenant Role (besides its ServiceAccount); no system: "
+        "identities except one system:serviceaccount:<namespace>:<name>.",
     )
-    groups: list[str] = Field(
-        default_factory=list, description="Groups bound to the tenant Role."
+    groups: list[TenantGroup] = Field(
+        default_factory=list,
+        description="Groups bound to the tenant Role; no system: groups.",
     )
     network: TenantNetwork = Field(
         default_factory=TenantNetwork, description="Egress beyond the namespace."
+    )
+
+
+class Admission(Strict):
+    """The tenant boundary as ValidatingAdmissionPolicies, enforced by the API server."""
+
+    enabled: bool = Field(
+        True,
+        description="Ship the admission policies (admissionregistration.k8s.io/v1 from "
+        "Kubernetes 1.30; v1beta1 where a 1.28-1.29 cluster serves it). On a cluster that "
+        "serves neither they are left out; see the README for the fallback.",
+    )
+    required: bool = Field(
+        False,
+        description="Fail the install when the cluster serves no ValidatingAdmissionPolicy "
+        "API, instead of installing without the policies.",
     )
 
 
@@ -754,6 +953,17 @@ class Platform(Strict):
     )
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."
+    )
+    admission: Admission = Field(
+        default_factory=Admission,
+        description="Admission policies that hold the tenant boundary (Services, pod "
+        "placement, GPU resources).",
+    )
+    releaseNetworkPolicies: bool = Field(
+        True,
+        description="NetworkPolicies in the release namespace: Prometheus, Alertmanager, "
+        "Grafana, kube-state-metrics and the DCGM exporter (none authenticates) accept "
+        "connections from their own namespace and from non-tenant namespaces only.",
     )
 
 

@@ -178,6 +178,14 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "ladder": facts.PRIORITY_LADDER,
         "restricted_security_context": dump_yaml(
             facts.RESTRICTED_CONTAINER_SECURITY_CONTEXT).rstrip("\n"),
+        "pool_grant_prefix": facts.POOL_GRANT_PREFIX,
+        "pool_grant_value": facts.POOL_GRANT_VALUE,
+        "gpu_resource": facts.GPU_RESOURCE,
+        "gpu_domain": facts.GPU_RESOURCE_DOMAIN,
+        "mig_prefix": facts.MIG_RESOURCE_PREFIX,
+        "shared_suffix": facts.SHARED_SUFFIX,
+        "admission_group": facts.ADMISSION_API_GROUP,
+        "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
         "item_defaults": item_defaults_json(),
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"

@@ -17,12 +17,12 @@ from typing import Any
 import jinja2
 
 from gpu_platform.clouds.requirements import requirements_table
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
-from gpu_platform.pipeline.rules import tenants as tenant_rules
 from gpu_platform.pipeline.rules.gofmt import quote
 
 FIX = ("run `gpu-platform values -f <your values files> > resolved.yaml` and install with "
@@ -92,7 +92,9 @@ def _context() -> dict[str, Any]:
         "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
         "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),
         "scalable_api": hpa_rules.SCALABLE_API,
-        "system_namespaces": _go_words(tenant_rules.SYSTEM_NAMESPACES),
+        "gpu_resource": facts.GPU_RESOURCE,
+        "mig_prefix": facts.MIG_RESOURCE_PREFIX,
+        "shared_suffix": facts.SHARED_SUFFIX,
         "requirements": quote(json.dumps(requirements_table(), sort_keys=True)),
         "operator_defaults": quote(json.dumps(_operator_defaults(), sort_keys=True)),
         "dcgm_labels": quote(json.dumps(monitoring_rules.DCGM_MONITOR_LABELS, sort_keys=True)),

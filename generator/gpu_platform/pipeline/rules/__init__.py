@@ -3,7 +3,8 @@
 Every problem is reported with the dotted path and the source position of the offending key,
 and all of them are collected in one run (``recover`` sets bad keys aside so the rules still
 run on the rest). The cross-component rules are the catalogue's (``catalogue.RULES``, one
-module per area: ``derived``, ``hpas``, ``pools``, ``tenants``, ``monitoring``, ``advice``);
+module per area: ``derived``, ``hpas``, ``pools``, ``tenants``, ``boundary``,
+``monitoring``, ``advice``);
 each is enforced here and, through the generated ``templates/validate.yaml``, on a plain
 ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
@@ -22,13 +23,22 @@ from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins, load_values
 from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import advice, catalogue, derived, hpas, monitoring, pools, tenants
+from gpu_platform.pipeline.rules import (
+    advice,
+    boundary,
+    catalogue,
+    derived,
+    hpas,
+    monitoring,
+    pools,
+    tenants,
+)
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Rule
 from gpu_platform.pipeline.rules.messages import model_problems
 from gpu_platform.pipeline.rules.recover import recover
 
 # Importing a rule module registers its rules; these names keep the imports explicit.
-RULE_MODULES = (derived, hpas, pools, tenants, monitoring, advice)
+RULE_MODULES = (derived, hpas, pools, tenants, boundary, monitoring, advice)
 
 
 @dataclass

@@ -1,12 +1,12 @@
-"""Rules for ``platform.tenants``: one namespace each, never a system one, pools that exist."""
+"""Rules for ``platform.tenants``: one namespace each, never the release's, pools that exist.
+
+(A system namespace as a tenant is refused by the model itself, so by the schema too.)"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
-
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 @rule(
@@ -27,26 +27,6 @@ def tenant_unique(ctx: Context) -> Iterable[Hit]:
     tenants = ctx.values.platform.tenants
     for index in duplicates([t.name for t in tenants]):
         yield Hit(("platform", "tenants", index, "name"), (tenants[index].name,))
-
-
-@rule(
-    id="tenant-not-system",
-    summary="a tenant is never a system namespace (default, kube-system, kube-public, "
-            "kube-node-lease)",
-    reads=("platform.tenants[].name",),
-    fmt="%q is a system namespace; a tenant needs a namespace of its own (quota, policies and "
-        "RBAC would apply to cluster components)",
-    guard="""\
-{{- range $i, $t := $tenants -}}
-{{- if has (toString $t.name) (list [[ system_namespaces ]]) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.tenants[%d].name" $i) (toString $t.name)) -}}
-{{- end -}}
-{{- end -}}""",
-)
-def tenant_not_system(ctx: Context) -> Iterable[Hit]:
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        if tenant.name in SYSTEM_NAMESPACES:
-            yield Hit(("platform", "tenants", i, "name"), (tenant.name,))
 
 
 @rule(

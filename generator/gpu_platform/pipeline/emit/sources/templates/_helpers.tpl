@@ -14,6 +14,8 @@ How the helpers fit together:
 - gpu-platform.items: a list from values with each item's defaults filled in (gpu-platform.defaults.*,
   generated from the values model). Helm never fills defaults inside list items, so every
   template ranges over (include "gpu-platform.items" (list $ "nodePool" .Values.platform.nodePools) | fromYaml).items.
+- gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
+  policies allow (nvidia.com/gpu plus every pool's gpuResources).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
@@ -85,6 +87,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
   {{- end }}
   effect: {{ .effect }}
 {{- end }}
+{{- end -}}
+
+{{- /* {"names": [...]}: every GPU resource a tenant quota counts, nvidia.com/gpu first, then
+what the pools list in gpuResources (rules.advertised_gpu_resources in Python). */ -}}
+{{- define "gpu-platform.gpuResources" -}}
+{{- $names := list "[[ gpu_resource ]]" -}}
+{{- range (include "gpu-platform.items" (list . "nodePool" .Values.platform.nodePools) | fromJson).items -}}
+{{- range .gpuResources -}}
+{{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "names" $names) -}}
 {{- end -}}
 
 {{- define "gpu-platform.pool.nodeSelector" -}}
