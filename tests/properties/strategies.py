@@ -10,6 +10,7 @@ values stay within the model's types: the catalogue, not the schema, is under te
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,9 @@ from gpu_platform.clouds.requirements import GKE_DRIVER_DIR
 from hypothesis import strategies as st
 
 POOL_NAMES = ["gpu", "t4", "a100"]
+GPU = "nvidia.com/gpu"
+# Other GPU resources a pool may advertise (MIG profiles, shared GPUs) and tenants may quota.
+EXTRA_GPU_RESOURCES = ["nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"]
 TENANT_NAMES = ["team-a", "team-b", "research"]
 TAINTS = st.sampled_from([
     {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
@@ -46,6 +50,8 @@ def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
             {"name": "extra", "image": "nvcr.io/nvidia/tritonserver:24.05-py3"}]), max_size=1)),
         "placeholders": {"replicas": draw(st.integers(0, 2)),
                          "gpusPerPod": draw(st.integers(1, gpus))},
+        "gpuResources": draw(st.lists(st.sampled_from(EXTRA_GPU_RESOURCES), max_size=2,
+                                      unique=True)),
     }
 
 
@@ -101,13 +107,27 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
             "dcgmLabelMode": draw(st.sampled_from(["honorLabels", "exported"])),
         },
         "nodePools": [draw(pool(n, cloud, driver)) for n in names],
-        "tenants": [{"name": t, "quota": {"gpus": draw(st.integers(0, 8))},
-                     "nodePools": draw(st.lists(st.sampled_from(names), max_size=2, unique=True))}
-                    for t in tenants],
+        "tenants": [],
         "hpas": [draw(hpa(h, tenants)) for h in draw(st.lists(
             st.sampled_from(["workers", "gpu-workers"]), max_size=2, unique=True))],
         "crdUpgradeJobs": draw(st.booleans()),
     }
+    advertised = sorted({r for p in platform["nodePools"] for r in p["gpuResources"]})
+    for t in tenants:
+        quota: dict[str, Any] = {"gpus": draw(st.integers(0, 8))}
+        others = draw(st.lists(st.sampled_from(advertised), max_size=2, unique=True)
+                      if advertised else st.just([]))
+        if others:
+            quota["gpuResources"] = {r: draw(st.integers(0, 4)) for r in others}
+        tenant: dict[str, Any] = {
+            "name": t, "quota": quota,
+            "nodePools": draw(st.lists(st.sampled_from(names), max_size=2, unique=True))}
+        if draw(st.booleans()):
+            tenant["network"] = draw(st.sampled_from([
+                {"egressCIDRs": ["10.0.0.0/8"]},
+                {"egressCIDRs": ["0.0.0.0/0"], "acknowledgeAnyEgress": True}]))
+        platform["tenants"].append(tenant)
+    data_mig = "nvidia.com/mig-1g.10gb" in advertised and draw(st.booleans())
     signals = draw(st.sampled_from(SIGNAL_SETS))
     if signals is not None:
         platform["monitoring"]["gpuSignals"] = signals
@@ -116,7 +136,9 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
             {"name": "rapids", "image": "nvcr.io/nvidia/rapidsai/base:25.08-cuda12.9-py3.12"}]}
     data: dict[str, Any] = {"platform": platform}
     if driver == "preinstalled" and cloud in PREINSTALLED:
-        data["gpu-operator"] = PREINSTALLED[cloud]
+        data["gpu-operator"] = copy.deepcopy(PREINSTALLED[cloud])
+    if data_mig:  # mixed MIG with a pool that lists its profile: accepted
+        _set(data, "gpu-operator", ("mig", "strategy"), "mixed")
     if draw(st.booleans()):  # a derived key written as the tool writes it: accepted
         data["kube-prometheus-stack"] = {"prometheus": {"prometheusSpec": {
             "scrapeInterval": interval}}}
@@ -166,9 +188,8 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
                                               placeholders={"replicas": 3, "gpusPerPod": 2}),
     "prepull-names-unique": lambda d: _pool0(d, prepullImages=[
         {"name": "rapids", "image": "r/base:1"}, {"name": "rapids", "image": "r/base:2"}]),
-    "pools-one-cloud": lambda d: d["platform"]["nodePools"].append(
-        {"name": "elsewhere", "cloud": "gke" if d["platform"]["nodePools"][0]["cloud"] != "gke"
-         else "eks"}),
+    "pools-one-cloud": lambda d: d["platform"]["nodePools"].extend(
+        [{"name": "elsewhere", "cloud": "gke"}, {"name": "farther", "cloud": "eks"}]),
     "cloud-driver-settings": lambda d: _set(d, "gpu-operator", ("toolkit", "enabled"), False)
     if d["platform"]["nodePools"][0]["cloud"] in ("gke", "aks")
     or d["platform"]["nodePools"][0]["driver"] == "operator"
@@ -176,7 +197,6 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "cloud-foreign-settings": lambda d: _set(d, "gpu-operator", ("hostPaths", "driverInstallDir"),
                                              GKE_DRIVER_DIR),
     "tenant-unique": lambda d: (_tenant(d), _tenant(d)),
-    "tenant-not-system": lambda d: _tenant(d, name="kube-system"),
     "tenant-pools-exist": lambda d: _tenant(d, nodePools=["missing"]),
     "hpa-unique": lambda d: (_hpa(d), _hpa(d)),
     "hpa-not-dask": lambda d: _hpa(d, ref={"apiVersion": "kubernetes.dask.org/v1",
@@ -209,6 +229,21 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("prometheus", "port"), 9091),
     "dcgm-exporter-interval": lambda d: _set(d, "gpu-operator", ("dcgmExporter", "env"), [
         {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"}]),
+    # the tenant boundary
+    "tenant-egress-any": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/0"]}),
+    "tenant-gpu-quota-not-gpu": lambda d: _tenant(d, quota={"gpus": 1,
+                                                            "gpuResources": {GPU: 2}}),
+    "tenant-gpu-quota-advertised": lambda d: _tenant(d, quota={"gpuResources": {
+        "nvidia.com/mig-7g.80gb": 1}}),
+    "mig-mixed-needs-pools": lambda d: (
+        _set(d, "gpu-operator", ("mig", "strategy"), "mixed"),
+        [p.__setitem__("gpuResources", [r for r in p.get("gpuResources", [])
+                                        if not r.startswith("nvidia.com/mig-")])
+         for p in d["platform"]["nodePools"]]),
+    "shared-gpus-need-pools": lambda d: _set(
+        d, "gpu-operator", ("devicePlugin", "config"), {"name": "sharing", "data": {
+            "any": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
+                   "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}}),
 }
 
 

@@ -33,13 +33,14 @@ from gpu_platform.pipeline.emit.values import values_schema
 from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model import Values
 from gpu_platform.pipeline.rules import check_data
+from gpu_platform.pipeline.rules.catalogue import RULES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from support.k8svalidate import load_manifests
 
 from . import COUNTS
-from .strategies import site
+from .strategies import FAULTS, site
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
@@ -54,6 +55,22 @@ SETTINGS: dict[str, Any] = {
                               HealthCheck.data_too_large],
 }
 SCHEMA = values_schema()
+# Rules the tool repairs (it writes the key) or cannot know (the release namespace): the guard
+# alone refuses them, so both paths never see the same file; tests/render covers each.
+GUARD_ONLY = {"dcgm-exporter-interval-missing", "operator-tolerates-pools",
+              "tenant-not-release-namespace"}
+
+
+def test_every_guarded_rule_is_drawn_as_a_fault() -> None:
+    """The strategies break a file in a way aimed at each rule with an install-time guard, and
+    name no rule the catalogue does not have (a field-level refusal belongs to the schema)."""
+    guarded = {r.id for r in RULES if r.guard is not None and r.severity == "error"
+               and "derived" not in r.tags and r.id not in GUARD_ONLY}
+    known = {r.id for r in RULES}
+    aimed = {name for name in FAULTS if name in known}
+    assert sorted(guarded - aimed) == []
+    assert known >= GUARD_ONLY
+    assert sorted(set(FAULTS) - known - {"derived-set-wrong", "derived-fixed-wrong"}) == []
 
 
 def python_verdict(data: dict[str, Any]) -> list[str]:
@@ -188,3 +205,20 @@ def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_char
     key = lambda o: json.dumps(o, sort_keys=True)  # noqa: E731
     assert sorted(map(key, objects)) == sorted(map(key, same))
     COUNTS[f"helm{major} full chart rendered alike"] += 1
+
+
+BASE_SITE: dict[str, Any] = {"platform": {
+    "monitoring": {"scrapeInterval": "1s"},
+    "nodePools": [{"name": "gpu", "cloud": "generic", "driver": "operator", "gpusPerNode": 2,
+                   "minNodes": 0, "maxNodes": 2}],
+    "tenants": [{"name": "team-a", "quota": {"gpus": 2}}],
+    "hpas": []}}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_each_fault_is_refused(fault: str) -> None:
+    """Each fault, alone on a valid file, is refused (a fault that breaks nothing tests nothing)."""
+    data = copy.deepcopy(BASE_SITE)
+    assert python_verdict(data) == []
+    FAULTS[fault](data)
+    assert python_verdict(data) != [], json.dumps(data)
