@@ -1,6 +1,7 @@
 """The readers' bounds and rules, beyond the corpus (tests/corpus): limits that no real file
 reaches but every hostile one does, in bounded memory; no recursion; no tag that builds or runs
-anything; merge keys as YAML 1.1 defines them, positions included; one rule for every reader."""
+anything; merge keys as YAML 1.1 defines them, positions included; one rule for every reader;
+and simulate's guard against a day that never ends."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from gpu_platform.pipeline.load import (
 from gpu_platform.pipeline.model import Values
 from gpu_platform.pipeline.rules import check_data
 from gpu_platform.pipeline.yamltree import compose, fast_events
-from gpu_platform.simulate import parse_settings, parse_workload
+from gpu_platform.simulate import engine, parse_settings, parse_workload
 from gpu_platform.upstream import store
 from pydantic import ValidationError
 
@@ -265,3 +266,29 @@ def test_the_model_refuses_non_finite_numbers_however_they_arrive() -> None:
             "walHeadroom": float("nan")}}}}, Origins(), []))
     assert [p.render() for p in exc.value.problems] == [
         "<values>: platform.monitoring.sizing.walHeadroom: expected a finite number"]
+
+
+# --------------------------------------------------------------------------- simulate
+
+
+def test_a_day_that_never_ends_is_stopped_by_the_progress_guard(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook refused by its quota all day, retried every second, is 86,400 events; with
+    the guard at 2,000 the run stops early, saying what to change."""
+    from gpu_platform.pipeline.rules import check_data as checked
+    from gpu_platform.simulate import run
+
+    values = checked(LoadedValues({"platform": {"tenants": [
+        {"name": "team-a", "quota": {"gpus": 1}}]}}, Origins(), [])).values
+    workload = parse_workload(textwrap.dedent("""\
+        version: 2
+        tenants:
+          - name: team-a
+            notebooks:
+              - {name: one, count: 1, gpus: 1, image: "docker.io/x/y:1"}
+              - {name: two, count: 1, gpus: 1, image: "docker.io/x/y:1"}
+        """), "w.yaml")
+    settings = parse_settings("quota: {retryBaseSeconds: 1, retryMaxSeconds: 1}\n", "s.yaml")
+    monkeypatch.setattr(engine, "MAX_EVENTS", 2000)
+    with pytest.raises(engine.SimulationStalled, match=r"the day passed 2,000 events by 0\.\d h"):
+        run(values, workload, settings)
