@@ -3,7 +3,8 @@ form the reader refuses read by Helm otherwise than the file shows (so refusing 
 stricter than it must be, and the messages say what Helm would do).
 
 A one-template chart prints ``.Values`` as JSON; the same file goes through the tool's reader
-(``load_values``) and through ``helm template``.
+(``load_values``) and through ``helm template``. And a file that uses all of it and passes the
+checks renders, through the committed chart, only objects the API server accepts.
 """
 
 from __future__ import annotations
@@ -14,9 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 from gpu_platform import helm
+from gpu_platform.cli import main
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.yamltree import HELM_READS
+from support.k8svalidate import validate_objects
+
+from .conftest import render
+from .test_template_cli import VALUES_PROBE, probe_chart
 
 MAJORS = (3, 4)
 
@@ -50,13 +56,7 @@ quoted:
 
 @pytest.fixture(scope="module")
 def dump_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    chart = tmp_path_factory.mktemp("dump") / "dump"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: dump\nversion: 0.1.0\n")
-    (chart / "templates" / "values.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dump}\n"
-        "data: {values: {{ toJson .Values | quote }}}\n")
-    return chart
+    return probe_chart(tmp_path_factory.mktemp("probe") / "probe", VALUES_PROBE)
 
 
 def helm_reads(chart: Path, text: str, tmp_path: Path, major: int) -> object:
@@ -67,8 +67,7 @@ def helm_reads(chart: Path, text: str, tmp_path: Path, major: int) -> object:
                     quiet=True, check=False)
     if proc.returncode != 0:
         return ("error", proc.stderr.strip().splitlines()[-1])
-    (doc,) = [d for d in yaml.safe_load_all(proc.stdout) if d]
-    return json.loads(doc["data"]["values"])
+    return json.loads(proc.stdout.split("values: ", 1)[1])
 
 
 def tool_reads(text: str, tmp_path: Path) -> object:
@@ -152,3 +151,41 @@ def test_non_finite_numbers_are_refused_by_helm_too(major: int, text: str, dump_
     assert isinstance(theirs, tuple) and "unsupported value" in theirs[1]
     ours = tool_reads(text, tmp_path)
     assert isinstance(ours, tuple) and ours[0] == "refused"
+
+
+# Anchors and merge keys where a site file would use them: pools and tenants that share most
+# of their settings.
+SHARED_SETTINGS = """\
+platform:
+  nodePools:
+    - &pool
+      name: a100
+      gpusPerNode: 8
+      maxNodes: 4
+      placeholders: {replicas: 1, gpusPerPod: 1}
+    - <<: *pool
+      name: a100-spot
+      labels: {spot: "true"}
+  tenants:
+    - &team
+      name: team-a
+      quota: {gpus: 4, cpu: "32", memory: 128Gi}
+      nodePools: [a100]
+    - <<: *team
+      name: team-b
+    - {<<: *team, name: team-c, nodePools: [a100, a100-spot]}
+"""
+
+
+def test_a_file_built_with_merge_keys_renders_only_valid_objects(
+        built_chart: tuple[int, Path], chart_repo, tmp_path: Path,  # type: ignore[no-untyped-def]
+        capsys: pytest.CaptureFixture[str]) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text(SHARED_SETTINGS)
+    assert main(["values", "-f", str(site)]) == 0
+    resolved = tmp_path / "resolved.yaml"
+    resolved.write_text(capsys.readouterr().out)
+    objects = render(built_chart, [resolved], chart_repo.env())
+    quotas = {o["metadata"]["namespace"] for o in objects if o["kind"] == "ResourceQuota"}
+    assert quotas == {"team-a", "team-b", "team-c"}
+    assert validate_objects(objects, "1.33") == []
