@@ -13,6 +13,8 @@ BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
 ONLY = "(only !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are read)"
 UNKNOWN = ("Helm drops a tag it does not know and reads the value as if untagged, so what the "
            "tag stands for (a secret, a reference, an object) never happens")
+NO_CRD = ("{file}:1:1: -: -: warning[crd]: no CustomResourceDefinition in this file (given with "
+          "--crd)")
 PYTHON = ("Helm drops it and reads the plain value; a Python YAML loader would build an object "
           "or run a command from it")
 
@@ -158,11 +160,28 @@ CASES = [
     usage("lint-crd-not-utf8", "unreadable", ("lint", "--crd", "crd.yaml", "m.yaml"),
           "--crd crd.yaml: not UTF-8 text (invalid start byte at byte 0); save it as UTF-8",
           files={"m.yaml": OBJECT, "crd.yaml": b"\xff\xfe"}),
+    finding("lint-crd-json-nested-past-pythons-decoder", "depth", OBJECT,
+            "crds.json:1:1: -: -: error[yaml]: nested more than 128 levels deep (lists and "
+            "mappings, aliases counted as what they repeat); no real file needs this: flatten "
+            "it", NO_CRD.format(file="crds.json"), warnings=1,
+            argv=("lint", "--crd", "crds.json", "m.yaml"),
+            files={"crds.json": "[" * 100_000 + "]" * 100_000}),
+    finding("lint-crd-json-nested-130-deep", "depth", OBJECT,
+            "crds.json:1:1: -: -: error[yaml]: nested more than 128 levels deep (lists and "
+            "mappings, aliases counted as what they repeat); no real file needs this: flatten "
+            "it", NO_CRD.format(file="crds.json"), warnings=1,
+            argv=("lint", "--crd", "crds.json", "m.yaml"),
+            files={"crds.json": '{"a": ' * 130 + "1" + "}" * 130}),
+    finding("lint-crd-json-nan", "nonfinite", OBJECT,
+            "crds.json:1:1: -: -: error[yaml]: expected a finite number, got nan; fix: write a "
+            "finite number (.inf and .nan are read nowhere: JSON, and so Helm and kubectl, has "
+            "no such numbers)", NO_CRD.format(file="crds.json"), warnings=1,
+            argv=("lint", "--crd", "crds.json", "m.yaml"), files={"crds.json": '{"a": NaN}'}),
     finding("lint-crd-with-a-tag", "tag", OBJECT,
             "crd.yaml:3:7: -: -: error[yaml]: tag !Include is not accepted: "
             f"{UNKNOWN}; write the plain value without the tag {ONLY}",
-            "crd.yaml:1:1: -: -: warning[crd]: no CustomResourceDefinition in this file (given "
-            "with --crd)", warnings=1, argv=("lint", "--crd", "crd.yaml", "m.yaml"),
+            NO_CRD.format(file="crd.yaml"), warnings=1,
+            argv=("lint", "--crd", "crd.yaml", "m.yaml"),
             files={"crd.yaml": "apiVersion: apiextensions.k8s.io/v1\n"
                                "kind: CustomResourceDefinition\nspec: !Include spec.yaml\n"}),
 ]

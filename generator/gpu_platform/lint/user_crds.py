@@ -26,8 +26,14 @@ from gpu_platform.errors import UsageError
 from gpu_platform.lint import catalogue, deprecations, kube_schema
 from gpu_platform.lint.findings import Finding, Severity, kube_path
 from gpu_platform.lint.kube_schema import CrdCatalogue, CrdVersion
-from gpu_platform.lint.manifests import MAX_MANIFEST_BYTES, Document, read_documents
+from gpu_platform.lint.manifests import (
+    MANIFEST_LIMITS,
+    MAX_MANIFEST_BYTES,
+    Document,
+    read_documents,
+)
 from gpu_platform.pipeline.load import read_file
+from gpu_platform.pipeline.yamltree import refusal_of, too_deep
 
 PathKey = tuple[str | int, ...]
 
@@ -136,7 +142,10 @@ def _documents(text: str, file: Path) -> list[Document]:
         except json.JSONDecodeError as exc:
             return [Document(0, 1, None, f"malformed JSON at line {exc.lineno}, column "
                              f"{exc.colno}: {exc.msg}", exc.lineno, exc.colno)]
-        return [Document(0, 1, data)]
+        except RecursionError:  # Python's decoder recurses: nested past any limit
+            return [Document(0, 1, None, too_deep(MANIFEST_LIMITS), 1, 1)]
+        refused = refusal_of(data, MANIFEST_LIMITS)  # the limits a YAML file has
+        return [Document(0, 1, None, refused, 1, 1) if refused else Document(0, 1, data)]
     return read_documents(text)
 
 

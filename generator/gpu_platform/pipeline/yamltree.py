@@ -119,6 +119,12 @@ class Schema:
         raise NotImplementedError
 
 
+def too_many(nodes: int) -> str:
+    return (f"more than {nodes} nodes (keys, values and list items, an alias counted as all "
+            "it repeats); no hand-written file comes near this: is it an alias bomb, or a "
+            "generated dump?")
+
+
 def too_deep(limits: Limits) -> str:
     return (f"nested more than {limits.depth} levels deep (lists and mappings, aliases counted "
             "as what they repeat); no real file needs this: flatten it")
@@ -214,10 +220,7 @@ class Composer:
     def _spend(self, nodes: int, height: int, mark: Mark) -> None:
         self.budget.left -= nodes
         if self.budget.left < 0:
-            raise self._refuse(
-                f"more than {self.budget.total} nodes (keys, values and list items, an alias "
-                "counted as all it repeats); no hand-written file comes near this: is it an "
-                "alias bomb, or a generated dump?", mark, budget=True)
+            raise self._refuse(too_many(self.budget.total), mark, budget=True)
         if len(self.stack) + height > self.limits.depth:
             raise self._refuse(too_deep(self.limits), mark)
 
@@ -420,3 +423,25 @@ def expand(node: Node) -> Any:
     if node.items is not None:
         return [expand(item) for _, item in node.items]
     return node.value
+
+
+def refusal_of(data: Any, limits: Limits) -> str:
+    """For data another parser read (a JSON file): what a YAML file of it would be refused
+    for (too many nodes, too deep, a non-finite number), or "" (an iterative walk)."""
+    count, stack = 0, [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        if count > limits.nodes:
+            return too_many(limits.nodes)
+        if isinstance(value, dict | list):
+            if depth + 1 > limits.depth:
+                return too_deep(limits)
+            children = list(value.values()) if isinstance(value, dict) else value
+            count += len(value) if isinstance(value, dict) else 0  # the keys
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(value, float) and not math.isfinite(value):
+            return (f"expected a finite number, got {value}; fix: write a finite number (.inf "
+                    "and .nan are read nowhere: JSON, and so Helm and kubectl, has no such "
+                    "numbers)")
+    return ""
