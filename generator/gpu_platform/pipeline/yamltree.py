@@ -6,8 +6,8 @@ loaders do not: a file of 460,000 keys took minutes and a gigabyte, an alias bom
 before anything counts it, deep nesting ends in a RecursionError, a merge key (``<<: *base``)
 loses the positions of what it merges, and tags build objects Helm never sees.
 
-So one pass over the parser's events builds a tree of positioned ``Node`` s and judges the file
-as it goes, stopping at the first offence with its line, column and dotted path:
+So one pass over the parser's events builds a tree of positioned nodes (``Node``) and judges
+the file as it goes, stopping at the first offence with its line, column and dotted path:
 
 - **Budget**: more than ``Limits.nodes`` nodes (keys, values, list items; an alias counts as
   everything it repeats) stops the pass at once: a huge file is refused after its first
