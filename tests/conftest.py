@@ -59,9 +59,17 @@ def built_chart(request, chart_repo: LocalChartRepo, tmp_path_factory) -> tuple[
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    """Report how many generated values files the property tests ran, and their outcomes."""
+    """Report how many generated values files the property tests ran, and their outcomes; a
+    count named "LABEL: what" (the broken-input corpus) gets a line of its own."""
     from properties import COUNTS
 
-    if COUNTS:
-        parts = ", ".join(f"{count} {what}" for what, count in sorted(COUNTS.items()))
-        terminalreporter.write_line(f"property tests (hypothesis): {parts}")
+    groups: dict[str, dict[str, int]] = {}
+    for what, count in sorted(COUNTS.items()):
+        label, _, name = what.rpartition(": ")
+        groups.setdefault(label, {})[name] = count
+    for label, counts in groups.items():
+        parts = ", ".join(f"{count} {name}" for name, count in counts.items())
+        if label:
+            terminalreporter.write_line(f"{label}: {sum(counts.values())} cases ({parts})")
+        else:
+            terminalreporter.write_line(f"property tests (hypothesis): {parts}")

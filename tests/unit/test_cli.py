@@ -82,9 +82,9 @@ def test_no_traceback_on_garbage(tmp_path):
     bad.write_bytes(b"\xff\xfe\x00garbage: [")
     proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "validate", "-f", str(bad)],
                           capture_output=True, text=True)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # the file cannot be read as text: a usage error
     assert "Traceback" not in proc.stderr
-    assert str(bad) in proc.stdout
+    assert f"{bad}: not UTF-8 text" in proc.stderr
 
 
 def test_simulate_compare_json_and_plot(tmp_path, capsys):

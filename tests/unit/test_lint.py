@@ -597,8 +597,8 @@ BROKEN = [
      ["m.yaml:3:1: ConfigMap/-: metadata.name: warning[identity]: only metadata.generateName "
       "is set: kubectl create accepts that, kubectl apply and Helm need metadata.name"]),
     ("duplicate key", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
-     ["m.yaml:5:3: -: -: error[yaml]: duplicate key 'name' at line 5 (first at line 4); keep only "
-      "one"]),
+     ["m.yaml:5:3: -: -: error[yaml]: duplicate key 'name' (first set at line 4); keep only "
+      "one: YAML would silently use the last"]),
     ("unclosed flow sequence", "apiVersion: v1\nkind: [ConfigMap\nmetadata: {name: a}\n",
      ["m.yaml:3:9: -: -: error[yaml]: malformed YAML at line 3, column 9: expected ',' or ']', but "
       "got ':'; while parsing a flow sequence"]),
@@ -655,12 +655,13 @@ def test_a_broken_document_does_not_hide_the_others() -> None:
 def test_alias_bombs_stop_with_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpu_platform.lint import manifests
 
-    monkeypatch.setattr(manifests, "MAX_NODES", 50)
-    bomb = "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n"  # 1+5+21+85
+    monkeypatch.setattr(manifests, "MANIFEST_LIMITS", manifests.Limits(1000, 50, 10))
+    # nodes, keys included: a: 6, b: 2 + 4 x 5 (its alias is 21), c: 2 + 21 at its first item
+    bomb = "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n"
     assert lint(bomb) == [
-        "m.yaml:1:1: -: -: error[yaml]: more than 50 values once YAML aliases (*name) are "
-        "expanded; "
-        "almost certainly an alias bomb or a mistake"
+        "m.yaml:3:5: -: -: error[yaml]: more than 50 nodes (keys, values and list items, an "
+        "alias counted as all it repeats); no hand-written file comes near this: is it an alias "
+        "bomb, or a generated dump?"
     ]
 
 
@@ -682,19 +683,23 @@ def test_list_items_are_linted_as_objects() -> None:
 def test_files_stdin_and_usage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     good = tmp_path / "good.yaml"
     good.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-    binary = tmp_path / "bin.yaml"
-    binary.write_bytes(b"\xff\xfe\x00kind")
     monkeypatch.setattr("sys.stdin", io.StringIO("apiVersion: v1\nkind: ConfigMap\n"))
-    out = lint_paths([str(good), str(binary), "-"], DEFAULTS, KUBE)
+    out = lint_paths([str(good), "-"], DEFAULTS, KUBE)
     assert [f.render() for f in out] == [
-        f"{binary}:1:1: -: -: error[yaml]: not UTF-8 text (invalid start byte at byte 0)",
         "<stdin>:1:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
         "every object needs a name",
     ]
+    # A file that cannot be read as text stops the run before anything is linted.
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00kind")
+    with pytest.raises(UsageError) as exc:
+        lint_paths([str(good), str(binary)], DEFAULTS, KUBE)
+    assert str(exc.value) == (f"{binary}: not UTF-8 text (invalid start byte at byte 0); save "
+                              "it as UTF-8")
     missing = tmp_path / "nope.yaml"
-    with pytest.raises(UsageError, match=f"{missing}: no such file"):
+    with pytest.raises(UsageError, match=f"{missing}: no such manifest file"):
         lint_paths([str(good), str(missing)], DEFAULTS, KUBE)
-    with pytest.raises(UsageError, match="not a file"):
+    with pytest.raises(UsageError, match="is a folder, not a manifest file"):
         lint_paths([str(tmp_path)], DEFAULTS, KUBE)
     with pytest.raises(UsageError, match="--kube-version 1.20: kubernetes-validate has no"):
         lint_text("", "m.yaml", DEFAULTS, "1.20")
@@ -812,9 +817,10 @@ def test_stdin_that_is_not_utf8(monkeypatch):
         buffer = io.BytesIO(b"\xff\xfekind: Pod\n")
 
     monkeypatch.setattr("sys.stdin", Stdin())
-    (finding,) = lint_paths(["-"], DEFAULTS, KUBE)
-    assert finding.render() == ("<stdin>:1:1: -: -: error[yaml]: not UTF-8 text (invalid "
-                                "start byte at byte 0)")
+    with pytest.raises(UsageError) as exc:
+        lint_paths(["-"], DEFAULTS, KUBE)
+    assert str(exc.value) == ("<stdin>: not UTF-8 text (invalid start byte at byte 0); save it "
+                              "as UTF-8")
 
 
 # The shape kube-prometheus-stack renders its Prometheus and Alertmanager in (written here):

@@ -30,19 +30,31 @@ def test_positions_of_keys_and_items_block_and_flow() -> None:
     assert doc.position_of(("a", "e", 3, "x")) == (3, 3)
 
 
-def test_yaml_11_scalars_tags_and_keys_as_kubectl_sees_them() -> None:
+def test_yaml_11_scalars_and_keys_as_kubectl_sees_them() -> None:
     (doc,) = _read("""\
         on: yes
-        when: 2026-01-02
-        ref: !Ref other
-        list: !Custom [a]
+        when: 2026-01-02 10:00:00 +1
         op: =
         1: one
+        n: !!str 3
         """)
     assert doc.problem == ""
-    assert doc.data == {"true": True, "when": "2026-01-02", "ref": "other", "list": ["a"],
-                        "op": "=", "1": "one"}
+    assert doc.data == {"true": True, "when": "2026-01-02 10:00:00 +1", "op": "=", "1": "one",
+                        "n": "3"}
     assert doc.position_of(("true",)) == (1, 1)  # a boolean key, found by its JSON text
+
+
+def test_tags_kubectl_would_misread_are_refused_by_name() -> None:
+    (doc,) = _read("""\
+        kind: ConfigMap
+        data:
+          ref: !Ref other
+        """)
+    assert doc.data is None
+    assert doc.problem.startswith("tag !Ref is not accepted: Helm drops a tag it does not know")
+    assert doc.start() == (3, 8)
+    (doc,) = _read("items: !!omap [{a: 1}]\n")
+    assert doc.problem.startswith("tag !!omap is not accepted: Helm reads it as a plain list")
 
 
 def test_merge_keys_may_be_overridden_but_keys_not_repeated() -> None:
@@ -53,13 +65,15 @@ def test_merge_keys_may_be_overridden_but_keys_not_repeated() -> None:
           cpu: 2
         """)
     assert doc.data["pod"] == {"cpu": 2, "memory": "1Gi"}
+    assert doc.position_of(("pod", "memory")) == (1, 22)  # where the anchor's key is written
     (dup,) = _read("""\
         a:
           b: 1
           c: 2
           b: 3
         """)
-    assert dup.problem == "duplicate key 'b' at line 4 (first at line 2); keep only one"
+    assert dup.problem == ("duplicate key 'b' (first set at line 2); keep only one: YAML would "
+                           "silently use the last")
     assert dup.start() == (4, 3)
 
 

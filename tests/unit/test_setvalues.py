@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.cli import main
-from gpu_platform.errors import ValuesInvalid
+from gpu_platform.errors import UsageError, ValuesInvalid
 from gpu_platform.pipeline.load import LoadedValues, Origins, load_values
 from gpu_platform.pipeline.setvalues import SetArg, apply, ordered, typed
 
@@ -112,16 +112,20 @@ class TestProblems:
         assert "site.yaml:2:3" in text and "not a map" in text
 
     def test_set_file_problems(self, tmp_path):
-        for arg, fragment in (("k=missing.txt", "no such file: missing.txt"),
-                              ("k=https://example.org/x", "not a local file")):
-            with pytest.raises(ValuesInvalid) as exc:
-                applied(SetArg("--set-file", arg), tmp=tmp_path)
-            (problem,) = exc.value.problems
-            assert str(problem.location) == f"--set-file {arg}" and problem.path == "k"
-            assert fragment in problem.message
+        with pytest.raises(ValuesInvalid) as exc:
+            applied(SetArg("--set-file", "k=https://example.org/x"), tmp=tmp_path)
+        (problem,) = exc.value.problems
+        assert str(problem.location) == "--set-file k=https://example.org/x"
+        assert problem.path == "k" and "not a local file" in problem.message
+        # a file that cannot be read is a usage error naming the flag and the file
         (tmp_path / "bin").write_bytes(b"\xff\xfe")
-        with pytest.raises(ValuesInvalid, match="not UTF-8"):
-            applied(SetArg("--set-file", "k=bin"), tmp=tmp_path)
+        for arg, message in (
+                ("k=missing.txt", f"{tmp_path / 'missing.txt'}: no such file"),
+                ("k=bin", f"{tmp_path / 'bin'}: not UTF-8 text (invalid start byte at byte 0); "
+                 "save it as UTF-8")):
+            with pytest.raises(UsageError) as usage:
+                applied(SetArg("--set-file", arg), tmp=tmp_path)
+            assert str(usage.value) == f"--set-file {arg}: {message}"
 
 
 class TestChecksSeeTheFlag:

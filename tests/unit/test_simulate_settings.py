@@ -79,7 +79,7 @@ def settings_problems(text: str) -> list[str]:
     ("autoscaler:\n  scanIntervalSeconds: 1e-300\n",
      "s.yaml:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal to 1"),
     ("nodes:\n  bootSeconds: .inf\n",
-     "s.yaml:2:3: nodes.bootSeconds.median: expected a finite number, got inf; fix: write a "
+     "s.yaml:2:3: nodes.bootSeconds: expected a finite number, got inf; fix: write a "
      "finite number"),
     ("nodes:\n  bootSeconds: {median: 200, p90: 100}\n",
      "s.yaml:2:3: nodes.bootSeconds: p90 (100) is below the median (200)"),

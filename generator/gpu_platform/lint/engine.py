@@ -9,18 +9,17 @@ and deprecated API versions by name with their replacement, wherever an apiVersi
 (an HPA and its target) see every file of one run.
 
 Bad input of any kind (malformed YAML, a list instead of an object, a missing kind, a broken
-CRD) is a finding, never a traceback; only a missing file or an unusable ``--kube-version`` is
-a usage error. Every finding is located as ``FILE:LINE:COL`` and by its path in the object.
+CRD) is a finding, never a traceback; only a file that cannot be read as text (missing, a
+folder, a FIFO, too large, not UTF-8) or an unusable ``--kube-version`` is a usage error.
+Every finding is located as ``FILE:LINE:COL`` and by its path in the object.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -37,13 +36,12 @@ from gpu_platform.lint import (
 )
 from gpu_platform.lint import crd_schemas as crd_vendor
 from gpu_platform.lint.findings import Finding, PathKey, Severity, has_errors, kube_path
-from gpu_platform.lint.manifests import Document, read_documents
+from gpu_platform.lint.manifests import MAX_MANIFEST_BYTES, Document, read_documents
+from gpu_platform.pipeline.load import STDIN, STDIN_NAME, read_file
 from gpu_platform.pipeline.model import Values
 
 __all__ = ["Finding", "has_errors", "kube_path", "lint_paths", "lint_text", "lint_sources"]
 
-STDIN = "-"
-STDIN_NAME = "<stdin>"
 _API_VERSION = re.compile(r"(?:[^/\s]+/)?[^/\s]+")
 
 
@@ -286,33 +284,16 @@ def lint_text(text: str, source_name: str, values: Values, kube_version: str,
 
 
 def _read(path: str) -> tuple[str, str | None, str]:
-    """(name, text or None, why not) for one path; '-' is stdin."""
+    """(name, text, "") for one path; '-' is stdin. A file that cannot be read as text (missing,
+    a folder, a FIFO, too large, not UTF-8) is a usage error naming it."""
     name = STDIN_NAME if path == STDIN else path
-    try:
-        if path == STDIN:
-            stream = getattr(sys.stdin, "buffer", None)  # bytes, whatever the locale says
-            if stream is None:
-                return name, sys.stdin.read(), ""
-            raw = stream.read()
-        else:
-            raw = Path(path).read_bytes()
-        return name, raw.decode("utf-8-sig"), ""
-    except UnicodeDecodeError as exc:
-        return name, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-    except OSError as exc:
-        return name, None, f"cannot be read ({exc.strerror})"
+    return name, read_file(path, "manifest file", MAX_MANIFEST_BYTES), ""
 
 
 def lint_paths(paths: list[str], values: Values, kube_version: str,
                crd_paths: Sequence[str] = ()) -> list[Finding]:
-    """Findings for every file in order; a missing file is a usage error, raised first."""
+    """Findings for every file in order; a file that cannot be read is a usage error, raised
+    before anything is linted."""
     _check_kube_version(kube_version)
-    for path in paths:
-        if path == STDIN:
-            continue
-        if not Path(path).exists():
-            raise UsageError(f"{path}: no such file")
-        if not Path(path).is_file():
-            raise UsageError(f"{path}: not a file")
     user_crds.crd_files(list(crd_paths))  # usage errors before any reading
     return lint_sources([_read(path) for path in paths], values, kube_version, crd_paths)

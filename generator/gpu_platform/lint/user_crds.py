@@ -11,8 +11,8 @@ Every CRD is first validated like any object (against the built-in
 apiextensions.k8s.io/v1 schema); a broken CRD, a removed apiextensions version or a file with
 no CRD at all becomes a finding in that file, and the rest still load (a schema that passes
 that check but cannot be applied, such as a pattern that is no regular expression, is reported
-where an object meets it). Only a missing path or a folder with no YAML/JSON file is a usage
-error.
+where an object meets it). A missing path, a folder with no YAML/JSON file, or a file that
+cannot be read as text is a usage error.
 """
 
 from __future__ import annotations
@@ -26,7 +26,14 @@ from gpu_platform.errors import UsageError
 from gpu_platform.lint import catalogue, deprecations, kube_schema
 from gpu_platform.lint.findings import Finding, Severity, kube_path
 from gpu_platform.lint.kube_schema import CrdCatalogue, CrdVersion
-from gpu_platform.lint.manifests import Document, read_documents
+from gpu_platform.lint.manifests import (
+    MANIFEST_LIMITS,
+    MAX_MANIFEST_BYTES,
+    Document,
+    read_documents,
+)
+from gpu_platform.pipeline.load import read_file
+from gpu_platform.pipeline.yamltree import refusal_of, too_deep
 
 PathKey = tuple[str | int, ...]
 
@@ -119,13 +126,12 @@ def _load_document(file: str, doc: Document, kube_version: str, findings: list[F
     return True
 
 
-def _text(path: Path) -> tuple[str | None, str]:
+def _text(path: Path) -> str:
+    """The file's text; one that cannot be read as text is a usage error naming it."""
     try:
-        return path.read_bytes().decode("utf-8-sig"), ""
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
+        return read_file(str(path), "CRD file", MAX_MANIFEST_BYTES)
+    except UsageError as exc:
+        raise UsageError(f"--crd {exc}") from None
 
 
 def _documents(text: str, file: Path) -> list[Document]:
@@ -136,7 +142,10 @@ def _documents(text: str, file: Path) -> list[Document]:
         except json.JSONDecodeError as exc:
             return [Document(0, 1, None, f"malformed JSON at line {exc.lineno}, column "
                              f"{exc.colno}: {exc.msg}", exc.lineno, exc.colno)]
-        return [Document(0, 1, data)]
+        except RecursionError:  # Python's decoder recurses: nested past any limit
+            return [Document(0, 1, None, too_deep(MANIFEST_LIMITS), 1, 1)]
+        refused = refusal_of(data, MANIFEST_LIMITS)  # the limits a YAML file has
+        return [Document(0, 1, None, refused, 1, 1) if refused else Document(0, 1, data)]
     return read_documents(text)
 
 
@@ -148,10 +157,7 @@ def load(paths: list[str], base: CrdCatalogue, kube_version: str) -> UserCrds:
     kinds: dict[tuple[str, str], dict[str, CrdVersion]] = {}
     for file in crd_files(paths):
         name = str(file)
-        text, why = _text(file)
-        if text is None:
-            findings.append(Finding(name, 1, 1, "", "", "", "error", catalogue.YAML, why))
-            continue
+        text = _text(file)
         found = False
         for doc in _documents(text, file):
             if doc.problem:

@@ -3,27 +3,54 @@
 Helm merges ``-f`` files left to right: maps merge key by key, anything else (lists included)
 is replaced by the later file. We do the same, and keep for each dotted path the file, line
 and column that set it, so later stages can point at the exact line a user must change.
+
+A values file (and a workload or settings file, read the same way) comes from anyone, so
+reading one is bounded and every refusal is located: ``read_file`` takes at most
+``MAX_VALUES_BYTES`` from a regular file or standard input and names the file it cannot read
+(a usage error), and ``yamltree`` reads the YAML within ``VALUES_LIMITS``, with merge keys,
+tags, anchors and duplicate keys judged as it goes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+import yaml
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.tag import Tag
 
 from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
+from gpu_platform.pipeline.yamltree import (
+    CORE,
+    Limits,
+    Node,
+    PathKey,
+    Refused,
+    Schema,
+    compose,
+    fast_events,
+)
 
-PathKey = tuple[str | int, ...]
-
-# A values file larger than this is almost certainly a mistake (a manifest dump, a binary).
+# Limits no real file reaches, so reaching one means a mistake or an attack. The largest real
+# values files are the upstream charts' defaults: kube-prometheus-stack's holds 3,400 nodes
+# (keys, values, list items), the four charts' together 7,100 in 400 KiB, nested at most 10
+# deep; a site file of 2,000 tenants holds 14,000. A file at the node limit reads in about a
+# second; a larger one is refused as soon as it passes the limit, in the memory of the nodes
+# read so far, whatever its size.
 MAX_VALUES_BYTES = 8 * 1024 * 1024
+MAX_VALUES_NODES = 100_000
+MAX_VALUES_DEPTH = 64
+VALUES_LIMITS = Limits(MAX_VALUES_BYTES, MAX_VALUES_NODES, MAX_VALUES_DEPTH)
 
 
 @dataclass
@@ -76,57 +103,73 @@ def dotted(path: Iterable[str | int]) -> str:
     return out
 
 
-def _yaml() -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
-    return yaml
+class _ValuesSchema(Schema):
+    """Scalars as ruamel reads values files: YAML 1.2 (``yes`` is a string, ``0o17`` an
+    integer), or 1.1 under a ``%YAML 1.1`` directive; keys must be strings. ruamel's own
+    resolution table and constructors, looked up once per YAML version."""
+
+    def __init__(self) -> None:
+        self._rules: dict[Any, dict[Any, list[tuple[str, Any]]]] = {}
+        self._builders: dict[Any, dict[str, Callable[[ScalarNode], Any]]] = {}
+
+    def _load(self, version: Any) -> None:
+        loader = YAML(typ="rt")
+        loader.version = version
+        rules = loader.resolver.versioned_resolver
+        self._rules[version] = {first: [(str(tag), regexp) for tag, regexp in pairs]
+                                for first, pairs in rules.items()}
+        constructor = loader.constructor
+        self._builders[version] = {CORE + "int": constructor.construct_yaml_int,
+                                   CORE + "float": constructor.construct_yaml_float,
+                                   CORE + "bool": constructor.construct_yaml_bool,
+                                   CORE + "timestamp": constructor.construct_yaml_timestamp}
+
+    def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
+        if version not in self._rules:
+            self._load(version)
+        if implicit[0]:
+            rules = self._rules[version]
+            for tag, regexp in [*rules.get(value[:1], ()), *rules.get(None, ())]:
+                if regexp.match(value):
+                    return tag
+        return CORE + "str"
+
+    def construct(self, tag: str, value: str, version: Any) -> Any:
+        if tag == CORE + "null":
+            return None
+        build = self._builders[version].get(tag)
+        if build is None:  # str, and the text of "<<" or "=" where they are values
+            return value
+        return plain_scalar(build(ScalarNode(Tag(suffix=tag), value)))
+
+    def key(self, value: Any) -> Hashable:
+        if not isinstance(value, str):
+            raise ValueError(f"key {value!r} is not a string ({type(value).__name__}); values "
+                             "keys must be strings: quote it")
+        return value
 
 
-# Aliases make a small file expand to a huge tree ("billion laughs"); no real values file comes
-# near this many nodes, so stop with a clear message instead of exhausting memory.
-MAX_VALUES_NODES = 500_000
+SCHEMA = _ValuesSchema()
 
 
-def _to_plain(node: Any, path: PathKey, file: str, origins: Origins,
-              budget: list[int] | None = None) -> Any:
-    """Turn ruamel's commented nodes into plain data, recording each key's position."""
-    budget = budget if budget is not None else [MAX_VALUES_NODES]
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ValuesInvalid([Problem(
-            dotted(path[:1]),
-            f"more than {MAX_VALUES_NODES} values once YAML aliases (*name) are expanded; "
-            "a values file this large is almost certainly an alias bomb or a mistake",
-            Location(file))])
-    if isinstance(node, CommentedMap):
+def _plain(node: Node, path: PathKey, file: str, origins: Origins) -> Any:
+    """The node as plain data, recording where each key and item is written (merged keys and
+    aliases: where the anchor's are)."""
+    if node.entries is not None:
         out: dict[str, Any] = {}
-        for key, value in node.items():
-            if not isinstance(key, str):
-                line, col = node.lc.key(key)
-                raise ValuesInvalid(
-                    [
-                        Problem(
-                            dotted(path),
-                            f"key {key!r} is not a string ({type(key).__name__}); values "
-                            "keys must be strings: quote it",
-                            Location(file, line + 1, col + 1),
-                        )
-                    ]
-                )
-            line, col = node.lc.key(key)
-            child = (*path, key)
-            origins.set(child, Location(file, line + 1, col + 1))
-            out[key] = _to_plain(value, child, file, origins, budget)
+        for key, (mark, value) in node.entries.items():
+            child = (*path, str(key))
+            origins.set(child, Location(file, mark[0] + 1, mark[1] + 1))
+            out[str(key)] = _plain(value, child, file, origins)
         return out
-    if isinstance(node, CommentedSeq):
+    if node.items is not None:
         items = []
-        for index, value in enumerate(node):
-            line, col = node.lc.item(index)
+        for index, (mark, value) in enumerate(node.items):
             child = (*path, index)
-            origins.set(child, Location(file, line + 1, col + 1))
-            items.append(_to_plain(value, child, file, origins, budget))
+            origins.set(child, Location(file, mark[0] + 1, mark[1] + 1))
+            items.append(_plain(value, child, file, origins))
         return items
-    return plain_scalar(node)
+    return node.value
 
 
 def plain_scalar(node: Any) -> Any:
@@ -142,52 +185,32 @@ def plain_scalar(node: Any) -> Any:
     return node
 
 
-def _duplicate_key_problem(text: str, file: str, exc: DuplicateKeyError) -> Problem:
-    """Name the duplicated key by its dotted path and both lines.
-
-    ruamel reports the mapping's start and the second occurrence; a second, lenient parse finds
-    which mapping that is and where the key was first set."""
-    mark, start = exc.problem_mark, exc.context_mark
-    loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
-    key = str(exc.problem).split('"')[1] if '"' in str(exc.problem) else "?"
-    lenient = YAML(typ="rt")
-    lenient.allow_duplicate_keys = True
-    found: tuple[PathKey, int] | None = None
-
-    def walk(node: Any, path: PathKey) -> None:
-        nonlocal found
-        if found is not None:
-            return
-        if isinstance(node, CommentedMap):
-            if (start is not None and key in node and node.lc.line == start.line
-                    and node.lc.col == start.column):
-                found = ((*path, key), node.lc.key(key)[0] + 1)
-                return
-            for k, v in node.items():
-                walk(v, (*path, str(k)))
-        elif isinstance(node, CommentedSeq):
-            for i, v in enumerate(node):
-                walk(v, (*path, i))
-
+def _documents(text: str) -> list[Node]:
+    """The file's documents, read within VALUES_LIMITS. libyaml reads first (fast); where it
+    refuses the text, ruamel, the reference for values files, reads it again: it accepts what
+    it accepts and words what it refuses as users of this tool have always read it."""
     try:
-        for doc in lenient.load_all(text):
-            walk(doc, ())
-    except YAMLError:
-        pass
-    if found is None:
-        return Problem("", f"duplicate key {key!r}; keep only one", loc)
-    path, first_line = found
-    return Problem(dotted(path), f"duplicate key {key!r} (first set at line {first_line}); "
-                   "keep only one: YAML would silently use the last", loc)
+        return list(compose(fast_events(text), SCHEMA, VALUES_LIMITS))
+    except yaml.YAMLError:
+        return list(compose(iter(YAML(typ="rt").parse(text)), SCHEMA, VALUES_LIMITS))
 
 
-def parse_text(text: str, file: str) -> tuple[dict[str, Any], Origins]:
-    """Parse one YAML document of values; errors carry the file, line and column."""
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of a character index."""
+    return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
+
+
+def parse_text(text: str, file: str, what: str = "values file"
+               ) -> tuple[dict[str, Any], Origins]:
+    """Parse one YAML document of values (or of a ``what`` read the same way: a workload or
+    settings file); errors carry the file, line and column."""
     origins = Origins()
     try:
-        docs = list(_yaml().load_all(text))
-    except DuplicateKeyError as exc:
-        raise ValuesInvalid([_duplicate_key_problem(text, file, exc)]) from None
+        docs = [d for d in _documents(text) if d.kind != "scalar" or d.value is not None]
+    except Refused as exc:
+        line, column = exc.mark
+        raise ValuesInvalid([Problem(dotted(exc.path), exc.message,
+                                     Location(file, line + 1, column + 1))]) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
@@ -195,59 +218,103 @@ def parse_text(text: str, file: str) -> tuple[dict[str, Any], Origins]:
         raise ValuesInvalid(
             [Problem("", f"malformed YAML: {what}", loc)]
         ) from None
+    except ReaderError as exc:  # a character YAML does not allow (NUL, other controls)
+        what = str(exc).split("\n")[0]  # ruamel's wording, without its "in <string>" line
+        raise ValuesInvalid([Problem("", f"malformed YAML: {what}",
+                                     Location(file, *_position(text, exc.position)))]) from None
     except YAMLError as exc:
         raise ValuesInvalid([Problem("", f"malformed YAML: {exc}", Location(file))]) from None
-    docs = [d for d in docs if d is not None]
     if not docs:
         return {}, origins
     if len(docs) > 1:
+        line, column = docs[1].mark
         raise ValuesInvalid(
-            [Problem("", "a values file holds one YAML document; found several (---)",
-                     Location(file))]
+            [Problem("", f"a {what} holds one YAML document; found a second one here "
+                     "(after ---)", Location(file, line + 1, column + 1))]
         )
     doc = docs[0]
-    if not isinstance(doc, CommentedMap):
+    if doc.kind != "map":
+        line, column = doc.mark
+        got = "a list" if doc.kind == "seq" else repr(doc.value)
         raise ValuesInvalid(
-            [
-                Problem(
-                    "",
-                    "a values file must be a mapping of keys, got "
-                    f"{'a list' if isinstance(doc, CommentedSeq) else repr(doc)}",
-                    Location(file, 1, 1),
-                )
-            ]
+            [Problem("", f"a {what} must be a mapping of keys, got {got}",
+                     Location(file, line + 1, column + 1))]
         )
-    data = _to_plain(doc, (), file, origins)
+    data = _plain(doc, (), file, origins)
     return data, origins
 
 
-def read_file(path: str) -> str:
-    """Read a values file ('-' is stdin); a missing or unreadable file is a usage error."""
-    if path == "-":
-        import sys
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+MIB = 1024 * 1024
+# Paths that name a descriptor this process already holds (a shell's <(...) process
+# substitution, /dev/stdin): pipes or terminals, but ones the user set up to be read.
+_OWN_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd)/\d+|/dev/stdin")
 
-        return sys.stdin.read()
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{path}: no such values file")
-    size = p.stat().st_size
-    if size > MAX_VALUES_BYTES:
-        raise ValuesInvalid(
-            [
-                Problem(
-                    "",
-                    f"file is {size} bytes; values files over {MAX_VALUES_BYTES} bytes are "
-                    "refused (is this a manifest dump rather than values?)",
-                    Location(path),
-                )
-            ]
-        )
+
+def _special(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def _too_large(name: str, what: str, max_bytes: int, size: int | None = None) -> UsageError:
+    how_big = f"{size} bytes" if size is not None else f"over {max_bytes} bytes"
+    return UsageError(f"{name}: {how_big}; a {what} over {max_bytes} bytes "
+                      f"({max_bytes // MIB} MiB) is refused before it is read (no real one "
+                      "comes near it: is this a dump of something else?)")
+
+
+def _read_stdin(max_bytes: int) -> bytes:
+    """At most ``max_bytes`` + 1 bytes of standard input, so an endless stream stops too."""
+    if sys.stdin is None:
+        raise UsageError(f"{STDIN_NAME}: standard input is closed; name a file instead of -")
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream (an embedding program's): its characters, as UTF-8
+        return str(sys.stdin.read(max_bytes + 1)).encode("utf-8", "surrogatepass")
+    return bytes(stream.read(max_bytes + 1))
+
+
+def read_file(path: str, what: str = "values file", max_bytes: int = MAX_VALUES_BYTES) -> str:
+    """The UTF-8 text of a file the user named (``-``: standard input), at most ``max_bytes``.
+
+    Anything else is a usage error naming the file: missing, a folder, a FIFO or device
+    (reading one might never end; ``<(...)`` and /dev/stdin are read, bounded), unreadable,
+    too large, not UTF-8."""
+    name = STDIN_NAME if path == STDIN else path
+    if path == STDIN:
+        raw = _read_stdin(max_bytes)
+    else:
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such {what}") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise UsageError(f"{path}: is a folder, not a {what}; name a file")
+        if not stat.S_ISREG(info.st_mode) and not _OWN_DESCRIPTOR.fullmatch(path):
+            raise UsageError(f"{path}: is {_special(info.st_mode)}, not a {what}; reading it "
+                             "might never end: save it to a file, or pipe it to - (standard "
+                             "input)")
+        if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
+            raise _too_large(name, what, max_bytes, info.st_size)
+        try:
+            with open(path, "rb") as stream:
+                raw = stream.read(max_bytes + 1)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if len(raw) > max_bytes:
+        raise _too_large(name, what, max_bytes)
     try:
-        return p.read_text(encoding="utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValuesInvalid(
-            [Problem("", f"not UTF-8 text ({exc.reason} at byte {exc.start})", Location(path))]
-        ) from None
+        raise UsageError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save "
+                         "it as UTF-8") from None
 
 
 def merge_into(
@@ -279,7 +346,7 @@ def load_values(paths: list[str]) -> LoadedValues:
     origins = Origins()
     problems: list[Problem] = []
     for path in paths:
-        name = "<stdin>" if path == "-" else path
+        name = STDIN_NAME if path == STDIN else path
         try:
             data, file_origins = parse_text(read_file(path), name)
         except ValuesInvalid as exc:
@@ -288,4 +355,4 @@ def load_values(paths: list[str]) -> LoadedValues:
         merge_into(merged, data, origins, file_origins)
     if problems:
         raise ValuesInvalid(problems)
-    return LoadedValues(merged, origins, [("<stdin>" if p == "-" else p) for p in paths])
+    return LoadedValues(merged, origins, [(STDIN_NAME if p == STDIN else p) for p in paths])

@@ -113,6 +113,9 @@ class Strict(BaseModel):
         # Types as values.schema.json (and so Helm) has them: "yes" is not a boolean, "5" not
         # an integer. Lax coercion would let the tool accept what a plain helm install refuses.
         strict=True,
+        # JSON, and so Helm, has no inf or nan; a number that reached the model any other way
+        # than a values file (which refuses them as it is read) is refused here.
+        allow_inf_nan=False,
     )
 
 

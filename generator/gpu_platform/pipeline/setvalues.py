@@ -22,7 +22,8 @@ as real ``helm template --set`` output confirms (the render tests compare both):
   anything else (``1.5``, ``0012``, ``1e3``) stays a string. ``--set-string`` never types;
   ``--set-file`` sets the content of the named file, as a string.
 - ``a=`` sets the empty string; ``a`` with no ``=`` is an error, as are names nested more than
-  30 deep and list indexes above 65536.
+  30 deep and list indexes above 65536. Items nested in items (``a[0][0]...``) have no limit
+  in Helm; here they stop where a values file's nesting does (``MAX_VALUES_DEPTH``).
 """
 
 from __future__ import annotations
@@ -33,13 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpu_platform.errors import Location, Problem, ValuesInvalid
+from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
 from gpu_platform.pipeline.load import (
-    MAX_VALUES_BYTES,
+    MAX_VALUES_DEPTH,
     LoadedValues,
     Origins,
     PathKey,
     dotted,
+    read_file,
 )
 
 # The flags in the order Helm applies them (after every -f file).
@@ -260,6 +262,9 @@ class _Parser:
     def list_item(self, items: list[Any], index: int, path: PathKey,
                   depth: int) -> tuple[list[Any], str]:
         here = (*path, index)
+        if len(here) > MAX_VALUES_DEPTH:  # a[0][0]...: Helm sets no limit, a values file has one
+            raise _Failed(f"names and list indexes are nested more than {MAX_VALUES_DEPTH} deep, "
+                          "the limit of a values file", here)
         if index < 0:
             raise _Failed(f"list index [{index}] is negative", here)
         rest, stop = self._until("[.=")
@@ -327,21 +332,11 @@ def _segment(text: str, start: int, end: int) -> str:
 
 def _file_reader(base: Path) -> Callable[[str], Any]:
     def read(name: str) -> str:
-        path = base / name
         if not name or name.strip() == "-" or "://" in name:
             raise _Failed(f"`{name}` is not a local file; --set-file reads a file by its path",
                           ())
-        if not path.is_file():
-            raise _Failed(f"no such file: {name}", ())
-        if path.stat().st_size > MAX_VALUES_BYTES:
-            raise _Failed(f"{name} is over {MAX_VALUES_BYTES} bytes", ())
-        try:
-            return path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Failed(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})",
-                          ()) from None
-        except OSError as exc:
-            raise _Failed(f"cannot read {name}: {exc.strerror or exc}", ()) from None
+        path = Path(name) if Path(name).is_absolute() or base == Path.cwd() else base / name
+        return read_file(str(path), "file")  # a file it cannot read: a usage error
     return read
 
 
@@ -365,6 +360,9 @@ def apply(loaded: LoadedValues, args: Iterable[SetArg], *, base: Path | None = N
             except _Failed as exc:
                 where = Location(f"{arg.flag} {_segment(arg.text, start, parser.pos)}")
                 raise ValuesInvalid([Problem(dotted(exc.path), exc.message, where)]) from None
+            except UsageError as exc:  # a --set-file file that cannot be read
+                raise UsageError(f"{arg.flag} {_segment(arg.text, start, parser.pos)}: {exc}"
+                                 ) from None
             done = arg.text[start:parser.pos]
             if done.endswith(",") and not done.endswith("\\,"):
                 done = done[:-1]

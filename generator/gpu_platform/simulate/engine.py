@@ -29,6 +29,7 @@ from typing import Any
 
 import simpy
 
+from gpu_platform.errors import GpuPlatformError
 from gpu_platform.ops.usage import UsageSummary
 from gpu_platform.pipeline.model import Values
 
@@ -38,6 +39,16 @@ from .cluster import USER_PRIORITY, ClusterState, Node, Pod, pool_specs
 from .plan import ClusterArrival, DayPlan, Notebook, Session
 from .quota import Quotas
 from .settings import Settings
+
+# A day's events: pods created, bound, started and deleted, node boots, autoscaler scans,
+# controller retries. The heaviest day bench/simulate_speed.py runs takes about 36,000; a run
+# at MAX_PODS about 70 per pod would stay under this.
+MAX_EVENTS = 10_000_000
+
+
+class SimulationStalled(GpuPlatformError):
+    """A run that passed MAX_EVENTS: something repeats without end."""
+
 
 # (simulated hours done, hours in all): integers, as report.stderr_progress takes them
 Progress = Callable[[int, int], None]
@@ -261,6 +272,23 @@ class Simulation:
                 self.state.add_placeholder(pool, 0.0)
         self.reschedule()
 
+    def _run_until(self, horizon: float) -> None:
+        """``env.run(until=horizon)`` with a progress guard: a run that passes MAX_EVENTS is
+        caught in a loop (controllers retrying a refused pod every millisecond, say), not
+        simulating anything a report would show, so it stops with what to change."""
+        env, events = self.env, 0
+        while env.peek() < horizon:
+            env.step()
+            events += 1
+            if events > MAX_EVENTS:
+                raise SimulationStalled(
+                    f"simulate: the day passed {MAX_EVENTS:,} events by {env.now / 3600:.1f} h "
+                    f"of {horizon / 3600:g} h (a normal day takes tens of thousands): something "
+                    "repeats without end, most likely a quota-refused pod retried at a tiny "
+                    "backoff; raise quota.retryMaxSeconds in the settings file, or lower the "
+                    "workload's counts")
+        env.run(until=horizon)  # nothing is left before the horizon: the clock moves there
+
     def run(self, horizon: float, progress: Progress | None = None) -> SimResult:
         plan = self.plan
         self.warm_start()
@@ -275,7 +303,7 @@ class Simulation:
         self.env.process(self._autoscaler())
         if progress is not None:
             self.env.process(self._ticker(progress, horizon))
-        self.env.run(until=horizon)
+        self._run_until(horizon)
         if progress is not None:
             progress(math.ceil(horizon / 3600), math.ceil(horizon / 3600))
         self.record.refused_at_end = sum(g.refused_waiting for g in self.groups)

@@ -17,8 +17,15 @@ from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
-from gpu_platform.pipeline.load import Origins, dotted, parse_text, read_file
+from gpu_platform.errors import Location, Problem, ValuesInvalid
+from gpu_platform.pipeline.load import (
+    STDIN,
+    STDIN_NAME,
+    Origins,
+    dotted,
+    parse_text,
+    read_file,
+)
 from gpu_platform.pipeline.model import Strict
 
 from .distributions import finite
@@ -151,7 +158,7 @@ def _validate(model: type[Model], data: Any, origins: Origins, source: str) -> M
 def parse_workload(text: str, source: str) -> Workload:
     """A workload from YAML text (format 2, or format 1 converted); every problem is reported
     with file, line and dotted path. Format 1's warnings are on ``Workload.warnings``."""
-    data, origins = parse_text(text, source)
+    data, origins = parse_text(text, source, "workload file")
     if "version" not in data:
         workload = _from_legacy(_validate(LegacyWorkload, data, origins, source), origins,
                                 source)
@@ -206,10 +213,10 @@ def _from_legacy(old: LegacyWorkload, origins: Origins, source: str) -> Workload
 
 
 def load_workload(path: str | Path) -> Workload:
-    """Read a workload file; a missing file is a usage error, a bad one lists its problems."""
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: no such workload file")
-    return parse_workload(read_file(str(path)), str(path))
+    """Read a workload file; one that cannot be read is a usage error, a bad one lists its
+    problems."""
+    text = read_file(str(path), "workload file")
+    return parse_workload(text, STDIN_NAME if str(path) == STDIN else str(path))
 
 
 # --------------------------------------------------------------------------- settings
@@ -217,7 +224,7 @@ def load_workload(path: str | Path) -> Workload:
 
 def parse_settings(text: str, source: str) -> Settings:
     """Platform settings from YAML text, located like values errors."""
-    data, origins = parse_text(text, source)
+    data, origins = parse_text(text, source, "settings file")
     if "simulation" in data and len(data) == 1:
         raise ValuesInvalid([Problem(
             "simulation", "a settings file holds the settings at its top level: remove the "
@@ -229,9 +236,9 @@ def parse_settings(text: str, source: str) -> Settings:
 
 
 def load_settings(path: str | Path) -> Settings:
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: no such settings file")
-    return parse_settings(read_file(str(path)), str(path))
+    """Read a settings file, as a workload file is read."""
+    text = read_file(str(path), "settings file")
+    return parse_settings(text, STDIN_NAME if str(path) == STDIN else str(path))
 
 
 def default_workload_text() -> str:

@@ -245,10 +245,11 @@ class QuotaSettings(Strict):
         "not documented; we ASSUME the same.",
     )
     retryMaxSeconds: float = finite(
-        0.001, DAY, default=1000.0,
+        1.0, DAY, default=1000.0,
         description=f"The backoff's cap: 1000 s in client-go ({CONTROLLER_BACKOFF}), which "
         f"is why quota-blocked pods were seen waiting up to 16 min after room came back "
-        f"({QUOTA_BACKOFF_ISSUE}).",
+        f"({QUOTA_BACKOFF_ISSUE}). At least 1 s: a smaller cap retries a refused pod "
+        "thousands of times a simulated minute.",
     )
 
     @model_validator(mode="after")

@@ -31,8 +31,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from gpu_platform import tools
 from gpu_platform.errors import GpuPlatformError
@@ -202,15 +201,36 @@ def select(info: SubchartInfo, files: Files) -> Files:
 
 def stamp(info: SubchartInfo, version: str, chart_yaml: bytes) -> bytes:
     """Replace the placeholders a publisher stamps at release with the pinned version."""
-    text = chart_yaml.decode()
+    try:
+        text = chart_yaml.decode()
+    except UnicodeDecodeError:  # not text: ``verify`` says so
+        return chart_yaml
     for key, placeholder in info.stamped:
         text = re.sub(rf"""(?m)^{key}:\s*["']?{placeholder}["']?\s*$""", f"{key}: {version}",
                       text)
     return text.encode()
 
 
+def _documents(data: bytes) -> tuple[list[Any], str]:
+    """A YAML (or JSON) file of a source chart as data, read within the bounds and rules of
+    the manifest reader (a source folder is input like any other); the problem, if any."""
+    from gpu_platform.lint.manifests import read_documents
+
+    try:
+        documents = read_documents(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        return [], f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    for doc in documents:
+        if doc.problem:
+            return [], f"line {doc.start()[0]}: {doc.problem}"
+    return [doc.data for doc in documents], ""
+
+
 def verify(info: SubchartInfo, version: str, files: Files) -> None:
-    meta = store.load_yaml(files["Chart.yaml"].decode())
+    documents, problem = _documents(files["Chart.yaml"])
+    if problem:
+        raise SyncError(f"{info.name}: the source's Chart.yaml cannot be read: {problem}")
+    meta = documents[0] if len(documents) == 1 else documents
     if not isinstance(meta, dict) or meta.get("name") != info.name:
         raise SyncError(
             f"{info.name}: the source's Chart.yaml names "
@@ -377,12 +397,8 @@ def same(rel: str, a: bytes | None, b: bytes | None) -> bool:
     if a is None or b is None or a == b:
         return a == b
     if rel.endswith((".yaml", ".yml", ".json")):
-        try:
-            return bool(
-                store.load_yaml_documents(a.decode()) == store.load_yaml_documents(b.decode())
-            )
-        except (yaml.YAMLError, UnicodeDecodeError):
-            return False
+        (left, left_problem), (right, right_problem) = _documents(a), _documents(b)
+        return not (left_problem or right_problem) and left == right
     return False
 
 

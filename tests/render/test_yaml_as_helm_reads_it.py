@@ -1,0 +1,191 @@
+"""The values reader against real Helm 3 and 4: merge keys read as Helm reads them, and every
+form the reader refuses read by Helm otherwise than the file shows (so refusing it is no
+stricter than it must be, and the messages say what Helm would do).
+
+A one-template chart prints ``.Values`` as JSON; the same file goes through the tool's reader
+(``load_values``) and through ``helm template``. And a file that uses all of it and passes the
+checks renders, through the committed chart, only objects the API server accepts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from gpu_platform import helm
+from gpu_platform.cli import main
+from gpu_platform.errors import ValuesInvalid
+from gpu_platform.pipeline.load import load_values
+from gpu_platform.pipeline.yamltree import HELM_READS
+from support.k8svalidate import validate_objects
+
+from .conftest import render
+from .test_template_cli import VALUES_PROBE, probe_chart
+
+MAJORS = (3, 4)
+
+# Keys and values that read alike in YAML 1.1 (Helm) and 1.2 (this tool): no y/n/yes/on.
+MERGES = """\
+base: &base {image: r/a:1, cpu: 1, env: {A: "1"}}
+extra: &extra {cpu: 2, memory: 4Gi, env: {B: "2"}}
+one:
+  <<: *base
+  cpu: 3
+list:
+  <<: [*base, *extra]
+inline:
+  <<: [{gpu: 1}, *extra]
+  memory: 8Gi
+chain:
+  c: &chain
+    <<: *base
+    image: r/b:2
+  d:
+    <<: *chain
+    name: d
+items:
+  - <<: *extra
+    name: first
+  - {<<: *base}
+quoted:
+  "<<": {kept: as a key}
+"""
+
+
+@pytest.fixture(scope="module")
+def dump_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return probe_chart(tmp_path_factory.mktemp("probe") / "probe", VALUES_PROBE)
+
+
+def helm_reads(chart: Path, text: str, tmp_path: Path, major: int) -> object:
+    """What helm template makes of a values file: its .Values, or its error."""
+    values = tmp_path / "values.yaml"
+    values.write_text(text)
+    proc = helm.run(["template", "t", str(chart), "-f", str(values)], major=major,
+                    quiet=True, check=False)
+    if proc.returncode != 0:
+        return ("error", proc.stderr.strip().splitlines()[-1])
+    return json.loads(proc.stdout.split("values: ", 1)[1])
+
+
+def tool_reads(text: str, tmp_path: Path) -> object:
+    values = tmp_path / "tool.yaml"
+    values.write_text(text)
+    try:
+        return load_values([str(values)]).data
+    except ValuesInvalid as exc:
+        return ("refused", [p.message for p in exc.problems])
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+def test_merge_keys_are_read_as_helm_reads_them(major: int, dump_chart: Path,
+                                                tmp_path: Path) -> None:
+    ours = tool_reads(MERGES, tmp_path)
+    assert ours == helm_reads(dump_chart, MERGES, tmp_path, major)
+    assert isinstance(ours, dict)  # and the merges did what YAML 1.1 says, spelled out:
+    assert ours["one"] == {"image": "r/a:1", "cpu": 3, "env": {"A": "1"}}
+    assert ours["list"] == {"image": "r/a:1", "cpu": 1, "env": {"A": "1"}, "memory": "4Gi"}
+    assert ours["inline"] == {"gpu": 1, "cpu": 2, "memory": "8Gi", "env": {"B": "2"}}
+    assert ours["chain"]["d"] == {"image": "r/b:2", "cpu": 1, "env": {"A": "1"}, "name": "d"}
+    assert ours["quoted"] == {"<<": {"kept": "as a key"}}
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize(("text", "yaml_11"), [
+    # a key written before << that the merge sets again: YAML 1.1 keeps the written value
+    ("base: &b {x: 1}\nm:\n  x: 2\n  <<: *b\n", {"base": {"x": 1}, "m": {"x": 2}}),
+    # two merge keys in one mapping: YAML 1.1 has one per mapping (PyYAML keeps the first's x)
+    ("a: &a {x: 1}\nb: &b {x: 2}\nm:\n  <<: *a\n  <<: *b\n", None),
+], ids=["own-key-before-merge", "two-merge-keys"])
+def test_merge_forms_helm_reads_otherwise_are_refused(major: int, text: str, yaml_11: object,
+                                                      dump_chart: Path, tmp_path: Path) -> None:
+    ours = tool_reads(text, tmp_path)
+    assert isinstance(ours, tuple) and ours[0] == "refused", ours
+    theirs = helm_reads(dump_chart, text, tmp_path, major)
+    assert isinstance(theirs, dict)
+    if yaml_11 is not None:
+        assert yaml.safe_load(text) == yaml_11 != theirs  # Helm: the merged value wins
+    else:
+        assert theirs["m"] == {"x": 2}  # Helm applies both merges, the later one last
+
+
+# Each tag the reader refuses, with what HELM_READS says Helm makes of it.
+TAGGED = [
+    ("!!set", "a: !!set {p, q}\n", {"a": {"p": None, "q": None}}),
+    ("!!omap", "a: !!omap [{p: 1}, {q: 2}]\n", {"a": [{"p": 1}, {"q": 2}]}),
+    ("!!pairs", "a: !!pairs [{p: 1}]\n", {"a": [{"p": 1}]}),
+    ("!!binary", "a: !!binary aGVsbG8=\n", {"a": "hello"}),
+    ("!!timestamp", "a: !!timestamp 2001-12-14\n", {"a": "2001-12-14"}),
+    ("!!merge", "a: !!merge x\n", {"a": "x"}),
+    ("!!value", "a: !!value x\n", {"a": "x"}),
+    ("!!yaml", "a: !!yaml x\n", {"a": "x"}),
+    ("!vault", "a: !vault secret/db\n", {"a": "secret/db"}),
+    ("!!python/object/apply:os.system", "a: !!python/object/apply:os.system [\"true\"]\n",
+     {"a": ["true"]}),
+]
+
+
+def test_every_tag_helm_reads_is_in_the_table() -> None:
+    assert {shown for shown, _, _ in TAGGED} >= set(HELM_READS)
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize(("shown", "text", "helm_value"), TAGGED, ids=[t[0] for t in TAGGED])
+def test_refused_tags_are_read_by_helm_as_the_message_says(
+        major: int, shown: str, text: str, helm_value: object, dump_chart: Path,
+        tmp_path: Path) -> None:
+    assert helm_reads(dump_chart, text, tmp_path, major) == helm_value
+    ours = tool_reads(text, tmp_path)
+    assert isinstance(ours, tuple) and ours[0] == "refused"
+    (message,) = ours[1]
+    assert message.startswith(f"tag {shown} is not accepted: ")
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize("text", ["a: .inf\n", "a: [1, -.inf]\n", "a: {b: .nan}\n"])
+def test_non_finite_numbers_are_refused_by_helm_too(major: int, text: str, dump_chart: Path,
+                                                     tmp_path: Path) -> None:
+    theirs = helm_reads(dump_chart, text, tmp_path, major)
+    assert isinstance(theirs, tuple) and "unsupported value" in theirs[1]
+    ours = tool_reads(text, tmp_path)
+    assert isinstance(ours, tuple) and ours[0] == "refused"
+
+
+# Anchors and merge keys where a site file would use them: pools and tenants that share most
+# of their settings.
+SHARED_SETTINGS = """\
+platform:
+  nodePools:
+    - &pool
+      name: a100
+      gpusPerNode: 8
+      maxNodes: 4
+      placeholders: {replicas: 1, gpusPerPod: 1}
+    - <<: *pool
+      name: a100-spot
+      labels: {spot: "true"}
+  tenants:
+    - &team
+      name: team-a
+      quota: {gpus: 4, cpu: "32", memory: 128Gi}
+      nodePools: [a100]
+    - <<: *team
+      name: team-b
+    - {<<: *team, name: team-c, nodePools: [a100, a100-spot]}
+"""
+
+
+def test_a_file_built_with_merge_keys_renders_only_valid_objects(
+        built_chart: tuple[int, Path], chart_repo, tmp_path: Path,  # type: ignore[no-untyped-def]
+        capsys: pytest.CaptureFixture[str]) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text(SHARED_SETTINGS)
+    assert main(["values", "-f", str(site)]) == 0
+    resolved = tmp_path / "resolved.yaml"
+    resolved.write_text(capsys.readouterr().out)
+    objects = render(built_chart, [resolved], chart_repo.env())
+    quotas = {o["metadata"]["namespace"] for o in objects if o["kind"] == "ResourceQuota"}
+    assert quotas == {"team-a", "team-b", "team-c"}
+    assert validate_objects(objects, "1.33") == []
