@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import functools
 import importlib.util
-import io
 import json
 import os
 import shlex
@@ -18,8 +17,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-from ruamel.yaml import YAML
 
 from gpu_platform import checkout, helm, tools
 from gpu_platform import simulate as simulation
@@ -31,7 +28,7 @@ from gpu_platform.ops import template as template_ops
 from gpu_platform.ops.promapi import credentials
 from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
-from gpu_platform.pipeline.emit import docs
+from gpu_platform.pipeline.emit import docs, helmyaml
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
 from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.pins import lock
@@ -318,15 +315,6 @@ def _print_warnings(checked: Checked) -> None:
         _log(warning.render())
 
 
-def _dump_yaml(data: object) -> str:
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    return buf.getvalue()
-
-
 def cmd_render(args: argparse.Namespace) -> int:
     out = args.out or _checkout_chart("render")
     # The README's generated blocks belong to the checkout's own chart, not to a site chart.
@@ -362,7 +350,7 @@ def cmd_values(args: argparse.Namespace) -> int:
     _print_warnings(checked)
     header = (f"# resolved by `gpu-platform values` from: {', '.join(args.values)}\n"
               "# install with: helm install gpu-platform charts/gpu-platform -f <this file>\n")
-    sys.stdout.write(header + _dump_yaml(checked.resolved))
+    sys.stdout.write(header + helmyaml.dump(checked.resolved))
     return 0
 
 

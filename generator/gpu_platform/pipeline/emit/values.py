@@ -7,18 +7,17 @@ subchart keys are marked from the ``DERIVATIONS`` registry.
 
 from __future__ import annotations
 
-import io
 import json
 import textwrap
 from typing import Any
 
 from pydantic import BaseModel
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap
 
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DERIVATIONS
+from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.model import (
     GpuSignal,
     Hpa,
@@ -59,20 +58,6 @@ def _wrap(text: str, indent: int) -> str:
     return "\n".join(textwrap.wrap(text, width=max(40, 98 - indent)))
 
 
-def _commented(data: Any) -> Any:
-    if isinstance(data, dict):
-        out = CommentedMap()
-        for key, value in data.items():
-            out[key] = _commented(value)
-        return out
-    if isinstance(data, list):
-        seq = CommentedSeq()
-        for item in data:
-            seq.append(_commented(item))
-        return seq
-    return data
-
-
 def _annotate(node: CommentedMap, model: type[BaseModel] | None, indent: int) -> None:
     if model is None:
         return
@@ -108,7 +93,7 @@ def values_yaml(resolved: dict[str, Any]) -> str:
     for key in ("platform", *registry.NAMES, "global"):
         if key in resolved:
             ordered[key] = resolved[key]
-    root = _commented(ordered)
+    root = helmyaml.commented(ordered)
     root.yaml_set_start_comment(HEADER)
     docs = _field_docs(Values)
     for key in root:
@@ -119,12 +104,7 @@ def values_yaml(resolved: dict[str, Any]) -> str:
             "enabled", before="Install this component.", indent=2
         )
     _mark_derived(root)
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 100
-    buf = io.StringIO()
-    yaml.dump(root, buf)
-    return buf.getvalue()
+    return helmyaml.dump(root)
 
 
 # --------------------------------------------------------------------------- JSON schema
