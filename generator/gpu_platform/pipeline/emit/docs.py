@@ -94,7 +94,25 @@ def example_key_check() -> str:
     raise GpuPlatformError("the README's key-check example no longer fails validation")
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: pipes escaped (inside code spans too, as GFM wants)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def cli() -> str:
+    """The CLI table, from the argparse parser itself: each command's synopsis (every flag it
+    takes) and its description (its help where it has none), so it matches ``--help``."""
+    from gpu_platform.cli import commands, synopsis  # the CLI imports this module
+
+    rows = ["| Command | What it does |", "|---|---|"]
+    for _name, parser, help_line in commands():
+        about = parser.description or (help_line[:1].upper() + help_line[1:] + ".")
+        rows.append(f"| `{_cell(synopsis(parser))}` | {_cell(about)} |")
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "cli": cli,
     "example-key-check": example_key_check,
     "components": components,
     "publish": publish,
