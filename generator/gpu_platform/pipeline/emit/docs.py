@@ -1,9 +1,10 @@
 """The parts of the project README that state facts the code owns, generated between markers.
 
-The pinned versions, the install commands (which name the chart version and the repositories)
-and the like must never drift from the code, so ``gpu-platform render`` rewrites each block
-between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` and ``render --check``
-fails when one is stale. Everything outside the markers is prose, written by hand.
+The pinned versions, the install commands (which name the chart version and the repositories),
+the CLI table (from the argparse parser) and the like must never drift from the code, so
+``gpu-platform render`` rewrites each block between ``<!-- generated: NAME -->`` and
+``<!-- /generated: NAME -->`` and ``render --check`` fails when one is stale. Everything
+outside the markers is prose, written by hand.
 """
 
 from __future__ import annotations
