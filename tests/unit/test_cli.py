@@ -72,7 +72,7 @@ def test_values_output_round_trips(write_values, tmp_path, capsys):
     resolved = tmp_path / "resolved.yaml"
     resolved.write_text(capsys.readouterr().out)
     text = resolved.read_text()
-    assert "scrapeInterval: 5s" in text and "value: '5000'" in text
+    assert "scrapeInterval: 5s" in text and 'value: "5000"' in text
     # the resolved file is itself valid values (derived keys equal their derivation)
     assert main(["validate", "-f", str(resolved)]) == 0
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from gpu_platform.errors import GpuPlatformError
 
@@ -60,7 +61,17 @@ def read_lock(path: Path) -> Lock:
     """Parse a Chart.lock; a missing or malformed one names the file and what is wrong."""
     if not path.is_file():
         raise GpuPlatformError(f"{path}: the pinned upstream charts (Chart.lock) are missing")
-    data = YAML(typ="safe", pure=True).load(path.read_text())
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GpuPlatformError(f"{path}: cannot read the pinned upstream charts: {exc}") from None
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise GpuPlatformError(
+            f"{where}: Chart.lock is not valid YAML ({problem}); restore it with `git checkout "
+            "Chart.lock` or rewrite it in Helm's lock format") from None
     try:
         charts = tuple(
             PinnedChart(str(d["name"]), str(d["version"]), str(d["repository"]))
@@ -68,9 +79,10 @@ def read_lock(path: Path) -> Lock:
         )
         generated = str(data["generated"])
     except (KeyError, TypeError) as exc:
+        what = f"no {exc.args[0]!r} key" if isinstance(exc, KeyError) else str(exc)
         raise GpuPlatformError(
             f"{path}: not a Helm lock file (needs dependencies[].name/version/repository "
-            f"and generated): {exc}"
+            f"and generated): {what}"
         ) from None
     return Lock(charts, generated)
 

@@ -16,6 +16,7 @@ import yaml
 
 from gpu_platform.pipeline import facts, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
+from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
 from gpu_platform.pipeline.emit.guard import validate_yaml
 from gpu_platform.pipeline.emit.values import (
@@ -64,7 +65,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # PyYAML quotes what its YAML 1.1 resolver reads as another type; Helm's reader has more
+    # (y, n, 0o17, 08, 1e3) and line breaks PyYAML would write raw: one rule for both emitters.
+    style = helmyaml.scalar_style(value)
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -1,9 +1,10 @@
 """The parts of the project README that state facts the code owns, generated between markers.
 
-The pinned versions, the install commands (which name the chart version and the repositories)
-and the like must never drift from the code, so ``gpu-platform render`` rewrites each block
-between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` and ``render --check``
-fails when one is stale. Everything outside the markers is prose, written by hand.
+The pinned versions, the install commands (which name the chart version and the repositories),
+the CLI table (from the argparse parser) and the like must never drift from the code, so
+``gpu-platform render`` rewrites each block between ``<!-- generated: NAME -->`` and
+``<!-- /generated: NAME -->`` and ``render --check`` fails when one is stale. Everything
+outside the markers is prose, written by hand.
 """
 
 from __future__ import annotations
@@ -94,7 +95,25 @@ def example_key_check() -> str:
     raise GpuPlatformError("the README's key-check example no longer fails validation")
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: pipes escaped (inside code spans too, as GFM wants)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def cli() -> str:
+    """The CLI table, from the argparse parser itself: each command's synopsis (every flag it
+    takes) and its description (its help where it has none), so it matches ``--help``."""
+    from gpu_platform.cli import commands, synopsis  # the CLI imports this module
+
+    rows = ["| Command | What it does |", "|---|---|"]
+    for _name, parser, help_line in commands():
+        about = parser.description or (help_line[:1].upper() + help_line[1:] + ".")
+        rows.append(f"| `{_cell(synopsis(parser))}` | {_cell(about)} |")
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "cli": cli,
     "example-key-check": example_key_check,
     "components": components,
     "publish": publish,

@@ -7,18 +7,18 @@ subchart keys are marked from the ``DERIVATIONS`` registry.
 
 from __future__ import annotations
 
-import io
 import json
+import re
 import textwrap
 from typing import Any
 
 from pydantic import BaseModel
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap
 
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DERIVATIONS
+from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.model import (
     GpuSignal,
     Hpa,
@@ -59,20 +59,6 @@ def _wrap(text: str, indent: int) -> str:
     return "\n".join(textwrap.wrap(text, width=max(40, 98 - indent)))
 
 
-def _commented(data: Any) -> Any:
-    if isinstance(data, dict):
-        out = CommentedMap()
-        for key, value in data.items():
-            out[key] = _commented(value)
-        return out
-    if isinstance(data, list):
-        seq = CommentedSeq()
-        for item in data:
-            seq.append(_commented(item))
-        return seq
-    return data
-
-
 def _annotate(node: CommentedMap, model: type[BaseModel] | None, indent: int) -> None:
     if model is None:
         return
@@ -108,7 +94,7 @@ def values_yaml(resolved: dict[str, Any]) -> str:
     for key in ("platform", *registry.NAMES, "global"):
         if key in resolved:
             ordered[key] = resolved[key]
-    root = _commented(ordered)
+    root = helmyaml.commented(ordered)
     root.yaml_set_start_comment(HEADER)
     docs = _field_docs(Values)
     for key in root:
@@ -119,12 +105,7 @@ def values_yaml(resolved: dict[str, Any]) -> str:
             "enabled", before="Install this component.", indent=2
         )
     _mark_derived(root)
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 100
-    buf = io.StringIO()
-    yaml.dump(root, buf)
-    return buf.getvalue()
+    return helmyaml.dump(root)
 
 
 # --------------------------------------------------------------------------- JSON schema
@@ -290,20 +271,51 @@ def _rows(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tup
     return rows
 
 
+def _section(path: str, sections: set[str]) -> str:
+    """The section a key is listed under: its top-level block, or for ``platform`` the knob
+    group it belongs to (``platform.tenants``), keys directly under ``platform`` staying in
+    ``platform``."""
+    head = path.split(".")[0].split("[")[0]
+    match = re.match(r"platform\.([A-Za-z0-9]+)", path)
+    if head == "platform" and match and f"platform.{match.group(1)}" in sections:
+        return f"platform.{match.group(1)}"
+    return head
+
+
+def _anchor(section: str) -> str:
+    return "values-" + re.sub(r"[^a-z0-9]+", "-", section.lower()).strip("-")
+
+
 def values_reference() -> str:
-    """Markdown table of every key: path, type, default, description."""
+    """Every key by section (platform.monitoring, platform.nodePools, ..., each subchart) with
+    a table of contents: path, type, default, description."""
     schema = values_schema()
     defs = schema.get("definitions", {})
-    lines = ["| Key | Type | Default | Description |", "|---|---|---|---|"]
+    rows: list[tuple[str, ...]] = []
     seen: set[str] = set()
-    for path, kind, default, desc in _rows(schema, defs, ""):
-        if path in seen:
-            continue
-        seen.add(path)
-        cell = default.replace("|", "\\|")
-        lines.append(f"| `{path}` | {kind.replace('|', '/')} | `{cell}` | {desc} |"
-                     if cell else f"| `{path}` | {kind.replace('|', '/')} | | {desc} |")
-    return "\n".join(lines) + "\n"
+    for row in _rows(schema, defs, ""):
+        if row[0] not in seen:
+            seen.add(row[0])
+            rows.append(row)
+    # A platform knob with keys of its own below it gets its own section.
+    sections = {f"platform.{m.group(1)}" for path, *_ in rows
+                if (m := re.match(r"platform\.([A-Za-z0-9]+)[.\[]", path))}
+    grouped: dict[str, list[tuple[str, ...]]] = {}
+    for row in rows:
+        grouped.setdefault(_section(row[0], sections), []).append(row)
+    about = {path: desc for path, _kind, _default, desc in rows}
+    toc = [f"- [`{name}`](#{_anchor(name)}): {about.get(name, '')} "
+           f"({len(group)} key{'' if len(group) == 1 else 's'})" for name, group in grouped.items()]
+    out = ["\n".join(toc), ""]
+    for name, group in grouped.items():
+        out += [f'<a id="{_anchor(name)}"></a>', "", f"### `{name}`", "",
+                "| Key | Type | Default | Description |", "|---|---|---|---|"]
+        for path, kind, default, desc in group:
+            cell = default.replace("|", "\\|")
+            shown = f"`{cell}`" if cell else ""
+            out.append(f"| `{path}` | {kind.replace('|', '/')} | {shown} | {desc} |")
+        out.append("")
+    return "\n".join(out)
 
 
 # List items a plain `helm install -f site.yaml` may leave incomplete: Helm fills defaults only

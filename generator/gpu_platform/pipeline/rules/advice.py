@@ -10,6 +10,14 @@ from collections.abc import Iterable
 
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 
+# What to do about a tenant without API access, said once for one tenant and for many.
+_API_ADVICE = ("list the API server's addresses in network.apiServerCIDRs (kubectl get "
+               "endpointslices -n default -l kubernetes.io/service-name=kubernetes), or let "
+               "`gpu-platform values --discover` fill them")
+_UNTAINTED_ADVICE = ("CPU-only pods can land on GPU nodes, take room from GPU pods and keep the "
+                     "nodes from scaling down; add {key: nvidia.com/gpu, value: present, "
+                     "effect: NoSchedule}")
+
 
 @rule(id="quota-oversubscribed", severity="warning",
       summary="tenant GPU quotas add up to more than the pools can ever have",
@@ -28,23 +36,23 @@ def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
 @rule(id="quota-beyond-pools", severity="warning",
       summary="a tenant's GPU quota exceeds what its pools can have",
       reads=("platform.tenants[].quota.gpus", "platform.tenants[].nodePools"),
-      fmt="quota of %d GPUs but the tenant's pools have at most %d")
+      fmt="tenant %q: quota of %d GPUs but the tenant's pools have at most %d",
+      many="%d tenants have GPU quotas beyond what their pools can ever have (%s)")
 def quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
     pools = {p.name: p for p in ctx.values.platform.nodePools}
     for i, tenant in enumerate(ctx.values.platform.tenants):
         usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
         reach = sum(p.max_gpus for p in usable)
         if tenant.quota.gpus > reach:
-            yield Hit(("platform", "tenants", i, "quota", "gpus"), (tenant.quota.gpus, reach),
-                      at=("platform", "tenants", i))
+            yield Hit(("platform", "tenants", i, "quota", "gpus"),
+                      (tenant.name, tenant.quota.gpus, reach), at=("platform", "tenants", i))
 
 
 @rule(id="pool-untainted", severity="warning",
       summary="a GPU pool without a NoSchedule taint",
       reads=("platform.nodePools[].taints",),
-      fmt="pool %q has no NoSchedule taint: CPU-only pods can land on its GPU nodes, take room "
-          "from GPU pods and keep the nodes from scaling down; add {key: nvidia.com/gpu, value: "
-          "present, effect: NoSchedule}")
+      fmt="pool %q has no NoSchedule taint: " + _UNTAINTED_ADVICE,
+      many="%d pools have no NoSchedule taint (%s): " + _UNTAINTED_ADVICE)
 def pool_untainted(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         if not any(t.effect in ("NoSchedule", "NoExecute") for t in pool.taints):
@@ -56,8 +64,9 @@ def pool_untainted(ctx: Context) -> Iterable[Hit]:
       summary="a tenant whose notebooks cannot reach the Kubernetes API",
       reads=("platform.tenants[].network.apiServerCIDRs",),
       fmt="tenant %q has no route to the Kubernetes API, so notebooks in its namespace cannot "
-          "create Dask clusters (KubeCluster); list the API server's addresses (kubectl get "
-          "endpointslices -l kubernetes.io/service-name=kubernetes)")
+          "create Dask clusters (KubeCluster); " + _API_ADVICE,
+      many="%d tenants have no route to the Kubernetes API (%s): notebooks in their namespaces "
+           "cannot create Dask clusters (KubeCluster); " + _API_ADVICE)
 def tenant_without_api(ctx: Context) -> Iterable[Hit]:
     for i, tenant in enumerate(ctx.values.platform.tenants):
         if not tenant.network.apiServerCIDRs:

@@ -64,6 +64,10 @@ class Rule:
     no_guard: str | None = None  # why the install-time guard cannot enforce it
     severity: Severity = "error"
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # A warning found many times prints as one line (``gpu-platform ... --verbose`` prints
+    # each): this Go format string with the count (%d) and the subjects (%s), e.g.
+    # "%d tenants have no route to the Kubernetes API (%s)"; without it, a generic line.
+    many: str | None = None
 
     def __post_init__(self) -> None:
         if (self.guard is None) == (self.no_guard is None) and self.severity == "error":
@@ -77,8 +81,9 @@ class Rule:
                 continue
             at = ctx.remap(hit.at) if hit.at else None
             location = ctx.origins.find(path) or (ctx.origins.find(at) if at else None)
+            subject = next((a for a in hit.args if isinstance(a, str)), dotted(hit.at or path))
             out.append(Problem(dotted(path), sprintf(self.fmt, *hit.args), location,
-                               severity=self.severity))
+                               severity=self.severity, rule=self.id, subject=subject))
         return out
 
 

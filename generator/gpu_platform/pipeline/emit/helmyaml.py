@@ -1,0 +1,206 @@
+"""YAML for Helm: every string reads back as the same string, every number as the same number.
+
+The tool writes YAML that Helm reads: ``gpu-platform values`` (the file given to ``helm install
+-f``), the generated chart's values.yaml, and the values layer ``template``/``diff`` hand to
+helm. ruamel dumps YAML 1.2, where ``on``, ``yes``, ``017`` or ``12:30`` are plain strings, but
+Helm reads values with go-yaml v2 (through sigs.k8s.io/yaml), a YAML 1.1 reader with rules of
+its own: unquoted, those come back as ``true``, ``15`` or a number, and a map key ``on``
+becomes ``"true"``. So a string is quoted whenever *any* of these readers would resolve its
+plain form to something else:
+
+- YAML 1.1's types (yaml.org/type: bool, int with 0b/0/0x/base 60 forms, float, null,
+  timestamp, merge ``<<`` and value ``=``), ``y``/``n`` included;
+- YAML 1.2's core schema (``1e3`` is a float there, not in 1.1);
+- go-yaml v2's resolver: its bool/null/inf/nan table, Go's integer syntax on the text with
+  underscores removed (``0o17``, ``0B1``, ``08`` that falls through to a float), its float
+  pattern and its dates.
+
+Quoting a string that needed none changes nothing for any reader, so the rule errs that way.
+Numbers are written so that go-yaml reads the same number (a float always has a dot and a
+signed exponent: ``1.0e+20``, never ``1e20``, which go-yaml v2 reads as a string), nulls as
+``null`` (never a bare ``key:``), strings with a line break as literal blocks, and no line is
+ever folded (a long PromQL expression stays on one line).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import sys
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import RoundTripRepresenter
+
+# Plain scalars some reader resolves from a table (YAML 1.1 bools and nulls, go-yaml v2's
+# table, YAML 1.1's merge and value keys).
+_WORDS = frozenset({
+    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+    "true", "True", "TRUE", "false", "False", "FALSE",
+    "on", "On", "ON", "off", "Off", "OFF",
+    "", "~", "null", "Null", "NULL",
+    ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+    "-.inf", "-.Inf", "-.INF", "<<", "=",
+})
+
+# Plain scalars some reader resolves by pattern (matched against the whole string).
+_PATTERNS = tuple(re.compile(p) for p in (
+    # YAML 1.1 int: binary, octal, decimal, hexadecimal, base 60
+    r"[-+]?0b[01_]+",
+    r"[-+]?0[0-7_]+",
+    r"[-+]?(?:0|[1-9][0-9_]*)",
+    r"[-+]?0x[0-9a-fA-F_]+",
+    r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+    # YAML 1.1 float: decimal (the dot may stand alone), base 60
+    r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?",
+    r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*",
+    # YAML 1.1 timestamp (date, or date and time)
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}",
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?",
+    # YAML 1.2 core schema: int (decimal, 0o octal, 0x hexadecimal) and float
+    r"[-+]?[0-9]+",
+    r"0o[0-7]+",
+    r"0x[0-9a-fA-F]+",
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?",
+))
+
+# go-yaml v2 tries these only on text that starts with a sign or a digit, with underscores
+# removed: Go's integer syntax (strconv.ParseInt/ParseUint with base 0), its float pattern,
+# and dates in time.Parse's layouts (any text that starts YYYY-M-D).
+_GO_NUMERIC_START = frozenset("+-0123456789")
+_GO_PATTERNS = tuple(re.compile(p) for p in (
+    r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)",
+    r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+][0-9]+)?",
+))
+_GO_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL)
+
+
+# Characters a plain, single-quoted or block scalar cannot carry through every reader: C0 and
+# C1 controls (tab and newline aside), the Unicode line and paragraph separators (line breaks
+# to YAML 1.1, which a reader folds), the byte-order mark, surrogates and non-characters.
+# Only a double-quoted scalar carries them, as escapes.
+_ESCAPE_ONLY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff"
+                          "\ufffe\uffff]")
+
+
+def ambiguous(text: str) -> bool:
+    """Would YAML 1.1, YAML 1.2 or go-yaml v2 read ``text``, written plain, as anything but
+    this same string? Such a string must be quoted."""
+    if text in _WORDS or any(p.fullmatch(text) for p in _PATTERNS):
+        return True
+    if text[:1] in _GO_NUMERIC_START:
+        plain = text.replace("_", "")
+        if any(p.fullmatch(plain) for p in _GO_PATTERNS) or _GO_DATE.fullmatch(text):
+            return True
+    return False
+
+
+def scalar_style(text: str) -> str | None:
+    """How to write a string: ``'"'`` (double-quoted, with escapes), ``'|'`` (a literal block,
+    for text with line breaks) or None (plain where the emitter finds that safe)."""
+    if _ESCAPE_ONLY.search(text):
+        return '"'
+    if "\n" in text:
+        # go-yaml refuses a tab where a block's indentation is expected, and a block whose
+        # first line starts with a space needs an indentation indicator: quote those instead.
+        if "\t" in text or text.lstrip("\n")[:1] == " ":
+            return '"'
+        return "|"  # ruamel falls back to double quotes where a block cannot hold the text
+    return '"' if ambiguous(text) else None
+
+
+def float_text(value: float) -> str:
+    """A float as every reader reads the same float: a dot, and a signed exponent if any."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(float(value))
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    if not exponent:
+        return mantissa
+    sign = "-" if exponent.startswith("-") else "+"
+    return f"{mantissa}e{sign}{exponent.lstrip('+-')}"
+
+
+class HelmRepresenter(RoundTripRepresenter):
+    """ruamel's round-trip representer (comments kept) with Helm-faithful scalars."""
+
+    def represent_str(self, data: str) -> ScalarNode:  # type: ignore[override]
+        text = str(data)
+        return self.represent_scalar("tag:yaml.org,2002:str", text, style=scalar_style(text))
+
+    def represent_none(self, data: None) -> ScalarNode:  # type: ignore[override]
+        return self.represent_scalar("tag:yaml.org,2002:null", "null")
+
+    def represent_bool(self, data: Any) -> ScalarNode:  # type: ignore[override]
+        return self.represent_scalar("tag:yaml.org,2002:bool", "true" if data else "false")
+
+    def represent_int(self, data: Any) -> ScalarNode:  # type: ignore[override]
+        return self.represent_scalar("tag:yaml.org,2002:int", str(int(data)))
+
+    def represent_float(self, data: Any) -> ScalarNode:  # type: ignore[override]
+        return self.represent_scalar("tag:yaml.org,2002:float", float_text(float(data)))
+
+
+def _register() -> None:
+    """Every scalar type ruamel may hand over (its round-trip subclasses included) goes
+    through the methods above, so no formatting a loader preserved leaks into the output."""
+    from ruamel.yaml import scalarbool, scalarfloat, scalarint, scalarstring
+
+    strings = [str, *(getattr(scalarstring, name) for name in (
+        "LiteralScalarString", "FoldedScalarString", "SingleQuotedScalarString",
+        "DoubleQuotedScalarString", "PlainScalarString", "ScalarString"))]
+    ints = [int, *(getattr(scalarint, name) for name in (
+        "ScalarInt", "BinaryInt", "OctalInt", "HexInt", "HexCapsInt", "DecimalInt"))]
+    for kind in strings:
+        HelmRepresenter.add_representer(kind, HelmRepresenter.represent_str)
+    for kind in ints:
+        HelmRepresenter.add_representer(kind, HelmRepresenter.represent_int)
+    for kind in (float, scalarfloat.ScalarFloat):
+        HelmRepresenter.add_representer(kind, HelmRepresenter.represent_float)
+    for kind in (bool, scalarbool.ScalarBoolean):
+        HelmRepresenter.add_representer(kind, HelmRepresenter.represent_bool)
+    HelmRepresenter.add_representer(type(None), HelmRepresenter.represent_none)
+
+
+_register()
+
+
+def dumper() -> YAML:
+    """A ruamel YAML instance that writes for Helm (block style, 2-space maps, lists indented
+    under their key, never a folded line)."""
+    yaml = YAML(typ="rt")
+    yaml.Representer = HelmRepresenter
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = sys.maxsize
+    yaml.allow_unicode = True
+    return yaml
+
+
+def dump(data: Any) -> str:
+    """``data`` (plain or ruamel commented containers) as YAML that Helm reads back exactly."""
+    buf = io.StringIO()
+    dumper().dump(data, buf)
+    return buf.getvalue()
+
+
+def commented(data: Any) -> Any:
+    """Plain data as ruamel's commented containers, so comments can be attached to it."""
+    if isinstance(data, dict):
+        out = CommentedMap()
+        for key, value in data.items():
+            out[key] = commented(value)
+        return out
+    if isinstance(data, list):
+        seq = CommentedSeq()
+        for item in data:
+            seq.append(commented(item))
+        return seq
+    return data

@@ -1,0 +1,52 @@
+"""The chart README's values reference: grouped by section, with a table of contents whose
+links all land, instead of one flat table of every key."""
+
+from __future__ import annotations
+
+import re
+
+from gpu_platform.pipeline.emit.values import values_reference
+
+SECTIONS = ["platform", "platform.monitoring", "platform.nodePools", "platform.prepuller",
+            "platform.tenants", "platform.hpas", "platform.admission", "gpu-operator",
+            "kube-prometheus-stack", "prometheus-adapter", "dask-kubernetes-operator", "global"]
+
+
+def _by_section(text: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        heading = re.fullmatch(r"### `(.+)`", line)
+        if heading:
+            current = heading.group(1)
+            sections[current] = []
+        elif line.startswith("| `") and current is not None:
+            sections[current].append(line.split("`")[1])
+    return sections
+
+
+def test_the_sections_and_their_table_of_contents():
+    text = values_reference()
+    toc = re.findall(r"^- \[`(.+?)`\]\(#(.+?)\): .+ \((\d+) keys?\)$", text, re.MULTILINE)
+    assert [name for name, _, _ in toc] == SECTIONS
+    sections = _by_section(text)
+    assert list(sections) == SECTIONS
+    for name, anchor, count in toc:
+        assert text.count(f'<a id="{anchor}"></a>\n\n### `{name}`\n') == 1, anchor
+        assert int(count) == len(sections[name])
+    assert max(len(rows) for rows in sections.values()) < 40  # no flat table
+
+
+def test_each_key_is_in_its_own_section():
+    sections = _by_section(values_reference())
+    home = {key: name for name, keys in sections.items() for key in keys}
+    assert home["platform.crdUpgradeJobs"] == "platform"
+    assert home["platform.monitoring.gpuSignals[].window"] == "platform.monitoring"
+    assert home["platform.tenants[].network.apiServerCIDRs"] == "platform.tenants"
+    assert home["platform.nodePools[].taints"] == "platform.nodePools"
+    assert home["platform.hpas"] == "platform.hpas"
+    assert home["kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval"] == \
+        "kube-prometheus-stack"
+    assert home["gpu-operator.enabled"] == "gpu-operator"
+    for name, keys in sections.items():
+        assert all(k == name or k.startswith((f"{name}.", f"{name}[")) for k in keys), name
