@@ -122,6 +122,8 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
         tenant: dict[str, Any] = {
             "name": t, "quota": quota,
             "nodePools": draw(st.lists(st.sampled_from(names), max_size=2, unique=True))}
+        if draw(st.booleans()):  # a default CPU limit at or above the default request
+            tenant["limits"] = {"default": {"cpu": draw(st.sampled_from(["500m", "0.5", "2"]))}}
         if draw(st.booleans()):
             tenant["network"] = draw(st.sampled_from([
                 {"egressCIDRs": ["10.0.0.0/8"]},
@@ -229,6 +231,13 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("prometheus", "port"), 9091),
     "dcgm-exporter-interval": lambda d: _set(d, "gpu-operator", ("dcgmExporter", "env"), [
         {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"}]),
+    # requests above limits
+    "prepuller-requests-within-limits": lambda d: d["platform"].__setitem__("prepuller", {
+        "resources": {"requests": {"cpu": "2", "memory": "16Mi"},
+                      "limits": {"cpu": "1500m", "memory": "16Mi"}}}),
+    "tenant-default-request-within-limit": lambda d: _tenant(d, limits={
+        "defaultRequest": {"cpu": "1", "memory": "1Gi", "ephemeralStorage": "1Gi"},
+        "default": {"cpu": "999m"}}),
     # the tenant boundary
     "tenant-egress-any": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/0"]}),
     "tenant-gpu-quota-not-gpu": lambda d: _tenant(d, quota={"gpus": 1,

@@ -21,7 +21,6 @@ from typing import Any
 from gpu_platform.lint import catalogue
 from gpu_platform.lint.findings import PathKey, RuleIssue
 from gpu_platform.lint.pod_specs import pod_specs
-from gpu_platform.lint.quantity import parse_quantity
 from gpu_platform.pipeline.model import (
     POOL_LABEL,
     NodePool,
@@ -31,6 +30,7 @@ from gpu_platform.pipeline.model import (
     parse_tolerations,
     tolerates,
 )
+from gpu_platform.pipeline.quantity import parse_quantity
 
 GPU_PREFIX = "nvidia.com/"
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")

@@ -31,9 +31,10 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
+from gpu_platform.pipeline.quantity import parse_quantity
 from gpu_platform.upstream.store import load_yaml_documents
 
 SCHEMA = "gpu-platform.diff/v1"
@@ -286,32 +287,9 @@ class Flag:
     fix: str = ""
 
 
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-            "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
-            "P": Decimal("1e15"), "E": Decimal("1e18")}
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+)?([A-Za-z]*)")
-
-
 def quantity(value: Any) -> Decimal | None:
     """A Kubernetes quantity (``10Gi``, ``500M``, ``1e9``) in base units; None if not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    found = _QUANTITY.fullmatch(str(value).strip())
-    if not found:
-        return None
-    number, exponent, suffix = found.groups()
-    try:
-        base = Decimal(number + (exponent or ""))
-    except InvalidOperation:
-        return None
-    if exponent and suffix:
-        return None
-    if suffix in _BINARY:
-        return base * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return base * _DECIMAL[suffix]
-    return None
+    return parse_quantity(value)
 
 
 def _orphan_fix(kind: str, key: Key) -> str:

@@ -2,4 +2,5 @@
 
 Each stage is a module and only reads the stages before it: ``load`` knows nothing of the
 model, ``rules`` never writes, ``emit`` takes what the checks produced and never re-runs them.
+``quantity`` (Kubernetes quantities as exact numbers) serves the rules, lint and diff alike.
 """

@@ -201,6 +201,19 @@ def prometheus_resources(values: Values) -> dict[str, Any]:
 
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
+# The merged lists are typed item by item: the platform adds to them, so a wrong entry of the
+# user's would reach the DaemonSet as an object the API server refuses.
+ENV_LIST_SCHEMA: dict[str, Any] = {"type": "array", "items": {
+    "type": "object", "required": ["name"],
+    "properties": {"name": {"type": "string", "minLength": 1}, "value": {"type": "string"},
+                   "valueFrom": {"type": "object"}}}}
+TOLERATIONS_SCHEMA: dict[str, Any] = {"type": "array", "items": {
+    "type": "object",
+    "properties": {"key": {"type": "string"},
+                   "operator": {"enum": ["Exists", "Equal"]},
+                   "value": {"type": "string"},
+                   "effect": {"enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
+                   "tolerationSeconds": {"type": "integer"}}}}
 _INT = {"type": "integer"}
 _KPS = "kube-prometheus-stack"
 _SPEC = ("prometheus", "prometheusSpec")
@@ -262,20 +275,19 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("gpu-operator", (*_SM, "honorLabels"), "platform.monitoring.dcgmLabelMode",
                lambda v: v.platform.monitoring.dcgmLabelMode == "honorLabels", _BOOL,
                "the label mode", go="{{- $want := toJson $honor -}}"),
-    Derivation("gpu-operator", ("dcgmExporter", "env"), _INTERVAL, dcgm_env,
-               {"type": "array", "items": {"type": "object"}},
+    Derivation("gpu-operator", ("dcgmExporter", "env"), _INTERVAL, dcgm_env, ENV_LIST_SCHEMA,
                f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s",
                merged=True),
     Derivation("gpu-operator", ("daemonsets", "tolerations"), "platform.nodePools[].taints",
                lambda v: with_pool_tolerations(v, ("daemonsets", "tolerations")),
-               {"type": "array", "items": {"type": "object"}},
+               TOLERATIONS_SCHEMA,
                "the operator's DaemonSets (driver, toolkit, device plugin, DCGM) tolerate "
                "every pool taint", merged=True),
     Derivation("gpu-operator", ("node-feature-discovery", "worker", "tolerations"),
                "platform.nodePools[].taints",
                lambda v: with_pool_tolerations(
                    v, ("node-feature-discovery", "worker", "tolerations")),
-               {"type": "array", "items": {"type": "object"}},
+               TOLERATIONS_SCHEMA,
                "NFD workers label GPU nodes; on a tainted pool without this, no node is ever "
                "detected as a GPU node", merged=True),
     Derivation("gpu-operator", ("driver", "enabled"), "platform.nodePools[].driver",

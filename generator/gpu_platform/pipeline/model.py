@@ -20,10 +20,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     WithJsonSchema,
     create_model,
     field_validator,
+    model_serializer,
 )
 from pydantic.alias_generators import to_camel
 
@@ -913,6 +915,39 @@ class ResourceMetric(Strict):
 HpaMetric = Annotated[PodsMetric | ResourceMetric, Field(discriminator="type")]
 
 
+class HpaScalingPolicy(Strict):
+    """One autoscaling/v2 scaling policy, with the bounds the API server enforces."""
+
+    type: Literal["Pods", "Percent"] = Field(description="Pods or Percent.")
+    value: int = Field(gt=0, description="How many pods (or percent) per period.")
+    periodSeconds: int = Field(gt=0, le=1800, description="The period, 1-1800 s.")
+
+
+class _OmitUnset(Strict):
+    """Dumps without the keys left out, so the HPA carries only what the user wrote and
+    Kubernetes defaults the rest."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class HpaScalingRules(_OmitUnset):
+    """scaleUp or scaleDown: Kubernetes fills whatever is left out with its defaults."""
+
+    stabilizationWindowSeconds: int | None = Field(
+        None, ge=0, le=3600, description="Window of past recommendations, 0-3600 s.")
+    selectPolicy: Literal["Max", "Min", "Disabled"] | None = Field(
+        None, description="Which policy wins: Max, Min, or Disabled (no scaling this way).")
+    policies: list[HpaScalingPolicy] | None = Field(
+        None, min_length=1, description="At least one policy when given.")
+
+
+class HpaBehavior(_OmitUnset):
+    scaleUp: HpaScalingRules | None = Field(None, description="How fast to add replicas.")
+    scaleDown: HpaScalingRules | None = Field(None, description="How fast to remove replicas.")
+
+
 class Hpa(Strict):
     """A HorizontalPodAutoscaler (autoscaling/v2) for a Deployment or StatefulSet."""
 
@@ -922,7 +957,7 @@ class Hpa(Strict):
     minReplicas: int = Field(1, ge=1, description="Fewest replicas.")
     maxReplicas: int = Field(ge=1, description="Most replicas.")
     metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
-    behavior: dict[str, Any] | None = Field(
+    behavior: HpaBehavior | None = Field(
         None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."
     )
 

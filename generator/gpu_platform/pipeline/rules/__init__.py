@@ -4,7 +4,7 @@ Every problem is reported with the dotted path and the source position of the of
 and all of them are collected in one run (``recover`` sets bad keys aside so the rules still
 run on the rest). The cross-component rules are the catalogue's (``catalogue.RULES``, one
 module per area: ``derived``, ``hpas``, ``pools``, ``tenants``, ``boundary``,
-``monitoring``, ``advice``);
+``resources``, ``monitoring``, ``advice``);
 each is enforced here and, through the generated ``templates/validate.yaml``, on a plain
 ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
@@ -31,14 +31,16 @@ from gpu_platform.pipeline.rules import (
     hpas,
     monitoring,
     pools,
+    resources,
     tenants,
 )
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Rule
+from gpu_platform.pipeline.rules.merged import merged_list_problems
 from gpu_platform.pipeline.rules.messages import model_problems
 from gpu_platform.pipeline.rules.recover import recover
 
 # Importing a rule module registers its rules; these names keep the imports explicit.
-RULE_MODULES = (derived, hpas, pools, tenants, boundary, monitoring, advice)
+RULE_MODULES = (derived, hpas, pools, tenants, boundary, resources, monitoring, advice)
 
 
 @dataclass
@@ -61,7 +63,7 @@ def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
         block = data.get(chart)
         if isinstance(block, dict):
             problems.extend(upstream.check_block(chart, block, origins))
-    return problems
+    return [*problems, *merged_list_problems(data, origins)]
 
 
 # --------------------------------------------------------------------------- the pipeline

@@ -37,6 +37,14 @@ def _model_at(path: PathKey) -> type[BaseModel] | None:
     return node if isinstance(node, type) and issubclass(node, BaseModel) else None
 
 
+def _takes_quantity(path: PathKey) -> bool:
+    """Whether the key at ``path`` is a Kubernetes quantity (written as a string)."""
+    owner = _model_at(path[:-1])
+    info = owner.model_fields.get(str(path[-1])) if owner else None
+    return info is not None and any(
+        getattr(m, "pattern", None) == QUANTITY_PATTERN for m in info.metadata)
+
+
 def _inner_model(annotation: Any) -> Any:
     """Unwrap list[...], Optional[...] and unions to the first model class inside."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -127,9 +135,23 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         expected = (error.get("ctx") or {}).get("expected_tags", "")
         tag = (error.get("ctx") or {}).get("tag")
         return f"type must be one of {expected}, got {_describe(tag)}"
+    if kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
+        ctx = error.get("ctx") or {}
+        short = kind.endswith("too_short")
+        bound = ctx.get("min_length") if short else ctx.get("max_length")
+        word = "at least" if short else "at most"
+        unit = "item" if isinstance(given, list | dict) else "character"
+        return (f"expected {word} {bound} {unit}{'' if bound == 1 else 's'}, got "
+                f"{len(given) if isinstance(given, str | list | dict) else _describe(given)}"
+                + ("; leave the key out for the default" if kind == "too_short" and not given
+                   else ""))
     for prefix, expected in _TYPE_WORDS.items():
         if kind.startswith(prefix):
-            return f"expected {expected}, got {_type_word(given)} {_describe(given)}"
+            hint = ""
+            if prefix == "string_type" and isinstance(given, int | float) \
+                    and not isinstance(given, bool) and _takes_quantity(path):
+                hint = f"; quote it: '{given}'"
+            return f"expected {expected}, got {_type_word(given)} {_describe(given)}{hint}"
     msg = str(error.get("msg", "invalid value"))
     msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
     if kind.endswith("_type") or kind.endswith("_parsing") or "type" in kind:

@@ -54,6 +54,15 @@ app.kubernetes.io/part-of: gpu-platform
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end -}}
 
+{{- /* A Kubernetes quantity in base units, as a float (500m -> 0.5, 1Gi -> 1073741824); the
+rules compare requests with limits this way (pipeline/quantity.py is the tool's side). */ -}}
+{{- define "gpu-platform.quantity" -}}
+{{- $q := toString . -}}
+{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "n" 0.000000001 "u" 0.000001 "m" 0.001 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 -}}
+{{- $suffix := regexFind "([KMGTPE]i|[numkMGTPE])$" $q -}}
+{{- mulf (float64 (trimSuffix $suffix $q)) (get $units $suffix | default 1.0) -}}
+{{- end -}}
+
 {{- define "gpu-platform.durationMs" -}}
 {{- $d := toString . -}}
 {{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h|d|w)$" $d) -}}
