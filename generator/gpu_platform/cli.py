@@ -19,18 +19,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gpu_platform import checkout, helm, tools
-from gpu_platform import simulate as simulation
 from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
 from gpu_platform.errors import GpuPlatformError, Problem, UsageError, ValuesInvalid
-from gpu_platform.lint.engine import lint_paths
 from gpu_platform.lint.output import FORMATS, lint_output, validate_output
 from gpu_platform.ops import apiserver
 from gpu_platform.ops import template as template_ops
-from gpu_platform.ops.promapi import credentials
-from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 from gpu_platform.ops.usage import UsageSummary, plot, side_by_side
 from gpu_platform.pipeline.emit import docs, helmyaml
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
@@ -40,10 +36,11 @@ from gpu_platform.pipeline.rules import RULES, Checked, check_data, check_defaul
 from gpu_platform.pipeline.rules.gofmt import sprintf
 from gpu_platform.pipeline.setvalues import SetArg, ordered
 from gpu_platform.publish import metadata
-from gpu_platform.simulate import load_settings, load_workload
-from gpu_platform.simulate.settings import reference as simulation_reference
 from gpu_platform.summary import summary
 from gpu_platform.writes import WriteRefused, write_file
+
+if TYPE_CHECKING:  # the commands import their own stage, so `template` loads no simulator
+    from gpu_platform import simulate as simulation
 
 
 def _checkout_chart(what: str) -> Path:
@@ -794,6 +791,8 @@ def _side_text(chart: template_ops.Chart, values: list[str]) -> str:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from gpu_platform.lint.engine import lint_paths
+
     checked = _checked(args.values)
     findings = lint_paths(args.files, checked.values, args.kube_version, args.crd)
     sys.stdout.write(lint_output(findings, args.format))
@@ -863,6 +862,9 @@ def _check_plot_path(path: Path | None) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from gpu_platform.ops.promapi import credentials
+    from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
+
     _check_plot_path(args.plot)
     now = time.time()
     start, end = parse_time(args.start, now), parse_time(args.end, now)
@@ -891,6 +893,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from gpu_platform import simulate as simulation
+    from gpu_platform.ops.report import stderr_progress
+    from gpu_platform.simulate import load_settings, load_workload
+    from gpu_platform.simulate.settings import reference as simulation_reference
+
     if args.defaults:
         _write("".join(f"{key} = {value}\n    {why}\n"
                        for key, value, why in simulation_reference()))
@@ -922,6 +929,9 @@ def _simulate(args: argparse.Namespace) -> int:
 def _configs(args: argparse.Namespace, settings: simulation.Settings | None
              ) -> tuple[simulation.Config, simulation.Config]:
     """The two sides of --compare and/or --compare-settings."""
+    from gpu_platform import simulate as simulation
+    from gpu_platform.simulate import load_settings
+
     if args.compare:
         values = [check_files([path]).values for path in args.compare]
         names = list(args.compare)
