@@ -35,7 +35,7 @@ from gpu_platform.pipeline.pins import lock
 from gpu_platform.pipeline.rules import RULES, Checked, check_data, check_defaults, check_files
 from gpu_platform.pipeline.rules.gofmt import sprintf
 from gpu_platform.pipeline.setvalues import SetArg, ordered
-from gpu_platform.publish import metadata
+from gpu_platform.publish import dependencies, metadata
 from gpu_platform.summary import summary
 from gpu_platform.writes import WriteRefused, write_file
 
@@ -89,7 +89,7 @@ def _release_args(p: argparse.ArgumentParser) -> None:
                    help="more API versions the cluster serves, besides those the bundled "
                    "charts need (repeatable)")
     p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
-    p.add_argument("--dependencies", choices=template_ops.dependencies.MODES, default="auto",
+    p.add_argument("--dependencies", choices=dependencies.MODES, default="auto",
                    help="the generated chart's four subcharts: real (from their "
                    "repositories), standins (offline), or auto (default)")
 
@@ -1093,7 +1093,7 @@ def _drop_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
-    sys.stdout = _GuardedStdout(stdout)  # type: ignore[assignment]
+    sys.stdout = _GuardedStdout(stdout)
     try:
         return _main(argv)
     finally:

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from gpu_platform.clouds.requirements import NVIDIA_DOCS
 from gpu_platform.errors import GpuPlatformError, UsageError
-from gpu_platform.pipeline.load import PathKey, dotted
+from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.model import (
     MACHINE_TYPE_EXAMPLES,
     MACHINE_TYPE_PATTERNS,
@@ -34,6 +34,7 @@ from gpu_platform.pipeline.model import (
     Taint,
     matches,
 )
+from gpu_platform.pipeline.yamltree import PathKey
 
 CLOUDS = ("gke", "eks", "aks")
 

@@ -75,7 +75,7 @@ def schema_version(kube_version: str) -> str:
             f"kubernetes-validate has no schemas for Kubernetes {kube_version} "
             f"(bundled: {available[0]} .. {available[-1]})"
         )
-    return usable[-1]
+    return str(usable[-1])
 
 
 def _builtin_file_stem(kind: str, api_version: str) -> str:
@@ -93,7 +93,7 @@ def _definitions(version: str) -> dict[str, Any]:
 @cache
 def _builtin_registry(version: str) -> referencing.Registry:
     resource = referencing.Resource.from_contents(_definitions(version))
-    return resource @ referencing.Registry()  # type: ignore[no-any-return]
+    return resource @ referencing.Registry()
 
 
 @cache

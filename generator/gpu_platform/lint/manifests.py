@@ -66,7 +66,8 @@ class _KubectlSchema(Schema):
         self._constructor = yaml.constructor.SafeConstructor()
 
     def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
-        return str(self._resolver.resolve(yaml.ScalarNode, value, implicit))
+        return str(self._resolver.resolve(  # type: ignore[no-untyped-call]
+            yaml.ScalarNode, value, implicit))
 
     def construct(self, tag: str, value: str, version: Any) -> Any:
         kind = tag.removeprefix(CORE)
@@ -169,7 +170,7 @@ def _worded(exc: yaml.MarkedYAMLError, chunk: str) -> yaml.MarkedYAMLError:
     loader = _PureLoader(chunk)
     try:
         while loader.check_event():
-            loader.get_event()
+            loader.get_event()  # type: ignore[no-untyped-call]
     except yaml.MarkedYAMLError as pure:
         return pure
     except yaml.YAMLError:
@@ -197,9 +198,10 @@ def read_documents(text: str) -> list[Document]:
                 break  # the file's budget is spent: every later document would say so again
         except yaml.MarkedYAMLError as exc:
             if LIBYAML_TOO_DEEP in str(exc.problem):
-                mark = exc.problem_mark
+                line, column = (exc.problem_mark.line, exc.problem_mark.column + 1) \
+                    if exc.problem_mark else (0, 1)
                 documents.append(Document(index, first_line, None, too_deep(MANIFEST_LIMITS),
-                                          first_line + mark.line, mark.column + 1))
+                                          first_line + line, column))
                 continue
             message, line, column = _problem_text(_worded(exc, chunk), first_line)
             documents.append(Document(index, first_line, None, message, line, column))

@@ -254,7 +254,8 @@ class UsageSummary:
         if self.nodes:
             out["nodes_over_time"] = [[t, n] for t, n in self.nodes]
         out.update(self.extra)
-        return _no_nan(out)
+        cleaned: dict[str, Any] = _no_nan(out)
+        return cleaned
 
     def text(self) -> str:
         """The summary for a person: durations in words, numbers rounded."""

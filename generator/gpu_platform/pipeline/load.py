@@ -131,7 +131,7 @@ class _ValuesSchema(Schema):
             rules = self._rules[version]
             for tag, regexp in [*rules.get(value[:1], ()), *rules.get(None, ())]:
                 if regexp.match(value):
-                    return tag
+                    return str(tag)
         return CORE + "str"
 
     def construct(self, tag: str, value: str, version: Any) -> Any:

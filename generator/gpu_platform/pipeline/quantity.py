@@ -40,7 +40,7 @@ def parse_quantity(value: Any) -> Decimal | None:
 
 def _value(number: Decimal, suffix: str) -> Decimal | None:
     if suffix in _BINARY:
-        return number * (1024 ** _BINARY[suffix])
+        return number * Decimal(1024) ** _BINARY[suffix]
     if suffix in _DECIMAL:
         return number.scaleb(_DECIMAL[suffix])
     if suffix:

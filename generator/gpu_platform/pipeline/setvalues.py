@@ -39,10 +39,10 @@ from gpu_platform.pipeline.load import (
     MAX_VALUES_DEPTH,
     LoadedValues,
     Origins,
-    PathKey,
     dotted,
     read_file,
 )
+from gpu_platform.pipeline.yamltree import PathKey
 
 # The flags in the order Helm applies them (after every -f file).
 FLAGS = ("--set", "--set-string", "--set-file")

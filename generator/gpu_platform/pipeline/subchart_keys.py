@@ -23,7 +23,8 @@ from typing import Any
 
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import registry
-from gpu_platform.pipeline.load import Origins, PathKey, dotted
+from gpu_platform.pipeline.load import Origins, dotted
+from gpu_platform.pipeline.yamltree import PathKey
 from gpu_platform.upstream import store
 
 _KEY_LINE = re.compile(r"^(\s*)(?:- )?([A-Za-z_][\w.-]*|\"[^\"]+\"):(\s|$)")

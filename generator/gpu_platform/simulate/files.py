@@ -202,7 +202,7 @@ def _from_legacy(old: LegacyWorkload, origins: Origins, source: str) -> Workload
         "so workers still waiting lost their work). Write version: 2 with tenants: (sessions, "
         "notebooks, alwaysOn, arrivals) to say more; see the shipped default workload",
         here, severity="warning")]
-    if "simulation" in origins.by_path or any(k[:1] == ("simulation",) for k in origins.by_path):
+    if any(k[:1] == ("simulation",) for k in origins.by_path):
         warnings.append(Problem(
             "simulation", "settings in a workload file are read for format 1 only: move "
             "them to a settings file (--settings) so --compare-settings can vary them; image "

@@ -132,20 +132,20 @@ def float_text(value: float) -> str:
 class HelmRepresenter(RoundTripRepresenter):
     """ruamel's round-trip representer (comments kept) with Helm-faithful scalars."""
 
-    def represent_str(self, data: str) -> ScalarNode:  # type: ignore[override]
+    def represent_str(self, data: str) -> ScalarNode:
         text = str(data)
         return self.represent_scalar("tag:yaml.org,2002:str", text, style=scalar_style(text))
 
-    def represent_none(self, data: None) -> ScalarNode:  # type: ignore[override]
+    def represent_none(self, data: None) -> ScalarNode:
         return self.represent_scalar("tag:yaml.org,2002:null", "null")
 
     def represent_bool(self, data: Any) -> ScalarNode:  # type: ignore[override]
         return self.represent_scalar("tag:yaml.org,2002:bool", "true" if data else "false")
 
-    def represent_int(self, data: Any) -> ScalarNode:  # type: ignore[override]
+    def represent_int(self, data: Any) -> ScalarNode:
         return self.represent_scalar("tag:yaml.org,2002:int", str(int(data)))
 
-    def represent_float(self, data: Any) -> ScalarNode:  # type: ignore[override]
+    def represent_float(self, data: Any) -> ScalarNode:
         return self.represent_scalar("tag:yaml.org,2002:float", float_text(float(data)))
 
 

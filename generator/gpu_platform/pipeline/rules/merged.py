@@ -16,8 +16,9 @@ from jsonschema.exceptions import ValidationError as SchemaError
 
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline.derive import DERIVATIONS, get_path
-from gpu_platform.pipeline.load import Origins, PathKey, dotted
+from gpu_platform.pipeline.load import Origins, dotted
 from gpu_platform.pipeline.rules.messages import _describe, _type_word
+from gpu_platform.pipeline.yamltree import PathKey
 
 _SCHEMA_TYPES = {"array": "a list", "object": "a mapping of keys", "string": "a string",
                  "integer": "a whole number", "boolean": "true or false"}
@@ -36,7 +37,7 @@ def _message(error: SchemaError) -> str:
         return f"expected one of {choices}, got {_describe(error.instance)}"
     if error.validator == "minLength":
         return "expected a non-empty string"
-    return error.message
+    return str(error.message)
 
 
 def merged_list_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ValidationError
 
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import subchart_keys
-from gpu_platform.pipeline.load import Origins, PathKey, dotted
+from gpu_platform.pipeline.load import Origins, dotted
 from gpu_platform.pipeline.model import QUANTITY_PATTERN, Values
+from gpu_platform.pipeline.yamltree import PathKey
 
 
 def _model_at(path: PathKey) -> type[BaseModel] | None:

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpu_platform.pipeline.load import PathKey
 from gpu_platform.pipeline.model import Values
 from gpu_platform.pipeline.rules.messages import _real_path
+from gpu_platform.pipeline.yamltree import PathKey
 
 MAX_ROUNDS = 20
 
