@@ -39,18 +39,18 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from support.k8svalidate import load_manifests
 
-from . import COUNTS
+from . import COUNTS, DERANDOMIZE, examples
 from .strategies import FAULTS, site
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
 GUARD_FILES = ("values.yaml", "values.schema.json", "templates/_helpers.tpl",
                "templates/validate.yaml")
-PYTHON_EXAMPLES = 1000
-HELM_EXAMPLES = 200
-RENDER_EXAMPLES = 20
+PYTHON_EXAMPLES = examples(1000)
+HELM_EXAMPLES = examples(200)
+RENDER_EXAMPLES = examples(20)
 SETTINGS: dict[str, Any] = {
-    "deadline": None, "derandomize": True, "database": None,
+    "deadline": None, "derandomize": DERANDOMIZE, "database": None,
     "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                               HealthCheck.data_too_large],
 }
