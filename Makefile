@@ -9,7 +9,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test venv test-venv tools system-packages render check lint clean
+FUZZ_SCALE ?= 10
+
+.PHONY: demo test fuzz venv test-venv tools system-packages render check lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +56,12 @@ test: test-venv tools system-packages
 	$(BIN)/gpu-platform render --check
 	$(BIN)/gpu-platform upstream sync --check
 	$(BIN)/python -m pytest -q
+
+# The property tests (tests/properties) with FUZZ_SCALE times their examples, freshly drawn on
+# every run; the summary line prints the counts.
+fuzz: test-venv tools
+	$(BIN)/gpu-platform render --check
+	GPU_PLATFORM_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest -q -rN tests/properties
 
 lint: test-venv
 	$(BIN)/ruff check generator tests ci bench

@@ -38,19 +38,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from support.k8svalidate import load_manifests
+from support.names import name_problems
 
-from . import COUNTS
+from . import COUNTS, DERANDOMIZE, examples
 from .strategies import FAULTS, site
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
 GUARD_FILES = ("values.yaml", "values.schema.json", "templates/_helpers.tpl",
                "templates/validate.yaml")
-PYTHON_EXAMPLES = 1000
-HELM_EXAMPLES = 200
-RENDER_EXAMPLES = 20
+PYTHON_EXAMPLES = examples(1000)
+HELM_EXAMPLES = examples(200)
+RENDER_EXAMPLES = examples(20)
 SETTINGS: dict[str, Any] = {
-    "deadline": None, "derandomize": True, "database": None,
+    "deadline": None, "derandomize": DERANDOMIZE, "database": None,
     "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                               HealthCheck.data_too_large],
 }
@@ -178,12 +179,21 @@ def test_guard_says_what_validate_says(guard_chart: Path, tmp_path_factory, majo
     COUNTS[f"helm{major} guard refused" if expected else f"helm{major} guard accepted"] += 1
 
 
+# Helm's release names: a DNS-1123 subdomain of at most 53 characters, and long ones (45-53)
+# on their own, since names are cut near the limit.
+RELEASE_NAMES = st.one_of(
+    st.just("gpu-platform"),
+    st.from_regex(r"[a-z]([-a-z0-9]{0,51}[a-z0-9])?", fullmatch=True),
+    st.integers(45, 53).map(lambda n: "r" * n),
+)
+
+
 @pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
 @settings(max_examples=RENDER_EXAMPLES, **SETTINGS)
-@given(data=site())
+@given(data=site(), release=RELEASE_NAMES)
 def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_chart: Path,
                                              tmp_path_factory, major: int,
-                                             data: dict[str, Any]) -> None:
+                                             data: dict[str, Any], release: str) -> None:
     built_major, chart = built_chart
     if built_major != major:
         return
@@ -192,7 +202,8 @@ def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_char
     files = [site_file, _write(work, "derived.yaml", left_to_the_tool(data))]
     env = chart_repo.env()
     try:
-        objects = load_manifests(helm.template(chart, files, major=major, env=env))
+        objects = load_manifests(helm.template(chart, files, major=major, env=env,
+                                               release=release))
     except helm.HelmError as exc:
         assert "these values are inconsistent:" in exc.stderr
         assert helm_verdict(guard_chart, files, major, work / "home") != []
@@ -201,9 +212,11 @@ def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_char
     assert helm_verdict(guard_chart, files, major, work / "home") == []
     checked = check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
     resolved = _write(work, "resolved.yaml", checked.resolved)
-    same = load_manifests(helm.template(chart, [resolved], major=major, env=env))
+    same = load_manifests(helm.template(chart, [resolved], major=major, env=env,
+                                        release=release))
     key = lambda o: json.dumps(o, sort_keys=True)  # noqa: E731
     assert sorted(map(key, objects)) == sorted(map(key, same))
+    assert name_problems(objects) == [], release
     COUNTS[f"helm{major} full chart rendered alike"] += 1
 
 

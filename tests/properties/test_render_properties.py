@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.k8svalidate import load_manifests, validate_objects
 
-from . import COUNTS
+from . import COUNTS, DERANDOMIZE, examples
 
 NAMES = ["gpu", "t4", "a100", "spot", "l4-pool", "x"]
 TAINTS = st.sampled_from([
@@ -154,7 +154,7 @@ def values_file(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(30), deadline=None, derandomize=DERANDOMIZE, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=values_file())
 def test_render_validates_or_stops_cleanly(built_chart, chart_repo, tmp_path_factory, data):

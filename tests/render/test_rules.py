@@ -294,3 +294,83 @@ def test_rules_follow_their_knobs(built_chart, chart_repo, tmp_path):
     site.write_text("platform:\n  monitoring:\n    rules:\n      enabled: false\n")
     objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
     assert [o for o in objects if o["kind"] == "PrometheusRule"] == []
+
+
+def _replicated(series: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The input as Prometheus stores it when kube-state-metrics runs twice (two replicas, or
+    scraped by two jobs): every kube_* series once per instance."""
+    out = []
+    for each in series:
+        name, _, rest = each["series"].partition("{")
+        if not name.startswith("kube_"):
+            out.append(each)
+            continue
+        for instance in ("ksm-0:8080", "ksm-1:8080"):
+            out.append({**each, "series": f'{name}{{instance="{instance}",{rest}'})
+    return out
+
+
+@pytest.mark.parametrize("mode", ["honorLabels", "exported"])
+def test_replicated_kube_state_metrics_count_once(built_chart, chart_repo, tmp_path, mode):
+    """Paid, allocated and pending GPUs are the same figures (worked out by hand above) when
+    every kube-state-metrics series comes twice: a plain sum would double the paid GPUs, and a
+    join against duplicated phase series is a many-to-many error that empties the rule."""
+    (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump({
+        "rule_files": ["rules.yaml"], "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": _replicated(_input_series(mode)),
+                   "promql_expr_test": [
+            _expect("cluster:gpus_paid:sum", "2m", [({}, 8)]),
+            _expect("namespace:gpus_allocated:sum", "2m",
+                    [({"namespace": "team-a"}, 2), ({"namespace": "team-b"}, 1)]),
+            _expect("cluster:gpus_allocated:sum", "2m", [({}, 3)]),
+            _expect("cluster:gpu_overhead:ratio", "2m", [({}, 0.625)]),
+            # one alert for the one Pending pod, its value the 2 GPUs it asks for
+            {"expr": 'ALERTS{alertname="GpuPlatformGpuPodPending",alertstate="firing"}',
+             "eval_time": "7m", "exp_samples": [{"labels": _labels("ALERTS", {
+                 "alertname": "GpuPlatformGpuPodPending", "alertstate": "firing",
+                 "severity": "warning", "namespace": "team-b", "pod": "big-1", "uid": "u5"}),
+                 "value": 1}]},
+        ]}]}))
+    proc = _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["honorLabels", "exported"])
+def test_cost_expressions_are_pipeline_promql(built_chart, chart_repo, tmp_path, mode):
+    """The rendered rule carries exactly the expressions of pipeline/promql.py (which report
+    and the dashboards use), with this release's own priority classes and label mode."""
+    from gpu_platform.pipeline import promql
+
+    site = tmp_path / f"{mode}.yaml"
+    site.write_text(yaml.safe_dump({"platform": {"monitoring": {"dcgmLabelMode": mode}}}))
+    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
+    classes = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "PriorityClass"
+                     and o["metadata"]["name"].endswith(("-placeholder", "-prepuller")))
+    assert classes == ["gpu-platform-placeholder", "gpu-platform-prepuller"]
+    platform = 'kube_pod_info{priority_class=~"gpu-platform-placeholder|gpu-platform-prepuller"}'
+    assert promql.platform_pods_of("gpu-platform") == platform
+    if mode == "honorLabels":
+        busy = ('DCGM_FI_DEV_GPU_UTIL{namespace!="",namespace!="gpu-platform",pod!=""} > 0')
+    else:
+        busy = ('label_replace(label_replace(DCGM_FI_DEV_GPU_UTIL{exported_namespace!="",'
+                'exported_namespace!="gpu-platform",exported_pod!=""} > 0, "namespace", "$1", '
+                '"exported_namespace", "(.+)"), "pod", "$1", "exported_pod", "(.+)")')
+    groups = {g["name"]: g["rules"] for g in rule["spec"]["groups"]}
+    got = [(r["record"], r["expr"]) for r in groups["gpu-platform.gpu-cost"]]
+    assert got == promql.cost_rules(platform, busy)
+    alerts = {r["alert"]: r["expr"] for r in groups["gpu-platform.gpu-usage-alerts"]}
+    assert alerts["GpuPlatformGpuPodPending"] == promql.pending_gpu_pods(platform)
+
+
+def test_report_queries_are_pipeline_promql():
+    """report asks Prometheus what the rules record (any release's platform pods)."""
+    from gpu_platform.ops import report
+    from gpu_platform.pipeline import promql
+
+    assert report.PAID == promql.PAID
+    assert promql.allocated_by_namespace(promql.ANY_PLATFORM_PODS) == report.USED_BY_NAMESPACE
+    assert promql.waiting(promql.ANY_PLATFORM_PODS) == report.WAITING
+    assert promql.ANY_PLATFORM_PODS == 'kube_pod_info{priority_class=~".*-(placeholder|prepuller)"}'

@@ -17,7 +17,8 @@ The platform's own placeholder and prepuller pods are warm capacity, not demand:
 out of "used" and of the waits, recognised by their priority class (``kube_pod_info``'s
 ``priority_class``, ``<release>-gpu-platform-placeholder`` or ``-prepuller``; matched on the
 suffix because a long release name truncates the middle). Duplicate series (two
-kube-state-metrics replicas) are collapsed with ``max by`` before anything is summed. The
+kube-state-metrics replicas) are collapsed with ``max by`` before anything is summed. Paid,
+used and waiting are the chart's own expressions (pipeline/promql.py). The
 ``namespace`` and ``pod`` labels must be the pod's own, as kube-prometheus-stack's
 kube-state-metrics ServiceMonitor keeps them (``honorLabels: true``).
 """
@@ -39,7 +40,8 @@ from gpu_platform.ops.promapi import (
     PrometheusClient,
     PrometheusError,
 )
-from gpu_platform.ops.usage import PLATFORM_POD_INFO, PodWait, UsageSummary, gpu_hours
+from gpu_platform.ops.usage import PodWait, UsageSummary, gpu_hours
+from gpu_platform.pipeline import promql
 
 __all__ = ["Credentials", "PrometheusError", "build_report", "parse_time", "stderr_progress"]
 
@@ -54,27 +56,17 @@ MIN_STEP_S = 0.001  # Prometheus' resolution: a step is a whole number of millis
 # query that loads more than --query.max-samples, 50 million by default, is refused).
 MAX_CHUNK_S = 12 * 3600
 LATE_SAMPLE_MARGIN_S = 300.0  # a pod created just before `end` is first scraped just after it
-PLATFORM_PODS = PLATFORM_POD_INFO
-GPU = 'resource="nvidia_com_gpu"'
-POD = "namespace, pod, uid"
+PLATFORM_PODS = promql.ANY_PLATFORM_PODS
+GPU = promql.GPU
+POD = promql.POD
 
-PAID = f"sum(max by (node) (kube_node_status_capacity{{{GPU}}}))"
-USED_BY_NAMESPACE = f"""
-sum by (namespace) (
-  (
-    max by ({POD}, container) (kube_pod_container_resource_requests{{{GPU}}})
-    * on ({POD}) group_left ()
-    (max by ({POD}) (kube_pod_status_phase{{phase="Running"}}) == 1)
-  )
-  unless on ({POD}) {PLATFORM_PODS}
-)"""
-# GPU pods whose containers have not started yet at each step: gives the last sighting of a
-# pod deleted while it was still waiting, whose wait ends there rather than at the end of the
-# period (a container that ran keeps its start time while it exists, terminated or not).
-WAITING = f"""
-(max by ({POD}) (kube_pod_container_resource_requests{{{GPU}}}) > 0)
-unless on ({POD}) kube_pod_container_state_started
-unless on ({POD}) {PLATFORM_PODS}"""
+# The same expressions as the chart's recording rules (pipeline/promql.py): paid GPUs, GPUs
+# allocated per namespace, GPU pods whose containers have not started yet at each step (gives
+# the last sighting of a pod deleted while it was still waiting, whose wait ends there rather
+# than at the end of the period; a container that ran keeps its start time while it exists).
+PAID = promql.PAID
+USED_BY_NAMESPACE = promql.allocated_by_namespace(PLATFORM_PODS)
+WAITING = promql.waiting(PLATFORM_PODS)
 
 
 def _created(window: str) -> str:

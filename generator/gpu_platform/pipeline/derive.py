@@ -27,6 +27,12 @@ from gpu_platform.pipeline.model import (
 
 PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
 PROMETHEUS_PORT = 9090
+# prometheus-adapter's name in its objects' names. Upstream's fullname is "<release>-<name>"
+# cut at 63 characters, and so is kube-prometheus-stack's prometheus-node-exporter's: with the
+# default name ("prometheus-adapter") a release name of 51-53 characters leaves both at
+# "<release>-prometheus" (or shorter), and their Services and ServiceAccounts collide. Names
+# whose first 9 characters (what is left at 53) differ from every other component's never do.
+ADAPTER_NAME = "custom-metrics-adapter"
 # Prometheus' own default scrape timeout; the timeout is never larger than the interval.
 MAX_SCRAPE_TIMEOUT_MS = 10_000
 DCGM_INTERVAL_ENV = "DCGM_EXPORTER_INTERVAL"
@@ -310,6 +316,9 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("prometheus-adapter", ("prometheus", "port"), "(this release's Prometheus)",
                lambda v: PROMETHEUS_PORT, _INT, "Prometheus' port",
                go=f"{{{{- $want := toJson {PROMETHEUS_PORT} -}}}}"),
+    Derivation("prometheus-adapter", ("nameOverride",), "(fixed)", lambda v: ADAPTER_NAME,
+               _STR, "names that stay apart from node-exporter's at a 53-character release "
+               "name", go="{{- $want := toJson `" + ADAPTER_NAME + "` -}}"),
     Derivation("prometheus-adapter", ("rules", "default"), "(fixed)", lambda v: False, _BOOL,
                "the generic rules would expose every DCGM series under the wrong labels",
                go=_FALSE),

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 import yaml
 
-from gpu_platform.pipeline import facts, registry
+from gpu_platform.pipeline import facts, promql, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
@@ -190,6 +190,12 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "admission_group": facts.ADMISSION_API_GROUP,
         "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
         "item_defaults": item_defaults_json(),
+        # GPU cost PromQL (pipeline/promql.py), with the Helm-time parts as template text: the
+        # release's own priority classes, the workload GPU series (label mode) above 0.
+        "promql": promql,
+        "platform_pods": promql.platform_pods("{{ $platformClasses | quote }}"),
+        "busy_workload_gpus":
+            "{{ $open }}DCGM_FI_DEV_GPU_UTIL{ {{- $workload -}} } > 0{{ $close }}",
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"
     for rel in _template_sources(root):

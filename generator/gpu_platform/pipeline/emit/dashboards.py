@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpu_platform.pipeline.facts import PLATFORM_POD_INFO
+from gpu_platform.pipeline import promql
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 OVERVIEW_UID = "gpu-platform-overview"
@@ -62,8 +62,7 @@ def _dashboard(uid: str, title: str, description: str, panels: list[dict[str, An
     }
 
 
-_GPU_PODS = ('max by (namespace, pod, uid) '
-             '(kube_pod_container_resource_requests{resource="nvidia_com_gpu"})')
+_GPU_PODS = f"({promql.POD_GPU_REQUESTS} > 0)"
 PENDING_SECONDS = (
     "(max by (namespace, pod, uid) (kube_pod_status_scheduled_time)"
     " - max by (namespace, pod, uid) (kube_pod_created))"
@@ -71,12 +70,7 @@ PENDING_SECONDS = (
     " and on (namespace, pod, uid)"
     " (max by (namespace, pod, uid) (kube_pod_created) > ${__from:date:seconds})"
 )
-PENDING_PODS = (
-    f'count(({_GPU_PODS}'
-    ' * on (namespace, pod, uid) (kube_pod_status_phase{phase="Pending"} == 1))'
-    f' unless on (namespace, pod, uid) {PLATFORM_POD_INFO})'
-    ' or vector(0)'
-)
+PENDING_PODS = f"count({promql.pending_gpu_pods(promql.ANY_PLATFORM_PODS)}) or vector(0)"
 
 
 def overview() -> dict[str, Any]:

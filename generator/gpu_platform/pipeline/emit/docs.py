@@ -10,12 +10,16 @@ outside the markers is prose, written by hand.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from gpu_platform.errors import GpuPlatformError
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.pins import lock
 from gpu_platform.publish import metadata
+
+if TYPE_CHECKING:
+    from gpu_platform.pipeline.rules.catalogue import Rule
 
 REGISTRY = "oci://registry.example.com/charts"
 RELEASE = "gpu-platform"
@@ -112,7 +116,44 @@ def cli() -> str:
     return "\n".join(rows) + "\n"
 
 
+def plain_helm(rules: Iterable[Rule] | None = None) -> str:
+    """What a plain ``helm install -f`` refuses, from the rule catalogue (``rules`` defaults to
+    it): each rule the generated guard enforces, each refusal it cannot make with the reason,
+    and the warnings only ``gpu-platform validate`` prints."""
+    if rules is None:
+        from gpu_platform.pipeline.rules import catalogue  # the rules import the pipeline
+
+        rules = catalogue.RULES
+    rules = list(rules)
+    errors = [r for r in rules if r.severity == "error"]
+    guarded = [r for r in errors if r.guard is not None and "derived" not in r.tags]
+    derived = [r for r in errors if r.guard is not None and "derived" in r.tags]
+    unguarded = [r for r in errors if r.guard is None]
+    warned = [r for r in rules if r.severity == "warning"]
+    lines = [f"`templates/validate.yaml` refuses, at install time and in `gpu-platform "
+             f"validate`'s words, values that break any of these {len(guarded) + len(derived)} "
+             "rules of the catalogue:", ""]
+    lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in guarded]
+    if derived:
+        lines.append(f"- a derived key differs from what the tool computes ({len(derived)} "
+                     "keys): " + ", ".join(f"`{r.id.split(':', 1)[1]}`" if ":" in r.id
+                                           else f"`{r.id}`" for r in derived))
+    lines.append("")
+    if unguarded:
+        lines += ["Only `gpu-platform validate` refuses (no Helm template can check these):", ""]
+        lines += [f"- {_cell(r.summary)} (`{r.id}`): {_cell(r.no_guard or '')}"
+                  for r in unguarded]
+    else:
+        lines.append("Every rule `gpu-platform validate` refuses by has an install-time guard.")
+    if warned:
+        lines += ["", "Warnings, printed by `gpu-platform validate` only (a Helm template can "
+                  "refuse, not warn):", ""]
+        lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in warned]
+    return "\n".join(lines) + "\n"
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "plain-helm": plain_helm,
     "cli": cli,
     "example-key-check": example_key_check,
     "components": components,

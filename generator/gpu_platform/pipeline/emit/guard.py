@@ -3,7 +3,8 @@
 A plain ``helm install -f site.yaml`` never runs the tool, so the chart checks the values itself:
 a prelude computes what the rules share (the lists with their item defaults filled in, the
 scrape interval in ms, the Prometheus sizing), then every rule with a guard fragment appends its
-message to ``$errors``, and a non-empty list fails the render with all of them at once. The
+message to ``$errors``, and a non-empty list fails the render with all of them at once (and
+``helm lint``, where ``fail`` does not stop the render, with an unparsable value quoting them). The
 messages are the catalogue's own format strings, so they read exactly as `gpu-platform validate`
 prints them. Nothing here is written by hand per rule: a rule added to the catalogue is added
 here.
@@ -61,9 +62,16 @@ PRELUDE = """\
 {{- $cpuMilli := max 250 (int64 (ceil (divf $perSecond 100.0))) -}}
 """
 
+# helm lint renders in "lint mode", where `fail` (and `required`) only log an [INFO] line and
+# the render carries on (helm/helm#8973, #9035; Helm 3 and 4): lint would report "0 chart(s)
+# failed". So after the fail, reached only under lint, comes a value YAML cannot read as its
+# tag: lint's "unable to parse YAML" is an [ERROR] (exit 1, --strict or not) that quotes it.
 FOOTER = """\
 {{- if $errors -}}
-{{- fail (printf "\\n\\ngpu-platform: these values are inconsistent:\\n  - %s\\n\\nFix: %s.\\n" (join "\\n  - " $errors) [[ fix ]]) -}}
+{{- $refusal := printf "\\n\\ngpu-platform: these values are inconsistent:\\n  - %s\\n\\nFix: %s.\\n" (join "\\n  - " $errors) [[ fix ]] -}}
+{{- fail $refusal -}}
+{{- /* reached only under helm lint, whose fail does not stop the render */}}
+gpu-platform-refuses-these-values: !!int {{ $refusal | toJson }}
 {{- end -}}
 """
 

@@ -1,0 +1,92 @@
+"""The GPU cost PromQL, written once: paid, allocated, busy and pending GPUs.
+
+The chart's PrometheusRule (its template receives these expressions through the Jinja context),
+`gpu-platform report` and the dashboards' queries all come from here; the dashboards otherwise
+read the recording rules. Each expression is one line, so the rendered rule carries exactly the
+string this module returns (tests/render/test_rules.py compares them).
+
+kube-state-metrics may run replicated (or be scraped twice): every series then comes once per
+replica, told apart by ``instance``/``pod`` labels of the exporter. Every kube-state-metrics
+series is collapsed with ``max by`` on the labels that identify its object *before* it is
+summed or joined: a plain ``sum`` would count each GPU once per replica, and a ``* on (...)``
+join against duplicated series is a many-to-many error that empties the rule.
+
+"The platform's own pods" (placeholders and prepullers: warm capacity, not demand) is one
+predicate, ``kube_pod_info`` by priority class (facts.py): the PrometheusRule knows its release
+and passes the exact class names, report and the dashboards cannot and pass the suffix regex.
+"""
+
+from __future__ import annotations
+
+from gpu_platform.pipeline import facts
+
+GPU = f'resource="{facts.GPU_RESOURCE_KSM}"'
+POD = "namespace, pod, uid"  # the labels that identify a pod in kube-state-metrics
+
+
+def platform_pods(classes: str) -> str:
+    """The platform's own pods: ``classes`` is a PromQL string literal (quotes included) of a
+    regular expression over priority class names."""
+    return f"kube_pod_info{{priority_class=~{classes}}}"
+
+
+def platform_pods_of(fullname: str) -> str:
+    """The platform's own pods of one release (the names the PrometheusRule's template builds)."""
+    return platform_pods('"' + "|".join(facts.platform_priority_classes(fullname)) + '"')
+
+
+# Whatever the release: the priority class's suffix (report, dashboards).
+ANY_PLATFORM_PODS = platform_pods(f'"{facts.PLATFORM_POD_REGEX}"')
+
+# GPUs of every node's capacity, each node counted once.
+PAID = f"sum(max by (node) (kube_node_status_capacity{{{GPU}}}))"
+# GPUs each pod requests: per container (deduplicated), summed over the pod's containers.
+POD_GPU_REQUESTS = (f"sum by ({POD}) "
+                    f"(max by ({POD}, container) (kube_pod_container_resource_requests{{{GPU}}}))")
+
+
+def _in_phase(phase: str) -> str:
+    return f'(max by ({POD}) (kube_pod_status_phase{{phase="{phase}"}}) == 1)'
+
+
+def allocated_by_namespace(platform: str) -> str:
+    """GPUs requested by Running pods per namespace, the platform's own pods left out."""
+    return (f"sum by (namespace) (({POD_GPU_REQUESTS} * on ({POD}) {_in_phase('Running')}) "
+            f"unless on ({POD}) {platform})")
+
+
+def pending_gpu_pods(platform: str) -> str:
+    """Each Pending pod that requests GPUs (value: its GPUs), the platform's own left out."""
+    return (f"({POD_GPU_REQUESTS} > 0) * on ({POD}) {_in_phase('Pending')} "
+            f"unless on ({POD}) {platform}")
+
+
+def waiting(platform: str) -> str:
+    """GPU pods whose containers have not started yet (report: a pod deleted while waiting)."""
+    return (f"({POD_GPU_REQUESTS} > 0) unless on ({POD}) kube_pod_container_state_started "
+            f"unless on ({POD}) {platform}")
+
+
+BUSY = "count(DCGM_FI_DEV_GPU_UTIL > 0) or vector(0)"
+
+
+def busy_by_namespace(busy_workload_gpus: str) -> str:
+    """Busy GPUs per namespace, from the workload GPU series above 0 (labels normalised)."""
+    return f"count by (namespace) ({busy_workload_gpus})"
+
+
+def cost_rules(platform: str, busy_workload_gpus: str) -> list[tuple[str, str]]:
+    """The PrometheusRule's gpu-cost group: (recorded series, expression). Overhead = (paid -
+    allocated) / paid, as in report and simulate."""
+    return [
+        ("cluster:gpus_paid:sum", PAID),
+        ("namespace:gpus_allocated:sum", allocated_by_namespace(platform)),
+        ("cluster:gpus_allocated:sum", "sum(namespace:gpus_allocated:sum) or vector(0)"),
+        ("namespace:gpus_busy:count", busy_by_namespace(busy_workload_gpus)),
+        ("cluster:gpus_busy:count", BUSY),
+        ("cluster:gpu_allocation:ratio",
+         "cluster:gpus_allocated:sum / (cluster:gpus_paid:sum > 0)"),
+        ("cluster:gpu_busy:ratio", "cluster:gpus_busy:count / (cluster:gpus_paid:sum > 0)"),
+        ("cluster:gpu_overhead:ratio",
+         "(cluster:gpus_paid:sum - cluster:gpus_allocated:sum) / (cluster:gpus_paid:sum > 0)"),
+    ]
