@@ -14,13 +14,12 @@ from typing import Any
 import jinja2
 import yaml
 
-from gpu_platform.pipeline import facts, registry
+from gpu_platform.pipeline import components, facts, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
 from gpu_platform.pipeline.emit.guard import validate_yaml
 from gpu_platform.pipeline.emit.values import (
-    item_defaults_json,
     schema_json,
     values_reference,
     values_yaml,
@@ -189,7 +188,8 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "shared_suffix": facts.SHARED_SUFFIX,
         "admission_group": facts.ADMISSION_API_GROUP,
         "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
-        "item_defaults": item_defaults_json(),
+        "item_lists": components.helper_context(),
+        "component_label": components.COMPONENT_LABEL,
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"
     for rel in _template_sources(root):
