@@ -34,7 +34,10 @@ CHART_NAME = metadata.NAME
 SOURCE_DIR = "generator/gpu_platform/pipeline/emit/sources"
 THIS_FILE = "generator/gpu_platform/pipeline/emit/chart.py"
 # charts/ holds downloaded dependencies (helm dependency build); it is not ours to compare.
-IGNORED_TOP_LEVEL = {"charts", "tmpcharts"}
+# ci/ holds the hand-written test scenarios (NN-*-values.yaml, chart-testing's convention):
+# inputs, not output, so render keeps them and never compares them.
+SCENARIO_DIR = "ci"
+IGNORED_TOP_LEVEL = {"charts", "tmpcharts", SCENARIO_DIR}
 # Lists the files render wrote, so a later render replaces exactly those and nothing else.
 MARKER = ".gpu-platform-files.json"
 
@@ -167,7 +170,8 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "values.yaml": values_yaml(checked.resolved),
         "values.schema.json": schema_json(),
         "README.md": readme(checked, lock),
-        ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n",
+        ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n"
+                       f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
         **dashboard_files(),
     }
     context: dict[str, Any] = {
