@@ -10,8 +10,7 @@ import pytest
 from gpu_platform.errors import HelmError, ValuesInvalid
 from gpu_platform.pipeline.rules import check_files
 from support.k8svalidate import validate_objects
-
-from .conftest import render, resolved_values
+from support.render import render, resolved_values
 
 TENANT = "gpu-platform.io/tenant"
 

@@ -11,8 +11,7 @@ from gpu_platform.pipeline import registry
 from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
-
-from .conftest import KUBE_VERSIONS, PROFILES, render, resolved_values
+from support.render import KUBE_VERSIONS, PROFILES, render, resolved_values
 
 PINNED = {info.name: info.version for info in registry.SUBCHARTS}
 

@@ -10,8 +10,7 @@ import subprocess
 
 import pytest
 import yaml
-
-from .conftest import render, resolved_values
+from support.render import render, resolved_values
 
 # Series the dashboards may read: DCGM's default set (docs/upstream-facts.md), the
 # kube-state-metrics series the rules use, and nothing else; recorded series come from the

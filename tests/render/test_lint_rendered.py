@@ -18,8 +18,7 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.cli import main
 from support.k8svalidate import load_manifests
-
-from .conftest import KUBE_VERSIONS, PROFILES, REPO, resolved_values
+from support.render import KUBE_VERSIONS, PROFILES, REPO, resolved_values
 
 
 def _lint_strict(text: str, profile: Path, kube: str, tmp_path: Path,

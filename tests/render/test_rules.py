@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from .conftest import render, resolved_values
+from support.render import render, resolved_values
 
 PROMTOOL = shutil.which("promtool")
 pytestmark = pytest.mark.skipif(
