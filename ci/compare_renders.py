@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 from gpu_platform import helm
+from gpu_platform.errors import HelmError
 from gpu_platform.ops import template as template_ops
 from gpu_platform.pipeline.emit.chart import dump_yaml
 from gpu_platform.publish import dependencies
@@ -118,8 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         cases: list[tuple[str, Path | None]] = [("(defaults)", None)]
         cases += [(p.relative_to(REPO).as_posix(), p) for p in profiles()]
         for name, values in cases:
-            before = objects(render(base, values, work, args.helm))
-            after = objects(render(head, values, work, args.helm))
+            try:
+                before = objects(render(base, values, work, args.helm))
+                after = objects(render(head, values, work, args.helm))
+            except HelmError as exc:
+                print(f"FAIL {name}: helm refused it: {exc.stderr.strip().splitlines()[0]}")
+                failures += 1
+                continue
             problems: list[str] = []
             labelled = identical = 0
             for key in sorted(set(before) | set(after)):
