@@ -110,8 +110,10 @@ def _render_text(
     )
 
 
+@cache
 def _documents(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """(template path inside the chart, object) for every object of a render."""
+    """(template path inside the chart, object) for every object of a render (parsed once;
+    callers get a deep copy)."""
     out: list[tuple[str, dict[str, Any]]] = []
     for chunk in re.split(r"^---[ \t]*$", text, flags=re.MULTILINE):
         source = ""
