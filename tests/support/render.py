@@ -127,6 +127,21 @@ def _documents(text: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def render_text(
+    values: dict[str, Any] | None = None,
+    *,
+    major: int = 3,
+    kube_version: str = DEFAULT_KUBE_VERSION,
+    release: str = RELEASE,
+    namespace: str = NAMESPACE,
+    resolved: bool = True,
+    api_versions: Iterable[str] = (),
+) -> str:
+    """helm template's output as text (the same cached render as ``render_chart``)."""
+    key = json.dumps(values or {}, sort_keys=True)
+    return _render_text(key, major, kube_version, release, namespace, resolved, tuple(api_versions))
+
+
 def render_sources(
     values: dict[str, Any] | None = None,
     *,
