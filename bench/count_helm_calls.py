@@ -42,6 +42,13 @@ class HelmCounter:
     def __init__(self) -> None:
         self.templates: Counter[tuple[str, ...]] = Counter()
         self.cli: Counter[str] = Counter()
+        self.by_file: Counter[str] = Counter()
+        self.current = "?"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        self.current = item.nodeid.split("::")[0]
+        return (yield)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
@@ -51,6 +58,7 @@ class HelmCounter:
         def counting_run(args: list[str], **kwargs: Any) -> Any:
             if args and args[0] == "template":
                 self.templates[_input(args, kwargs.get("major", 3))] += 1
+                self.by_file[self.current] += 1
             return run(args, **kwargs)
 
         def counting_popen(proc: Any, argv: Any, *a: Any, **kw: Any) -> None:
@@ -82,6 +90,8 @@ class HelmCounter:
         terminalreporter.write_line(
             f"helm template calls in-process: {total} ({len(self.templates)} distinct)"
         )
+        for name, count in self.by_file.most_common():
+            terminalreporter.write_line(f"  {count:4d}  {name}")
         cli = ", ".join(f"{n} {verb}" for verb, n in self.cli.most_common())
         terminalreporter.write_line(
             f"CLI subprocesses: {sum(self.cli.values())}" + (f" ({cli})" if cli else "")
