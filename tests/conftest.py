@@ -49,6 +49,12 @@ def chart_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalChartR
 
 
 @pytest.fixture(scope="session", params=MAJORS, ids=lambda m: f"helm{m}")
+def major(request: pytest.FixtureRequest) -> int:
+    """Each Helm major in turn, for tests that render through support.render.render_chart."""
+    return int(request.param)
+
+
+@pytest.fixture(scope="session", params=MAJORS, ids=lambda m: f"helm{m}")
 def built_chart(request, chart_repo: LocalChartRepo, tmp_path_factory) -> tuple[int, Path]:
     """(helm major, path of a copy of the committed chart with its dependencies built)."""
     major = request.param

@@ -8,6 +8,8 @@ The folders draw the flow (values files in, a checked chart and its figures out)
   ``subchart_keys`` and ``rules`` (every check, located) -> ``derive`` (values that fan out to
   several components) -> ``emit/`` (Chart.yaml, values.yaml, values.schema.json, templates,
   README reference; written atomically; ``emit/helmyaml`` writes YAML Helm reads back exactly).
+  Two tables drive it: ``registry`` (one row per bundled subchart) and ``components`` (one row
+  per folder of the chart's own templates: its label and the item lists it fills defaults in).
 - ``lint/``: the same schema engine and GPU rules, applied to a team's own manifests.
 - ``ops/``: the day after: ``report`` (what a period cost and how long users waited, from a
   real Prometheus) and the usage figures it shares with ``simulate``; ``template`` (render a

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .harness import (
+    MODE_LABEL,
     DcgmExporter,
     ExporterServer,
     Gpu,
@@ -21,8 +22,6 @@ from .harness import (
     prometheus_available,
     servicemonitor_job,
 )
-
-MODE_LABEL = {"honorLabels": "honor", "exported": "exported"}
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"

@@ -30,6 +30,8 @@ from prometheus_client.registry import Collector
 
 PROMETHEUS_BIN = shutil.which("prometheus") or "/usr/bin/prometheus"
 DRIVER_VERSION = "580.95.05"
+# The `mode` label of each scrape job: honorLabels and exported series side by side.
+MODE_LABEL = {"honorLabels": "honor", "exported": "exported"}
 MODEL_NAME = "NVIDIA H100 80GB HBM3"
 
 # The default dcp-metrics-included.csv field set (docs/upstream-facts.md):

@@ -16,8 +16,7 @@ import pytest
 from gpu_platform.pipeline.derive import adapter_rules, pod_labels
 from gpu_platform.pipeline.model import GpuSignal, Values
 
-from .conftest import MODE_LABEL
-from .harness import OPERATOR_TARGET_LABELS, Gpu, Prometheus
+from .harness import MODE_LABEL, OPERATOR_TARGET_LABELS, Gpu, Prometheus
 
 pytestmark = pytest.mark.integration
 

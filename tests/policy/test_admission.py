@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import copy
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_platform import helm
+import yaml
 from gpu_platform.errors import HelmError
-from render.conftest import render, resolved_values
 from support.admission import Admission, Request
-from support.k8svalidate import load_manifests, validate_objects
+from support.k8svalidate import validate_objects
+from support.render import render_chart
 
 POOL = "gpu-platform.io/pool"
 TENANT = "gpu-platform.io/tenant"
@@ -51,24 +50,15 @@ gpu-operator:
 """
 
 
-def _render(built_chart, chart_repo, tmp_path: Path, text: str, kube: str = "1.33",
+def _render(text: str, major: int, kube: str = "1.33",
             api_versions: tuple[str, ...] = ()) -> list[dict]:
-    site = tmp_path / "site.yaml"
-    site.write_text(text)
-    resolved = resolved_values(site, tmp_path)
-    if not api_versions:
-        return render(built_chart, [resolved], chart_repo.env(), kube=kube)
-    major, chart = built_chart
-    args = ["template", "gpu-platform", str(chart), "--namespace", "gpu-platform",
-            "--kube-version", helm.kube_version(kube), "-f", str(resolved)]
-    for api in (*helm.extra_api_versions(), *api_versions):
-        args += ["--api-versions", api]
-    return load_manifests(helm.run(args, major=major, env=chart_repo.env()).stdout)
+    return render_chart(yaml.safe_load(text), major=major, kube_version=kube,
+                        api_versions=api_versions)
 
 
 @pytest.fixture(scope="module")
-def objects(built_chart, chart_repo, tmp_path_factory) -> list[dict]:
-    return _render(built_chart, chart_repo, tmp_path_factory.mktemp("admission"), BOUNDARY)
+def objects(major: int) -> list[dict]:
+    return _render(BOUNDARY, major)
 
 
 @pytest.fixture(scope="module")
@@ -212,36 +202,34 @@ class TestRendered:
         assert hard["team-b"]["requests.nvidia.com/gpu"] == "4"
 
     @pytest.mark.parametrize("kube", ["1.30", "1.33"])
-    def test_policies_validate_strictly(self, built_chart, chart_repo, tmp_path, kube):
-        objects = _render(built_chart, chart_repo, tmp_path, BOUNDARY, kube=kube)
+    def test_policies_validate_strictly(self, major, kube):
+        objects = _render(BOUNDARY, major, kube=kube)
         ours = _admission_objects(objects)
         assert len(ours) == 10
         assert validate_objects(ours, kube) == []
         assert validate_objects(objects, kube) == []
 
-    def test_beta_api_where_a_129_cluster_serves_it(self, built_chart, chart_repo, tmp_path):
+    def test_beta_api_where_a_129_cluster_serves_it(self, major):
         beta = "admissionregistration.k8s.io/v1beta1"
-        objects = _render(built_chart, chart_repo, tmp_path, BOUNDARY, kube="1.29",
+        objects = _render(BOUNDARY, major, kube="1.29",
                           api_versions=(f"{beta}/ValidatingAdmissionPolicy",
                                         f"{beta}/ValidatingAdmissionPolicyBinding"))
         ours = _admission_objects(objects)
         assert {o["apiVersion"] for o in ours} == {beta} and len(ours) == 10
         assert validate_objects(ours, "1.29") == []
 
-    def test_nothing_on_a_129_cluster_without_it_unless_required(self, built_chart, chart_repo,
-                                                                  tmp_path):
-        objects = _render(built_chart, chart_repo, tmp_path, BOUNDARY, kube="1.29")
+    def test_nothing_on_a_129_cluster_without_it_unless_required(self, major):
+        objects = _render(BOUNDARY, major, kube="1.29")
         assert _admission_objects(objects) == []
         with pytest.raises(HelmError) as exc:
-            _render(built_chart, chart_repo, tmp_path,
-                    BOUNDARY.replace("platform:\n", "platform:\n  admission: {required: true}\n",
-                                     1), kube="1.29")
+            _render(BOUNDARY.replace("platform:\n", "platform:\n  admission: {required: true}\n",
+                                     1), major, kube="1.29")
         assert "platform.admission.required is true but Kubernetes v1.29.0 serves no " \
             "ValidatingAdmissionPolicy API" in exc.value.stderr
 
-    def test_switched_off(self, built_chart, chart_repo, tmp_path):
-        objects = _render(built_chart, chart_repo, tmp_path, BOUNDARY.replace(
-            "platform:\n", "platform:\n  admission: {enabled: false}\n", 1))
+    def test_switched_off(self, major):
+        objects = _render(BOUNDARY.replace(
+            "platform:\n", "platform:\n  admission: {enabled: false}\n", 1), major)
         assert _admission_objects(objects) == []
 
 

@@ -1,7 +1,8 @@
 """Properties every object this chart renders itself must have (subcharts are upstream's).
 
-Rendered with real helm for every profile in values/ plus a two-pool, two-tenant values file,
-so each template is exercised with and without its optional parts.
+Rendered with real helm (support.render.render_chart) for every profile in values/ and every
+scenario in charts/gpu-platform/ci/, so each template is exercised with and without its
+optional parts.
 """
 
 from __future__ import annotations
@@ -10,33 +11,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from render.conftest import render, resolved_values
-from render.test_capacity import TWO_POOLS
+import yaml
 from support.kube import tolerated
+from support.render import PROFILES, render_chart, resolve, scenarios
 
-REPO = Path(__file__).resolve().parents[2]
-CASES = {p.stem: p.read_text() for p in sorted((REPO / "values").glob("*.yaml"))}
-CASES["two-pools"] = TWO_POOLS
+CASES: dict[str, Path] = {**{p.stem: p for p in PROFILES},
+                          **{f"ci/{p.name}": p for p in scenarios()}}
 POOL_LABEL = "gpu-platform.io/pool"
 STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance",
                    "app.kubernetes.io/managed-by", "app.kubernetes.io/part-of", "helm.sh/chart")
 
 
 @pytest.fixture(scope="module", params=sorted(CASES), ids=str)
-def case(request, built_chart, chart_repo, tmp_path_factory) -> tuple[dict, list[dict]]:
+def case(request, major: int) -> tuple[dict, list[dict]]:
     """(resolved values, objects of this chart only) for one values file."""
-    from gpu_platform.upstream.store import load_yaml
-
-    tmp = tmp_path_factory.mktemp(f"policy-{request.param}")
-    site = tmp / f"{request.param}.yaml"
-    site.write_text(CASES[request.param])
-    resolved = resolved_values(site, tmp)
-    objects = render(built_chart, [resolved], chart_repo.env())
+    values = yaml.safe_load(CASES[request.param].read_text(encoding="utf-8")) or {}
+    objects = render_chart(values, major=major)
     ours = [o for o in objects
             if o["metadata"].get("labels", {}).get("helm.sh/chart", "").startswith(
                 "gpu-platform-")]
     assert ours, "no object of this chart rendered"
-    return load_yaml(resolved.read_text()), ours
+    return resolve(values), ours
 
 
 def _pod_specs(objects: list[dict]) -> list[tuple[str, dict[str, Any]]]:

@@ -4,14 +4,12 @@ message), and the release namespace's NetworkPolicies."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+import yaml
 from gpu_platform.errors import HelmError, ValuesInvalid
 from gpu_platform.pipeline.rules import check_files
 from support.k8svalidate import validate_objects
-
-from .conftest import render, resolved_values
+from support.render import render_chart
 
 TENANT = "gpu-platform.io/tenant"
 
@@ -31,22 +29,21 @@ CROSS_FIELD = {
 }
 
 
-def _plain_helm_error(built_chart, chart_repo, tmp_path: Path, text: str) -> str:
-    site = tmp_path / "site.yaml"
-    site.write_text(text)
+def _plain_helm_error(text: str, major: int) -> str:
+    """helm template with this site file as is (no `gpu-platform values`): the error text."""
     with pytest.raises(HelmError) as exc:
-        render(built_chart, [site], chart_repo.env())
+        render_chart(yaml.safe_load(text), major=major, resolved=False)
     return exc.value.stderr
 
 
 @pytest.mark.parametrize("case", sorted(CROSS_FIELD))
-def test_plain_helm_refuses_with_the_tools_message(built_chart, chart_repo, tmp_path, case):
+def test_plain_helm_refuses_with_the_tools_message(major, tmp_path, case):
     site = tmp_path / "site.yaml"
     site.write_text(CROSS_FIELD[case])
     with pytest.raises(ValuesInvalid) as exc:
         check_files([str(site)])
     (problem,) = exc.value.problems
-    stderr = _plain_helm_error(built_chart, chart_repo, tmp_path, CROSS_FIELD[case])
+    stderr = _plain_helm_error(CROSS_FIELD[case], major)
     assert f"{problem.path}: {problem.message}" in " ".join(stderr.split())
 
 
@@ -58,17 +55,16 @@ def test_plain_helm_refuses_with_the_tools_message(built_chart, chart_repo, tmp_
     ("platform:\n  tenants: [{name: a, network: {egressCIDRs: [all]}}]\n", "egressCIDRs"),
     ("platform:\n  nodePools: [{name: a, gpuResources: [amd.com/gpu]}]\n", "gpuResources"),
 ])
-def test_plain_helm_schema_refuses_per_field(built_chart, chart_repo, tmp_path, text, where):
-    stderr = _plain_helm_error(built_chart, chart_repo, tmp_path, text)
+def test_plain_helm_schema_refuses_per_field(major, text, where):
+    stderr = _plain_helm_error(text, major)
     assert "values don't meet the specifications of the schema" in stderr
     assert where in stderr
 
 
-def test_acknowledged_any_egress_renders(built_chart, chart_repo, tmp_path):
-    site = tmp_path / "site.yaml"
-    site.write_text("platform:\n  tenants:\n    - name: team-a\n      network:\n"
-                    "        egressCIDRs: [0.0.0.0/0]\n        acknowledgeAnyEgress: true\n")
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+def test_acknowledged_any_egress_renders(major):
+    network = {"egressCIDRs": ["0.0.0.0/0"], "acknowledgeAnyEgress": True}
+    objects = render_chart({"platform": {"tenants": [{"name": "team-a", "network": network}]}},
+                           major=major)
     (egress,) = [o for o in objects if o["kind"] == "NetworkPolicy"
                  and o["metadata"]["name"].endswith("tenant-egress")]
     assert egress["spec"]["egress"][0]["to"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
@@ -77,18 +73,14 @@ def test_acknowledged_any_egress_renders(built_chart, chart_repo, tmp_path):
 class TestReleaseNamespacePolicies:
     SITE = "platform:\n  tenants: [{name: team-a}]\n"
 
-    def _policies(self, built_chart, chart_repo, tmp_path, text: str) -> list[dict]:
-        site = tmp_path / "site.yaml"
-        site.write_text(text)
-        objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    def _policies(self, major: int, text: str) -> list[dict]:
+        objects = render_chart(yaml.safe_load(text), major=major)
         assert validate_objects(objects, "1.33") == []
         return [o for o in objects if o["kind"] == "NetworkPolicy"
                 and o["metadata"]["namespace"] == "gpu-platform"]
 
-    def test_unauthenticated_services_refuse_tenant_namespaces(self, built_chart, chart_repo,
-                                                               tmp_path):
-        policies = {p["metadata"]["name"]: p["spec"]
-                    for p in self._policies(built_chart, chart_repo, tmp_path, self.SITE)}
+    def test_unauthenticated_services_refuse_tenant_namespaces(self, major):
+        policies = {p["metadata"]["name"]: p["spec"] for p in self._policies(major, self.SITE)}
         assert set(policies) == {"gpu-platform-release-monitoring",
                                  "gpu-platform-release-dcgm-exporter"}
         monitoring = policies["gpu-platform-release-monitoring"]
@@ -108,11 +100,11 @@ class TestReleaseNamespacePolicies:
                     {"key": TENANT, "operator": "DoesNotExist"}]}}]
             assert "ports" not in rule
 
-    def test_switch_and_components(self, built_chart, chart_repo, tmp_path):
+    def test_switch_and_components(self, major):
         off = self.SITE.replace("platform:\n", "platform:\n  releaseNetworkPolicies: false\n")
-        assert self._policies(built_chart, chart_repo, tmp_path, off) == []
-        assert self._policies(built_chart, chart_repo, tmp_path, "platform: {}\n") == []
+        assert self._policies(major, off) == []
+        assert self._policies(major, "platform: {}\n") == []
         no_gpu = self.SITE + "gpu-operator:\n  enabled: false\n"
         names = [p["metadata"]["name"]
-                 for p in self._policies(built_chart, chart_repo, tmp_path, no_gpu)]
+                 for p in self._policies(major, no_gpu)]
         assert names == ["gpu-platform-release-monitoring"]

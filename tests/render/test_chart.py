@@ -11,8 +11,14 @@ from gpu_platform.pipeline import registry
 from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
-
-from .conftest import KUBE_VERSIONS, PROFILES, render, resolved_values
+from support.render import (
+    KUBE_VERSIONS,
+    PROFILES,
+    render,
+    render_chart,
+    resolve,
+    resolved_values,
+)
 
 PINNED = {info.name: info.version for info in registry.SUBCHARTS}
 
@@ -59,18 +65,15 @@ class TestProfiles:
         assert "0 chart(s) failed" in out
 
     @pytest.mark.parametrize("kube", KUBE_VERSIONS)
-    def test_every_object_validates_strictly(self, built_chart, chart_repo, profile, kube,
-                                             tmp_path):
-        values = resolved_values(profile, tmp_path)
-        objects = render(built_chart, [values], chart_repo.env(), kube=kube)
+    def test_every_object_validates_strictly(self, major, profile, kube):
+        objects = render_chart(load_yaml(profile.read_text()), major=major, kube_version=kube)
         assert objects, "helm template rendered nothing"
         assert validate_objects(objects, kube) == []
 
-    def test_hpas_and_prepuller_match_the_profile(self, built_chart, chart_repo, profile,
-                                                  tmp_path):
-        values_file = resolved_values(profile, tmp_path)
-        resolved = load_yaml(values_file.read_text())
-        objects = render(built_chart, [values_file], chart_repo.env())
+    def test_hpas_and_prepuller_match_the_profile(self, major, profile):
+        values = load_yaml(profile.read_text())
+        resolved = resolve(values)
+        objects = render_chart(values, major=major)
         hpas = _by_kind(objects, "HorizontalPodAutoscaler")
         assert sorted(h["metadata"]["name"] for h in hpas) == sorted(
             h["name"] for h in resolved["platform"]["hpas"])
@@ -90,8 +93,8 @@ class TestProfiles:
 class TestSubchartValues:
     """What each upstream chart receives: the derived keys at their real paths."""
 
-    def test_defaults_reach_the_subcharts(self, built_chart, chart_repo):
-        objects = render(built_chart, [], chart_repo.env())
+    def test_defaults_reach_the_subcharts(self, major):
+        objects = render_chart({}, major=major, resolved=False)  # values.yaml as committed
         kps = _subchart_values(objects, "kube-prometheus-stack")
         spec = kps["prometheus"]["prometheusSpec"]
         assert spec["scrapeInterval"] == "1s"
@@ -107,10 +110,8 @@ class TestSubchartValues:
         names = {r["name"]["as"] for r in adapter["rules"]["custom"]}
         assert {"gpu_utilization_current", "gpu_utilization_over_time"} <= names
 
-    def test_disabled_component_renders_nothing_of_it(self, built_chart, chart_repo, tmp_path):
-        profile = tmp_path / "off.yaml"
-        profile.write_text("gpu-operator:\n  enabled: false\n")
-        objects = render(built_chart, [resolved_values(profile, tmp_path)], chart_repo.env())
+    def test_disabled_component_renders_nothing_of_it(self, major):
+        objects = render_chart({"gpu-operator": {"enabled": False}}, major=major)
         names = {o["metadata"]["name"] for o in _by_kind(objects, "ConfigMap")}
         assert standin_configmap_name("gpu-platform", "gpu-operator") not in names
         assert standin_configmap_name("gpu-platform", "kube-prometheus-stack") in names

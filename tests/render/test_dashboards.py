@@ -10,8 +10,7 @@ import subprocess
 
 import pytest
 import yaml
-
-from .conftest import render, resolved_values
+from support.render import render_chart
 
 # Series the dashboards may read: DCGM's default set (docs/upstream-facts.md), the
 # kube-state-metrics series the rules use, and nothing else; recorded series come from the
@@ -26,10 +25,8 @@ FUNCTIONS = {"max", "min", "avg", "sum", "count", "by", "on", "and", "or", "unle
 PROMTOOL = shutil.which("promtool")
 
 
-def _boards(built_chart, chart_repo, tmp_path, mode: str) -> dict[str, dict]:
-    site = tmp_path / f"{mode}.yaml"
-    site.write_text(yaml.safe_dump({"platform": {"monitoring": {"dcgmLabelMode": mode}}}))
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+def _boards(major: int, mode: str) -> dict[str, dict]:
+    objects = render_chart({"platform": {"monitoring": {"dcgmLabelMode": mode}}}, major=major)
     maps = [o for o in objects if o["kind"] == "ConfigMap"
             and o["metadata"]["labels"].get("grafana_dashboard") == "1"]
     boards = {}
@@ -53,15 +50,15 @@ def _for_promql(expr: str) -> str:
 
 @pytest.mark.parametrize("mode", ["honorLabels", "exported"])
 class TestDashboards:
-    def test_sidecar_loads_two_dashboards(self, built_chart, chart_repo, tmp_path, mode):
-        boards = _boards(built_chart, chart_repo, tmp_path, mode)["boards"]
+    def test_sidecar_loads_two_dashboards(self, major, mode):
+        boards = _boards(major, mode)["boards"]
         assert set(boards) == {"overview.json", "dcgm.json"}
         for board in boards.values():
             ids = [p["id"] for p in board["panels"]]
             assert len(ids) == len(set(ids)) and board["uid"]
 
-    def test_queries_name_only_real_series(self, built_chart, chart_repo, tmp_path, mode):
-        found = _boards(built_chart, chart_repo, tmp_path, mode)
+    def test_queries_name_only_real_series(self, major, mode):
+        found = _boards(major, mode)
         known = DCGM | KSM | found["recorded"]
         for board in found["boards"].values():
             for expr in _exprs(board):
@@ -70,8 +67,8 @@ class TestDashboards:
                 unknown = {n for n in names if n not in known and n not in FUNCTIONS}
                 assert not unknown, (expr, unknown)
 
-    def test_workload_labels_follow_the_mode(self, built_chart, chart_repo, tmp_path, mode):
-        board = _boards(built_chart, chart_repo, tmp_path, mode)["boards"]["dcgm.json"]
+    def test_workload_labels_follow_the_mode(self, major, mode):
+        board = _boards(major, mode)["boards"]["dcgm.json"]
         text = json.dumps(board)
         if mode == "exported":
             assert "exported_pod" in text and "{{exported_pod}}" in text
@@ -82,8 +79,8 @@ class TestDashboards:
         assert "__RELEASE_NAMESPACE__" not in text
 
     @pytest.mark.skipif(PROMTOOL is None, reason="no promtool (make prometheus installs it)")
-    def test_every_query_parses(self, built_chart, chart_repo, tmp_path, mode):
-        boards = _boards(built_chart, chart_repo, tmp_path, mode)["boards"]
+    def test_every_query_parses(self, major, tmp_path, mode):
+        boards = _boards(major, mode)["boards"]
         exprs = [_for_promql(e) for b in boards.values() for e in _exprs(b)]
         rules = {"groups": [{"name": "dashboards", "rules": [
             {"record": f"dashboard:query{i}:check", "expr": e} for i, e in enumerate(exprs)]}]}
@@ -95,9 +92,7 @@ class TestDashboards:
         assert f"SUCCESS: {len(exprs)} rules found" in proc.stdout
 
 
-def test_dashboards_can_be_turned_off(built_chart, chart_repo, tmp_path):
-    site = tmp_path / "off.yaml"
-    site.write_text("platform:\n  monitoring:\n    dashboards: false\n")
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+def test_dashboards_can_be_turned_off(major):
+    objects = render_chart({"platform": {"monitoring": {"dashboards": False}}}, major=major)
     assert not [o for o in objects if o["kind"] == "ConfigMap"
                 and o["metadata"]["labels"].get("grafana_dashboard") == "1"]

@@ -24,8 +24,7 @@ import pytest
 import yaml
 from gpu_platform import helm
 from support.k8svalidate import load_manifests
-
-from .conftest import PROFILES, REPO
+from support.render import PROFILES, REPO
 
 KPS_SPEC = "kube-prometheus-stack.prometheus.prometheusSpec"
 LOCATED = re.compile(r"^[^:\n]+(?::\d+:\d+)?: (.+)$")

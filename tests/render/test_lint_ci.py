@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 from gpu_platform import helm
-
-from .conftest import REPO
+from support.render import REPO
 
 # A tenant naming a pool that does not exist: refused by validate and by the guard.
 REFUSED = """\

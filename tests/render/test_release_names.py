@@ -25,8 +25,7 @@ import yaml
 from gpu_platform import helm
 from support.k8svalidate import load_manifests
 from support.names import DNS_SUBDOMAIN, name_problems, random_release_names
-
-from .conftest import REPO, resolved_values
+from support.render import REPO, resolved_values
 
 # Lengths where names are cut, and names that contain a subchart's name.
 RELEASES = sorted({

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from support.chartrepo import real_repos_requested
-
-from .conftest import REPO, resolved_values
+from support.render import REPO, resolved_values
 
 LIMIT = 1024 * 1024
 BUDGET = LIMIT if real_repos_requested() else LIMIT // 4

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from .conftest import render, resolved_values
+from support.render import render_chart
 
 PROMTOOL = shutil.which("promtool")
 pytestmark = pytest.mark.skipif(
@@ -26,10 +25,8 @@ EXPORTER = {"namespace": RELEASE_NS, "pod": "nvidia-dcgm-exporter-7xk2p",
             "job": "nvidia-dcgm-exporter", "container": "nvidia-dcgm-exporter"}
 
 
-def _rules(built_chart, chart_repo, tmp_path: Path, mode: str) -> list[dict[str, Any]]:
-    site = tmp_path / f"{mode}.yaml"
-    site.write_text(yaml.safe_dump({"platform": {"monitoring": {"dcgmLabelMode": mode}}}))
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+def _rules(major: int, mode: str) -> list[dict[str, Any]]:
+    objects = render_chart({"platform": {"monitoring": {"dcgmLabelMode": mode}}}, major=major)
     rules = [o for o in objects if o["kind"] == "PrometheusRule"]
     assert len(rules) == 1, [o["metadata"]["name"] for o in rules]
     return rules
@@ -256,15 +253,15 @@ def _promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("mode", ["honorLabels", "exported"])
 class TestGpuRules:
-    def test_promtool_check_rules(self, built_chart, chart_repo, tmp_path, mode):
-        (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+    def test_promtool_check_rules(self, major, tmp_path, mode):
+        (rule,) = _rules(major, mode)
         (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
         proc = _promtool("check", "rules", "rules.yaml", cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "SUCCESS: 21 rules found" in proc.stdout
 
-    def test_promtool_unit_tests(self, built_chart, chart_repo, tmp_path, mode):
-        (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+    def test_promtool_unit_tests(self, major, tmp_path, mode):
+        (rule,) = _rules(major, mode)
         (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
         (tmp_path / "tests.yaml").write_text(yaml.safe_dump({
             "rule_files": ["rules.yaml"], "evaluation_interval": "1m",
@@ -272,10 +269,9 @@ class TestGpuRules:
         proc = _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    def test_alert_annotations_keep_prometheus_templates(self, built_chart, chart_repo, tmp_path,
-                                                         mode):
+    def test_alert_annotations_keep_prometheus_templates(self, major, mode):
         """Helm must pass {{ $labels.x }} through to Prometheus, not evaluate it."""
-        (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+        (rule,) = _rules(major, mode)
         alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
         summaries = {a["alert"]: a["annotations"]["summary"] for a in alerts}
         assert "{{ $labels.instance }}" in summaries["GpuPlatformDcgmExporterDown"]
@@ -283,16 +279,15 @@ class TestGpuRules:
         assert all(a["labels"]["severity"] in ("info", "warning", "critical") for a in alerts)
 
 
-def test_rules_follow_their_knobs(built_chart, chart_repo, tmp_path):
-    site = tmp_path / "site.yaml"
-    site.write_text("platform:\n  monitoring:\n    rules:\n      exporterDownFor: 7m\n")
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+def test_rules_follow_their_knobs(major):
+    values = {"platform": {"monitoring": {"rules": {"exporterDownFor": "7m"}}}}
+    objects = render_chart(values, major=major)
     (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
     alerts = {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
     assert alerts["GpuPlatformDcgmExporterDown"]["for"] == "7m"
 
-    site.write_text("platform:\n  monitoring:\n    rules:\n      enabled: false\n")
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    objects = render_chart({"platform": {"monitoring": {"rules": {"enabled": False}}}},
+                           major=major)
     assert [o for o in objects if o["kind"] == "PrometheusRule"] == []
 
 
@@ -338,14 +333,12 @@ def test_replicated_kube_state_metrics_count_once(built_chart, chart_repo, tmp_p
 
 
 @pytest.mark.parametrize("mode", ["honorLabels", "exported"])
-def test_cost_expressions_are_pipeline_promql(built_chart, chart_repo, tmp_path, mode):
+def test_cost_expressions_are_pipeline_promql(mode):
     """The rendered rule carries exactly the expressions of pipeline/promql.py (which report
     and the dashboards use), with this release's own priority classes and label mode."""
     from gpu_platform.pipeline import promql
 
-    site = tmp_path / f"{mode}.yaml"
-    site.write_text(yaml.safe_dump({"platform": {"monitoring": {"dcgmLabelMode": mode}}}))
-    objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
+    objects = render_chart({"platform": {"monitoring": {"dcgmLabelMode": mode}}})
     (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
     classes = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "PriorityClass"
                      and o["metadata"]["name"].endswith(("-placeholder", "-prepuller")))

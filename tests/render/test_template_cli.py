@@ -31,6 +31,7 @@ from gpu_platform.publish.package import Packaged
 from support import registry as oci
 from support.internet import LocalInternet, static_server
 from support.k8svalidate import load_manifests, validate_objects
+from support.render import VALUES_PROBE, probe_chart
 
 REPO = Path(__file__).resolve().parents[2]
 MAJORS = (3, 4)
@@ -64,16 +65,6 @@ def by_kind(objects: list[dict], kind: str) -> list[dict]:
 # --------------------------------------------------------------------------- --set as Helm has it
 
 
-def probe_chart(folder: Path, template: str, values: str = "") -> Path:
-    """A one-template chart that prints what Helm computed."""
-    (folder / "templates").mkdir(parents=True)
-    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: probe\nversion: 0.1.0\n")
-    (folder / "values.yaml").write_text(values)
-    (folder / "templates" / "probe.yaml").write_text(template)
-    return folder
-
-
-VALUES_PROBE = "values: {{ toJson .Values }}\n"
 # Keys chosen so YAML 1.1 (Helm) and YAML 1.2 (the tool) read the files alike.
 BASE_FILE = "pools: [{name: a, max: 1}, {name: b, max: 2}]\nmeta: {kept: 1}\nlist: [x]\n"
 SET_CASES = [

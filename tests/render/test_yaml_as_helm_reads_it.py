@@ -20,9 +20,7 @@ from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.yamltree import HELM_READS
 from support.k8svalidate import validate_objects
-
-from .conftest import render
-from .test_template_cli import VALUES_PROBE, probe_chart
+from support.render import VALUES_PROBE, probe_chart, render
 
 MAJORS = (3, 4)
 

@@ -11,9 +11,13 @@ How the helpers fit together:
   on one pool: a toleration per pool taint, and the pool label the nodes are created with.
 - gpu-platform.priorityClassName: the ladder user 0 > prepuller -5 > placeholder -10, so warm
   capacity is the first thing evicted when a user pod needs a GPU.
-- gpu-platform.items: a list from values with each item's defaults filled in (gpu-platform.defaults.*,
-  generated from the values model). Helm never fills defaults inside list items, so every
-  template ranges over (include "gpu-platform.items" (list $ "nodePool" .Values.platform.nodePools) | fromYaml).items.
+- gpu-platform.componentLabel: app.kubernetes.io/component, the folder of the template that
+  renders the object (templates/tenant/namespace.yaml: tenant), as zero-to-jupyterhub derives it.
+- one named helper per list of values items (gpu-platform.nodePools, gpu-platform.prepullImages, gpu-platform.tenants, gpu-platform.hpas, gpu-platform.gpuSignals):
+  {"items": [...]} with each item's defaults filled in (gpu-platform.defaults.*, generated from the
+  values model; the lists come from generator/gpu_platform/pipeline/components.py). Helm never
+  fills defaults inside list items, so every template ranges over
+  (include "gpu-platform.nodePools" $ | fromJson).items, never over the raw list.
 - gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
   policies allow (nvidia.com/gpu plus every pool's gpuResources).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
@@ -111,7 +115,7 @@ seccompProfile:
 what the pools list in gpuResources (rules.advertised_gpu_resources in Python). */ -}}
 {{- define "gpu-platform.gpuResources" -}}
 {{- $names := list "nvidia.com/gpu" -}}
-{{- range (include "gpu-platform.items" (list . "nodePool" .Values.platform.nodePools) | fromJson).items -}}
+{{- range (include "gpu-platform.nodePools" . | fromJson).items -}}
 {{- range .gpuResources -}}
 {{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
 {{- end -}}
@@ -128,28 +132,11 @@ gpu-platform.io/pool: {{ .name | quote }}
 {{- include "gpu-platform.componentName" . -}}
 {{- end -}}
 
-{{- /* Defaults of list items, generated from the values model (one JSON object each). */ -}}
-
-{{- define "gpu-platform.defaults.nodePool" -}}
-{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{{- /* The component label: the folder of the template being rendered (as .Template.Name
+is gpu-platform/templates/<folder>/<file>.yaml). Called with the root context. */ -}}
+{{- define "gpu-platform.componentLabel" -}}
+app.kubernetes.io/component: {{ .Template.Name | dir | base }}
 {{- end -}}
-
-{{- define "gpu-platform.defaults.tenant" -}}
-{"groups": [], "limits": {"default": {"cpu": null, "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}}, "network": {"acknowledgeAnyEgress": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "storage": "1Ti"}, "users": []}
-{{- end -}}
-
-{{- define "gpu-platform.defaults.hpa" -}}
-{"behavior": null, "minReplicas": 1, "namespace": "", "scaleTargetRef": {"apiVersion": "apps/v1"}}
-{{- end -}}
-
-{{- define "gpu-platform.defaults.prepullImage" -}}
-{"command": ["/bin/sh", "-c", "exit 0"]}
-{{- end -}}
-
-{{- define "gpu-platform.defaults.gpuSignal" -}}
-{"aggregation": "avg", "clampMax": null, "clampMin": null, "window": null}
-{{- end -}}
-
 
 {{- /* (list $defaults $item): the item with every missing key (at any mapping depth) filled. */ -}}
 {{- define "gpu-platform.withDefaults" -}}
@@ -165,12 +152,67 @@ gpu-platform.io/pool: {{ .name | quote }}
 {{- toJson $item -}}
 {{- end -}}
 
-{{- /* (list $ "nodePool" $list): {"items": [...]} with each item's defaults filled in. */ -}}
+{{- /* (list $defaults $list): {"items": [...]} with each item's defaults filled in. Templates
+call the named helper of their list below, never this one. */ -}}
 {{- define "gpu-platform.items" -}}
-{{- $defaults := include (printf "gpu-platform.defaults.%s" (index . 1)) (index . 0) | fromJson -}}
+{{- $defaults := index . 0 -}}
 {{- $out := list -}}
-{{- range (index . 2) -}}
+{{- range (index . 1) -}}
 {{- $out = append $out (include "gpu-platform.withDefaults" (list $defaults .) | fromJson) -}}
 {{- end -}}
 {{- toJson (dict "items" $out) -}}
 {{- end -}}
+
+{{- /* Lists of values items (generator/gpu_platform/pipeline/components.py): the defaults of
+one item, generated from the values model, and the named helper that fills them in. */ -}}
+
+{{- define "gpu-platform.defaults.nodePools" -}}
+{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{{- end -}}
+
+{{- /* $ -> {"items": [...]}: .Values.platform.nodePools with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.nodePools" -}}
+{{- include "gpu-platform.items" (list (include "gpu-platform.defaults.nodePools" . | fromJson) .Values.platform.nodePools) -}}
+{{- end -}}
+
+
+{{- define "gpu-platform.defaults.prepullImages" -}}
+{"command": ["/bin/sh", "-c", "exit 0"]}
+{{- end -}}
+
+{{- /* (list $ LIST) -> {"items": [...]}: LIST with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.prepullImages" -}}
+{{- include "gpu-platform.items" (list (include "gpu-platform.defaults.prepullImages" (index . 0) | fromJson) (index . 1)) -}}
+{{- end -}}
+
+
+{{- define "gpu-platform.defaults.tenants" -}}
+{"groups": [], "limits": {"default": {"cpu": null, "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}}, "network": {"acknowledgeAnyEgress": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "storage": "1Ti"}, "users": []}
+{{- end -}}
+
+{{- /* $ -> {"items": [...]}: .Values.platform.tenants with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.tenants" -}}
+{{- include "gpu-platform.items" (list (include "gpu-platform.defaults.tenants" . | fromJson) .Values.platform.tenants) -}}
+{{- end -}}
+
+
+{{- define "gpu-platform.defaults.hpas" -}}
+{"behavior": null, "minReplicas": 1, "namespace": "", "scaleTargetRef": {"apiVersion": "apps/v1"}}
+{{- end -}}
+
+{{- /* $ -> {"items": [...]}: .Values.platform.hpas with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.hpas" -}}
+{{- include "gpu-platform.items" (list (include "gpu-platform.defaults.hpas" . | fromJson) .Values.platform.hpas) -}}
+{{- end -}}
+
+
+{{- define "gpu-platform.defaults.gpuSignals" -}}
+{"aggregation": "avg", "clampMax": null, "clampMin": null, "window": null}
+{{- end -}}
+
+{{- /* $ -> {"items": [...]}: .Values.platform.monitoring.gpuSignals with each item's defaults filled in. */ -}}
+{{- define "gpu-platform.gpuSignals" -}}
+{{- include "gpu-platform.items" (list (include "gpu-platform.defaults.gpuSignals" . | fromJson) .Values.platform.monitoring.gpuSignals) -}}
+{{- end -}}
+
+

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from gpu_platform.lint.kube_schema import parse_kube_version
 
-GUIDE = "https://kubernetes.io/docs/reference/using-api/deprecation-guide/"
 PSA = "Pod Security Admission (pod-security.kubernetes.io/* namespace labels)"
 
 

@@ -151,9 +151,6 @@ def parse_tolerations(raw: Any) -> list[Toleration]:
     return out
 
 
-GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
-
-
 class ResourceList(Strict):
     cpu: Quantity = Field(description="CPU quantity, e.g. 10m.")
     memory: Quantity = Field(description="Memory quantity, e.g. 16Mi.")
@@ -608,10 +605,6 @@ class NodePool(Strict):
         if repeated:
             raise ValueError(f"{', '.join(repeated)} listed more than once")
         return value
-
-    @property
-    def node_selector(self) -> dict[str, str]:
-        return {POOL_LABEL: self.name}
 
     @property
     def node_labels(self) -> dict[str, str]:

@@ -68,7 +68,10 @@ def files(chart: str) -> list[str]:
             else:
                 found.append(rel[: -len(GZ)] if rel.endswith(GZ) else rel)
 
-    walk(root() / chart, "")
+    base = root() / chart
+    if not base.is_dir():  # a chart just added to the registry, not vendored yet
+        return []
+    walk(base, "")
     return sorted(found)
 
 

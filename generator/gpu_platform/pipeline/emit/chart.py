@@ -14,13 +14,12 @@ from typing import Any
 import jinja2
 import yaml
 
-from gpu_platform.pipeline import facts, promql, registry
+from gpu_platform.pipeline import components, facts, promql, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
 from gpu_platform.pipeline.emit.guard import validate_yaml
 from gpu_platform.pipeline.emit.values import (
-    item_defaults_json,
     schema_json,
     values_reference,
     values_yaml,
@@ -35,7 +34,10 @@ CHART_NAME = metadata.NAME
 SOURCE_DIR = "generator/gpu_platform/pipeline/emit/sources"
 THIS_FILE = "generator/gpu_platform/pipeline/emit/chart.py"
 # charts/ holds downloaded dependencies (helm dependency build); it is not ours to compare.
-IGNORED_TOP_LEVEL = {"charts", "tmpcharts"}
+# ci/ holds the hand-written test scenarios (NN-*-values.yaml, chart-testing's convention):
+# inputs, not output, so render keeps them and never compares them.
+SCENARIO_DIR = "ci"
+IGNORED_TOP_LEVEL = {"charts", "tmpcharts", SCENARIO_DIR}
 # Lists the files render wrote, so a later render replaces exactly those and nothing else.
 MARKER = ".gpu-platform-files.json"
 
@@ -168,7 +170,8 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "values.yaml": values_yaml(checked.resolved),
         "values.schema.json": schema_json(),
         "README.md": readme(checked, lock),
-        ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n",
+        ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n"
+                       f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
         **dashboard_files(),
     }
     context: dict[str, Any] = {
@@ -189,13 +192,14 @@ def chart_files(checked: Checked, lock: Lock | None = None) -> dict[str, str]:
         "shared_suffix": facts.SHARED_SUFFIX,
         "admission_group": facts.ADMISSION_API_GROUP,
         "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
-        "item_defaults": item_defaults_json(),
         # GPU cost PromQL (pipeline/promql.py), with the Helm-time parts as template text: the
         # release's own priority classes, the workload GPU series (label mode) above 0.
         "promql": promql,
         "platform_pods": promql.platform_pods("{{ $platformClasses | quote }}"),
         "busy_workload_gpus":
             "{{ $open }}DCGM_FI_DEV_GPU_UTIL{ {{- $workload -}} } > 0{{ $close }}",
+        "item_lists": components.helper_context(),
+        "component_label": components.COMPONENT_LABEL,
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"
     for rel in _template_sources(root):

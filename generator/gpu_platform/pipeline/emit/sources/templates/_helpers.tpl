@@ -11,9 +11,13 @@ How the helpers fit together:
   on one pool: a toleration per pool taint, and the pool label the nodes are created with.
 - gpu-platform.priorityClassName: the ladder user 0 > prepuller -5 > placeholder -10, so warm
   capacity is the first thing evicted when a user pod needs a GPU.
-- gpu-platform.items: a list from values with each item's defaults filled in (gpu-platform.defaults.*,
-  generated from the values model). Helm never fills defaults inside list items, so every
-  template ranges over (include "gpu-platform.items" (list $ "nodePool" .Values.platform.nodePools) | fromYaml).items.
+- gpu-platform.componentLabel: app.kubernetes.io/component, the folder of the template that
+  renders the object (templates/tenant/namespace.yaml: tenant), as zero-to-jupyterhub derives it.
+- one named helper per list of values items ([%% for item in item_lists %%][[ item.helper ]][%% if not loop.last %%], [%% endif %%][%% endfor %%]):
+  {"items": [...]} with each item's defaults filled in (gpu-platform.defaults.*, generated from the
+  values model; the lists come from generator/gpu_platform/pipeline/components.py). Helm never
+  fills defaults inside list items, so every template ranges over
+  (include "gpu-platform.nodePools" $ | fromJson).items, never over the raw list.
 - gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
   policies allow (nvidia.com/gpu plus every pool's gpuResources).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
@@ -102,7 +106,7 @@ rules compare requests with limits this way (pipeline/quantity.py is the tool's 
 what the pools list in gpuResources (rules.advertised_gpu_resources in Python). */ -}}
 {{- define "gpu-platform.gpuResources" -}}
 {{- $names := list "[[ gpu_resource ]]" -}}
-{{- range (include "gpu-platform.items" (list . "nodePool" .Values.platform.nodePools) | fromJson).items -}}
+{{- range (include "gpu-platform.nodePools" . | fromJson).items -}}
 {{- range .gpuResources -}}
 {{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
 {{- end -}}
@@ -119,12 +123,11 @@ what the pools list in gpuResources (rules.advertised_gpu_resources in Python). 
 {{- include "gpu-platform.componentName" . -}}
 {{- end -}}
 
-{{- /* Defaults of list items, generated from the values model (one JSON object each). */ -}}
-[%% for name, text in item_defaults.items() %%]
-{{- define "gpu-platform.defaults.[[ name ]]" -}}
-[[ text ]]
+{{- /* The component label: the folder of the template being rendered (as .Template.Name
+is gpu-platform/templates/<folder>/<file>.yaml). Called with the root context. */ -}}
+{{- define "gpu-platform.componentLabel" -}}
+[[ component_label ]]: {{ .Template.Name | dir | base }}
 {{- end -}}
-[%% endfor %%]
 
 {{- /* (list $defaults $item): the item with every missing key (at any mapping depth) filled. */ -}}
 {{- define "gpu-platform.withDefaults" -}}
@@ -140,12 +143,32 @@ what the pools list in gpuResources (rules.advertised_gpu_resources in Python). 
 {{- toJson $item -}}
 {{- end -}}
 
-{{- /* (list $ "nodePool" $list): {"items": [...]} with each item's defaults filled in. */ -}}
+{{- /* (list $defaults $list): {"items": [...]} with each item's defaults filled in. Templates
+call the named helper of their list below, never this one. */ -}}
 {{- define "gpu-platform.items" -}}
-{{- $defaults := include (printf "gpu-platform.defaults.%s" (index . 1)) (index . 0) | fromJson -}}
+{{- $defaults := index . 0 -}}
 {{- $out := list -}}
-{{- range (index . 2) -}}
+{{- range (index . 1) -}}
 {{- $out = append $out (include "gpu-platform.withDefaults" (list $defaults .) | fromJson) -}}
 {{- end -}}
 {{- toJson (dict "items" $out) -}}
 {{- end -}}
+
+{{- /* Lists of values items (generator/gpu_platform/pipeline/components.py): the defaults of
+one item, generated from the values model, and the named helper that fills them in. */ -}}
+[%% for item in item_lists %%]
+{{- define "[[ item.defaults ]]" -}}
+[[ item.defaults_json ]]
+{{- end -}}
+[%% if item.values_expr %%]
+{{- /* $ -> {"items": [...]}: [[ item.values_expr ]] with each item's defaults filled in. */ -}}
+{{- define "[[ item.helper ]]" -}}
+{{- include "gpu-platform.items" (list (include "[[ item.defaults ]]" . | fromJson) [[ item.values_expr ]]) -}}
+{{- end -}}
+[%% else %%]
+{{- /* (list $ LIST) -> {"items": [...]}: LIST with each item's defaults filled in. */ -}}
+{{- define "[[ item.helper ]]" -}}
+{{- include "gpu-platform.items" (list (include "[[ item.defaults ]]" (index . 0) | fromJson) (index . 1)) -}}
+{{- end -}}
+[%% endif %%]
+[%% endfor %%]
