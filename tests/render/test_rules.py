@@ -306,11 +306,11 @@ def _replicated(series: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("mode", ["honorLabels", "exported"])
-def test_replicated_kube_state_metrics_count_once(built_chart, chart_repo, tmp_path, mode):
+def test_replicated_kube_state_metrics_count_once(major, tmp_path, mode):
     """Paid, allocated and pending GPUs are the same figures (worked out by hand above) when
     every kube-state-metrics series comes twice: a plain sum would double the paid GPUs, and a
     join against duplicated phase series is a many-to-many error that empties the rule."""
-    (rule,) = _rules(built_chart, chart_repo, tmp_path, mode)
+    (rule,) = _rules(major, mode)
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rule["spec"]))
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump({
         "rule_files": ["rules.yaml"], "evaluation_interval": "1m",
