@@ -245,7 +245,7 @@ def _chart_path(chart: Chart, values: Checked | ReleaseValues, work: Path,
                 "reachable (`gpu-platform package --out dist`, then `gpu-platform template "
                 f"NAME dist/{metadata.NAME}-{metadata.version()}.tgz`)") from None
         path = work / metadata.NAME
-        write_chart(chart_files(values), path)
+        write_chart(chart_files(values, throwaway=True), path)
         dependencies.install_into(path, deps)
         return path
     if chart.remote:

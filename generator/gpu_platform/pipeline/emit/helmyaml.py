@@ -24,6 +24,7 @@ ever folded (a long PromQL expression stays on one line).
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -99,6 +100,7 @@ def ambiguous(text: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a values file repeats its keys thousands of times
 def scalar_style(text: str) -> str | None:
     """How to write a string: ``'"'`` (double-quoted, with escapes), ``'|'`` (a literal block,
     for text with line breaks) or None (plain where the emitter finds that safe)."""
