@@ -40,23 +40,32 @@ def many_keys(count: int) -> str:
 
 def files() -> list[tuple[str, str, Callable[[str], Any]]]:
     bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
-    crds = "\n---\n".join(store.read_text(info.name, rel) for info in registry.SUBCHARTS
-                          for rel in store.files(info.name) if "/crds/" in f"/{rel}")
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)
+    )
+    crds = "\n---\n".join(
+        store.read_text(info.name, rel)
+        for info in registry.SUBCHARTS
+        for rel in store.files(info.name)
+        if "/crds/" in f"/{rel}"
+    )
     values = lambda text: parse_text(text, "bench.yaml")  # noqa: E731
     return [
         ("460,000 keys (refused)", many_keys(460_000), values),
         (f"{MAX_VALUES_NODES:,} nodes (read)", many_keys((MAX_VALUES_NODES - 3) // 2), values),
         ("alias bomb 10^10 (refused)", bomb, values),
         ("100,000 levels of lists (refused)", "a: " + "[" * 100_000 + "]" * 100_000, values),
-        ("100,000 levels of maps (refused)", "a: " + "{a: " * 100_000 + "1" + "}" * 100_000,
-         values),
+        (
+            "100,000 levels of maps (refused)",
+            "a: " + "{a: " * 100_000 + "1" + "}" * 100_000,
+            values,
+        ),
         ("every vendored CRD (read)", crds, read_documents),
     ]
 
 
 def measure(read: Callable[[str], Any], text: str) -> tuple[float, float, str]:
     """Wall seconds (untraced), peak MiB (a second, traced run), and how it ended."""
+
     def once() -> str:
         try:
             read(text)
@@ -107,14 +116,15 @@ def main() -> int:
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args()
-    print(f"{'input':36} {'MB':>6} {'wall s':>8} {'peak MiB':>9}  outcome"
-          + ("  | ruamel round-trip (before)" if args.baseline else ""))
+    print(
+        f"{'input':36} {'MB':>6} {'wall s':>8} {'peak MiB':>9}  outcome"
+        + ("  | ruamel round-trip (before)" if args.baseline else "")
+    )
     for name, text, read in files():
         runs = [measure(read, text) for _ in range(args.runs)]
         wall = statistics.median(r[0] for r in runs)
         peak = max(r[1] for r in runs)
-        line = (f"{name:36} {len(text.encode()) / 1e6:6.1f} {wall:8.3f} {peak:9.1f}  "
-                f"{runs[0][2]}")
+        line = f"{name:36} {len(text.encode()) / 1e6:6.1f} {wall:8.3f} {peak:9.1f}  {runs[0][2]}"
         if args.baseline and read is not read_documents:
             line += f"  | {baseline(text, args.timeout)}"
         print(line, flush=True)

@@ -117,13 +117,21 @@ def timed(values: Values, workload: Workload, seed: int) -> tuple[float, UsageSu
 
 
 def many_pools(count: int) -> Values:
-    return Values.model_validate({"platform": {"nodePools": [
-        {"name": f"p{i}", "minNodes": 1, "maxNodes": 4, "placeholders": {"replicas": 1}}
-        for i in range(count)]}})
+    return Values.model_validate(
+        {
+            "platform": {
+                "nodePools": [
+                    {"name": f"p{i}", "minNodes": 1, "maxNodes": 4, "placeholders": {"replicas": 1}}
+                    for i in range(count)
+                ]
+            }
+        }
+    )
 
 
-def measure(values: Values, workload: Workload, runs: int) -> tuple[list[float], float, float,
-                                                                   UsageSummary]:
+def measure(
+    values: Values, workload: Workload, runs: int
+) -> tuple[list[float], float, float, UsageSummary]:
     """Wall seconds per seed (1..runs), median pods and peak nodes, seed 1's summary."""
     walls, pods, peaks, summaries = [], [], [], []
     for seed in range(1, runs + 1):
@@ -141,11 +149,13 @@ def main() -> int:
     args = parser.parse_args()
     gke = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
     two_pools = gke.model_copy(deep=True)
-    two_pools.platform.nodePools.append(NodePool(name="a100", gpusPerNode=8, maxNodes=10,
-                                                 driver="operator"))
+    two_pools.platform.nodePools.append(
+        NodePool(name="a100", gpusPerNode=8, maxNodes=10, driver="operator")
+    )
     idle_pool = gke.model_copy(deep=True)
-    idle_pool.platform.nodePools.append(NodePool(name="idle", gpusPerNode=8, minNodes=20,
-                                                 maxNodes=20, driver="operator"))
+    idle_pool.platform.nodePools.append(
+        NodePool(name="idle", gpusPerNode=8, minNodes=20, maxNodes=20, driver="operator")
+    )
     text = default_workload_text()
     default = parse_workload(text, "default")
     busy = parse_workload(text.replace("count: 2", "count: 20"), "10x sessions")
@@ -161,13 +171,17 @@ def main() -> int:
         ("500 pools, default day", many_pools(500), default, None),
     ]
     run(gke, default, seed=0)  # imports and first-call costs out of the figures
-    print(f"{'scenario':30} {'pods':>6} {'peak nodes':>10} {'wall s':>8} {'pods/s':>8} "
-          f"{'sim/wall':>9} {'baseline s':>11} {'speed-up':>9}")
+    print(
+        f"{'scenario':30} {'pods':>6} {'peak nodes':>10} {'wall s':>8} {'pods/s':>8} "
+        f"{'sim/wall':>9} {'baseline s':>11} {'speed-up':>9}"
+    )
     for name, values, workload, base in scenarios:
         walls, pods, peak, first = measure(values, workload, args.runs)
         wall = statistics.median(walls)
-        line = (f"{name:30} {pods:6.0f} {peak:10.0f} {wall:8.3f} {pods / wall:8.0f} "
-                f"{workload.hours * 3600 / wall:8.0f}x")
+        line = (
+            f"{name:30} {pods:6.0f} {peak:10.0f} {wall:8.3f} {pods / wall:8.0f} "
+            f"{workload.hours * 3600 / wall:8.0f}x"
+        )
         if base is not None:  # seed 1 only: the baseline is the slow one
             with baseline(base):
                 base_wall, base_summary = timed(values, workload, 1)

@@ -35,14 +35,27 @@ from gpu_platform.publish import dependencies
 
 def values_for(tenants: int, pools: int) -> dict:
     pool_names = [f"pool-{i}" for i in range(pools)]
-    return {"platform": {
-        "nodePools": [{"name": name, "gpusPerNode": 2, "maxNodes": 10,
-                       "placeholders": {"replicas": 1}} for name in pool_names],
-        "prepuller": {"images": [{"name": "rapids",
-                                  "image": "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"}]},
-        "tenants": [{"name": f"team-{i:04d}", "quota": {"gpus": 2},
-                     "nodePools": [pool_names[i % pools]]} for i in range(tenants)],
-    }}
+    return {
+        "platform": {
+            "nodePools": [
+                {"name": name, "gpusPerNode": 2, "maxNodes": 10, "placeholders": {"replicas": 1}}
+                for name in pool_names
+            ],
+            "prepuller": {
+                "images": [
+                    {"name": "rapids", "image": "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"}
+                ]
+            },
+            "tenants": [
+                {
+                    "name": f"team-{i:04d}",
+                    "quota": {"gpus": 2},
+                    "nodePools": [pool_names[i % pools]],
+                }
+                for i in range(tenants)
+            ],
+        }
+    }
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
@@ -85,26 +98,51 @@ def main() -> int:
                         t2 = time.perf_counter()
                         check_s.append(t1 - t0)
                         emit_s.append(t2 - t1)
-                        elapsed, _ = timed([cli, "template", "-f", str(site), "--helm",
-                                            str(major)], work)
+                        elapsed, _ = timed(
+                            [cli, "template", "-f", str(site), "--helm", str(major)], work
+                        )
                         tool_s.append(elapsed)
-                        elapsed, out = timed([helm.binary(major), "template", "gpu-platform",
-                                              str(rendered), "--namespace", "gpu-platform"],
-                                             work)
+                        elapsed, out = timed(
+                            [
+                                helm.binary(major),
+                                "template",
+                                "gpu-platform",
+                                str(rendered),
+                                "--namespace",
+                                "gpu-platform",
+                            ],
+                            work,
+                        )
                         helm_s.append(elapsed)
                         objects = out.count("\nkind: ")
                     med = statistics.median
-                    rows.append((major, tenants, pools, objects, med(check_s), med(emit_s),
-                                 med(tool_s), med(helm_s)))
+                    rows.append(
+                        (
+                            major,
+                            tenants,
+                            pools,
+                            objects,
+                            med(check_s),
+                            med(emit_s),
+                            med(tool_s),
+                            med(helm_s),
+                        )
+                    )
                 print(f"  {tenants} tenants x {pools} pools done", file=sys.stderr)
     print(f"gpu-platform template vs bare helm template (median of {args.runs})")
-    print(f"{'helm':>4} {'tenants':>8} {'pools':>6} {'objects':>8} {'check':>8} {'emit':>8} "
-          f"{'tool':>8} {'bare':>8} {'overhead':>9} {'ratio':>6}")
+    print(
+        f"{'helm':>4} {'tenants':>8} {'pools':>6} {'objects':>8} {'check':>8} {'emit':>8} "
+        f"{'tool':>8} {'bare':>8} {'overhead':>9} {'ratio':>6}"
+    )
     for major, tenants, pools, objects, check, emit, tool, bare in rows:
-        print(f"{major:>4} {tenants:>8} {pools:>6} {objects:>8} {check:>7.2f}s {emit:>7.2f}s "
-              f"{tool:>7.2f}s {bare:>7.2f}s {tool - bare:>8.2f}s {tool / bare:>6.2f}")
-    print("check = load + model + checks + resolve; emit = chart files as template writes them; "
-          "tool = `gpu-platform template` end to end; overhead = tool - helm.")
+        print(
+            f"{major:>4} {tenants:>8} {pools:>6} {objects:>8} {check:>7.2f}s {emit:>7.2f}s "
+            f"{tool:>7.2f}s {bare:>7.2f}s {tool - bare:>8.2f}s {tool / bare:>6.2f}"
+        )
+    print(
+        "check = load + model + checks + resolve; emit = chart files as template writes them; "
+        "tool = `gpu-platform template` end to end; overhead = tool - helm."
+    )
     return 0
 
 

@@ -27,9 +27,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpu-platform-demo-") as tmp:
         built = package.build(checked, Path(tmp), log=log)
         manifests = helm.template(built.archive, [], env=dependencies.helm_env())
-    print(f"Package: {built.archive.name}" + (
-        f" (STAND-INS for {', '.join(built.standins)}: their repositories were out of reach)"
-        if built.standins else " (the real charts)"))
+    print(
+        f"Package: {built.archive.name}"
+        + (
+            f" (STAND-INS for {', '.join(built.standins)}: their repositories were out of reach)"
+            if built.standins
+            else " (the real charts)"
+        )
+    )
     print(summary(checked, manifests), end="")
     return 0
 

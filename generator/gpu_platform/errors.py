@@ -75,9 +75,7 @@ class HelmError(GpuPlatformError):
         self.argv = argv
         self.returncode = returncode
         self.stderr = stderr
-        super().__init__(
-            f"$> {' '.join(argv)}\nexited {returncode}:\n{stderr.strip()}"
-        )
+        super().__init__(f"$> {' '.join(argv)}\nexited {returncode}:\n{stderr.strip()}")
 
 
 class ToolError(GpuPlatformError):

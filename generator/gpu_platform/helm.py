@@ -72,9 +72,14 @@ def run(
     if not quiet:
         print("$> helm " + " ".join(args), file=sys.stderr)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True,
-                              env=dict(env) if env is not None else None, cwd=cwd,
-                              timeout=timeout)
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         raise HelmError(["helm", *args], -1, f"timed out after {timeout:.0f} s") from None
     if check and proc.returncode != 0:
@@ -88,8 +93,14 @@ def kube_version(version: str) -> str:
     return v if v.count(".") == 2 else v + ".0"
 
 
-def lint(chart: Path, values: list[Path], *, major: int = 3,
-         env: Mapping[str, str] | None = None, kube: str = DEFAULT_KUBE_VERSION) -> str:
+def lint(
+    chart: Path,
+    values: list[Path],
+    *,
+    major: int = 3,
+    env: Mapping[str, str] | None = None,
+    kube: str = DEFAULT_KUBE_VERSION,
+) -> str:
     args = ["lint", "--strict", str(chart), "--kube-version", kube_version(kube)]
     for v in values:
         args += ["-f", str(v)]
@@ -111,8 +122,15 @@ def template(
     output_dir: Path | None = None,
 ) -> str:
     """``helm template``; ``api_versions`` are added to the bundled charts' own."""
-    args = ["template", release, str(chart), "--namespace", namespace,
-            "--kube-version", kube_version(kube)]
+    args = [
+        "template",
+        release,
+        str(chart),
+        "--namespace",
+        namespace,
+        "--kube-version",
+        kube_version(kube),
+    ]
     for api in (*extra_api_versions(), *api_versions):
         args += ["--api-versions", api]
     if include_crds:

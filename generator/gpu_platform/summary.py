@@ -23,15 +23,26 @@ def summary(checked: Checked, manifests: str) -> str:
         state = "enabled" if checked.values.subchart(chart.name).enabled else "disabled"
         lines.append(f"  {chart.name:<28} {chart.version:<10} {state:<9} {chart.repository}")
     mon = checked.values.platform.monitoring
-    lines.append(f"Scrape interval: {mon.scrapeInterval}; DCGM label mode: {mon.dcgmLabelMode}; "
-                 f"GPU signals: {', '.join(s.name for s in mon.gpuSignals)}")
+    lines.append(
+        f"Scrape interval: {mon.scrapeInterval}; DCGM label mode: {mon.dcgmLabelMode}; "
+        f"GPU signals: {', '.join(s.name for s in mon.gpuSignals)}"
+    )
     pools = checked.values.platform.nodePools
-    lines.append("GPU pools: " + (", ".join(
-        f"{p.name} ({p.cloud}, {p.minNodes}-{p.maxNodes} x {p.gpusPerNode} GPU, driver "
-        f"{p.driver}, {p.placeholders.replicas} warm)" for p in pools) or "none"))
+    lines.append(
+        "GPU pools: "
+        + (
+            ", ".join(
+                f"{p.name} ({p.cloud}, {p.minNodes}-{p.maxNodes} x {p.gpusPerNode} GPU, driver "
+                f"{p.driver}, {p.placeholders.replicas} warm)"
+                for p in pools
+            )
+            or "none"
+        )
+    )
     tenants = checked.values.platform.tenants
-    lines.append("Tenants: " + (", ".join(
-        f"{t.name} ({t.quota.gpus} GPUs)" for t in tenants) or "none"))
+    lines.append(
+        "Tenants: " + (", ".join(f"{t.name} ({t.quota.gpus} GPUs)" for t in tenants) or "none")
+    )
     lines.append(f"Rendered objects by kind ({sum(kinds.values())} in all):")
     for kind, count in sorted(kinds.items()):
         lines.append(f"  {count:>4}  {kind}")

@@ -78,6 +78,7 @@ KUBECTL = BinarySpec(
 ALL = (HELM3, HELM4, KUBECTL)
 BY_NAME = {spec.name: spec for spec in ALL}
 
+
 def _version_of(binary: str) -> str:
     """The version string a helm or kubectl binary reports, or '' if it cannot run."""
     args = [binary, "version", "--client"]

@@ -23,10 +23,21 @@ from properties import COUNTS
 
 from corpus import CAUSES, Case, commands, lint_files, simulate_files, values_files
 
-CASES: list[Case] = [*values_files.CASES, *commands.CASES, *lint_files.CASES,
-                     *simulate_files.CASES]
-COMMANDS = ("render", "values", "validate", "template", "diff", "lint", "report", "simulate",
-            "nodepool", "package", "upstream", "tools")
+CASES: list[Case] = [*values_files.CASES, *commands.CASES, *lint_files.CASES, *simulate_files.CASES]
+COMMANDS = (
+    "render",
+    "values",
+    "validate",
+    "template",
+    "diff",
+    "lint",
+    "report",
+    "simulate",
+    "nodepool",
+    "package",
+    "upstream",
+    "tools",
+)
 
 
 def _prepare(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,8 +77,9 @@ def _prepare(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.command}-{c.name}" for c in CASES])
-def test_case(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-              capsys: pytest.CaptureFixture[str]) -> None:
+def test_case(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     _prepare(case, tmp_path, monkeypatch)
     code = main(list(case.argv))

@@ -45,34 +45,91 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 
 def _ca(folder: Path, name: str) -> None:
-    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-             "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.crt", "-days", "2",
-             "-subj", f"/CN={name}", "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=folder)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        f"{name}.key",
+        "-out",
+        f"{name}.crt",
+        "-days",
+        "2",
+        "-subj",
+        f"/CN={name}",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=folder,
+    )
 
 
 def _leaf(folder: Path, name: str, ca: str, extensions: str) -> None:
     (folder / f"{name}.ext").write_text(extensions)
-    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}",
-             cwd=folder)
-    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
-             "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", "-extfile",
-             f"{name}.ext", cwd=folder)
+    _openssl(
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        f"{name}.key",
+        "-out",
+        f"{name}.csr",
+        "-subj",
+        f"/CN={name}",
+        cwd=folder,
+    )
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        f"{name}.csr",
+        "-CA",
+        f"{ca}.crt",
+        "-CAkey",
+        f"{ca}.key",
+        "-CAcreateserial",
+        "-out",
+        f"{name}.crt",
+        "-days",
+        "2",
+        "-extfile",
+        f"{name}.ext",
+        cwd=folder,
+    )
 
 
 def make_pki(folder: Path) -> Pki:
     _ca(folder, "ca")
     _ca(folder, "other-ca")
     key_ids = "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n"
-    _leaf(folder, "server", "ca", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-          "extendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n" + key_ids)
+    _leaf(
+        folder,
+        "server",
+        "ca",
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        "extendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n" + key_ids,
+    )
     client = "extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n" + key_ids
     _leaf(folder, "client", "ca", client)
     _leaf(folder, "other-client", "other-ca", client)
-    return Pki(folder / "ca.crt", folder / "server.crt", folder / "server.key",
-               folder / "client.crt", folder / "client.key", folder / "other-ca.crt",
-               folder / "other-client.crt", folder / "other-client.key")
+    return Pki(
+        folder / "ca.crt",
+        folder / "server.crt",
+        folder / "server.key",
+        folder / "client.crt",
+        folder / "client.key",
+        folder / "other-ca.crt",
+        folder / "other-client.crt",
+        folder / "other-client.key",
+    )
 
 
 @dataclass(frozen=True)
@@ -90,8 +147,9 @@ class AuthFront:
     checks ``check`` and forwards to ``upstream``. ``seen`` keeps the Authorization header
     of every request it received, so tests can see what a client sent."""
 
-    def __init__(self, upstream: str, check: Check, pki: Pki | None = None,
-                 client_ca: Path | None = None) -> None:
+    def __init__(
+        self, upstream: str, check: Check, pki: Pki | None = None, client_ca: Path | None = None
+    ) -> None:
         self.upstream = upstream.rstrip("/")
         self.check = check
         self.seen: list[str | None] = []
@@ -121,9 +179,13 @@ class AuthFront:
                     self.end_headers()
                     return
                 request = urllib.request.Request(
-                    front.upstream + self.path, data=body, method=self.command,
-                    headers={"Content-Type": self.headers.get("Content-Type",
-                                                              "application/octet-stream")})
+                    front.upstream + self.path,
+                    data=body,
+                    method=self.command,
+                    headers={
+                        "Content-Type": self.headers.get("Content-Type", "application/octet-stream")
+                    },
+                )
                 try:
                     with urllib.request.urlopen(request, timeout=60) as answer:
                         status, payload = answer.status, answer.read()
@@ -160,7 +222,8 @@ class AuthFront:
             return 302, {"Location": check.redirect_to}
         given = headers.get("Authorization") or ""
         if check.bearer is not None and not hmac.compare_digest(
-                given.encode(), f"Bearer {check.bearer}".encode()):
+            given.encode(), f"Bearer {check.bearer}".encode()
+        ):
             return 401, {"WWW-Authenticate": "Bearer"}
         if check.basic is not None:
             token = base64.b64encode(":".join(check.basic).encode()).decode()

@@ -50,10 +50,12 @@ gpu-operator:
 """
 
 
-def _render(text: str, major: int, kube: str = "1.33",
-            api_versions: tuple[str, ...] = ()) -> list[dict]:
-    return render_chart(yaml.safe_load(text), major=major, kube_version=kube,
-                        api_versions=api_versions)
+def _render(
+    text: str, major: int, kube: str = "1.33", api_versions: tuple[str, ...] = ()
+) -> list[dict]:
+    return render_chart(
+        yaml.safe_load(text), major=major, kube_version=kube, api_versions=api_versions
+    )
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +82,22 @@ def dask_scheduler_service(cluster: str, service_spec: dict[str, Any]) -> dict[s
     spec = copy.deepcopy(service_spec)
     spec.setdefault("type", "ClusterIP")
     return {
-        "apiVersion": "v1", "kind": "Service",
+        "apiVersion": "v1",
+        "kind": "Service",
         "metadata": {
-            "name": f"{cluster}-scheduler", "labels": {"dask.org/cluster-name": cluster},
+            "name": f"{cluster}-scheduler",
+            "labels": {"dask.org/cluster-name": cluster},
             "annotations": {},
-            "ownerReferences": [{"apiVersion": "kubernetes.dask.org/v1", "kind": "DaskCluster",
-                                 "name": cluster, "uid": "0c7e1c5e-0000-4000-8000-000000000001",
-                                 "controller": True, "blockOwnerDeletion": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "kubernetes.dask.org/v1",
+                    "kind": "DaskCluster",
+                    "name": cluster,
+                    "uid": "0c7e1c5e-0000-4000-8000-000000000001",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
         "spec": spec,
     }
@@ -94,48 +105,85 @@ def dask_scheduler_service(cluster: str, service_spec: dict[str, Any]) -> dict[s
 
 SCHEDULER_SERVICE = {
     "selector": {"dask.org/cluster-name": "c", "dask.org/component": "scheduler"},
-    "ports": [{"name": "tcp-comm", "protocol": "TCP", "port": 8786, "targetPort": "tcp-comm"},
-              {"name": "http-dashboard", "protocol": "TCP", "port": 8787,
-               "targetPort": "http-dashboard"}],
+    "ports": [
+        {"name": "tcp-comm", "protocol": "TCP", "port": 8786, "targetPort": "tcp-comm"},
+        {"name": "http-dashboard", "protocol": "TCP", "port": 8787, "targetPort": "http-dashboard"},
+    ],
 }
 
 NOT_READY = [  # the DefaultTolerationSeconds admission plugin adds these to every pod
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
 ]
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-T4_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
-                 "effect": "NoSchedule"}
-A100_TOLERATIONS = [{"key": "dedicated", "operator": "Equal", "value": "a100",
-                     "effect": "NoExecute"}, GPU_TOLERATION]
+T4_TOLERATION = {
+    "key": "nvidia.com/gpu",
+    "operator": "Equal",
+    "value": "present",
+    "effect": "NoSchedule",
+}
+A100_TOLERATIONS = [
+    {"key": "dedicated", "operator": "Equal", "value": "a100", "effect": "NoExecute"},
+    GPU_TOLERATION,
+]
 
 
-def pod(*, gpus: dict[str, str] | None = None, node_selector: dict[str, str] | None = None,
-        tolerations: list[dict] | None = None, affinity_terms: list[dict] | None = None,
-        node_name: str | None = None, init_gpus: dict[str, str] | None = None) -> dict:
+def pod(
+    *,
+    gpus: dict[str, str] | None = None,
+    node_selector: dict[str, str] | None = None,
+    tolerations: list[dict] | None = None,
+    affinity_terms: list[dict] | None = None,
+    node_name: str | None = None,
+    init_gpus: dict[str, str] | None = None,
+) -> dict:
     """A Dask worker pod as the operator builds it from a worker spec, after defaulting."""
-    container: dict[str, Any] = {"name": "worker", "image": "ghcr.io/dask/dask:2024.12.1",
-                                 "args": ["dask-worker"]}
+    container: dict[str, Any] = {
+        "name": "worker",
+        "image": "ghcr.io/dask/dask:2024.12.1",
+        "args": ["dask-worker"],
+    }
     if gpus:
         container["resources"] = {"requests": dict(gpus), "limits": dict(gpus)}
-    spec: dict[str, Any] = {"containers": [container],
-                            "tolerations": [*NOT_READY, *(tolerations or [])]}
+    spec: dict[str, Any] = {
+        "containers": [container],
+        "tolerations": [*NOT_READY, *(tolerations or [])],
+    }
     if init_gpus:
-        spec["initContainers"] = [{"name": "warm", "image": "busybox:1.36",
-                                   "resources": {"limits": dict(init_gpus)}}]
+        spec["initContainers"] = [
+            {"name": "warm", "image": "busybox:1.36", "resources": {"limits": dict(init_gpus)}}
+        ]
     if node_selector:
         spec["nodeSelector"] = node_selector
     if affinity_terms is not None:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": affinity_terms}}}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": affinity_terms
+                }
+            }
+        }
     if node_name:
         spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "c-default-worker-1a2b3c", "labels": {
-                "dask.org/cluster-name": "c", "dask.org/component": "worker"}},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "c-default-worker-1a2b3c",
+            "labels": {"dask.org/cluster-name": "c", "dask.org/component": "worker"},
+        },
+        "spec": spec,
+    }
 
 
 def pool_term(operator: str, *values: str) -> dict:
@@ -145,8 +193,9 @@ def pool_term(operator: str, *values: str) -> dict:
     return {"matchExpressions": [expr]}
 
 
-def refusals(admission: Admission, namespace: str, resource: str, obj: dict,
-             **kwargs: Any) -> list[str]:
+def refusals(
+    admission: Admission, namespace: str, resource: str, obj: dict, **kwargs: Any
+) -> list[str]:
     return admission.refusals(Request(resource, namespace, obj, **kwargs))
 
 
@@ -155,22 +204,31 @@ def refusals(admission: Admission, namespace: str, resource: str, obj: dict,
 
 class TestRendered:
     def test_one_policy_and_one_deny_binding_per_concern_and_pool(self, objects):
-        policies = {o["metadata"]["name"] for o in objects
-                    if o["kind"] == "ValidatingAdmissionPolicy"}
-        bindings = {o["metadata"]["name"]: o["spec"] for o in objects
-                    if o["kind"] == "ValidatingAdmissionPolicyBinding"}
-        assert policies == {"gpu-platform-tenant-services", "gpu-platform-tenant-pods",
-                            "gpu-platform-pool-t4", "gpu-platform-pool-a100",
-                            "gpu-platform-pool-open"}
+        policies = {
+            o["metadata"]["name"] for o in objects if o["kind"] == "ValidatingAdmissionPolicy"
+        }
+        bindings = {
+            o["metadata"]["name"]: o["spec"]
+            for o in objects
+            if o["kind"] == "ValidatingAdmissionPolicyBinding"
+        }
+        assert policies == {
+            "gpu-platform-tenant-services",
+            "gpu-platform-tenant-pods",
+            "gpu-platform-pool-t4",
+            "gpu-platform-pool-a100",
+            "gpu-platform-pool-open",
+        }
         assert set(bindings) == policies
         for name, spec in bindings.items():
             assert spec["policyName"] == name
             assert spec["validationActions"] == ["Deny"]
-            assert {"key": TENANT, "operator": "Exists"} in \
-                spec["matchResources"]["namespaceSelector"]["matchExpressions"]
-        assert {"key": "pools.gpu-platform.io/a100", "operator": "DoesNotExist"} in \
-            bindings["gpu-platform-pool-a100"]["matchResources"]["namespaceSelector"][
-                "matchExpressions"]
+            assert {"key": TENANT, "operator": "Exists"} in spec["matchResources"][
+                "namespaceSelector"
+            ]["matchExpressions"]
+        assert {"key": "pools.gpu-platform.io/a100", "operator": "DoesNotExist"} in bindings[
+            "gpu-platform-pool-a100"
+        ]["matchResources"]["namespaceSelector"]["matchExpressions"]
         for o in _admission_objects(objects):
             assert o["apiVersion"] == "admissionregistration.k8s.io/v1"
             if o["kind"] == "ValidatingAdmissionPolicy":
@@ -186,17 +244,29 @@ class TestRendered:
             assert "objectSelector" not in text
 
     def test_namespaces_carry_their_pool_grants(self, objects):
-        labels = {o["metadata"]["name"]: o["metadata"]["labels"] for o in objects
-                  if o["kind"] == "Namespace"}
-        grants = {ns: sorted(k.split("/", 1)[1] for k, v in ls.items()
-                             if k.startswith("pools.gpu-platform.io/") and v == "granted")
-                  for ns, ls in labels.items()}
+        labels = {
+            o["metadata"]["name"]: o["metadata"]["labels"]
+            for o in objects
+            if o["kind"] == "Namespace"
+        }
+        grants = {
+            ns: sorted(
+                k.split("/", 1)[1]
+                for k, v in ls.items()
+                if k.startswith("pools.gpu-platform.io/") and v == "granted"
+            )
+            for ns, ls in labels.items()
+        }
         assert grants == {"team-a": ["t4"], "team-b": ["a100", "open", "t4"]}
 
     def test_quota_counts_every_gpu_resource_the_pools_advertise(self, objects):
-        hard = {o["metadata"]["namespace"]: o["spec"]["hard"] for o in objects
-                if o["kind"] == "ResourceQuota" and "scopeSelector" not in o["spec"]
-                and o["metadata"]["namespace"] in ("team-a", "team-b")}
+        hard = {
+            o["metadata"]["namespace"]: o["spec"]["hard"]
+            for o in objects
+            if o["kind"] == "ResourceQuota"
+            and "scopeSelector" not in o["spec"]
+            and o["metadata"]["namespace"] in ("team-a", "team-b")
+        }
         assert hard["team-a"]["requests.nvidia.com/mig-1g.10gb"] == "0"
         assert hard["team-b"]["requests.nvidia.com/mig-1g.10gb"] == "7"
         assert hard["team-b"]["requests.nvidia.com/gpu"] == "4"
@@ -211,9 +281,15 @@ class TestRendered:
 
     def test_beta_api_where_a_129_cluster_serves_it(self, major):
         beta = "admissionregistration.k8s.io/v1beta1"
-        objects = _render(BOUNDARY, major, kube="1.29",
-                          api_versions=(f"{beta}/ValidatingAdmissionPolicy",
-                                        f"{beta}/ValidatingAdmissionPolicyBinding"))
+        objects = _render(
+            BOUNDARY,
+            major,
+            kube="1.29",
+            api_versions=(
+                f"{beta}/ValidatingAdmissionPolicy",
+                f"{beta}/ValidatingAdmissionPolicyBinding",
+            ),
+        )
         ours = _admission_objects(objects)
         assert {o["apiVersion"] for o in ours} == {beta} and len(ours) == 10
         assert validate_objects(ours, "1.29") == []
@@ -222,14 +298,20 @@ class TestRendered:
         objects = _render(BOUNDARY, major, kube="1.29")
         assert _admission_objects(objects) == []
         with pytest.raises(HelmError) as exc:
-            _render(BOUNDARY.replace("platform:\n", "platform:\n  admission: {required: true}\n",
-                                     1), major, kube="1.29")
-        assert "platform.admission.required is true but Kubernetes v1.29.0 serves no " \
+            _render(
+                BOUNDARY.replace("platform:\n", "platform:\n  admission: {required: true}\n", 1),
+                major,
+                kube="1.29",
+            )
+        assert (
+            "platform.admission.required is true but Kubernetes v1.29.0 serves no "
             "ValidatingAdmissionPolicy API" in exc.value.stderr
+        )
 
     def test_switched_off(self, major):
-        objects = _render(BOUNDARY.replace(
-            "platform:\n", "platform:\n  admission: {enabled: false}\n", 1), major)
+        objects = _render(
+            BOUNDARY.replace("platform:\n", "platform:\n  admission: {enabled: false}\n", 1), major
+        )
         assert _admission_objects(objects) == []
 
 
@@ -247,7 +329,8 @@ class TestServices:
         """spec.scheduler.service: {externalIPs: [...]} in a DaskCluster, copied by the
         operator: a CVE-2020-8554 traffic hijack, refused although the operator sends it."""
         service = dask_scheduler_service(
-            "c", {**SCHEDULER_SERVICE, "externalIPs": ["10.96.0.10", "8.8.8.8"]})
+            "c", {**SCHEDULER_SERVICE, "externalIPs": ["10.96.0.10", "8.8.8.8"]}
+        )
         (message,) = refusals(admission, "team-a", "services", service, user=OPERATOR)
         assert message.startswith("spec.externalIPs is refused in tenant namespaces")
         assert "CVE-2020-8554" in message
@@ -256,8 +339,9 @@ class TestServices:
         assert refusals(admission, "team-b", "services", service, operation="UPDATE", old=old)
 
     def test_external_name_node_port_and_load_balancer_are_refused(self, admission):
-        external = dask_scheduler_service("c", {"type": "ExternalName",
-                                                "externalName": "metadata.google.internal"})
+        external = dask_scheduler_service(
+            "c", {"type": "ExternalName", "externalName": "metadata.google.internal"}
+        )
         messages = refusals(admission, "team-a", "services", external, user=OPERATOR)
         assert any(m.startswith("spec.externalName is refused") for m in messages)
         assert any(m.startswith("only ClusterIP Services") for m in messages)
@@ -278,8 +362,12 @@ class TestServices:
 
 class TestNodeName:
     def test_node_name_is_refused_at_creation(self, admission):
-        bypass = pod(gpus={"nvidia.com/gpu": "1"}, node_name="gke-a100-pool-1",
-                     node_selector={POOL: "t4"}, tolerations=[T4_TOLERATION])
+        bypass = pod(
+            gpus={"nvidia.com/gpu": "1"},
+            node_name="gke-a100-pool-1",
+            node_selector={POOL: "t4"},
+            tolerations=[T4_TOLERATION],
+        )
         for namespace in ("team-a", "team-b"):
             messages = refusals(admission, namespace, "pods", bypass, user=OPERATOR)
             assert [m for m in messages if m.startswith("spec.nodeName is refused")], namespace
@@ -287,21 +375,30 @@ class TestNodeName:
     def test_a_scheduled_pod_can_still_be_updated(self, admission):
         """The scheduler sets nodeName through the binding subresource; later updates of the
         pod (labels, an image) carry it and must pass."""
-        running = pod(gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "t4"},
-                      tolerations=[T4_TOLERATION], node_name="gke-t4-pool-1")
+        running = pod(
+            gpus={"nvidia.com/gpu": "1"},
+            node_selector={POOL: "t4"},
+            tolerations=[T4_TOLERATION],
+            node_name="gke-t4-pool-1",
+        )
         relabelled = copy.deepcopy(running)
         relabelled["metadata"]["labels"]["note"] = "x"
-        assert refusals(admission, "team-a", "pods", relabelled, operation="UPDATE",
-                        old=running) == []
+        assert (
+            refusals(admission, "team-a", "pods", relabelled, operation="UPDATE", old=running) == []
+        )
 
 
 class TestPools:
     def test_granted_pool_is_admitted(self, admission):
-        t4 = pod(gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "t4"},
-                 tolerations=[T4_TOLERATION])
+        t4 = pod(
+            gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "t4"}, tolerations=[T4_TOLERATION]
+        )
         assert refusals(admission, "team-a", "pods", t4, user=OPERATOR) == []
-        by_affinity = pod(gpus={"nvidia.com/gpu": "2"}, tolerations=[{"operator": "Exists"}],
-                          affinity_terms=[pool_term("In", "t4")])
+        by_affinity = pod(
+            gpus={"nvidia.com/gpu": "2"},
+            tolerations=[{"operator": "Exists"}],
+            affinity_terms=[pool_term("In", "t4")],
+        )
         assert refusals(admission, "team-a", "pods", by_affinity) == []
 
     def test_cpu_pods_need_no_pool(self, admission):
@@ -309,26 +406,46 @@ class TestPools:
         assert refusals(admission, "team-a", "pods", pod()) == []
 
     def test_selecting_another_pool_is_refused(self, admission):
-        a100 = pod(gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "a100"},
-                   tolerations=A100_TOLERATIONS)
+        a100 = pod(
+            gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "a100"}, tolerations=A100_TOLERATIONS
+        )
         messages = refusals(admission, "team-a", "pods", a100, user=OPERATOR)
-        assert messages == ["nodeSelector gpu-platform.io/pool=a100: GPU pool a100 is not "
-                            "granted to this namespace (platform.tenants[].nodePools)"]
+        assert messages == [
+            "nodeSelector gpu-platform.io/pool=a100: GPU pool a100 is not "
+            "granted to this namespace (platform.tenants[].nodePools)"
+        ]
         assert refusals(admission, "team-b", "pods", a100) == []  # team-b has every pool
 
     def test_required_affinity_naming_another_pool_is_refused(self, admission):
-        either = pod(gpus={"nvidia.com/gpu": "1"}, tolerations=A100_TOLERATIONS,
-                     affinity_terms=[pool_term("In", "t4", "a100")])
+        either = pod(
+            gpus={"nvidia.com/gpu": "1"},
+            tolerations=A100_TOLERATIONS,
+            affinity_terms=[pool_term("In", "t4", "a100")],
+        )
         messages = refusals(admission, "team-a", "pods", either)
         assert any(m.startswith("required node affinity names GPU pool a100") for m in messages)
         # a term without the pool key lets the pod land anywhere it tolerates
-        loose = pod(gpus={"nvidia.com/gpu": "1"}, tolerations=A100_TOLERATIONS,
-                    affinity_terms=[pool_term("In", "t4"), {"matchExpressions": [
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}])
-        assert any(m.startswith("this pod could land on GPU pool a100")
-                   for m in refusals(admission, "team-a", "pods", loose))
-        away = pod(gpus={"nvidia.com/gpu": "1"}, tolerations=A100_TOLERATIONS,
-                   affinity_terms=[pool_term("NotIn", "a100", "open")])
+        loose = pod(
+            gpus={"nvidia.com/gpu": "1"},
+            tolerations=A100_TOLERATIONS,
+            affinity_terms=[
+                pool_term("In", "t4"),
+                {
+                    "matchExpressions": [
+                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+                    ]
+                },
+            ],
+        )
+        assert any(
+            m.startswith("this pod could land on GPU pool a100")
+            for m in refusals(admission, "team-a", "pods", loose)
+        )
+        away = pod(
+            gpus={"nvidia.com/gpu": "1"},
+            tolerations=A100_TOLERATIONS,
+            affinity_terms=[pool_term("NotIn", "a100", "open")],
+        )
         assert not any("a100" in m for m in refusals(admission, "team-a", "pods", away))
 
     def test_tolerating_another_pools_taints_without_a_selector_is_refused(self, admission):
@@ -351,8 +468,9 @@ class TestPools:
         assert not [m for m in messages if "GPU pool a100" in m]  # dedicated=a100 not tolerated
 
     def test_an_update_that_adds_a_toleration_is_judged(self, admission):
-        before = pod(gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "t4"},
-                     tolerations=[T4_TOLERATION])
+        before = pod(
+            gpus={"nvidia.com/gpu": "1"}, node_selector={POOL: "t4"}, tolerations=[T4_TOLERATION]
+        )
         assert refusals(admission, "team-a", "pods", before) == []
         # a gated pod may have its selector changed: moving it to a100 is refused
         moved = copy.deepcopy(before)
@@ -363,19 +481,26 @@ class TestPools:
 
 class TestGpuResources:
     def test_counted_resources_are_admitted(self, admission):
-        mig = pod(gpus={"nvidia.com/mig-1g.10gb": "1"}, node_selector={POOL: "a100"},
-                  tolerations=A100_TOLERATIONS)
+        mig = pod(
+            gpus={"nvidia.com/mig-1g.10gb": "1"},
+            node_selector={POOL: "a100"},
+            tolerations=A100_TOLERATIONS,
+        )
         assert refusals(admission, "team-b", "pods", mig) == []
 
-    @pytest.mark.parametrize("resource", ["nvidia.com/mig-3g.40gb", "nvidia.com/gpu.shared",
-                                          "nvidia.com/mig-1g.10gb.me"])
+    @pytest.mark.parametrize(
+        "resource", ["nvidia.com/mig-3g.40gb", "nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb.me"]
+    )
     def test_uncounted_gpu_resources_are_refused(self, admission, resource):
-        greedy = pod(gpus={resource: "1"}, node_selector={POOL: "a100"},
-                     tolerations=A100_TOLERATIONS)
+        greedy = pod(
+            gpus={resource: "1"}, node_selector={POOL: "a100"}, tolerations=A100_TOLERATIONS
+        )
         (message,) = refusals(admission, "team-b", "pods", greedy, user=OPERATOR)
-        assert message == ("a container requests a GPU resource this namespace's ResourceQuota "
-                           "does not count; the counted ones are nvidia.com/gpu, "
-                           "nvidia.com/mig-1g.10gb (platform.nodePools[].gpuResources)")
+        assert message == (
+            "a container requests a GPU resource this namespace's ResourceQuota "
+            "does not count; the counted ones are nvidia.com/gpu, "
+            "nvidia.com/mig-1g.10gb (platform.nodePools[].gpuResources)"
+        )
 
     def test_init_containers_and_limits_count_too(self, admission):
         sneaky = pod(node_selector={POOL: "t4"}, init_gpus={"nvidia.com/gpu.shared": "1"})
@@ -390,11 +515,16 @@ class TestGpuResources:
 def test_every_message_is_one_line_and_every_expression_core_cel(objects):
     """Kubernetes refuses messages with line breaks; the expressions use nothing beyond core
     CEL (no Kubernetes library: quantity, lists, strings extensions)."""
-    library = re.compile(r"\b(quantity|isQuantity|split|join|lowerAscii|url|isSorted|sum|"
-                         r"indexOf|authorizer)\b\s*\(")
+    library = re.compile(
+        r"\b(quantity|isQuantity|split|join|lowerAscii|url|isSorted|sum|"
+        r"indexOf|authorizer)\b\s*\("
+    )
     for o in _admission_objects(objects):
         for validation in o["spec"].get("validations", []):
             assert "\n" not in validation["message"]
-        for item in [*o["spec"].get("validations", []), *o["spec"].get("variables", []),
-                     *o["spec"].get("matchConditions", [])]:
+        for item in [
+            *o["spec"].get("validations", []),
+            *o["spec"].get("variables", []),
+            *o["spec"].get("matchConditions", []),
+        ]:
             assert not library.search(item["expression"]), item["expression"]

@@ -15,11 +15,18 @@ import yaml
 from support.kube import tolerated
 from support.render import PROFILES, render_chart, resolve, scenarios
 
-CASES: dict[str, Path] = {**{p.stem: p for p in PROFILES},
-                          **{f"ci/{p.name}": p for p in scenarios()}}
+CASES: dict[str, Path] = {
+    **{p.stem: p for p in PROFILES},
+    **{f"ci/{p.name}": p for p in scenarios()},
+}
 POOL_LABEL = "gpu-platform.io/pool"
-STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance",
-                   "app.kubernetes.io/managed-by", "app.kubernetes.io/part-of", "helm.sh/chart")
+STANDARD_LABELS = (
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/part-of",
+    "helm.sh/chart",
+)
 
 
 @pytest.fixture(scope="module", params=sorted(CASES), ids=str)
@@ -27,9 +34,11 @@ def case(request, major: int) -> tuple[dict, list[dict]]:
     """(resolved values, objects of this chart only) for one values file."""
     values = yaml.safe_load(CASES[request.param].read_text(encoding="utf-8")) or {}
     objects = render_chart(values, major=major)
-    ours = [o for o in objects
-            if o["metadata"].get("labels", {}).get("helm.sh/chart", "").startswith(
-                "gpu-platform-")]
+    ours = [
+        o
+        for o in objects
+        if o["metadata"].get("labels", {}).get("helm.sh/chart", "").startswith("gpu-platform-")
+    ]
     assert ours, "no object of this chart rendered"
     return resolve(values), ours
 
@@ -62,9 +71,12 @@ class TestEveryObject:
             if o["kind"] not in ("Deployment", "StatefulSet") or o["spec"].get("replicas", 1) < 2:
                 continue
             labels = o["spec"]["template"]["metadata"]["labels"]
-            covering = [b for b in budgets
-                        if b["metadata"]["namespace"] == o["metadata"]["namespace"]
-                        and b["spec"]["selector"]["matchLabels"].items() <= labels.items()]
+            covering = [
+                b
+                for b in budgets
+                if b["metadata"]["namespace"] == o["metadata"]["namespace"]
+                and b["spec"]["selector"]["matchLabels"].items() <= labels.items()
+            ]
             assert covering, f"{o['kind']}/{o['metadata']['name']} has no PodDisruptionBudget"
 
     def test_names_are_valid(self, case):
@@ -133,8 +145,9 @@ class TestPods:
 
     def test_priority_ladder_is_used(self, case):
         _, objects = case
-        classes = {o["metadata"]["name"]: o["value"]
-                   for o in objects if o["kind"] == "PriorityClass"}
+        classes = {
+            o["metadata"]["name"]: o["value"] for o in objects if o["kind"] == "PriorityClass"
+        }
         for o in objects:
             component = o["metadata"]["labels"].get("app.kubernetes.io/component")
             if component not in ("prepuller", "placeholder") or "template" not in o["spec"]:
@@ -169,10 +182,15 @@ class TestTenants:
     def test_every_tenant_namespace_is_default_deny(self, case):
         values, objects = case
         tenants = {t["name"] for t in values["platform"]["tenants"]}
-        denied = {o["metadata"]["namespace"] for o in objects
-                  if o["kind"] == "NetworkPolicy" and o["spec"]["podSelector"] == {}
-                  and set(o["spec"]["policyTypes"]) == {"Ingress", "Egress"}
-                  and "ingress" not in o["spec"] and "egress" not in o["spec"]}
+        denied = {
+            o["metadata"]["namespace"]
+            for o in objects
+            if o["kind"] == "NetworkPolicy"
+            and o["spec"]["podSelector"] == {}
+            and set(o["spec"]["policyTypes"]) == {"Ingress", "Egress"}
+            and "ingress" not in o["spec"]
+            and "egress" not in o["spec"]
+        }
         assert denied == tenants
 
     def test_every_tenant_namespace_enforces_pod_security(self, case):
@@ -187,11 +205,17 @@ class TestTenants:
     def test_every_tenant_has_a_gpu_quota_and_defaults(self, case):
         values, objects = case
         for tenant in values["platform"]["tenants"]:
-            quotas = [o for o in objects if o["kind"] == "ResourceQuota"
-                      and o["metadata"]["namespace"] == tenant["name"]
-                      and "scopeSelector" not in o["spec"]]
+            quotas = [
+                o
+                for o in objects
+                if o["kind"] == "ResourceQuota"
+                and o["metadata"]["namespace"] == tenant["name"]
+                and "scopeSelector" not in o["spec"]
+            ]
             assert len(quotas) == 1
             hard = quotas[0]["spec"]["hard"]
             assert hard["requests.nvidia.com/gpu"] == str(tenant["quota"]["gpus"])
-            assert any(o["kind"] == "LimitRange" and o["metadata"]["namespace"] == tenant["name"]
-                       for o in objects)
+            assert any(
+                o["kind"] == "LimitRange" and o["metadata"]["namespace"] == tenant["name"]
+                for o in objects
+            )

@@ -45,28 +45,46 @@ from .strategies import FAULTS, site
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
-GUARD_FILES = ("values.yaml", "values.schema.json", "templates/_helpers.tpl",
-               "templates/validate.yaml")
+GUARD_FILES = (
+    "values.yaml",
+    "values.schema.json",
+    "templates/_helpers.tpl",
+    "templates/validate.yaml",
+)
 PYTHON_EXAMPLES = examples(1000)
 HELM_EXAMPLES = examples(200)
 RENDER_EXAMPLES = examples(20)
 SETTINGS: dict[str, Any] = {
-    "deadline": None, "derandomize": DERANDOMIZE, "database": None,
-    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                              HealthCheck.data_too_large],
+    "deadline": None,
+    "derandomize": DERANDOMIZE,
+    "database": None,
+    "suppress_health_check": [
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 }
 SCHEMA = values_schema()
 # Rules the tool repairs (it writes the key) or cannot know (the release namespace): the guard
 # alone refuses them, so both paths never see the same file; tests/render covers each.
-GUARD_ONLY = {"dcgm-exporter-interval-missing", "operator-tolerates-pools",
-              "tenant-not-release-namespace"}
+GUARD_ONLY = {
+    "dcgm-exporter-interval-missing",
+    "operator-tolerates-pools",
+    "tenant-not-release-namespace",
+}
 
 
 def test_every_guarded_rule_is_drawn_as_a_fault() -> None:
     """The strategies break a file in a way aimed at each rule with an install-time guard, and
     name no rule the catalogue does not have (a field-level refusal belongs to the schema)."""
-    guarded = {r.id for r in RULES if r.guard is not None and r.severity == "error"
-               and "derived" not in r.tags and r.id not in GUARD_ONLY}
+    guarded = {
+        r.id
+        for r in RULES
+        if r.guard is not None
+        and r.severity == "error"
+        and "derived" not in r.tags
+        and r.id not in GUARD_ONLY
+    }
     known = {r.id for r in RULES}
     aimed = {name for name in FAULTS if name in known}
     assert sorted(guarded - aimed) == []
@@ -94,8 +112,11 @@ def left_to_the_tool(data: dict[str, Any]) -> dict[str, Any]:
             continue
         value = derivation.compute(values)
         if derivation.compute is dcgm_env and written and isinstance(given, list):
-            named = [e for e in given if isinstance(e, dict)
-                     and e.get("name") == "DCGM_EXPORTER_INTERVAL"]
+            named = [
+                e
+                for e in given
+                if isinstance(e, dict) and e.get("name") == "DCGM_EXPORTER_INTERVAL"
+            ]
             value = given if named else value
         set_path(overlay.setdefault(derivation.chart, {}), derivation.path, value)
     return overlay
@@ -131,8 +152,10 @@ def _write(folder: Path, name: str, data: dict[str, Any]) -> Path:
 
 
 @settings(max_examples=PYTHON_EXAMPLES, **SETTINGS)
-@given(data=site(), fault=st.sampled_from([None, None, None, "int-as-string", "unknown-key",
-                                           "bad-enum"]))
+@given(
+    data=site(),
+    fault=st.sampled_from([None, None, None, "int-as-string", "unknown-key", "bad-enum"]),
+)
 def test_python_side(data: dict[str, Any], fault: str | None) -> None:
     COUNTS["python cases"] += 1
     if fault == "int-as-string":
@@ -168,8 +191,9 @@ def test_python_side(data: dict[str, Any], fault: str | None) -> None:
 @pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
 @settings(max_examples=HELM_EXAMPLES, **SETTINGS)
 @given(data=site())
-def test_guard_says_what_validate_says(guard_chart: Path, tmp_path_factory, major: int,
-                                        data: dict[str, Any]) -> None:
+def test_guard_says_what_validate_says(
+    guard_chart: Path, tmp_path_factory, major: int, data: dict[str, Any]
+) -> None:
     COUNTS[f"helm{major} guard cases"] += 1
     work = tmp_path_factory.mktemp("case")
     files = [_write(work, "site.yaml", data), _write(work, "derived.yaml", left_to_the_tool(data))]
@@ -191,9 +215,15 @@ RELEASE_NAMES = st.one_of(
 @pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
 @settings(max_examples=RENDER_EXAMPLES, **SETTINGS)
 @given(data=site(), release=RELEASE_NAMES)
-def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_chart: Path,
-                                             tmp_path_factory, major: int,
-                                             data: dict[str, Any], release: str) -> None:
+def test_full_chart_judges_and_renders_alike(
+    built_chart,
+    chart_repo,
+    guard_chart: Path,
+    tmp_path_factory,
+    major: int,
+    data: dict[str, Any],
+    release: str,
+) -> None:
     built_major, chart = built_chart
     if built_major != major:
         return
@@ -202,8 +232,7 @@ def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_char
     files = [site_file, _write(work, "derived.yaml", left_to_the_tool(data))]
     env = chart_repo.env()
     try:
-        objects = load_manifests(helm.template(chart, files, major=major, env=env,
-                                               release=release))
+        objects = load_manifests(helm.template(chart, files, major=major, env=env, release=release))
     except helm.HelmError as exc:
         assert "these values are inconsistent:" in exc.stderr
         assert helm_verdict(guard_chart, files, major, work / "home") != []
@@ -212,20 +241,30 @@ def test_full_chart_judges_and_renders_alike(built_chart, chart_repo, guard_char
     assert helm_verdict(guard_chart, files, major, work / "home") == []
     checked = check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
     resolved = _write(work, "resolved.yaml", checked.resolved)
-    same = load_manifests(helm.template(chart, [resolved], major=major, env=env,
-                                        release=release))
+    same = load_manifests(helm.template(chart, [resolved], major=major, env=env, release=release))
     key = lambda o: json.dumps(o, sort_keys=True)  # noqa: E731
     assert sorted(map(key, objects)) == sorted(map(key, same))
     assert name_problems(objects) == [], release
     COUNTS[f"helm{major} full chart rendered alike"] += 1
 
 
-BASE_SITE: dict[str, Any] = {"platform": {
-    "monitoring": {"scrapeInterval": "1s"},
-    "nodePools": [{"name": "gpu", "cloud": "generic", "driver": "operator", "gpusPerNode": 2,
-                   "minNodes": 0, "maxNodes": 2}],
-    "tenants": [{"name": "team-a", "quota": {"gpus": 2}}],
-    "hpas": []}}
+BASE_SITE: dict[str, Any] = {
+    "platform": {
+        "monitoring": {"scrapeInterval": "1s"},
+        "nodePools": [
+            {
+                "name": "gpu",
+                "cloud": "generic",
+                "driver": "operator",
+                "gpusPerNode": 2,
+                "minNodes": 0,
+                "maxNodes": 2,
+            }
+        ],
+        "tenants": [{"name": "team-a", "quota": {"gpus": 2}}],
+        "hpas": [],
+    }
+}
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))

@@ -23,16 +23,20 @@ from support.k8svalidate import load_manifests, validate_objects
 from . import COUNTS, DERANDOMIZE, examples
 
 NAMES = ["gpu", "t4", "a100", "spot", "l4-pool", "x"]
-TAINTS = st.sampled_from([
-    {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
-    {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
-    {"key": "dedicated", "value": "ml", "effect": "NoExecute"},
-    {"key": "spot", "value": "true", "effect": "PreferNoSchedule"},
-])
-IMAGES = st.sampled_from([
-    {"name": "rapids", "image": "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"},
-    {"name": "torch", "image": "nvcr.io/nvidia/pytorch:24.05-py3"},
-])
+TAINTS = st.sampled_from(
+    [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+        {"key": "dedicated", "value": "ml", "effect": "NoExecute"},
+        {"key": "spot", "value": "true", "effect": "PreferNoSchedule"},
+    ]
+)
+IMAGES = st.sampled_from(
+    [
+        {"name": "rapids", "image": "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"},
+        {"name": "torch", "image": "nvcr.io/nvidia/pytorch:24.05-py3"},
+    ]
+)
 QUANTITIES = st.sampled_from(["1", "500m", "32", "4Gi", "128Gi"])
 SIGNALS = ["gpu_utilization_current", "gpu_engine_active_over_time"]
 
@@ -51,13 +55,21 @@ def node_pool(draw: st.DrawFn, name: str, cloud: str) -> dict[str, Any]:
         "maxNodes": high,
         # clouds whose preinstalled drivers need operator settings get the operator's driver
         "driver": draw(st.sampled_from(["operator", "preinstalled"]))
-        if cloud in ("generic", "kind") else "operator",
+        if cloud in ("generic", "kind")
+        else "operator",
         "taints": draw(st.lists(TAINTS, max_size=2, unique_by=lambda t: json.dumps(t))),
-        "prepullImages": draw(st.lists(st.sampled_from([
-            {"name": f"{name}-extra", "image": "nvcr.io/nvidia/tritonserver:24.05-py3"}]),
-            max_size=1)),
-        "placeholders": {"replicas": draw(st.integers(0, min(3, high * gpus // per_pod))),
-                         "gpusPerPod": per_pod},
+        "prepullImages": draw(
+            st.lists(
+                st.sampled_from(
+                    [{"name": f"{name}-extra", "image": "nvcr.io/nvidia/tritonserver:24.05-py3"}]
+                ),
+                max_size=1,
+            )
+        ),
+        "placeholders": {
+            "replicas": draw(st.integers(0, min(3, high * gpus // per_pod))),
+            "gpusPerPod": per_pod,
+        },
     }
 
 
@@ -66,31 +78,50 @@ def tenant(draw: st.DrawFn, name: str, pools: list[str]) -> dict[str, Any]:
     return {
         "name": name,
         "podSecurity": draw(st.sampled_from(["restricted", "baseline"])),
-        "quota": {"gpus": draw(st.integers(0, 40)), "cpu": draw(QUANTITIES),
-                  "memory": draw(QUANTITIES)},
+        "quota": {
+            "gpus": draw(st.integers(0, 40)),
+            "cpu": draw(QUANTITIES),
+            "memory": draw(QUANTITIES),
+        },
         "nodePools": draw(st.lists(st.sampled_from(pools), max_size=2, unique=True))
-        if pools else [],
+        if pools
+        else [],
         "network": {"egressCIDRs": draw(st.lists(st.sampled_from(["10.0.0.0/8"]), max_size=1))},
     }
 
 
 @st.composite
 def hpa(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    pods = {"type": "Pods", "pods": {"metric": {"name": draw(st.sampled_from(SIGNALS))},
-                                     "target": {"type": "AverageValue", "averageValue": 40}}}
-    cpu = {"type": "Resource", "resource": {"name": "cpu", "target": {
-        "type": "Utilization", "averageUtilization": draw(st.integers(1, 100))}}}
+    pods = {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": draw(st.sampled_from(SIGNALS))},
+            "target": {"type": "AverageValue", "averageValue": 40},
+        },
+    }
+    cpu = {
+        "type": "Resource",
+        "resource": {
+            "name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": draw(st.integers(1, 100))},
+        },
+    }
     low = draw(st.integers(1, 3))
     return {
         "name": name,
         "namespace": "ml",
-        "scaleTargetRef": {"apiVersion": "apps/v1",
-                           "kind": draw(st.sampled_from(["Deployment", "StatefulSet"])),
-                           "name": "workers"},
+        "scaleTargetRef": {
+            "apiVersion": "apps/v1",
+            "kind": draw(st.sampled_from(["Deployment", "StatefulSet"])),
+            "name": "workers",
+        },
         "minReplicas": low,
         "maxReplicas": low + draw(st.integers(0, 8)),
-        "metrics": draw(st.lists(st.sampled_from([pods, cpu]), min_size=1, max_size=2,
-                                 unique_by=lambda m: m["type"])),
+        "metrics": draw(
+            st.lists(
+                st.sampled_from([pods, cpu]), min_size=1, max_size=2, unique_by=lambda m: m["type"]
+            )
+        ),
     }
 
 
@@ -111,8 +142,16 @@ FAULTS: list[tuple[tuple[Any, ...], Any]] = [
     (("platform", "tenants", 0, "quota", "memory"), "lots"),
     (("platform", "tenants", 0, "name"), "kube-system"),
     (("platform", "tenants", 0, "nodePools"), ["nope"]),
-    (("platform", "hpas", 0, "metrics", 0), {"type": "Pods", "pods": {
-        "metric": {"name": "gpu_util"}, "target": {"type": "AverageValue", "averageValue": 1}}}),
+    (
+        ("platform", "hpas", 0, "metrics", 0),
+        {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "gpu_util"},
+                "target": {"type": "AverageValue", "averageValue": 1},
+            },
+        },
+    ),
     (("platform", "hpas", 0, "scaleTargetRef", "kind"), "DaskCluster"),
     (("platform", "nodePools", 0, "minNodes"), 99),
     (("platform", "nodePools", 0, "placeholders"), {"replicas": 1, "gpusPerPod": 64}),
@@ -126,21 +165,30 @@ def values_file(draw: st.DrawFn) -> dict[str, Any]:
     cloud = draw(st.sampled_from(["generic", "kind", "gke", "eks", "aks"]))
     names = draw(st.lists(st.sampled_from(NAMES), max_size=3, unique=True))
     pools = [draw(node_pool(n, cloud)) for n in names]
-    tenant_names = draw(st.lists(st.sampled_from(["team-a", "team-b", "research"]),
-                                 max_size=3, unique=True))
+    tenant_names = draw(
+        st.lists(st.sampled_from(["team-a", "team-b", "research"]), max_size=3, unique=True)
+    )
     platform = {
         "nodePools": pools,
         "tenants": [draw(tenant(t, names)) for t in tenant_names],
-        "hpas": [draw(hpa(h)) for h in draw(st.lists(
-            st.sampled_from(["workers", "gpu-workers"]), max_size=2, unique=True))],
-        "prepuller": {"enabled": draw(st.booleans()),
-                      "images": draw(st.lists(IMAGES, max_size=2, unique_by=lambda i: i["name"]))},
+        "hpas": [
+            draw(hpa(h))
+            for h in draw(
+                st.lists(st.sampled_from(["workers", "gpu-workers"]), max_size=2, unique=True)
+            )
+        ],
+        "prepuller": {
+            "enabled": draw(st.booleans()),
+            "images": draw(st.lists(IMAGES, max_size=2, unique_by=lambda i: i["name"])),
+        },
         "crdUpgradeJobs": draw(st.booleans()),
         "monitoring": {
             "scrapeInterval": draw(st.sampled_from(["1s", "500ms", "5s", "30s", "2m"])),
             "dcgmLabelMode": draw(st.sampled_from(["honorLabels", "exported"])),
-            "sizing": {"gpuNodes": draw(st.integers(0, 200)),
-                       "retention": draw(st.sampled_from(["6h", "2d", "1w"]))},
+            "sizing": {
+                "gpuNodes": draw(st.integers(0, 200)),
+                "retention": draw(st.sampled_from(["6h", "2d", "1w"])),
+            },
             "rules": {"enabled": draw(st.booleans())},
         },
     }
@@ -154,8 +202,13 @@ def values_file(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
-@settings(max_examples=examples(30), deadline=None, derandomize=DERANDOMIZE, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=examples(30),
+    deadline=None,
+    derandomize=DERANDOMIZE,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=values_file())
 def test_render_validates_or_stops_cleanly(built_chart, chart_repo, tmp_path_factory, data):
     major, chart = built_chart
@@ -174,12 +227,13 @@ def test_render_validates_or_stops_cleanly(built_chart, chart_repo, tmp_path_fac
     manifests = helm.template(chart, [out], major=major, env=chart_repo.env())
     objects = load_manifests(manifests)
     assert validate_objects(objects, "1.33") == [], json.dumps(data)
-    keys = [(o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
-            for o in objects]
+    keys = [
+        (o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+        for o in objects
+    ]
     assert len(keys) == len(set(keys)), "two objects share kind, namespace and name"
     for o in objects:
         spec = o.get("spec", {}).get("template", {}).get("spec", {})
-        names = [c["name"] for c in [*spec.get("initContainers", []),
-                                     *spec.get("containers", [])]]
+        names = [c["name"] for c in [*spec.get("initContainers", []), *spec.get("containers", [])]]
         assert len(names) == len(set(names)), f"duplicate container names in {keys}"
     COUNTS[f"helm{major} rendered"] += 1

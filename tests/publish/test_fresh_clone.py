@@ -25,17 +25,21 @@ def test_make_demo_in_a_bare_clone(tmp_path):
 
     home = tmp_path / "home"
     home.mkdir()
-    pip_cache = subprocess.run(["python3", "-m", "pip", "cache", "dir"], capture_output=True,
-                               text=True).stdout.strip()
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("GPU_PLATFORM_", "VIRTUAL_ENV", "PYTHON"))}
+    pip_cache = subprocess.run(
+        ["python3", "-m", "pip", "cache", "dir"], capture_output=True, text=True
+    ).stdout.strip()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GPU_PLATFORM_", "VIRTUAL_ENV", "PYTHON"))
+    }
     env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
     if pip_cache:
         env["PIP_CACHE_DIR"] = pip_cache
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
-                                  if ".venv" not in p)
-    proc = subprocess.run(["make", "demo"], cwd=clone, env=env, capture_output=True, text=True,
-                          timeout=1200)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p)
+    proc = subprocess.run(
+        ["make", "demo"], cwd=clone, env=env, capture_output=True, text=True, timeout=1200
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
     assert "Traceback" not in output

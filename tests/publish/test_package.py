@@ -24,8 +24,11 @@ from support.k8svalidate import load_manifests, validate_objects
 
 def _members(archive: Path) -> dict[str, bytes]:
     with tarfile.open(archive) as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()  # type: ignore[union-attr]
-                if m.isfile()}
+        return {
+            m.name: tar.extractfile(m).read()
+            for m in tar.getmembers()  # type: ignore[union-attr]
+            if m.isfile()
+        }
 
 
 class TestArchive:
@@ -57,8 +60,7 @@ class TestArchive:
         env = isolated_env(tmp_path / "home")
         readme = helm.run(["show", "readme", str(archive.archive)], env=env).stdout
         assert "## Values" in readme and "platform.monitoring.scrapeInterval" in readme
-        values = yaml.safe_load(helm.run(["show", "values", str(archive.archive)],
-                                         env=env).stdout)
+        values = yaml.safe_load(helm.run(["show", "values", str(archive.archive)], env=env).stdout)
         assert values["platform"]["monitoring"]["scrapeInterval"] == "1s"
         chart = yaml.safe_load(helm.run(["show", "chart", str(archive.archive)], env=env).stdout)
         for key in ("home", "sources", "maintainers", "icon", "keywords"):
@@ -78,8 +80,18 @@ class TestArchive:
 
 
 def _template_args(ref: str, version: str) -> list[str]:
-    args = ["template", "gpu-platform", ref, "--version", version, "--plain-http",
-            "--namespace", "gpu-platform", "--kube-version", f"{facts.TARGET_KUBE_VERSION}.0"]
+    args = [
+        "template",
+        "gpu-platform",
+        ref,
+        "--version",
+        version,
+        "--plain-http",
+        "--namespace",
+        "gpu-platform",
+        "--kube-version",
+        f"{facts.TARGET_KUBE_VERSION}.0",
+    ]
     for api in helm.extra_api_versions():
         args += ["--api-versions", api]
     return args
@@ -90,11 +102,17 @@ def _template_args(ref: str, version: str) -> list[str]:
 def test_oci_round_trip(archive: Packaged, tmp_path: Path, pusher: int, puller: int):
     with oci.registry(tmp_path / "registry") as port:
         base = f"oci://127.0.0.1:{port}/charts"
-        push = helm.run(["push", str(archive.archive), base, "--plain-http"], major=pusher,
-                        env=isolated_env(tmp_path / "pusher"))
+        push = helm.run(
+            ["push", str(archive.archive), base, "--plain-http"],
+            major=pusher,
+            env=isolated_env(tmp_path / "pusher"),
+        )
         assert "Digest: sha256:" in push.stdout + push.stderr
-        out = helm.run(_template_args(f"{base}/gpu-platform", metadata.version()),
-                       major=puller, env=isolated_env(tmp_path / "puller")).stdout
+        out = helm.run(
+            _template_args(f"{base}/gpu-platform", metadata.version()),
+            major=puller,
+            env=isolated_env(tmp_path / "puller"),
+        ).stdout
     objects = load_manifests(out)
     kinds = {(o["kind"], o["metadata"]["name"]) for o in objects}
     assert ("PrometheusRule", "gpu-platform-gpu-rules") in kinds
@@ -105,7 +123,12 @@ def test_oci_round_trip(archive: Packaged, tmp_path: Path, pusher: int, puller: 
 
 @pytest.mark.skipif(oci.available() is not None, reason=str(oci.available()))
 def test_a_missing_version_is_a_clear_helm_error(archive: Packaged, tmp_path: Path):
-    with oci.registry(tmp_path / "registry") as port, pytest.raises(helm.HelmError,
-                                                                     match="not found"):
-            helm.run(_template_args(f"oci://127.0.0.1:{port}/charts/gpu-platform", "9.9.9"),
-                     major=4, env=isolated_env(tmp_path / "home"))
+    with (
+        oci.registry(tmp_path / "registry") as port,
+        pytest.raises(helm.HelmError, match="not found"),
+    ):
+        helm.run(
+            _template_args(f"oci://127.0.0.1:{port}/charts/gpu-platform", "9.9.9"),
+            major=4,
+            env=isolated_env(tmp_path / "home"),
+        )

@@ -21,8 +21,12 @@ from support.repo import git, snapshot, tracked
 
 REPO = Path(__file__).resolve().parents[2]
 # Files that are the pins, or are written from them.
-GENERATED = ("Chart.lock", "charts/gpu-platform/", "generator/gpu_platform/upstream/",
-             "generator/gpu_platform/lint/crd_schemas.json.gz")
+GENERATED = (
+    "Chart.lock",
+    "charts/gpu-platform/",
+    "generator/gpu_platform/upstream/",
+    "generator/gpu_platform/lint/crd_schemas.json.gz",
+)
 
 
 def pinned_versions() -> set[str]:
@@ -39,14 +43,16 @@ def pinned_versions() -> set[str]:
 
 def _without_generated_blocks(text: str) -> str:
     for name in docs.BLOCKS:
-        text = re.sub(rf"<!-- generated: {name} -->.*?<!-- /generated: {name} -->", "", text,
-                      flags=re.DOTALL)
+        text = re.sub(
+            rf"<!-- generated: {name} -->.*?<!-- /generated: {name} -->", "", text, flags=re.DOTALL
+        )
     return text
 
 
 def test_no_other_file_holds_a_pinned_version():
-    pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(v)}(?![\w.])"
-                                  for v in sorted(pinned_versions())))
+    pattern = re.compile(
+        "|".join(rf"(?<![\w.]){re.escape(v)}(?![\w.])" for v in sorted(pinned_versions()))
+    )
     hits = []
     for rel in tracked():
         if rel.startswith(GENERATED) or rel.endswith((".gz", ".png", ".svg")):
@@ -62,8 +68,14 @@ def test_no_other_file_holds_a_pinned_version():
 
 def _run(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(copy / "generator")}
-    return subprocess.run([sys.executable, "-m", "gpu_platform.cli", *args], cwd=copy, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", *args],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_bumping_a_subchart_touches_only_the_lock_and_generated_files(tmp_path):
@@ -110,7 +122,21 @@ def test_bumping_a_subchart_touches_only_the_lock_and_generated_files(tmp_path):
 
     # The tests that name pins read them: they pass on the bumped copy unchanged.
     env = {**os.environ, "PYTHONPATH": str(copy / "generator")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "tests/unit/test_checks.py", "tests/unit/test_upstream.py"],
-                          cwd=copy, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/unit/test_checks.py",
+            "tests/unit/test_upstream.py",
+        ],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]

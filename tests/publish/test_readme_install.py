@@ -49,10 +49,10 @@ def commands(block: str) -> list[str]:
 def without_cluster(line: str, major: int) -> str:
     """install/upgrade as the renders that need no cluster (see the module docstring)."""
     if line.startswith("helm install "):
-        rest = line[len("helm install "):]
+        rest = line[len("helm install ") :]
         return ("helm install --dry-run=client " if major == 4 else "helm template ") + rest
     if line.startswith("helm upgrade "):
-        return "helm template " + line[len("helm upgrade "):]
+        return "helm template " + line[len("helm upgrade ") :]
     return line
 
 
@@ -97,15 +97,23 @@ def world(tmp_path_factory: pytest.TempPathFactory, tool_cache: Path):
                 server.__exit__(None, None, None)
 
 
-def shell(net: LocalInternet, major: int, tmp: Path, block_names: list[str],
-          prepare_checkout: bool = False) -> dict[str, str]:
+def shell(
+    net: LocalInternet,
+    major: int,
+    tmp: Path,
+    block_names: list[str],
+    prepare_checkout: bool = False,
+) -> dict[str, str]:
     """Run the README blocks in order in a fresh folder; stdout of each command line."""
     work = tmp / "work"
     work.mkdir()
     shutil.copyfile(SITE, work / "site.yaml")
     if prepare_checkout:  # what `git clone` leaves: the committed chart, no dependencies
-        shutil.copytree(REPO / "charts" / "gpu-platform", work / "charts" / "gpu-platform",
-                        ignore=shutil.ignore_patterns("charts", "tmpcharts"))
+        shutil.copytree(
+            REPO / "charts" / "gpu-platform",
+            work / "charts" / "gpu-platform",
+            ignore=shutil.ignore_patterns("charts", "tmpcharts"),
+        )
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     os.symlink(tools.locate(f"helm{major}"), bin_dir / "helm")
@@ -118,8 +126,14 @@ def shell(net: LocalInternet, major: int, tmp: Path, block_names: list[str],
     for name in block_names:
         for line in commands(name):
             run = without_cluster(line, major)
-            proc = subprocess.run(["bash", "-euo", "pipefail", "-c", run], cwd=work, env=env,
-                                  capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", run],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert proc.returncode == 0, f"$ {run}\n{proc.stderr}\n{proc.stdout[-2000:]}"
             outputs[line] = proc.stdout
     return outputs
@@ -151,8 +165,9 @@ def test_install_from_a_checkout(world, major, tmp_path):
     out = shell(world, major, tmp_path, ["install-checkout"], prepare_checkout=True)
     (install,) = [line for line in out if line.startswith("helm install ")]
     _check_render(out[install])
-    built = sorted(p.name for p in (tmp_path / "work" / "charts" / "gpu-platform" / "charts")
-                   .glob("*.tgz"))
+    built = sorted(
+        p.name for p in (tmp_path / "work" / "charts" / "gpu-platform" / "charts").glob("*.tgz")
+    )
     assert built == sorted(f"{i.name}-{i.version}.tgz" for i in registry.SUBCHARTS)
 
 

@@ -42,37 +42,58 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     """(the venv's bin folder, an environment with a HOME of its own)."""
     work = tmp_path_factory.mktemp("wheel")
     source = snapshot(work / "source")
-    pip_cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"],
-                               capture_output=True, text=True).stdout.strip()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GPU_PLATFORM_", "VIRTUAL_ENV", "PYTHON"))}
+    pip_cache = subprocess.run(
+        [sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True
+    ).stdout.strip()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GPU_PLATFORM_", "VIRTUAL_ENV", "PYTHON"))
+    }
     env.update(HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "home" / ".cache"))
     if pip_cache:
         env["PIP_CACHE_DIR"] = pip_cache
     (work / "home").mkdir()
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w",
-                            str(work / "dist"), str(source)], env=env, capture_output=True,
-                           text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(work / "dist"), str(source)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stderr
     assert "Warning" not in build.stdout + build.stderr, build.stdout + build.stderr
     (wheel,) = (work / "dist").glob("*.whl")
     assert wheel.name == f"gpu_platform-{metadata.version()}-py3-none-any.whl"
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
     bin_dir = work / "venv" / "bin"
-    install = subprocess.run([str(bin_dir / "pip"), "install", "-q", str(wheel)], env=env,
-                             capture_output=True, text=True, timeout=900)
+    install = subprocess.run(
+        [str(bin_dir / "pip"), "install", "-q", str(wheel)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert install.returncode == 0, install.stderr
     assert "Warning" not in install.stderr, install.stderr
     env["PATH"] = f"{bin_dir}{os.pathsep}" + os.pathsep.join(
-        p for p in env["PATH"].split(os.pathsep) if ".venv" not in p)
+        p for p in env["PATH"].split(os.pathsep) if ".venv" not in p
+    )
     return bin_dir, env
 
 
-def run(installed: tuple[Path, dict[str, str]], cwd: Path, *args: str,
-        code: int = 0) -> subprocess.CompletedProcess[str]:
+def run(
+    installed: tuple[Path, dict[str, str]], cwd: Path, *args: str, code: int = 0
+) -> subprocess.CompletedProcess[str]:
     bin_dir, env = installed
-    proc = subprocess.run([str(bin_dir / "gpu-platform"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(bin_dir / "gpu-platform"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == code, f"gpu-platform {' '.join(args)}:\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr
     return proc

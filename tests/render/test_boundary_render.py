@@ -15,17 +15,17 @@ TENANT = "gpu-platform.io/tenant"
 
 CROSS_FIELD = {
     "any-egress": "platform:\n  tenants:\n    - name: team-a\n"
-                  "      network: {egressCIDRs: [10.20.0.0/16, 0.0.0.0/0]}\n",
+    "      network: {egressCIDRs: [10.20.0.0/16, 0.0.0.0/0]}\n",
     "quota-of-unknown-resource": "platform:\n  tenants:\n    - name: team-a\n"
-                                 "      quota: {gpuResources: {nvidia.com/mig-1g.10gb: 2}}\n",
+    "      quota: {gpuResources: {nvidia.com/mig-1g.10gb: 2}}\n",
     "quota-of-whole-gpus": "platform:\n  tenants:\n    - name: team-a\n"
-                           "      quota: {gpuResources: {nvidia.com/gpu: 2}}\n",
+    "      quota: {gpuResources: {nvidia.com/gpu: 2}}\n",
     "mig-mixed": "gpu-operator:\n  mig: {strategy: mixed}\n",
     "renamed-time-slices": "gpu-operator:\n  devicePlugin:\n    config:\n      name: ts\n"
-                           "      create: true\n      data:\n        any: |-\n"
-                           "          version: v1\n          sharing:\n            mps:\n"
-                           "              renameByDefault: true\n              resources:\n"
-                           "                - {name: nvidia.com/gpu, replicas: 2}\n",
+    "      create: true\n      data:\n        any: |-\n"
+    "          version: v1\n          sharing:\n            mps:\n"
+    "              renameByDefault: true\n              resources:\n"
+    "                - {name: nvidia.com/gpu, replicas: 2}\n",
 }
 
 
@@ -47,14 +47,17 @@ def test_plain_helm_refuses_with_the_tools_message(major, tmp_path, case):
     assert f"{problem.path}: {problem.message}" in " ".join(stderr.split())
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ("platform:\n  tenants: [{name: kube-system}]\n", "name"),
-    ("platform:\n  tenants: [{name: default}]\n", "name"),
-    ("platform:\n  tenants: [{name: a, groups: ['system:authenticated']}]\n", "groups"),
-    ("platform:\n  tenants: [{name: a, users: ['system:anonymous']}]\n", "users"),
-    ("platform:\n  tenants: [{name: a, network: {egressCIDRs: [all]}}]\n", "egressCIDRs"),
-    ("platform:\n  nodePools: [{name: a, gpuResources: [amd.com/gpu]}]\n", "gpuResources"),
-])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("platform:\n  tenants: [{name: kube-system}]\n", "name"),
+        ("platform:\n  tenants: [{name: default}]\n", "name"),
+        ("platform:\n  tenants: [{name: a, groups: ['system:authenticated']}]\n", "groups"),
+        ("platform:\n  tenants: [{name: a, users: ['system:anonymous']}]\n", "users"),
+        ("platform:\n  tenants: [{name: a, network: {egressCIDRs: [all]}}]\n", "egressCIDRs"),
+        ("platform:\n  nodePools: [{name: a, gpuResources: [amd.com/gpu]}]\n", "gpuResources"),
+    ],
+)
 def test_plain_helm_schema_refuses_per_field(major, text, where):
     stderr = _plain_helm_error(text, major)
     assert "values don't meet the specifications of the schema" in stderr
@@ -63,10 +66,14 @@ def test_plain_helm_schema_refuses_per_field(major, text, where):
 
 def test_acknowledged_any_egress_renders(major):
     network = {"egressCIDRs": ["0.0.0.0/0"], "acknowledgeAnyEgress": True}
-    objects = render_chart({"platform": {"tenants": [{"name": "team-a", "network": network}]}},
-                           major=major)
-    (egress,) = [o for o in objects if o["kind"] == "NetworkPolicy"
-                 and o["metadata"]["name"].endswith("tenant-egress")]
+    objects = render_chart(
+        {"platform": {"tenants": [{"name": "team-a", "network": network}]}}, major=major
+    )
+    (egress,) = [
+        o
+        for o in objects
+        if o["kind"] == "NetworkPolicy" and o["metadata"]["name"].endswith("tenant-egress")
+    ]
     assert egress["spec"]["egress"][0]["to"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
 
 
@@ -76,28 +83,40 @@ class TestReleaseNamespacePolicies:
     def _policies(self, major: int, text: str) -> list[dict]:
         objects = render_chart(yaml.safe_load(text), major=major)
         assert validate_objects(objects, "1.33") == []
-        return [o for o in objects if o["kind"] == "NetworkPolicy"
-                and o["metadata"]["namespace"] == "gpu-platform"]
+        return [
+            o
+            for o in objects
+            if o["kind"] == "NetworkPolicy" and o["metadata"]["namespace"] == "gpu-platform"
+        ]
 
     def test_unauthenticated_services_refuse_tenant_namespaces(self, major):
         policies = {p["metadata"]["name"]: p["spec"] for p in self._policies(major, self.SITE)}
-        assert set(policies) == {"gpu-platform-release-monitoring",
-                                 "gpu-platform-release-dcgm-exporter"}
+        assert set(policies) == {
+            "gpu-platform-release-monitoring",
+            "gpu-platform-release-dcgm-exporter",
+        }
         monitoring = policies["gpu-platform-release-monitoring"]
         (names,) = monitoring["podSelector"]["matchExpressions"]
-        assert names == {"key": "app.kubernetes.io/name", "operator": "In",
-                         "values": ["prometheus", "alertmanager", "grafana",
-                                    "kube-state-metrics"]}
+        assert names == {
+            "key": "app.kubernetes.io/name",
+            "operator": "In",
+            "values": ["prometheus", "alertmanager", "grafana", "kube-state-metrics"],
+        }
         assert policies["gpu-platform-release-dcgm-exporter"]["podSelector"] == {
-            "matchLabels": {"app": "nvidia-dcgm-exporter"}}
+            "matchLabels": {"app": "nvidia-dcgm-exporter"}
+        }
         for spec in policies.values():
             assert spec["policyTypes"] == ["Ingress"]
             (rule,) = spec["ingress"]
             # its own namespace, and namespaces that are no tenant's: nothing else
             assert rule["from"] == [
                 {"podSelector": {}},
-                {"namespaceSelector": {"matchExpressions": [
-                    {"key": TENANT, "operator": "DoesNotExist"}]}}]
+                {
+                    "namespaceSelector": {
+                        "matchExpressions": [{"key": TENANT, "operator": "DoesNotExist"}]
+                    }
+                },
+            ]
             assert "ports" not in rule
 
     def test_switch_and_components(self, major):
@@ -105,6 +124,5 @@ class TestReleaseNamespacePolicies:
         assert self._policies(major, off) == []
         assert self._policies(major, "platform: {}\n") == []
         no_gpu = self.SITE + "gpu-operator:\n  enabled: false\n"
-        names = [p["metadata"]["name"]
-                 for p in self._policies(major, no_gpu)]
+        names = [p["metadata"]["name"] for p in self._policies(major, no_gpu)]
         assert names == ["gpu-platform-release-monitoring"]

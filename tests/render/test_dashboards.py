@@ -15,27 +15,63 @@ from support.render import render_chart
 # Series the dashboards may read: DCGM's default set (docs/upstream-facts.md), the
 # kube-state-metrics series the rules use, and nothing else; recorded series come from the
 # rendered rules.
-DCGM = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED",
-        "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
-        "DCGM_FI_DEV_XID_ERRORS"}
-KSM = {"kube_pod_status_scheduled_time", "kube_pod_created", "kube_pod_status_phase",
-       "kube_pod_container_resource_requests", "kube_node_status_capacity", "kube_pod_info"}
-FUNCTIONS = {"max", "min", "avg", "sum", "count", "by", "on", "and", "or", "unless", "clamp",
-             "vector", "label_values", "group_left", "without", "bool"}
+DCGM = {
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_XID_ERRORS",
+}
+KSM = {
+    "kube_pod_status_scheduled_time",
+    "kube_pod_created",
+    "kube_pod_status_phase",
+    "kube_pod_container_resource_requests",
+    "kube_node_status_capacity",
+    "kube_pod_info",
+}
+FUNCTIONS = {
+    "max",
+    "min",
+    "avg",
+    "sum",
+    "count",
+    "by",
+    "on",
+    "and",
+    "or",
+    "unless",
+    "clamp",
+    "vector",
+    "label_values",
+    "group_left",
+    "without",
+    "bool",
+}
 PROMTOOL = shutil.which("promtool")
 
 
 def _boards(major: int, mode: str) -> dict[str, dict]:
     objects = render_chart({"platform": {"monitoring": {"dcgmLabelMode": mode}}}, major=major)
-    maps = [o for o in objects if o["kind"] == "ConfigMap"
-            and o["metadata"]["labels"].get("grafana_dashboard") == "1"]
+    maps = [
+        o
+        for o in objects
+        if o["kind"] == "ConfigMap" and o["metadata"]["labels"].get("grafana_dashboard") == "1"
+    ]
     boards = {}
     for cm in maps:
         ((key, text),) = cm["data"].items()
         boards[key] = json.loads(text)
     rules = [o for o in objects if o["kind"] == "PrometheusRule"]
-    recorded = {r["record"] for rule in rules for g in rule["spec"]["groups"]
-                for r in g["rules"] if "record" in r}
+    recorded = {
+        r["record"]
+        for rule in rules
+        for g in rule["spec"]["groups"]
+        for r in g["rules"]
+        if "record" in r
+    }
     return {"boards": boards, "recorded": recorded}
 
 
@@ -45,7 +81,7 @@ def _exprs(board: dict) -> list[str]:
 
 def _for_promql(expr: str) -> str:
     """Grafana variables replaced by what they expand to, so promtool can parse the query."""
-    return (expr.replace('"$node"', '".*"').replace("${__from:date:seconds}", "0"))
+    return expr.replace('"$node"', '".*"').replace("${__from:date:seconds}", "0")
 
 
 @pytest.mark.parametrize("mode", ["honorLabels", "exported"])
@@ -82,17 +118,33 @@ class TestDashboards:
     def test_every_query_parses(self, major, tmp_path, mode):
         boards = _boards(major, mode)["boards"]
         exprs = [_for_promql(e) for b in boards.values() for e in _exprs(b)]
-        rules = {"groups": [{"name": "dashboards", "rules": [
-            {"record": f"dashboard:query{i}:check", "expr": e} for i, e in enumerate(exprs)]}]}
+        rules = {
+            "groups": [
+                {
+                    "name": "dashboards",
+                    "rules": [
+                        {"record": f"dashboard:query{i}:check", "expr": e}
+                        for i, e in enumerate(exprs)
+                    ],
+                }
+            ]
+        }
         (tmp_path / "queries.yaml").write_text(yaml.safe_dump(rules))
         assert PROMTOOL is not None
-        proc = subprocess.run([PROMTOOL, "check", "rules", "queries.yaml"], cwd=tmp_path,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [PROMTOOL, "check", "rules", "queries.yaml"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert f"SUCCESS: {len(exprs)} rules found" in proc.stdout
 
 
 def test_dashboards_can_be_turned_off(major):
     objects = render_chart({"platform": {"monitoring": {"dashboards": False}}}, major=major)
-    assert not [o for o in objects if o["kind"] == "ConfigMap"
-                and o["metadata"]["labels"].get("grafana_dashboard") == "1"]
+    assert not [
+        o
+        for o in objects
+        if o["kind"] == "ConfigMap" and o["metadata"]["labels"].get("grafana_dashboard") == "1"
+    ]

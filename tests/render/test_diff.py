@@ -259,22 +259,59 @@ spec:
 """
 
 
-V1 = dict(replicas=1, selector="web", agent_image="agent:1", vct="1Gi", grows="1Gi",
-          shrinks="10Gi", storage_class="standard", job_tag="1", cluster_ip="None",
-          api_spec="{type: ClusterIP, ports: [{port: 80}]}", role="reader", warm=-10,
-          preemption="", global_default="false", level="info", password="s3cret",
-          moved_name="moved", moved_ns="east", renamed="old-name")
-V2 = dict(V1, replicas=2, selector="web-v2", agent_image="agent:2", vct="2Gi", grows="2Gi",
-          shrinks="5Gi", storage_class="fast", job_tag="2", cluster_ip="10.0.0.10",
-          api_spec="{type: ExternalName, externalName: api.example.com}", role="writer",
-          warm=-20, preemption="preemptionPolicy: Never", global_default="true",
-          level="debug", password="n3w", moved_ns="west", renamed="new-name")
+V1 = dict(
+    replicas=1,
+    selector="web",
+    agent_image="agent:1",
+    vct="1Gi",
+    grows="1Gi",
+    shrinks="10Gi",
+    storage_class="standard",
+    job_tag="1",
+    cluster_ip="None",
+    api_spec="{type: ClusterIP, ports: [{port: 80}]}",
+    role="reader",
+    warm=-10,
+    preemption="",
+    global_default="false",
+    level="info",
+    password="s3cret",
+    moved_name="moved",
+    moved_ns="east",
+    renamed="old-name",
+)
+V2 = dict(
+    V1,
+    replicas=2,
+    selector="web-v2",
+    agent_image="agent:2",
+    vct="2Gi",
+    grows="2Gi",
+    shrinks="5Gi",
+    storage_class="fast",
+    job_tag="2",
+    cluster_ip="10.0.0.10",
+    api_spec="{type: ExternalName, externalName: api.example.com}",
+    role="writer",
+    warm=-20,
+    preemption="preemptionPolicy: Never",
+    global_default="true",
+    level="debug",
+    password="n3w",
+    moved_ns="west",
+    renamed="new-name",
+)
 
 
 def make_chart(folder: Path, version: str, params: dict, *, extra: dict[str, str]) -> Path:
-    files = {"templates/workloads.yaml": DEPLOY, "templates/storage.yaml": STORAGE,
-             "templates/jobs.yaml": JOBS, "templates/network.yaml": NETWORK,
-             "templates/ladder.yaml": LADDER, "templates/data.yaml": DATA}
+    files = {
+        "templates/workloads.yaml": DEPLOY,
+        "templates/storage.yaml": STORAGE,
+        "templates/jobs.yaml": JOBS,
+        "templates/network.yaml": NETWORK,
+        "templates/ladder.yaml": LADDER,
+        "templates/data.yaml": DATA,
+    }
     (folder / "templates").mkdir(parents=True)
     (folder / "Chart.yaml").write_text(f"apiVersion: v2\nname: app\nversion: {version}\n")
     for rel, text in files.items():
@@ -288,11 +325,25 @@ def make_chart(folder: Path, version: str, params: dict, *, extra: dict[str, str
 @pytest.fixture(scope="module")
 def charts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("charts")
-    v1 = make_chart(root / "v1" / "app", "1.0.0", V1, extra={
-        "templates/only-v1.yaml": ONLY_V1, "crds/widgets.yaml": crd("widgets", "Widget", "object")})
-    v2 = make_chart(root / "v2" / "app", "2.0.0", V2, extra={
-        "templates/only-v2.yaml": ONLY_V2, "crds/widgets.yaml": crd("widgets", "Widget", "string"),
-        "crds/gadgets.yaml": crd("gadgets", "Gadget", "object")})
+    v1 = make_chart(
+        root / "v1" / "app",
+        "1.0.0",
+        V1,
+        extra={
+            "templates/only-v1.yaml": ONLY_V1,
+            "crds/widgets.yaml": crd("widgets", "Widget", "object"),
+        },
+    )
+    v2 = make_chart(
+        root / "v2" / "app",
+        "2.0.0",
+        V2,
+        extra={
+            "templates/only-v2.yaml": ONLY_V2,
+            "crds/widgets.yaml": crd("widgets", "Widget", "string"),
+            "crds/gadgets.yaml": crd("gadgets", "Gadget", "object"),
+        },
+    )
     packed = root / "packed"
     helm.run(["package", str(v1), "--destination", str(packed)], env=isolated_env(root / "h"))
     return {"v1": v1, "v2": v2, "v1.tgz": packed / "app-1.0.0.tgz"}
@@ -300,23 +351,33 @@ def charts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 # Written by hand from the two versions above: what Kubernetes and Helm do with each change.
 EXPECTED = {
-    ("Deployment", "gpu-platform", "web"): ("changed", {("refused", "spec.selector"),
-                                                      ("note", "spec.template")}),
+    ("Deployment", "gpu-platform", "web"): (
+        "changed",
+        {("refused", "spec.selector"), ("note", "spec.template")},
+    ),
     ("DaemonSet", "gpu-platform", "agent"): ("changed", {("note", "spec.template")}),
     ("StatefulSet", "gpu-platform", "db"): ("changed", {("refused", "spec.volumeClaimTemplates")}),
     ("PersistentVolumeClaim", "gpu-platform", "grows"): (
-        "changed", {("note", "spec.resources.requests.storage")}),
+        "changed",
+        {("note", "spec.resources.requests.storage")},
+    ),
     ("PersistentVolumeClaim", "gpu-platform", "shrinks"): (
-        "changed", {("refused", "spec.resources.requests.storage")}),
+        "changed",
+        {("refused", "spec.resources.requests.storage")},
+    ),
     ("PersistentVolumeClaim", "gpu-platform", "reclassed"): (
-        "changed", {("refused", "spec.storageClassName")}),
+        "changed",
+        {("refused", "spec.storageClassName")},
+    ),
     ("Job", "gpu-platform", "migrate"): ("changed", {("refused", "spec.template")}),
     ("Job", "gpu-platform", "pre-upgrade"): ("changed", set()),
     ("Service", "gpu-platform", "headless"): ("changed", {("refused", "spec.clusterIP")}),
     ("Service", "gpu-platform", "api"): ("changed", {("refused", "spec.type")}),
     ("RoleBinding", "gpu-platform", "reader"): ("changed", {("refused", "roleRef")}),
-    ("PriorityClass", "", "warm"): ("changed", {("refused", "value"),
-                                                ("refused", "preemptionPolicy")}),
+    ("PriorityClass", "", "warm"): (
+        "changed",
+        {("refused", "value"), ("refused", "preemptionPolicy")},
+    ),
     ("PriorityClass", "", "steady"): ("changed", {("disruptive", "globalDefault")}),
     ("ConfigMap", "gpu-platform", "settings"): ("changed", set()),
     ("ConfigMap", "gpu-platform", "frozen"): ("changed", {("refused", "data")}),
@@ -338,21 +399,41 @@ EXPECTED = {
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_every_rule_between_two_chart_versions(capsys, charts, major):
-    code, report = diff_json(capsys, "--from-chart", str(charts["v1"]), "--to-chart",
-                             str(charts["v2"]), "--helm", str(major))
+    code, report = diff_json(
+        capsys,
+        "--from-chart",
+        str(charts["v1"]),
+        "--to-chart",
+        str(charts["v2"]),
+        "--helm",
+        str(major),
+    )
     assert code == 2
     assert findings(report) == EXPECTED
-    assert report["summary"] == {"added": 3, "removed": 6, "changed": 16, "refused": 11,
-                                 "disruptive": 7, "crds": 2}
+    assert report["summary"] == {
+        "added": 3,
+        "removed": 6,
+        "changed": 16,
+        "refused": 11,
+        "disruptive": 7,
+        "crds": 2,
+    }
     by_name = {(o["kind"], o["name"]): o for o in report["objects"]}
-    web = {f["path"]: (f.get("from"), f.get("to")) for f in by_name[("Deployment", "web")][
-        "fields"]}
-    assert web == {"spec.replicas": (1, 2), "spec.selector.matchLabels.app": ("web", "web-v2"),
-                   "spec.template.metadata.labels.app": ("web", "web-v2")}
+    web = {
+        f["path"]: (f.get("from"), f.get("to")) for f in by_name[("Deployment", "web")]["fields"]
+    }
+    assert web == {
+        "spec.replicas": (1, 2),
+        "spec.selector.matchLabels.app": ("web", "web-v2"),
+        "spec.template.metadata.labels.app": ("web", "web-v2"),
+    }
     assert {f["path"]: f for f in by_name[("DaemonSet", "agent")]["fields"]}[
-        "spec.template.spec.containers[name=agent].image"] == {
-        "path": "spec.template.spec.containers[name=agent].image", "from": "agent:1",
-        "to": "agent:2"}
+        "spec.template.spec.containers[name=agent].image"
+    ] == {
+        "path": "spec.template.spec.containers[name=agent].image",
+        "from": "agent:1",
+        "to": "agent:2",
+    }
     secret = by_name[("Secret", "creds")]["fields"]
     assert secret == [{"path": "stringData.password", "from": "<hidden>", "to": "<hidden>"}]
     assert "s3cret" not in json.dumps(report) and "n3w" not in json.dumps(report)
@@ -367,19 +448,22 @@ def test_every_rule_between_two_chart_versions(capsys, charts, major):
     printed = capsys.readouterr().out
     assert [(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(printed) if o] == [
         ("CustomResourceDefinition", "gadgets.example.com"),
-        ("CustomResourceDefinition", "widgets.example.com")]
+        ("CustomResourceDefinition", "widgets.example.com"),
+    ]
     assert "type: string" in printed, "the new version's definitions"
 
 
 def test_the_text_report_groups_by_kind(capsys, charts):
-    code, out, _ = run(capsys, "--from-chart", str(charts["v1"]), "--to-chart",
-                       str(charts["v2"]))
+    code, out, _ = run(capsys, "--from-chart", str(charts["v1"]), "--to-chart", str(charts["v2"]))
     assert code == 2
     blocks = out.split("\n\n")
     assert blocks[0].startswith("Release gpu-platform in namespace gpu-platform, Kubernetes")
     headers = [b.splitlines()[0] for b in blocks[1:] if b.strip() and not b.startswith("Summary")]
-    assert headers[:3] == ["ConfigMap (v1)", "CustomResourceDefinition (apiextensions.k8s.io/v1)",
-                           "DaemonSet (apps/v1)"]
+    assert headers[:3] == [
+        "ConfigMap (v1)",
+        "CustomResourceDefinition (apiextensions.k8s.io/v1)",
+        "DaemonSet (apps/v1)",
+    ]
     assert "  ~ gpu-platform/web  [templates/workloads.yaml]" in out
     assert "      spec.replicas: 1 -> 2" in out
     assert "      REFUSED spec.selector: a Deployment's spec.selector is immutable" in out
@@ -388,21 +472,30 @@ def test_the_text_report_groups_by_kind(capsys, charts):
     assert "s3cret" not in out
     assert out.rstrip().splitlines()[-1] == (
         "Summary: 3 added, 6 removed, 16 changed (11 refused by Kubernetes, 7 disruptive); "
-        "2 CRDs that helm upgrade will not apply.")
+        "2 CRDs that helm upgrade will not apply."
+    )
 
 
 def test_the_same_chart_as_folder_and_archive_is_no_change(capsys, charts):
     for major in MAJORS:
-        code, out, _ = run(capsys, "--from-chart", str(charts["v1"]), "--to-chart",
-                           str(charts["v1.tgz"]), "--helm", str(major))
+        code, out, _ = run(
+            capsys,
+            "--from-chart",
+            str(charts["v1"]),
+            "--to-chart",
+            str(charts["v1.tgz"]),
+            "--helm",
+            str(major),
+        )
         assert code == 0
         assert out.rstrip().endswith("Summary: no changes.")
 
 
 def test_changes_without_refusals_exit_1(capsys, tmp_path):
     a = make_chart(tmp_path / "a" / "app", "1.0.0", V1, extra={})
-    b = make_chart(tmp_path / "b" / "app", "1.0.1", dict(V1, password="other", replicas=3),
-                   extra={})
+    b = make_chart(
+        tmp_path / "b" / "app", "1.0.1", dict(V1, password="other", replicas=3), extra={}
+    )
     code, report = diff_json(capsys, "--from-chart", str(a), "--to-chart", str(b))
     assert code == 1 and report["exitCode"] == 1
     assert findings(report) == {
@@ -413,17 +506,47 @@ def test_changes_without_refusals_exit_1(capsys, tmp_path):
 
 
 def test_json_schema_is_stable(capsys, charts):
-    code, report = diff_json(capsys, "rel", "-n", "apps", "--from-chart", str(charts["v1"]),
-                             "--to-chart", str(charts["v2"]), "--kube-version", "1.30")
-    assert sorted(report) == ["applyCrds", "crds", "exitCode", "from", "objects", "release",
-                              "schema", "summary", "to"]
+    code, report = diff_json(
+        capsys,
+        "rel",
+        "-n",
+        "apps",
+        "--from-chart",
+        str(charts["v1"]),
+        "--to-chart",
+        str(charts["v2"]),
+        "--kube-version",
+        "1.30",
+    )
+    assert sorted(report) == [
+        "applyCrds",
+        "crds",
+        "exitCode",
+        "from",
+        "objects",
+        "release",
+        "schema",
+        "summary",
+        "to",
+    ]
     assert report["schema"] == SCHEMA == "gpu-platform.diff/v1"
     assert report["release"] == {"name": "rel", "namespace": "apps", "kubeVersion": "1.30.0"}
     assert report["exitCode"] == code == 2
     assert sorted(report["from"]) == ["chart", "checked", "description", "values", "version"]
     for o in report["objects"] + report["crds"]:
-        assert sorted(o) == ["apiVersion", "change", "fields", "flags", "group", "hook", "kept",
-                             "kind", "name", "namespace", "source"]
+        assert sorted(o) == [
+            "apiVersion",
+            "change",
+            "fields",
+            "flags",
+            "group",
+            "hook",
+            "kept",
+            "kind",
+            "name",
+            "namespace",
+            "source",
+        ]
         for f in o["flags"]:
             assert sorted(f) == ["fix", "path", "reason", "severity"]
             assert f["severity"] in ("refused", "disruptive", "note")
@@ -455,10 +578,20 @@ def test_release_values_against_the_same_values_is_no_change(capsys, tmp_path):
 def test_a_new_tenant_and_a_scrape_interval(capsys, tmp_path, major):
     kind = str(REPO / "values" / "kind.yaml")
     current = resolved_with_header([kind], tmp_path / "current.yaml")
-    code, report = diff_json(capsys, "--from-values", str(current), "-f", kind,
-                             "--set", "platform.tenants[1].name=beta",
-                             "--set", "platform.monitoring.scrapeInterval=2s",
-                             "--helm", str(major), *STANDINS)
+    code, report = diff_json(
+        capsys,
+        "--from-values",
+        str(current),
+        "-f",
+        kind,
+        "--set",
+        "platform.tenants[1].name=beta",
+        "--set",
+        "platform.monitoring.scrapeInterval=2s",
+        "--helm",
+        str(major),
+        *STANDINS,
+    )
     assert code == 1
     found = findings(report)
     assert found[("Namespace", "", "beta")] == ("added", set())
@@ -466,8 +599,12 @@ def test_a_new_tenant_and_a_scrape_interval(capsys, tmp_path, major):
     assert not [k for k, (change, _) in found.items() if change == "removed"]
     assert report["summary"]["refused"] == 0
     # Prometheus' scrape interval is derived from the knob (here in the stand-in's values).
-    derived = [o["name"] for o in report["objects"] for f in o["fields"]
-               if "scrapeInterval: 2s" in str(f.get("to")) and "1s" in str(f.get("from"))]
+    derived = [
+        o["name"]
+        for o in report["objects"]
+        for f in o["fields"]
+        if "scrapeInterval: 2s" in str(f.get("to")) and "1s" in str(f.get("from"))
+    ]
     assert derived == ["gpu-platform-kube-prometheus-stack-standin-values"]
     assert report["crds"] == []
 
@@ -477,8 +614,9 @@ def test_removing_a_tenant_leaves_its_namespace(capsys, tmp_path):
     current = resolved_with_header([kind], tmp_path / "current.yaml")
     no_tenants = tmp_path / "no-tenants.yaml"
     no_tenants.write_text("platform:\n  tenants: []\n")
-    code, report = diff_json(capsys, "--from-values", str(current), "-f", kind,
-                             "-f", str(no_tenants), *STANDINS)
+    code, report = diff_json(
+        capsys, "--from-values", str(current), "-f", kind, "-f", str(no_tenants), *STANDINS
+    )
     assert code == 1
     found = findings(report)
     change, flags = found[("Namespace", "", "smoke")]
@@ -509,17 +647,27 @@ def own_versions(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     prepuller = chart / "templates" / "prepuller" / "daemonset.yaml"
     text = prepuller.read_text()
     assert text.count("selector:\n    matchLabels:\n") == 1
-    prepuller.write_text(text.replace("selector:\n    matchLabels:\n",
-                                      "selector:\n    matchLabels:\n      rollout: two\n"))
+    prepuller.write_text(
+        text.replace(
+            "selector:\n    matchLabels:\n", "selector:\n    matchLabels:\n      rollout: two\n"
+        )
+    )
     template = prepuller.read_text()
     assert template.count("  template:\n    metadata:\n      labels:\n") == 1
-    prepuller.write_text(template.replace("  template:\n    metadata:\n      labels:\n",
-                                          "  template:\n    metadata:\n      labels:\n"
-                                          "        rollout: two\n"))
-    helm.run(["package", str(chart), "--destination", str(root / "v2")],
-             env=isolated_env(root / "h"))
-    return {"v1": built.archive, "v2": root / "v2" / "gpu-platform-9.0.0.tgz",
-            "values": REPO / "values" / "gke-t4-rapids.yaml"}
+    prepuller.write_text(
+        template.replace(
+            "  template:\n    metadata:\n      labels:\n",
+            "  template:\n    metadata:\n      labels:\n        rollout: two\n",
+        )
+    )
+    helm.run(
+        ["package", str(chart), "--destination", str(root / "v2")], env=isolated_env(root / "h")
+    )
+    return {
+        "v1": built.archive,
+        "v2": root / "v2" / "gpu-platform-9.0.0.tgz",
+        "values": REPO / "values" / "gke-t4-rapids.yaml",
+    }
 
 
 def own_expectations(report: dict) -> None:
@@ -534,17 +682,30 @@ def own_expectations(report: dict) -> None:
     refused = {k for k, (_, flags) in found.items() if any(s == "refused" for s, _ in flags)}
     assert refused == set(placeholder) | set(prepullers)
     assert report["exitCode"] == 2
-    labels = [f for o in report["objects"] for f in o["fields"]
-              if f["path"] == 'metadata.labels["helm.sh/chart"]']
+    labels = [
+        f
+        for o in report["objects"]
+        for f in o["fields"]
+        if f["path"] == 'metadata.labels["helm.sh/chart"]'
+    ]
     assert {(f["from"], f["to"]) for f in labels} == {
-        (f"gpu-platform-{metadata.version()}", "gpu-platform-9.0.0")}
+        (f"gpu-platform-{metadata.version()}", "gpu-platform-9.0.0")
+    }
 
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_two_versions_of_this_chart(capsys, own_versions, major):
-    code, report = diff_json(capsys, "--from-chart", str(own_versions["v1"]), "--to-chart",
-                             str(own_versions["v2"]), "-f", str(own_versions["values"]),
-                             "--helm", str(major))
+    code, report = diff_json(
+        capsys,
+        "--from-chart",
+        str(own_versions["v1"]),
+        "--to-chart",
+        str(own_versions["v2"]),
+        "-f",
+        str(own_versions["values"]),
+        "--helm",
+        str(major),
+    )
     assert code == 2
     own_expectations(report)
 
@@ -552,8 +713,15 @@ def test_two_versions_of_this_chart(capsys, own_versions, major):
 def test_without_new_values_the_release_values_are_reused(capsys, own_versions, tmp_path):
     """As `helm upgrade` does when it is given no values."""
     current = resolved_with_header([str(own_versions["values"])], tmp_path / "current.yaml")
-    code, report = diff_json(capsys, "--from-chart", str(own_versions["v1"]), "--from-values",
-                             str(current), "--to-chart", str(own_versions["v2"]))
+    code, report = diff_json(
+        capsys,
+        "--from-chart",
+        str(own_versions["v1"]),
+        "--from-values",
+        str(current),
+        "--to-chart",
+        str(own_versions["v2"]),
+    )
     assert code == 2
     assert report["from"]["values"] == report["to"]["values"] == [str(current)]
     assert report["from"]["checked"] is False and report["to"]["checked"] is True
@@ -561,18 +729,30 @@ def test_without_new_values_the_release_values_are_reused(capsys, own_versions, 
 
 
 @pytest.mark.skipif(oci.available() is not None, reason=str(oci.available()))
-def test_the_current_version_from_a_registry_with_release_values(capsys, own_versions,
-                                                                 tmp_path):
+def test_the_current_version_from_a_registry_with_release_values(capsys, own_versions, tmp_path):
     current = resolved_with_header([str(own_versions["values"])], tmp_path / "current.yaml")
     with oci.registry(tmp_path / "registry") as port:
         base = f"oci://127.0.0.1:{port}/charts"
-        helm.run(["push", str(own_versions["v1"]), base, "--plain-http"],
-                 env=isolated_env(tmp_path / "pusher"))
-        code, report = diff_json(capsys, "--from-chart", f"{base}/gpu-platform",
-                                 "--from-version", metadata.version(), "--plain-http",
-                                 "--from-values", str(current), "--to-chart",
-                                 str(own_versions["v2"]), "-f", str(own_versions["values"]),
-                                 "--helm", "4")
+        helm.run(
+            ["push", str(own_versions["v1"]), base, "--plain-http"],
+            env=isolated_env(tmp_path / "pusher"),
+        )
+        code, report = diff_json(
+            capsys,
+            "--from-chart",
+            f"{base}/gpu-platform",
+            "--from-version",
+            metadata.version(),
+            "--plain-http",
+            "--from-values",
+            str(current),
+            "--to-chart",
+            str(own_versions["v2"]),
+            "-f",
+            str(own_versions["values"]),
+            "--helm",
+            "4",
+        )
     assert code == 2
     assert report["from"]["checked"] is False  # the release's values, as Helm has them
     own_expectations(report)
@@ -586,8 +766,17 @@ def test_an_unreachable_chart_is_one_line(capsys):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     ref = f"oci://127.0.0.1:{port}/charts/gpu-platform"
-    code, out, err = run(capsys, "--from-chart", ref, "--from-version", "0.1.0",
-                         "--plain-http", "--helm", "4", *STANDINS)
+    code, out, err = run(
+        capsys,
+        "--from-chart",
+        ref,
+        "--from-version",
+        "0.1.0",
+        "--plain-http",
+        "--helm",
+        "4",
+        *STANDINS,
+    )
     assert code == 1 and out == ""
     errors = [line for line in err.splitlines() if not line.startswith("$> ")]
     assert len(errors) == 1 and errors[0].startswith(f"error: cannot fetch the chart {ref} "), err
@@ -596,23 +785,27 @@ def test_an_unreachable_chart_is_one_line(capsys):
 def test_bad_release_values_are_located(capsys, tmp_path):
     current = tmp_path / "current.yaml"
     current.write_text("USER-SUPPLIED VALUES:\nplatform:\n  monitoring:\n    scrapeInterval: 7\n")
-    code, out, err = run(capsys, "--from-values", str(current), "-f",
-                         str(REPO / "values" / "kind.yaml"), *STANDINS)
+    code, out, err = run(
+        capsys, "--from-values", str(current), "-f", str(REPO / "values" / "kind.yaml"), *STANDINS
+    )
     assert code == 1 and out == ""
     assert f"{current}:4:5: platform.monitoring.scrapeInterval:" in err
 
 
-@pytest.mark.parametrize(("argv", "fragment"), [
-    ([], "nothing to compare"),
-    (["-f", "values/kind.yaml"], "nothing to compare"),
-    (["a", "b"], "takes one NAME"),
-    (["--from-values", "x.yaml", "--format", "yaml"], "invalid choice"),
-    (["--from-chart", "nvidia/gpu-operator"], "repository aliases"),
-    (["Bad_Name", "--from-values", "x.yaml"], "release name 'Bad_Name'"),
-    (["--from-values", "x.yaml", "--from-version", "1.0.0"], "--from-version names a version"),
-    (["--from-values", "x.yaml"], "nothing to compare"),
-    (["--from-values", "-", "-f", "x.yaml"], "--from-values -: name a file"),
-])
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        ([], "nothing to compare"),
+        (["-f", "values/kind.yaml"], "nothing to compare"),
+        (["a", "b"], "takes one NAME"),
+        (["--from-values", "x.yaml", "--format", "yaml"], "invalid choice"),
+        (["--from-chart", "nvidia/gpu-operator"], "repository aliases"),
+        (["Bad_Name", "--from-values", "x.yaml"], "release name 'Bad_Name'"),
+        (["--from-values", "x.yaml", "--from-version", "1.0.0"], "--from-version names a version"),
+        (["--from-values", "x.yaml"], "nothing to compare"),
+        (["--from-values", "-", "-f", "x.yaml"], "--from-values -: name a file"),
+    ],
+)
 def test_usage_errors_exit_2_with_a_usage_line_and_no_output(capsys, argv, fragment):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
@@ -621,15 +814,23 @@ def test_usage_errors_exit_2_with_a_usage_line_and_no_output(capsys, argv, fragm
 
 
 def test_a_missing_values_file_is_a_usage_error(capsys, tmp_path):
-    code, out, err = run(capsys, "--from-values", str(tmp_path / "absent.yaml"), "-f",
-                         str(REPO / "values" / "kind.yaml"))
+    code, out, err = run(
+        capsys,
+        "--from-values",
+        str(tmp_path / "absent.yaml"),
+        "-f",
+        str(REPO / "values" / "kind.yaml"),
+    )
     assert code == 2 and out == "" and "\nusage: gpu-platform diff [NAME]" in err
     assert err.rstrip().endswith("absent.yaml: no such values file")
 
 
 def test_charts_named_by_folder_need_their_dependencies(capsys, tmp_path):
     chart = tmp_path / "gpu-platform"
-    shutil.copytree(REPO / "charts" / "gpu-platform", chart,
-                    ignore=shutil.ignore_patterns("charts", "tmpcharts"))
+    shutil.copytree(
+        REPO / "charts" / "gpu-platform",
+        chart,
+        ignore=shutil.ignore_patterns("charts", "tmpcharts"),
+    )
     code, out, err = run(capsys, "--from-chart", str(chart), *STANDINS)
     assert code == 1 and out == "" and "helm dependency build" in err

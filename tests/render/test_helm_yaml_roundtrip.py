@@ -37,26 +37,74 @@ MAJORS = (3, 4)
 
 # Characters YAML gives a meaning to, letters and digits that make words and numbers, and
 # characters that are line breaks or invisible to one reader or another.
-TRAPS = ("yYnNoOfFtTeEx0123456789abn.:-+_~<=#&*!|>'\"%@`,[]{}? \t\n\\/"
-         "\u0085\u00a0\u2028\u2029\ufeff\u00e9\u65e5\U0001f600\x07")
-WORDS = ["on", "off", "yes", "no", "y", "n", "Y", "N", "true", "~", "null", "017", "0x1F",
-         "1e3", "1_000", "12:30", ".inf", ".nan", "2026-11-30", "0o17", "08", "<<", "=", "",
-         "- a", "? b", "a: b", "#c", " lead", "trail ", "multi\nline\n", "%YAML", "!tag", "*x"]
+TRAPS = (
+    "yYnNoOfFtTeEx0123456789abn.:-+_~<=#&*!|>'\"%@`,[]{}? \t\n\\/"
+    "\u0085\u00a0\u2028\u2029\ufeff\u00e9\u65e5\U0001f600\x07"
+)
+WORDS = [
+    "on",
+    "off",
+    "yes",
+    "no",
+    "y",
+    "n",
+    "Y",
+    "N",
+    "true",
+    "~",
+    "null",
+    "017",
+    "0x1F",
+    "1e3",
+    "1_000",
+    "12:30",
+    ".inf",
+    ".nan",
+    "2026-11-30",
+    "0o17",
+    "08",
+    "<<",
+    "=",
+    "",
+    "- a",
+    "? b",
+    "a: b",
+    "#c",
+    " lead",
+    "trail ",
+    "multi\nline\n",
+    "%YAML",
+    "!tag",
+    "*x",
+]
 
 strings = st.one_of(st.sampled_from(WORDS), st.text(alphabet=TRAPS, max_size=12))
 # Non-finite floats have no JSON form, so Helm's toJson cannot print them (nor can pydantic).
-scalars = st.one_of(strings, st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    st.booleans(), st.none())
-trees = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(strings, inner, max_size=4)), max_leaves=12)
+scalars = st.one_of(
+    strings,
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+)
+trees = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(strings, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 EVERY_WORD = {w: w for w in WORDS}
 
 
 def _site(password: Any, annotations: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
-    return {"kube-prometheus-stack": {
-        "grafana": {"adminPassword": password, "podAnnotations": annotations},
-        "commonLabels": labels}}
+    return {
+        "kube-prometheus-stack": {
+            "grafana": {"adminPassword": password, "podAnnotations": annotations},
+            "commonLabels": labels,
+        }
+    }
 
 
 def _as_json(data: Any) -> str:
@@ -71,8 +119,7 @@ def _tiny_chart(folder: Path, values: str = "") -> Path:
     (folder / "templates").mkdir(parents=True, exist_ok=True)
     (folder / "Chart.yaml").write_text("apiVersion: v2\nname: tiny\nversion: 0.1.0\n")
     # base64: the JSON reaches us untouched by any YAML reading of the rendered manifest
-    (folder / "templates" / "values.yaml").write_text(
-        "values: {{ toJson .Values | b64enc }}\n")
+    (folder / "templates" / "values.yaml").write_text("values: {{ toJson .Values | b64enc }}\n")
     (folder / "values.yaml").write_text(values)
     return folder
 
@@ -99,8 +146,9 @@ def _same(helm_read: Any, wrote: Any, path: str = "") -> None:
         assert type(helm_read) is type(wrote) and helm_read == wrote, (path, helm_read, wrote)
     else:
         assert isinstance(helm_read, int | float) and not isinstance(helm_read, bool), path
-        assert math.isclose(float(helm_read), float(wrote), rel_tol=0, abs_tol=0) or \
-            float(helm_read) == float(wrote), (path, helm_read, wrote)
+        assert math.isclose(float(helm_read), float(wrote), rel_tol=0, abs_tol=0) or float(
+            helm_read
+        ) == float(wrote), (path, helm_read, wrote)
 
 
 @pytest.fixture(scope="module")
@@ -109,19 +157,31 @@ def helm_env(tmp_path_factory) -> dict[str, str]:
 
 
 def _render(chart: Path, values: list[Path], major: int, env: dict[str, str]) -> Any:
-    return _decoded(helm.run(["template", "x", str(chart), *(a for v in values
-                                                             for a in ("-f", str(v)))],
-                             major=major, env=env, quiet=True).stdout)
+    return _decoded(
+        helm.run(
+            ["template", "x", str(chart), *(a for v in values for a in ("-f", str(v)))],
+            major=major,
+            env=env,
+            quiet=True,
+        ).stdout
+    )
 
 
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @example(password="on", annotations=EVERY_WORD, labels=EVERY_WORD)
 @example(password=1e20, annotations={"n": [None, 0.1, -0, 2**64 + 1]}, labels={"y": "n"})
-@given(password=trees, annotations=st.dictionaries(strings, trees, max_size=6),
-       labels=st.dictionaries(strings, strings, max_size=6))
-def test_helm_reads_back_what_the_user_wrote(password, annotations, labels, tmp_path_factory,
-                                             helm_env, capsys):
+@given(
+    password=trees,
+    annotations=st.dictionaries(strings, trees, max_size=6),
+    labels=st.dictionaries(strings, strings, max_size=6),
+)
+def test_helm_reads_back_what_the_user_wrote(
+    password, annotations, labels, tmp_path_factory, helm_env, capsys
+):
     work = tmp_path_factory.mktemp("roundtrip")
     wrote = _site(password, annotations, labels)
     site = work / "site.yaml"
@@ -136,16 +196,19 @@ def test_helm_reads_back_what_the_user_wrote(password, annotations, labels, tmp_
     plain_chart = _tiny_chart(work / "plain")
     defaults_chart = _tiny_chart(work / "defaults", values_yaml(resolved))
     for major in MAJORS:
-        for how, read in (("-f resolved.yaml", _render(plain_chart, [values_file], major,
-                                                       helm_env)),
-                          ("values.yaml", _render(defaults_chart, [], major, helm_env))):
+        for how, read in (
+            ("-f resolved.yaml", _render(plain_chart, [values_file], major, helm_env)),
+            ("values.yaml", _render(defaults_chart, [], major, helm_env)),
+        ):
             _same(read, resolved, f"helm{major} {how}")
-            _same(read["kube-prometheus-stack"]["grafana"],
-                  wrote["kube-prometheus-stack"]["grafana"], f"helm{major} {how}")
+            _same(
+                read["kube-prometheus-stack"]["grafana"],
+                wrote["kube-prometheus-stack"]["grafana"],
+                f"helm{major} {how}",
+            )
             _same(read["kube-prometheus-stack"]["commonLabels"], labels, f"helm{major} {how}")
         capsys.readouterr()
-        assert main(["template", "x", str(plain_chart), "-f", str(site),
-                     "--helm", str(major)]) == 0
+        assert main(["template", "x", str(plain_chart), "-f", str(site), "--helm", str(major)]) == 0
         read = _decoded(capsys.readouterr().out)
         _same(read, resolved, f"helm{major} gpu-platform template")
     COUNTS["YAML round trips through helm 3 and 4"] += 1

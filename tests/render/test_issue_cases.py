@@ -42,8 +42,12 @@ def _files(tmp_path: Path, texts: list[str]) -> list[Path]:
 def validate(tmp_path: Path, files: list[Path]) -> tuple[int, list[str]]:
     """Exit code and the "path: message" lines of `gpu-platform validate -f ...`."""
     args = [a for f in files for a in ("-f", str(f))]
-    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "validate", *args],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", "validate", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     lines = []
     for line in proc.stdout.splitlines():
         match = LOCATED.match(line)
@@ -72,14 +76,20 @@ DERIVED = "and let `gpu-platform values` compute this key"
 def split_derived(lines: list[str]) -> tuple[list[str], list[str]]:
     """The guard's lines: (refusals validate makes too, stale derived keys the tool computes).
     Raw profiles on plain Helm leave every derived key at the chart's default."""
-    return ([line for line in lines if not line.endswith(DERIVED)],
-            [line for line in lines if line.endswith(DERIVED)])
+    return (
+        [line for line in lines if not line.endswith(DERIVED)],
+        [line for line in lines if line.endswith(DERIVED)],
+    )
 
 
 def resolved(tmp_path: Path, files: list[Path]) -> dict[str, Any]:
     args = [a for f in files for a in ("-f", str(f))]
-    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "values", *args],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", "values", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = yaml.safe_load(proc.stdout)
     return data
@@ -92,8 +102,9 @@ def _at(data: dict[str, Any], dotted: str) -> Any:
     return node
 
 
-def both_refuse(built_chart, chart_repo, tmp_path: Path, texts: list[str],
-                expected: list[str]) -> None:
+def both_refuse(
+    built_chart, chart_repo, tmp_path: Path, texts: list[str], expected: list[str]
+) -> None:
     """validate and plain Helm refuse the files with exactly the expected lines."""
     files = _files(tmp_path, texts)
     code, lines = validate(tmp_path, files)
@@ -102,8 +113,15 @@ def both_refuse(built_chart, chart_repo, tmp_path: Path, texts: list[str],
     assert (code, lines) == (1, sorted(expected))
 
 
-def stale_when_plain(built_chart, chart_repo, tmp_path: Path, site: str, key: str,
-                     want: Any, message: str | None = None) -> str:
+def stale_when_plain(
+    built_chart,
+    chart_repo,
+    tmp_path: Path,
+    site: str,
+    key: str,
+    want: Any,
+    message: str | None = None,
+) -> str:
     """The site alone: validate accepts, `values` derives ``key`` = ``want``, plain Helm
     refuses the stale default with a line on ``key`` that validate gives word for word when the
     stale default is written out. Returns that line."""
@@ -133,98 +151,171 @@ def stale_when_plain(built_chart, chart_repo, tmp_path: Path, site: str, key: st
 
 # --- derived keys a plain install left stale -------------------------------------------------
 
+
 def test_evaluation_interval_2m(built_chart, chart_repo, tmp_path):
     stale_when_plain(
-        built_chart, chart_repo, tmp_path,
+        built_chart,
+        chart_repo,
+        tmp_path,
         "platform:\n  monitoring:\n    evaluationInterval: 2m\n",
-        f"{KPS_SPEC}.evaluationInterval", "2m",
+        f"{KPS_SPEC}.evaluationInterval",
+        "2m",
         'is "30s", but gpu-platform derives "2m" from platform.monitoring.evaluationInterval '
         "(rule evaluation); set platform.monitoring.evaluationInterval and let "
-        "`gpu-platform values` compute this key")
+        "`gpu-platform values` compute this key",
+    )
 
 
 def test_sizing_wal_headroom_3(built_chart, chart_repo, tmp_path):
     # default sizing: 7 GiB of samples; x 3.0 = 21 GiB (the default 1.3 gives 10)
     stale_when_plain(
-        built_chart, chart_repo, tmp_path,
+        built_chart,
+        chart_repo,
+        tmp_path,
         "platform:\n  monitoring:\n    sizing:\n      walHeadroom: 3.0\n",
         f"{KPS_SPEC}.storageSpec",
-        {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"],
-                                          "resources": {"requests": {"storage": "21Gi"}}}}},
+        {
+            "volumeClaimTemplate": {
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "21Gi"}},
+                }
+            }
+        },
         "differs from what gpu-platform derives from platform.monitoring.sizing (a PVC of "
         "retentionSize x walHeadroom (default is emptyDir)); set platform.monitoring.sizing "
-        "and let `gpu-platform values` compute this key")
+        "and let `gpu-platform values` compute this key",
+    )
 
 
 def test_sizing_storage_class_name(built_chart, chart_repo, tmp_path):
     stale_when_plain(
-        built_chart, chart_repo, tmp_path,
+        built_chart,
+        chart_repo,
+        tmp_path,
         "platform:\n  monitoring:\n    sizing:\n      storageClassName: fast\n",
         f"{KPS_SPEC}.storageSpec",
-        {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"],
-                                          "resources": {"requests": {"storage": "10Gi"}},
-                                          "storageClassName": "fast"}}})
+        {
+            "volumeClaimTemplate": {
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "10Gi"}},
+                    "storageClassName": "fast",
+                }
+            }
+        },
+    )
 
 
 def test_prometheus_resources_from_sizing(built_chart, chart_repo, tmp_path):
     # 10 nodes x 8 GPUs x 100 series = 8,000 series: 512 MiB + 8 KiB each (62.5 -> 63 MiB);
     # at the 1 s default interval 8,000 samples/s, below the 250m CPU floor
     stale_when_plain(
-        built_chart, chart_repo, tmp_path,
+        built_chart,
+        chart_repo,
+        tmp_path,
         "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 10\n      gpusPerNode: 8\n"
         "      seriesPerGpu: 100\n      otherSeries: 0\n",
         f"{KPS_SPEC}.resources",
-        {"requests": {"cpu": "250m", "memory": "575Mi"}, "limits": {"memory": "1150Mi"}})
+        {"requests": {"cpu": "250m", "memory": "575Mi"}, "limits": {"memory": "1150Mi"}},
+    )
 
 
-@pytest.mark.parametrize(("key", "value", "shown"), [
-    ("url", "http://prometheus.monitoring.svc", '"http://prometheus.monitoring.svc"'),
-    ("port", 9091, "9091"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("url", "http://prometheus.monitoring.svc", '"http://prometheus.monitoring.svc"'),
+        ("port", 9091, "9091"),
+    ],
+)
 def test_overridden_adapter_url_or_port(built_chart, chart_repo, tmp_path, key, value, shown):
-    want = {"url": '"http://prometheus-operated.{{ .Release.Namespace }}.svc"',
-            "port": "9090"}[key]
+    want = {"url": '"http://prometheus-operated.{{ .Release.Namespace }}.svc"', "port": "9090"}[key]
     why = {"url": "prometheus-operated in the release namespace", "port": "Prometheus' port"}[key]
-    both_refuse(built_chart, chart_repo, tmp_path,
-                [yaml.safe_dump({"prometheus-adapter": {"prometheus": {key: value}}})],
-                [f"prometheus-adapter.prometheus.{key}: is {shown}, but gpu-platform sets it "
-                 f"to {want} ({why}); remove this key"])
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [yaml.safe_dump({"prometheus-adapter": {"prometheus": {key: value}}})],
+        [
+            f"prometheus-adapter.prometheus.{key}: is {shown}, but gpu-platform sets it "
+            f"to {want} ({why}); remove this key"
+        ],
+    )
 
 
 # --- HPAs ------------------------------------------------------------------------------------
 
+
 def _hpa_site(target: dict[str, str], namespace: str = "team-a") -> str:
-    return yaml.safe_dump({"platform": {
-        "tenants": [{"name": "team-a", "quota": {"gpus": 2}}],
-        "hpas": [{"name": "workers", "namespace": namespace, "scaleTargetRef": target,
-                  "minReplicas": 1, "maxReplicas": 2,
-                  "metrics": [{"type": "Pods", "pods": {
-                      "metric": {"name": "gpu_utilization_over_time"},
-                      "target": {"type": "AverageValue", "averageValue": 40}}}]}]}})
+    return yaml.safe_dump(
+        {
+            "platform": {
+                "tenants": [{"name": "team-a", "quota": {"gpus": 2}}],
+                "hpas": [
+                    {
+                        "name": "workers",
+                        "namespace": namespace,
+                        "scaleTargetRef": target,
+                        "minReplicas": 1,
+                        "maxReplicas": 2,
+                        "metrics": [
+                            {
+                                "type": "Pods",
+                                "pods": {
+                                    "metric": {"name": "gpu_utilization_over_time"},
+                                    "target": {"type": "AverageValue", "averageValue": 40},
+                                },
+                            }
+                        ],
+                    }
+                ],
+            }
+        }
+    )
 
 
 def test_hpa_on_dask_worker_group(built_chart, chart_repo, tmp_path):
-    site = _hpa_site({"apiVersion": "kubernetes.dask.org/v1", "kind": "DaskWorkerGroup",
-                      "name": "cluster-default"})
-    both_refuse(built_chart, chart_repo, tmp_path, [site], [
-        "platform.hpas[0].scaleTargetRef.kind: an HPA cannot scale a DaskWorkerGroup: Dask "
-        "resources expose no label selector in their scale subresource, so the HPA fails with "
-        "InvalidSelector. Use a DaskAutoscaler (kubernetes.dask.org/v1, spec.cluster/minimum/"
-        "maximum) for Dask clusters, or target a Deployment/StatefulSet"])
+    site = _hpa_site(
+        {
+            "apiVersion": "kubernetes.dask.org/v1",
+            "kind": "DaskWorkerGroup",
+            "name": "cluster-default",
+        }
+    )
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [site],
+        [
+            "platform.hpas[0].scaleTargetRef.kind: an HPA cannot scale a DaskWorkerGroup: Dask "
+            "resources expose no label selector in their scale subresource, so the HPA fails with "
+            "InvalidSelector. Use a DaskAutoscaler (kubernetes.dask.org/v1, spec.cluster/minimum/"
+            "maximum) for Dask clusters, or target a Deployment/StatefulSet"
+        ],
+    )
 
 
 def test_hpa_target_with_removed_api_version(built_chart, chart_repo, tmp_path):
     site = _hpa_site({"apiVersion": "apps/v1beta2", "kind": "Deployment", "name": "workers"})
-    both_refuse(built_chart, chart_repo, tmp_path, [site], [
-        "platform.hpas[0].scaleTargetRef: expected apiVersion apps/v1 with kind Deployment or "
-        "StatefulSet, got apps/v1beta2 Deployment"])
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [site],
+        [
+            "platform.hpas[0].scaleTargetRef: expected apiVersion apps/v1 with kind Deployment or "
+            "StatefulSet, got apps/v1beta2 Deployment"
+        ],
+    )
 
 
 def test_average_value_40(built_chart, chart_repo, tmp_path):
     """An integer averageValue, as users write it: accepted by validate, by values.schema.json
     and the guard, and rendered as the quantity 40; the shipped ray profile installs."""
-    (site,) = _files(tmp_path, [_hpa_site({"apiVersion": "apps/v1", "kind": "Deployment",
-                                           "name": "workers"})])
+    (site,) = _files(
+        tmp_path, [_hpa_site({"apiVersion": "apps/v1", "kind": "Deployment", "name": "workers"})]
+    )
     for files in ([site], [REPO / "values" / "ray-gpu-workers.yaml"]):
         assert validate(tmp_path, files) == (0, [])
         code, lines, out = plain(built_chart, chart_repo, files)
@@ -234,16 +325,25 @@ def test_average_value_40(built_chart, chart_repo, tmp_path):
 
 
 def test_hpa_namespace_nothing_creates(built_chart, chart_repo, tmp_path):
-    site = _hpa_site({"apiVersion": "apps/v1", "kind": "Deployment", "name": "workers"},
-                     namespace="ray")
-    both_refuse(built_chart, chart_repo, tmp_path, [site], [
-        'platform.hpas[0].namespace: namespace "ray" is not created by this chart, so on a '
-        'fresh cluster the HPA cannot be installed; use a tenant\'s namespace (add a tenant '
-        'named "ray" under platform.tenants) or leave it empty for the release namespace'])
+    site = _hpa_site(
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "workers"}, namespace="ray"
+    )
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [site],
+        [
+            'platform.hpas[0].namespace: namespace "ray" is not created by this chart, so on a '
+            "fresh cluster the HPA cannot be installed; use a tenant's namespace (add a tenant "
+            'named "ray" under platform.tenants) or leave it empty for the release namespace'
+        ],
+    )
 
 
-@pytest.mark.parametrize("profile", [p for p in PROFILES if "hpas:" in p.read_text()],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "profile", [p for p in PROFILES if "hpas:" in p.read_text()], ids=lambda p: p.stem
+)
 def test_profiles_hpa_namespaces_are_created(built_chart, chart_repo, tmp_path, profile):
     """Every HPA of a shipped profile lives in a namespace the chart itself creates."""
     assert validate(tmp_path, [profile]) == (0, [])
@@ -260,31 +360,63 @@ def test_profiles_hpa_namespaces_are_created(built_chart, chart_repo, tmp_path, 
 
 # --- pools and tenants -----------------------------------------------------------------------
 
-POOL = {"name": "t4", "cloud": "generic", "driver": "operator", "gpusPerNode": 2,
-        "minNodes": 0, "maxNodes": 2}
+POOL = {
+    "name": "t4",
+    "cloud": "generic",
+    "driver": "operator",
+    "gpusPerNode": 2,
+    "minNodes": 0,
+    "maxNodes": 2,
+}
 
 
 def test_tenant_naming_a_missing_pool(built_chart, chart_repo, tmp_path):
-    site = yaml.safe_dump({"platform": {"nodePools": [POOL], "tenants": [
-        {"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}]}})
-    both_refuse(built_chart, chart_repo, tmp_path, [site], [
-        'platform.tenants[0].nodePools[0]: no GPU pool is named "a100" (pools: t4)'])
+    site = yaml.safe_dump(
+        {
+            "platform": {
+                "nodePools": [POOL],
+                "tenants": [{"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}],
+            }
+        }
+    )
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [site],
+        ['platform.tenants[0].nodePools[0]: no GPU pool is named "a100" (pools: t4)'],
+    )
 
 
 def test_placeholder_larger_than_its_node(built_chart, chart_repo, tmp_path):
     pool = {**POOL, "placeholders": {"replicas": 1, "gpusPerPod": 4}}
     site = yaml.safe_dump({"platform": {"nodePools": [pool]}})
-    both_refuse(built_chart, chart_repo, tmp_path, [site], [
-        'platform.nodePools[0].placeholders.gpusPerPod: a placeholder asks for 4 GPUs but a '
-        'node of pool "t4" has 2; it would stay Pending forever. Use at most 2'])
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [site],
+        [
+            "platform.nodePools[0].placeholders.gpusPerPod: a placeholder asks for 4 GPUs but a "
+            'node of pool "t4" has 2; it would stay Pending forever. Use at most 2'
+        ],
+    )
 
 
 def test_pools_on_two_clouds(built_chart, chart_repo, tmp_path):
     pools = [{**POOL, "name": "a", "cloud": "gke"}, {**POOL, "name": "b", "cloud": "aks"}]
     site = yaml.safe_dump({"platform": {"nodePools": pools}})
-    both_refuse(built_chart, chart_repo, tmp_path, [site], [
-        f"platform.nodePools[{i}].cloud: pools name several clouds (aks, gke); one cluster "
-        "runs on one cloud: use the same cloud (or generic) for every pool" for i in (0, 1)])
+    both_refuse(
+        built_chart,
+        chart_repo,
+        tmp_path,
+        [site],
+        [
+            f"platform.nodePools[{i}].cloud: pools name several clouds (aks, gke); one cluster "
+            "runs on one cloud: use the same cloud (or generic) for every pool"
+            for i in (0, 1)
+        ],
+    )
 
 
 def test_eks_pool_without_toolkit_disabled(built_chart, chart_repo, tmp_path):
@@ -294,9 +426,11 @@ def test_eks_pool_without_toolkit_disabled(built_chart, chart_repo, tmp_path):
     assert code == 1 and len(lines) == 1
     assert lines[0].startswith(
         'platform.nodePools[0].driver: pool "t4" (cloud eks, driver preinstalled) needs '
-        "gpu-operator.toolkit.enabled: false (")
-    assert lines[0].endswith("); it is true. Set it under gpu-operator, or change the pool's "
-                             "driver mode")
+        "gpu-operator.toolkit.enabled: false ("
+    )
+    assert lines[0].endswith(
+        "); it is true. Set it under gpu-operator, or change the pool's driver mode"
+    )
     code, helm_lines, _ = plain(built_chart, chart_repo, _files(tmp_path, [site]))
     ours, derived = split_derived(helm_lines)
     assert (code, ours) == (1, lines)
@@ -304,20 +438,26 @@ def test_eks_pool_without_toolkit_disabled(built_chart, chart_repo, tmp_path):
     assert derived == [DRIVER_STALE]
 
 
-DRIVER_STALE = ("gpu-operator.driver.enabled: is true, but gpu-platform derives false from "
-                "platform.nodePools[].driver (true when any pool has driver: operator); set "
-                f"platform.nodePools[].driver {DERIVED}")
+DRIVER_STALE = (
+    "gpu-operator.driver.enabled: is true, but gpu-platform derives false from "
+    "platform.nodePools[].driver (true when any pool has driver: operator); set "
+    f"platform.nodePools[].driver {DERIVED}"
+)
 
 
 @pytest.mark.parametrize("second", ["eks", "aks"])
 def test_gke_profile_then_other_cloud_profile(built_chart, chart_repo, tmp_path, second):
     """GKE's install paths left on an EKS/AKS ClusterPolicy are refused, not kept silently."""
     files = [REPO / "values" / "gke-t4-rapids.yaml", REPO / "values" / f"{second}-t4-rapids.yaml"]
-    leftover = ('is "/home/kubernetes/bin/nvidia", which gke/preinstalled pools need, but no '
-                "pool runs on gke; remove it (a profile for another cloud left it behind) or "
-                "set it to the chart's default")
-    expected = [f"gpu-operator.hostPaths.driverInstallDir: {leftover}",
-                f"gpu-operator.toolkit.installDir: {leftover}"]
+    leftover = (
+        'is "/home/kubernetes/bin/nvidia", which gke/preinstalled pools need, but no '
+        "pool runs on gke; remove it (a profile for another cloud left it behind) or "
+        "set it to the chart's default"
+    )
+    expected = [
+        f"gpu-operator.hostPaths.driverInstallDir: {leftover}",
+        f"gpu-operator.toolkit.installDir: {leftover}",
+    ]
     assert validate(tmp_path, files) == (1, expected)
     code, lines, _ = plain(built_chart, chart_repo, files)
     ours, derived = split_derived(lines)
@@ -329,20 +469,36 @@ def test_gke_profile_then_other_cloud_profile(built_chart, chart_repo, tmp_path,
 
 # --- monitoring selectors --------------------------------------------------------------------
 
+
 def test_service_monitor_selector_match_labels_release(built_chart, chart_repo, tmp_path):
-    site = yaml.safe_dump({"kube-prometheus-stack": {"prometheus": {"prometheusSpec": {
-        "serviceMonitorSelector": {"matchLabels": {"release": "gpu-platform"}}}}}})
+    site = yaml.safe_dump(
+        {
+            "kube-prometheus-stack": {
+                "prometheus": {
+                    "prometheusSpec": {
+                        "serviceMonitorSelector": {"matchLabels": {"release": "gpu-platform"}}
+                    }
+                }
+            }
+        }
+    )
     code, lines = validate(tmp_path, _files(tmp_path, [site]))
     assert code == 1 and len(lines) == 1
-    assert lines[0].startswith(
-        f"{KPS_SPEC}.serviceMonitorSelector: selects ServiceMonitors by ")
+    assert lines[0].startswith(f"{KPS_SPEC}.serviceMonitorSelector: selects ServiceMonitors by ")
     assert "release" in lines[0] and "DCGM exporter's ServiceMonitor" in lines[0]
     both_refuse(built_chart, chart_repo, tmp_path, [site], lines)
 
 
 def test_rule_selector_match_labels_release(built_chart, chart_repo, tmp_path):
-    site = yaml.safe_dump({"kube-prometheus-stack": {"prometheus": {"prometheusSpec": {
-        "ruleSelector": {"matchLabels": {"release": "gpu-platform"}}}}}})
+    site = yaml.safe_dump(
+        {
+            "kube-prometheus-stack": {
+                "prometheus": {
+                    "prometheusSpec": {"ruleSelector": {"matchLabels": {"release": "gpu-platform"}}}
+                }
+            }
+        }
+    )
     code, lines = validate(tmp_path, _files(tmp_path, [site]))
     assert code == 1 and len(lines) == 1
     assert lines[0].startswith(f"{KPS_SPEC}.ruleSelector: selects PrometheusRules by ")
@@ -352,22 +508,46 @@ def test_rule_selector_match_labels_release(built_chart, chart_repo, tmp_path):
 
 # --- all at once -----------------------------------------------------------------------------
 
-METRICS = [{"type": "Pods", "pods": {"metric": {"name": "gpu_utilization_over_time"},
-                                     "target": {"type": "AverageValue", "averageValue": 40}}}]
-SIX_MISTAKES = {"platform": {
-    "nodePools": [
-        {**POOL, "placeholders": {"replicas": 1, "gpusPerPod": 4}},  # 1: larger than its node
-        {**POOL, "name": "big", "minNodes": 3, "maxNodes": 1},  # 2: minNodes > maxNodes
-    ],
-    "tenants": [{"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}],  # 3
-    "hpas": [
-        {"name": "w", "namespace": "team-a", "minReplicas": 1, "maxReplicas": 2,  # 4: Dask
-         "scaleTargetRef": {"apiVersion": "kubernetes.dask.org/v1", "kind": "DaskWorkerGroup",
-                            "name": "g"}, "metrics": METRICS},
-        {"name": "v", "namespace": "ray", "minReplicas": 3, "maxReplicas": 2,  # 5, 6
-         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "v"},
-         "metrics": METRICS},
-    ]}}
+METRICS = [
+    {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "gpu_utilization_over_time"},
+            "target": {"type": "AverageValue", "averageValue": 40},
+        },
+    }
+]
+SIX_MISTAKES = {
+    "platform": {
+        "nodePools": [
+            {**POOL, "placeholders": {"replicas": 1, "gpusPerPod": 4}},  # 1: larger than its node
+            {**POOL, "name": "big", "minNodes": 3, "maxNodes": 1},  # 2: minNodes > maxNodes
+        ],
+        "tenants": [{"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}],  # 3
+        "hpas": [
+            {
+                "name": "w",
+                "namespace": "team-a",
+                "minReplicas": 1,
+                "maxReplicas": 2,  # 4: Dask
+                "scaleTargetRef": {
+                    "apiVersion": "kubernetes.dask.org/v1",
+                    "kind": "DaskWorkerGroup",
+                    "name": "g",
+                },
+                "metrics": METRICS,
+            },
+            {
+                "name": "v",
+                "namespace": "ray",
+                "minReplicas": 3,
+                "maxReplicas": 2,  # 5, 6
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "v"},
+                "metrics": METRICS,
+            },
+        ],
+    }
+}
 
 
 def test_six_mistakes_in_one_run(built_chart, chart_repo, tmp_path):
@@ -375,14 +555,16 @@ def test_six_mistakes_in_one_run(built_chart, chart_repo, tmp_path):
     code, lines = validate(tmp_path, files)
     assert code == 1
     paths = sorted(line.split(": ", 1)[0] for line in lines)
-    assert paths == sorted([
-        "platform.nodePools[0].placeholders.gpusPerPod",
-        "platform.nodePools[1].minNodes",
-        "platform.tenants[0].nodePools[0]",
-        "platform.hpas[0].scaleTargetRef.kind",
-        "platform.hpas[1].minReplicas",
-        "platform.hpas[1].namespace",
-    ]), lines
+    assert paths == sorted(
+        [
+            "platform.nodePools[0].placeholders.gpusPerPod",
+            "platform.nodePools[1].minNodes",
+            "platform.tenants[0].nodePools[0]",
+            "platform.hpas[0].scaleTargetRef.kind",
+            "platform.hpas[1].minReplicas",
+            "platform.hpas[1].namespace",
+        ]
+    ), lines
     code, helm_lines, _ = plain(built_chart, chart_repo, files)
     assert (code, helm_lines) == (1, lines)
 
@@ -396,6 +578,10 @@ def test_six_mistakes_with_a_type_error_in_one_run(tmp_path):
     assert code == 1
     paths = {line.split(": ", 1)[0] for line in lines}
     assert "platform.nodePools[1].gpusPerNode" in paths
-    assert {"platform.nodePools[0].placeholders.gpusPerPod", "platform.tenants[0].nodePools[0]",
-            "platform.hpas[0].scaleTargetRef.kind", "platform.hpas[1].minReplicas",
-            "platform.hpas[1].namespace"} <= paths, lines
+    assert {
+        "platform.nodePools[0].placeholders.gpusPerPod",
+        "platform.tenants[0].nodePools[0]",
+        "platform.hpas[0].scaleTargetRef.kind",
+        "platform.hpas[1].minReplicas",
+        "platform.hpas[1].namespace",
+    } <= paths, lines

@@ -31,18 +31,22 @@ REFUSAL = 'platform.tenants[0].nodePools[0]: no GPU pool is named "a100" (pools:
 # A changed scrape interval without the keys derived from it: the tool computes them (validate
 # accepts, `gpu-platform values` resolves), plain Helm must refuse the stale defaults.
 STALE = "platform:\n  monitoring:\n    scrapeInterval: 5s\n"
-STALE_LINE = ("kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is \"1s\", but "
-              "gpu-platform derives \"5s\" from platform.monitoring.scrapeInterval")
+STALE_LINE = (
+    'kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is "1s", but '
+    'gpu-platform derives "5s" from platform.monitoring.scrapeInterval'
+)
 
 
-def _helm(major: int, *args: str, env: dict[str, str] | None = None
-          ) -> subprocess.CompletedProcess[str]:
+def _helm(
+    major: int, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return helm.run(list(args), major=major, env=env, check=False, quiet=True)
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpu_platform.cli", *args], cwd=cwd,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", *args], cwd=cwd, capture_output=True, text=True
+    )
 
 
 @pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
@@ -50,20 +54,25 @@ def test_helm_lint_does_not_fail_on_a_template_fail(tmp_path: Path, major: int) 
     """Helm's behaviour, not ours: lint logs the fail and reports the chart as passing."""
     chart = tmp_path / "failing"
     (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: failing\nversion: 0.1.0\n"
-                                      "icon: https://example.com/icon.png\n")
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: failing\nversion: 0.1.0\nicon: https://example.com/icon.png\n"
+    )
     (chart / "templates" / "check.yaml").write_text('{{- fail "refused by the chart" -}}\n')
     for strict in ([], ["--strict"]):
         lint = _helm(major, "lint", *strict, str(chart))
         assert lint.returncode == 0, lint.stdout + lint.stderr
         assert "1 chart(s) linted, 0 chart(s) failed" in lint.stdout
-        logged = ('[INFO] Fail: refused by the chart' if major == 3
-                  else 'msg="funcMap fail" message="refused by the chart"')
+        logged = (
+            "[INFO] Fail: refused by the chart"
+            if major == 3
+            else 'msg="funcMap fail" message="refused by the chart"'
+        )
         assert logged in lint.stderr, lint.stderr
     rendered = _helm(major, "template", str(chart))
     assert rendered.returncode == 1
     assert "execution error at (failing/templates/check.yaml:1:4): refused by the chart" in (
-        rendered.stderr)
+        rendered.stderr
+    )
 
 
 def test_validate_refuses(tmp_path: Path) -> None:
@@ -79,8 +88,9 @@ def _guard_lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("site", ["refused", "stale"])
-def test_recommended_ci_commands_fail_on_refused_values(built_chart, chart_repo, tmp_path: Path,
-                                                        site: str) -> None:
+def test_recommended_ci_commands_fail_on_refused_values(
+    built_chart, chart_repo, tmp_path: Path, site: str
+) -> None:
     major, chart = built_chart
     values = tmp_path / "site.yaml"
     values.write_text(REFUSED if site == "refused" else STALE)
@@ -100,8 +110,9 @@ def test_recommended_ci_commands_fail_on_refused_values(built_chart, chart_repo,
         assert _guard_lines(lint.stdout) == _guard_lines(rendered.stderr)
 
 
-def test_recommended_ci_commands_pass_on_resolved_values(built_chart, chart_repo,
-                                                         tmp_path: Path) -> None:
+def test_recommended_ci_commands_pass_on_resolved_values(
+    built_chart, chart_repo, tmp_path: Path
+) -> None:
     """The same commands on what `gpu-platform values` resolves: the guard stays quiet, lint
     and template pass (the unparsable value exists only after a refusal)."""
     major, chart = built_chart
@@ -110,20 +121,31 @@ def test_recommended_ci_commands_pass_on_resolved_values(built_chart, chart_repo
     assert resolved.returncode == 0, resolved.stderr
     (tmp_path / "resolved.yaml").write_text(resolved.stdout)
     env = chart_repo.env()
-    lint = _helm(major, "lint", "--strict", str(chart), "-f", str(tmp_path / "resolved.yaml"),
-                 env=env)
+    lint = _helm(
+        major, "lint", "--strict", str(chart), "-f", str(tmp_path / "resolved.yaml"), env=env
+    )
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert "gpu-platform-refuses-these-values" not in lint.stdout + lint.stderr
-    rendered = _helm(major, "template", "gpu-platform", str(chart), "-f",
-                     str(tmp_path / "resolved.yaml"), env=env)
+    rendered = _helm(
+        major,
+        "template",
+        "gpu-platform",
+        str(chart),
+        "-f",
+        str(tmp_path / "resolved.yaml"),
+        env=env,
+    )
     assert rendered.returncode == 0, rendered.stderr[-2000:]
 
 
 def test_readme_recommends_what_fails() -> None:
     readme = (REPO / "README.md").read_text()
     section = readme.split("### In CI", 1)[1].split("\n## ", 1)[0]
-    for command in ("gpu-platform validate -f site.yaml", "helm template gpu-platform",
-                    "helm lint"):
+    for command in (
+        "gpu-platform validate -f site.yaml",
+        "helm template gpu-platform",
+        "helm lint",
+    ):
         assert command in section, command
     assert "helm/helm#8973" in section
     workflow = (REPO / ".github" / "workflows" / "ci.yml").read_text()

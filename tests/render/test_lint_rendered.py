@@ -22,13 +22,13 @@ from support.k8svalidate import load_manifests
 from support.render import KUBE_VERSIONS, PROFILES, REPO, render_text, resolved_values
 
 
-def _lint_strict(text: str, profile: Path, kube: str, tmp_path: Path,
-                 capsys: pytest.CaptureFixture[str]) -> None:
+def _lint_strict(
+    text: str, profile: Path, kube: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     manifests = tmp_path / "rendered.yaml"
     manifests.write_text(text)
     capsys.readouterr()
-    code = main(["lint", "--strict", "--kube-version", kube, "-f", str(profile),
-                 str(manifests)])
+    code = main(["lint", "--strict", "--kube-version", kube, "-f", str(profile), str(manifests)])
     out = capsys.readouterr()
     assert out.out == ""  # findings go to stdout: none
     assert code == 0, out.err

@@ -32,12 +32,14 @@ REFUSED = {
     "accelerator with a line separator": POOL + '      accelerator: "nvidia-l4\\u2028id"\n',
     "accelerator with a semicolon": POOL + "      accelerator: nvidia-l4;id\n",
     "machine type with a space": POOL + '      machineType: "n1-standard-8 --x"\n',
-    "taint key with a quote": POOL + "      taints: [{key: \"a'b\", effect: NoSchedule}]\n",
+    "taint key with a quote": POOL + '      taints: [{key: "a\'b", effect: NoSchedule}]\n',
     "taint value with NUL": POOL + '      taints: [{key: a, value: "b\\0", effect: NoSchedule}]\n',
 }
-ACCEPTED = POOL + ('      accelerator: nvidia-h100-80gb\n      machineType: g5.48xlarge\n'
-                   '      labels: {"example.com/team_x": "ML-1.a", tier: ""}\n'
-                   '      taints: [{key: "nvidia.com/gpu", value: present, effect: NoSchedule}]\n')
+ACCEPTED = POOL + (
+    "      accelerator: nvidia-h100-80gb\n      machineType: g5.48xlarge\n"
+    '      labels: {"example.com/team_x": "ML-1.a", tier: ""}\n'
+    '      taints: [{key: "nvidia.com/gpu", value: present, effect: NoSchedule}]\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +53,12 @@ def schema_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def helm_template(major: int, chart: Path, values: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([helm.binary(major), "template", "t", str(chart), "-f", str(values)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [helm.binary(major), "template", "t", str(chart), "-f", str(values)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("major", [3, 4], ids=lambda m: f"helm{m}")
@@ -72,8 +78,9 @@ def test_helm_and_the_tool_refuse(case: str, major: int, schema_chart: Path, tmp
 
 
 @pytest.mark.parametrize("major", [3, 4], ids=lambda m: f"helm{m}")
-def test_helm_and_the_tool_accept_what_kubernetes_allows(major: int, schema_chart: Path,
-                                                         tmp_path: Path):
+def test_helm_and_the_tool_accept_what_kubernetes_allows(
+    major: int, schema_chart: Path, tmp_path: Path
+):
     values = tmp_path / "ok.yaml"
     values.write_text(ACCEPTED)
     check_files([str(values)])

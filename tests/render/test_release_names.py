@@ -28,11 +28,16 @@ from support.names import DNS_SUBDOMAIN, name_problems, random_release_names
 from support.render import REPO, resolved_values
 
 # Lengths where names are cut, and names that contain a subchart's name.
-RELEASES = sorted({
-    *("r" * n for n in (1, 2, 10, 30, 45, 50, 51, 52, 53)),
-    "gpu-platform", "prometheus-adapter-" + "x" * 34, "a" * 40 + "-prometheus",
-    *random_release_names(4),
-}, key=lambda n: (len(n), n))
+RELEASES = sorted(
+    {
+        *("r" * n for n in (1, 2, 10, 30, 45, 50, 51, 52, 53)),
+        "gpu-platform",
+        "prometheus-adapter-" + "x" * 34,
+        "a" * 40 + "-prometheus",
+        *random_release_names(4),
+    },
+    key=lambda n: (len(n), n),
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +53,10 @@ def test_name_checks_catch_what_they_claim() -> None:
     assert name_problems([{"kind": "Service", "metadata": {"name": "a" * 64}}]) != []
     assert name_problems([{"kind": "ConfigMap", "metadata": {"name": "a" * 64}}]) == []
     assert name_problems([{"kind": "ConfigMap", "metadata": {"name": "A-b"}}]) != []
-    assert name_problems([{"kind": "ConfigMap", "metadata": {"name": "a", "labels": {
-        "x": "b" * 64}}}]) != []
+    assert (
+        name_problems([{"kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x": "b" * 64}}}])
+        != []
+    )
 
 
 def test_random_names_are_release_names() -> None:
@@ -60,8 +67,9 @@ def test_random_names_are_release_names() -> None:
 @pytest.mark.parametrize("release", RELEASES, ids=lambda r: f"{len(r)}-{r[:12]}")
 def test_names_unique_and_valid(built_chart, chart_repo, site: Path, release: str) -> None:
     major, chart = built_chart
-    objects = load_manifests(helm.template(chart, [site], major=major, env=chart_repo.env(),
-                                           release=release))
+    objects = load_manifests(
+        helm.template(chart, [site], major=major, env=chart_repo.env(), release=release)
+    )
     assert len(objects) > 20
     assert name_problems(objects) == []
 
@@ -81,11 +89,14 @@ def _subchart_names(release: str, chart_values: dict[str, Any]) -> dict[str, str
     kps = chart_values["kube-prometheus-stack"]
     return {
         "prometheus-adapter": upstream_fullname(
-            release, "prometheus-adapter", chart_values["prometheus-adapter"]),
+            release, "prometheus-adapter", chart_values["prometheus-adapter"]
+        ),
         "prometheus-node-exporter": upstream_fullname(
-            release, "prometheus-node-exporter", kps.get("prometheus-node-exporter", {})),
+            release, "prometheus-node-exporter", kps.get("prometheus-node-exporter", {})
+        ),
         "kube-state-metrics": upstream_fullname(
-            release, "kube-state-metrics", kps.get("kube-state-metrics", {})),
+            release, "kube-state-metrics", kps.get("kube-state-metrics", {})
+        ),
         "grafana": upstream_fullname(release, "grafana", kps.get("grafana", {})),
     }
 
@@ -102,6 +113,7 @@ def test_upstream_default_names_collided() -> None:
     """Without this chart's override, the defaults collide at 51-53 (the reported case), so the
     test above can fail."""
     defaults = {"prometheus-adapter": {}, "kube-prometheus-stack": {}}
-    collided = [n for n in range(1, 54)
-                if len(set(_subchart_names("r" * n, defaults).values())) < 4]
+    collided = [
+        n for n in range(1, 54) if len(set(_subchart_names("r" * n, defaults).values())) < 4
+    ]
     assert collided == [51, 52, 53]

@@ -29,27 +29,35 @@ def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:
     files = {
         str(p.relative_to(chart)): base64.b64encode(p.read_bytes()).decode()
         for p in sorted(chart.rglob("*"))
-        if p.is_file() and "charts" not in p.relative_to(chart).parts[:1]
+        if p.is_file()
+        and "charts" not in p.relative_to(chart).parts[:1]
         and not p.name.endswith(".md")
     }
-    record = {"name": "gpu-platform", "manifest": manifest, "chart": files,
-              "config": values.read_text()}
+    record = {
+        "name": "gpu-platform",
+        "manifest": manifest,
+        "chart": files,
+        "config": values.read_text(),
+    }
     packed = base64.b64encode(gzip.compress(json.dumps(record).encode(), 9))
     return len(base64.b64encode(packed))
 
 
 def _many_tenants(tmp_path: Path, count: int) -> Path:
     site = tmp_path / "many.yaml"
-    site.write_text("platform:\n  nodePools: [{name: t4, maxNodes: 50}]\n  tenants:\n" + "".join(
-        f"    - {{name: team-{i:03d}, quota: {{gpus: 1}}}}\n" for i in range(count)))
+    site.write_text(
+        "platform:\n  nodePools: [{name: t4, maxNodes: 50}]\n  tenants:\n"
+        + "".join(f"    - {{name: team-{i:03d}, quota: {{gpus: 1}}}}\n" for i in range(count))
+    )
     return site
 
 
 @pytest.mark.parametrize("case", ["gke-t4-rapids", "200-tenants"])
 def test_release_record_fits(built_chart, chart_repo, tmp_path, case):
     major, chart = built_chart
-    profile = (REPO / "values" / f"{case}.yaml" if case != "200-tenants"
-               else _many_tenants(tmp_path, 200))
+    profile = (
+        REPO / "values" / f"{case}.yaml" if case != "200-tenants" else _many_tenants(tmp_path, 200)
+    )
     values = resolved_values(profile, tmp_path)
     manifest = helm.template(chart, [values], major=major, env=chart_repo.env())
     size = release_record_bytes(chart, values, manifest)

@@ -69,8 +69,11 @@ def by_kind(objects: list[dict], kind: str) -> list[dict]:
 BASE_FILE = "pools: [{name: a, max: 1}, {name: b, max: 2}]\nmeta: {kept: 1}\nlist: [x]\n"
 SET_CASES = [
     (["a.b.c=1,list={x,y\\,z},idx[2]=q,n[0].o=1,n[1][1]=2,dot\\.key=v,empty="], [], []),
-    (["x=+5,y=-0,z=1e3,w=0x10,v=tRuE,big=99999999999999999999,lead=0012,flt=1.5"],
-     ["s=true,t=5,u=null"], []),
+    (
+        ["x=+5,y=-0,z=1e3,w=0x10,v=tRuE,big=99999999999999999999,lead=0012,flt=1.5"],
+        ["s=true,t=5,u=null"],
+        [],
+    ),
     (["pools[1].max=5,meta.extra=2,list[2]=z"], [], []),
     (["a={1}b=2", "a={}"], [], []),
     (["n[0].o=", "m[0][1]", "k=null"], [], []),
@@ -101,8 +104,12 @@ def test_set_flags_merge_exactly_as_real_helm(tmp_path, major, case):
 def test_a_set_error_is_an_error_in_helm_too(tmp_path, major):
     chart = probe_chart(tmp_path / "probe", VALUES_PROBE)
     for bad in ("a", "a,b=1", "a.=1", "list.x=1", "a[x]=1", "a[-1]=1", "a={1,2"):
-        proc = helm.run(["template", "r", str(chart), "--set", "list={1}", "--set", bad],
-                        major=major, env=isolated_env(tmp_path / "home"), check=False)
+        proc = helm.run(
+            ["template", "r", str(chart), "--set", "list={1}", "--set", bad],
+            major=major,
+            env=isolated_env(tmp_path / "home"),
+            check=False,
+        )
         assert proc.returncode != 0 and "failed parsing --set data" in proc.stderr, bad
         with pytest.raises(Exception, match=r"--set "):
             template_ops.load([], ordered(["list={1}", bad]))
@@ -115,18 +122,34 @@ def test_a_set_error_is_an_error_in_helm_too(tmp_path, major):
 def test_release_namespace_and_set_reach_the_objects(capsys, tmp_path, major):
     pem = tmp_path / "note.txt"
     pem.write_text("team alpha")
-    code, out, err = run(capsys, "template", "myrel", "-n", "team-x", "--helm", str(major),
-                         "--set", "platform.tenants[0].name=alpha",
-                         "--set-string", "platform.tenants[0].users[0]=1001",
-                         "--set-file", f"platform.tenants[0].groups[0]={pem}", *STANDINS)
+    code, out, err = run(
+        capsys,
+        "template",
+        "myrel",
+        "-n",
+        "team-x",
+        "--helm",
+        str(major),
+        "--set",
+        "platform.tenants[0].name=alpha",
+        "--set-string",
+        "platform.tenants[0].users[0]=1001",
+        "--set-file",
+        f"platform.tenants[0].groups[0]={pem}",
+        *STANDINS,
+    )
     assert code == 0, err
     objects = load_manifests(out)
     classes = sorted(o["metadata"]["name"] for o in by_kind(objects, "PriorityClass"))
-    assert classes == ["myrel-gpu-platform-placeholder", "myrel-gpu-platform-prepuller",
-                       "myrel-gpu-platform-user"]
+    assert classes == [
+        "myrel-gpu-platform-placeholder",
+        "myrel-gpu-platform-prepuller",
+        "myrel-gpu-platform-user",
+    ]
     assert [o["metadata"]["name"] for o in by_kind(objects, "Namespace")] == ["alpha"]
-    (binding,) = [o for o in by_kind(objects, "RoleBinding")
-                  if o["metadata"].get("namespace") == "alpha"]
+    (binding,) = [
+        o for o in by_kind(objects, "RoleBinding") if o["metadata"].get("namespace") == "alpha"
+    ]
     subjects = {(s["kind"], s["name"]) for s in binding["subjects"]}
     assert {("User", "1001"), ("Group", "team alpha")} <= subjects
     # Objects without their own namespace land in the release namespace.
@@ -136,8 +159,16 @@ def test_release_namespace_and_set_reach_the_objects(capsys, tmp_path, major):
 
 
 def test_show_only_takes_chart_paths_and_globs(capsys):
-    code, out, _ = run(capsys, "template", "r", "-s", "templates/scheduling/*.yaml",
-                       "--show-only", "templates/monitoring/prometheusrule.yaml", *STANDINS)
+    code, out, _ = run(
+        capsys,
+        "template",
+        "r",
+        "-s",
+        "templates/scheduling/*.yaml",
+        "--show-only",
+        "templates/monitoring/prometheusrule.yaml",
+        *STANDINS,
+    )
     assert code == 0
     kinds = sorted(o["kind"] for o in load_manifests(out))
     assert kinds == ["PriorityClass"] * 3 + ["PrometheusRule"]
@@ -149,29 +180,45 @@ def test_show_only_takes_chart_paths_and_globs(capsys):
 def test_include_crds_adds_the_crds_folders(capsys):
     code, out, _ = run(capsys, "template", "r", "--include-crds", *STANDINS)
     assert code == 0
-    crds = {o["metadata"]["name"] for o in load_manifests(out)
-            if o["kind"] == "CustomResourceDefinition"}
-    assert {"daskclusters.kubernetes.dask.org", "prometheusrules.monitoring.coreos.com",
-            "clusterpolicies.nvidia.com"} <= crds
+    crds = {
+        o["metadata"]["name"]
+        for o in load_manifests(out)
+        if o["kind"] == "CustomResourceDefinition"
+    }
+    assert {
+        "daskclusters.kubernetes.dask.org",
+        "prometheusrules.monitoring.coreos.com",
+        "clusterpolicies.nvidia.com",
+    } <= crds
 
 
 def test_values_may_be_what_helm_get_values_prints(capsys, tmp_path):
     current = tmp_path / "current.yaml"
-    current.write_text("USER-SUPPLIED VALUES:\nplatform:\n  tenants:\n  - name: alpha\n"
-                       "  monitoring:\n    scrapeInterval: fast\n")
+    current.write_text(
+        "USER-SUPPLIED VALUES:\nplatform:\n  tenants:\n  - name: alpha\n"
+        "  monitoring:\n    scrapeInterval: fast\n"
+    )
     code, out, err = run(capsys, "template", "r", "-f", str(current), *STANDINS)
     assert code == 1 and out == ""
     assert f"{current}:6:5: platform.monitoring.scrapeInterval:" in err, "lines keep numbers"
-    code, out, err = run(capsys, "template", "r", "-f", str(current), "--set",
-                         "platform.monitoring.scrapeInterval=2s", *STANDINS)
+    code, out, err = run(
+        capsys,
+        "template",
+        "r",
+        "-f",
+        str(current),
+        "--set",
+        "platform.monitoring.scrapeInterval=2s",
+        *STANDINS,
+    )
     assert code == 0, err
-    assert [o["metadata"]["name"] for o in by_kind(load_manifests(out), "Namespace")] == [
-        "alpha"]
+    assert [o["metadata"]["name"] for o in by_kind(load_manifests(out), "Namespace")] == ["alpha"]
 
 
 def test_summary_still_works(capsys):
-    code, out, _ = run(capsys, "template", "-f", str(REPO / "values" / "kind.yaml"), "--summary",
-                       *STANDINS)
+    code, out, _ = run(
+        capsys, "template", "-f", str(REPO / "values" / "kind.yaml"), "--summary", *STANDINS
+    )
     assert code == 0 and "Rendered objects by kind" in out and "Tenants: smoke" in out
 
 
@@ -182,19 +229,28 @@ def test_output_dir_writes_helms_layout_and_loses_nothing(capsys, tmp_path):
     out_dir = tmp_path / "rendered"
     code, out, err = run(capsys, "template", "r", "--output-dir", str(out_dir), *STANDINS)
     assert code == 0 and out == "" and f"files to {out_dir}" in err
-    written = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*")
-                     if p.is_file())
+    written = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
     assert "gpu-platform/templates/scheduling/priorityclass.yaml" in written
     assert "gpu-platform/charts/dask-kubernetes-operator/templates/deployment.yaml" in written
     assert template_ops.OUTPUT_MARKER in written
     # Again with --show-only (which Helm itself cannot combine with --output-dir): the files
     # the tool wrote before and does not write now are gone, nothing else.
-    code, _, err = run(capsys, "template", "r", "--output-dir", str(out_dir), "-s",
-                       "templates/scheduling/priorityclass.yaml", *STANDINS)
+    code, _, err = run(
+        capsys,
+        "template",
+        "r",
+        "--output-dir",
+        str(out_dir),
+        "-s",
+        "templates/scheduling/priorityclass.yaml",
+        *STANDINS,
+    )
     assert code == 0, err
     now = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
-    assert now == [template_ops.OUTPUT_MARKER,
-                   "gpu-platform/templates/scheduling/priorityclass.yaml"]
+    assert now == [
+        template_ops.OUTPUT_MARKER,
+        "gpu-platform/templates/scheduling/priorityclass.yaml",
+    ]
     # A file the tool did not write: refused, and nothing changes.
     (out_dir / "notes.md").write_text("mine")
     code, out, err = run(capsys, "template", "r", "--output-dir", str(out_dir), *STANDINS)
@@ -236,29 +292,63 @@ data:
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_flags_reach_a_named_chart_with_resolved_values(capsys, tmp_path, major):
     chart = probe_chart(tmp_path / "probe", CAPABILITIES_PROBE)
-    code, out, err = run(capsys, "template", "rel", str(chart), "-n", "ops", "--helm",
-                         str(major), "--kube-version", "1.29", "--api-versions", "example.com/v1",
-                         "--set", "platform.monitoring.scrapeInterval=5s")
+    code, out, err = run(
+        capsys,
+        "template",
+        "rel",
+        str(chart),
+        "-n",
+        "ops",
+        "--helm",
+        str(major),
+        "--kube-version",
+        "1.29",
+        "--api-versions",
+        "example.com/v1",
+        "--set",
+        "platform.monitoring.scrapeInterval=5s",
+    )
     assert code == 0, err
     (probe,) = load_manifests(out)
     assert probe["metadata"] == {"name": "rel-probe", "namespace": "ops"}
-    assert probe["data"] == {"kube": "v1.29.0", "extra": "true", "bundled": "true",
-                             "scrape": "5s", "derived": "5s"}
+    assert probe["data"] == {
+        "kube": "v1.29.0",
+        "extra": "true",
+        "bundled": "true",
+        "scrape": "5s",
+        "derived": "5s",
+    }
 
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_the_packaged_archive_renders_with_checked_values(capsys, archive, major):
     profile = REPO / "values" / "ray-gpu-workers.yaml"
-    code, out, err = run(capsys, "template", "gpu-platform", str(archive.archive), "--helm",
-                         str(major), "-f", str(profile), "--set",
-                         "platform.monitoring.scrapeInterval=2s")
+    code, out, err = run(
+        capsys,
+        "template",
+        "gpu-platform",
+        str(archive.archive),
+        "--helm",
+        str(major),
+        "-f",
+        str(profile),
+        "--set",
+        "platform.monitoring.scrapeInterval=2s",
+    )
     assert code == 0, err
     objects = load_manifests(out)
     assert [o["metadata"]["name"] for o in by_kind(objects, "HorizontalPodAutoscaler")] == [
-        "ray-gpu-workers"]
+        "ray-gpu-workers"
+    ]
     assert validate_objects(objects, "1.33") == []
-    code, out, err = run(capsys, "template", "gpu-platform", str(archive.archive),
-                         "--set", "platform.monitoring.scrapeInterval=2")
+    code, out, err = run(
+        capsys,
+        "template",
+        "gpu-platform",
+        str(archive.archive),
+        "--set",
+        "platform.monitoring.scrapeInterval=2",
+    )
     assert code == 1 and out == "" and "$> helm" not in err
     assert err.startswith("--set platform.monitoring.scrapeInterval=2: ")
 
@@ -268,22 +358,41 @@ def test_the_packaged_archive_renders_with_checked_values(capsys, archive, major
 def test_an_oci_reference_from_a_real_registry(capsys, archive, tmp_path, major):
     with oci.registry(tmp_path / "registry") as port:
         base = f"oci://127.0.0.1:{port}/charts"
-        helm.run(["push", str(archive.archive), base, "--plain-http"], major=7 - major,
-                 env=isolated_env(tmp_path / "pusher"))
-        code, out, err = run(capsys, "template", "site", f"{base}/gpu-platform", "--version",
-                             metadata.version(), "--plain-http", "--helm", str(major), "-n",
-                             "gpu", "--set", "platform.tenants[0].name=alpha")
+        helm.run(
+            ["push", str(archive.archive), base, "--plain-http"],
+            major=7 - major,
+            env=isolated_env(tmp_path / "pusher"),
+        )
+        code, out, err = run(
+            capsys,
+            "template",
+            "site",
+            f"{base}/gpu-platform",
+            "--version",
+            metadata.version(),
+            "--plain-http",
+            "--helm",
+            str(major),
+            "-n",
+            "gpu",
+            "--set",
+            "platform.tenants[0].name=alpha",
+        )
     assert code == 0, err
     objects = load_manifests(out)
-    assert "site-gpu-platform-user" in {o["metadata"]["name"]
-                                        for o in by_kind(objects, "PriorityClass")}
+    assert "site-gpu-platform-user" in {
+        o["metadata"]["name"] for o in by_kind(objects, "PriorityClass")
+    }
     assert [o["metadata"]["name"] for o in by_kind(objects, "Namespace")] == ["alpha"]
 
 
 def test_a_chart_folder_without_its_dependencies_says_what_to_do(capsys, tmp_path):
     chart = tmp_path / "gpu-platform"
-    shutil.copytree(REPO / "charts" / "gpu-platform", chart,
-                    ignore=shutil.ignore_patterns("charts", "tmpcharts"))
+    shutil.copytree(
+        REPO / "charts" / "gpu-platform",
+        chart,
+        ignore=shutil.ignore_patterns("charts", "tmpcharts"),
+    )
     for major in MAJORS:
         code, out, err = run(capsys, "template", "r", str(chart), "--helm", str(major))
         assert code == 1 and out == ""
@@ -304,8 +413,9 @@ def closed_port() -> int:
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_an_unreachable_chart_is_one_line(capsys, major):
     ref = f"oci://127.0.0.1:{closed_port()}/charts/gpu-platform"
-    code, out, err = run(capsys, "template", "r", ref, "--version", "0.1.0", "--plain-http",
-                         "--helm", str(major))
+    code, out, err = run(
+        capsys, "template", "r", ref, "--version", "0.1.0", "--plain-http", "--helm", str(major)
+    )
     assert code == 1 and out == ""
     errors = [line for line in err.splitlines() if not line.startswith("$> ")]
     assert len(errors) == 1, err
@@ -343,8 +453,9 @@ def test_no_repositories_and_no_pypi_is_one_line(capsys, tmp_path, monkeypatch):
     assert code == 1 and out == ""
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in err, err
-    assert errors[0].startswith("error: cannot build the generated chart's dependencies: pip "
-                                "download dask-kubernetes==")
+    assert errors[0].startswith(
+        "error: cannot build the generated chart's dependencies: pip download dask-kubernetes=="
+    )
     assert "ERROR: " in errors[0] and "gpu-platform package --out dist" in errors[0]
     assert "WARNING" not in err, "pip's pages stay out"
 
@@ -356,7 +467,7 @@ def test_the_users_helm_home_is_never_touched(capsys, tmp_path, monkeypatch):
     for key, value in isolated_env(user, {}).items():
         monkeypatch.setenv(key, value)
     repos = user / "config" / "repositories.yaml"
-    repos.write_text("apiVersion: \"\"\nrepositories:\n- name: mine\n  url: https://charts.example\n")
+    repos.write_text('apiVersion: ""\nrepositories:\n- name: mine\n  url: https://charts.example\n')
     before = {p: p.read_bytes() for p in user.rglob("*") if p.is_file()}
     archives = template_ops.dependencies.fetch("standins").archives
     roots: dict[str, Path] = {}
@@ -367,8 +478,9 @@ def test_the_users_helm_home_is_never_touched(capsys, tmp_path, monkeypatch):
         for info in registry.SUBCHARTS:
             if info.repository == url:
                 shutil.copyfile(archives[info.name], target / archives[info.name].name)
-        helm.run(["repo", "index", str(target), "--url", url],
-                 env=isolated_env(tmp_path / "indexer"))
+        helm.run(
+            ["repo", "index", str(target), "--url", url], env=isolated_env(tmp_path / "indexer")
+        )
         roots[host] = tmp_path / "repos" / alias
     fresh = tmp_path / "fresh-cache"
     monkeypatch.setenv("GPU_PLATFORM_CACHE", str(fresh))
@@ -383,8 +495,9 @@ def test_the_users_helm_home_is_never_touched(capsys, tmp_path, monkeypatch):
     assert code == 0, err
     assert "$> helm repo add --force-update" in err and "STAND-INS" not in err
     assert {p: p.read_bytes() for p in user.rglob("*") if p.is_file()} == before
-    own = yaml.safe_load((fresh / "gpu-platform" / "helm-home" / "config" /
-                          "repositories.yaml").read_text())
+    own = yaml.safe_load(
+        (fresh / "gpu-platform" / "helm-home" / "config" / "repositories.yaml").read_text()
+    )
     assert sorted(r["url"] for r in own["repositories"]) == sorted(registry.repositories())
     assert len(load_manifests(out)) > 5
 
@@ -392,16 +505,19 @@ def test_the_users_helm_home_is_never_touched(capsys, tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- usage
 
 
-@pytest.mark.parametrize(("argv", "fragment"), [
-    (["a", "b", "c"], "takes at most NAME and CHART, got 3 arguments"),
-    (["./dist/gpu-platform-0.1.0.tgz"], "looks like a chart; name the release first"),
-    (["Bad_Name"], "release name 'Bad_Name'"),
-    (["r", "-n", "Team_X"], "namespace 'Team_X'"),
-    (["r", "nvidia/gpu-operator"], "repository aliases"),
-    (["r", "--version", "1.0.0"], "--version names a version of a chart given as oci://"),
-    (["r", "--summary", "--output-dir", "x"], "use one"),
-    (["r", "--helm", "5"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["a", "b", "c"], "takes at most NAME and CHART, got 3 arguments"),
+        (["./dist/gpu-platform-0.1.0.tgz"], "looks like a chart; name the release first"),
+        (["Bad_Name"], "release name 'Bad_Name'"),
+        (["r", "-n", "Team_X"], "namespace 'Team_X'"),
+        (["r", "nvidia/gpu-operator"], "repository aliases"),
+        (["r", "--version", "1.0.0"], "--version names a version of a chart given as oci://"),
+        (["r", "--summary", "--output-dir", "x"], "use one"),
+        (["r", "--helm", "5"], "invalid choice"),
+    ],
+)
 def test_usage_errors(capsys, argv, fragment):
     code, out, err = run(capsys, "template", *argv)
     assert code == 2 and out == ""
@@ -411,8 +527,16 @@ def test_usage_errors(capsys, argv, fragment):
 
 def test_name_and_chart_between_options_as_helm_takes_them(capsys, tmp_path):
     chart = probe_chart(tmp_path / "probe", CAPABILITIES_PROBE)
-    code, out, err = run(capsys, "template", "-n", "ops", "rel", "--set",
-                         "platform.monitoring.scrapeInterval=3s", str(chart))
+    code, out, err = run(
+        capsys,
+        "template",
+        "-n",
+        "ops",
+        "rel",
+        "--set",
+        "platform.monitoring.scrapeInterval=3s",
+        str(chart),
+    )
     assert code == 0, err
     assert load_manifests(out)[0]["data"]["scrape"] == "3s"
     assert os.environ.get("GPU_PLATFORM_CACHE")

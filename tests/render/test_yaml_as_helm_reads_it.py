@@ -61,8 +61,9 @@ def helm_reads(chart: Path, text: str, tmp_path: Path, major: int) -> object:
     """What helm template makes of a values file: its .Values, or its error."""
     values = tmp_path / "values.yaml"
     values.write_text(text)
-    proc = helm.run(["template", "t", str(chart), "-f", str(values)], major=major,
-                    quiet=True, check=False)
+    proc = helm.run(
+        ["template", "t", str(chart), "-f", str(values)], major=major, quiet=True, check=False
+    )
     if proc.returncode != 0:
         return ("error", proc.stderr.strip().splitlines()[-1])
     return json.loads(proc.stdout.split("values: ", 1)[1])
@@ -78,8 +79,9 @@ def tool_reads(text: str, tmp_path: Path) -> object:
 
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
-def test_merge_keys_are_read_as_helm_reads_them(major: int, dump_chart: Path,
-                                                tmp_path: Path) -> None:
+def test_merge_keys_are_read_as_helm_reads_them(
+    major: int, dump_chart: Path, tmp_path: Path
+) -> None:
     ours = tool_reads(MERGES, tmp_path)
     assert ours == helm_reads(dump_chart, MERGES, tmp_path, major)
     assert isinstance(ours, dict)  # and the merges did what YAML 1.1 says, spelled out:
@@ -91,14 +93,19 @@ def test_merge_keys_are_read_as_helm_reads_them(major: int, dump_chart: Path,
 
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
-@pytest.mark.parametrize(("text", "yaml_11"), [
-    # a key written before << that the merge sets again: YAML 1.1 keeps the written value
-    ("base: &b {x: 1}\nm:\n  x: 2\n  <<: *b\n", {"base": {"x": 1}, "m": {"x": 2}}),
-    # two merge keys in one mapping: YAML 1.1 has one per mapping (PyYAML keeps the first's x)
-    ("a: &a {x: 1}\nb: &b {x: 2}\nm:\n  <<: *a\n  <<: *b\n", None),
-], ids=["own-key-before-merge", "two-merge-keys"])
-def test_merge_forms_helm_reads_otherwise_are_refused(major: int, text: str, yaml_11: object,
-                                                      dump_chart: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "yaml_11"),
+    [
+        # a key written before << that the merge sets again: YAML 1.1 keeps the written value
+        ("base: &b {x: 1}\nm:\n  x: 2\n  <<: *b\n", {"base": {"x": 1}, "m": {"x": 2}}),
+        # two merge keys in one mapping: YAML 1.1 has one per mapping (PyYAML keeps the first's x)
+        ("a: &a {x: 1}\nb: &b {x: 2}\nm:\n  <<: *a\n  <<: *b\n", None),
+    ],
+    ids=["own-key-before-merge", "two-merge-keys"],
+)
+def test_merge_forms_helm_reads_otherwise_are_refused(
+    major: int, text: str, yaml_11: object, dump_chart: Path, tmp_path: Path
+) -> None:
     ours = tool_reads(text, tmp_path)
     assert isinstance(ours, tuple) and ours[0] == "refused", ours
     theirs = helm_reads(dump_chart, text, tmp_path, major)
@@ -120,8 +127,11 @@ TAGGED = [
     ("!!value", "a: !!value x\n", {"a": "x"}),
     ("!!yaml", "a: !!yaml x\n", {"a": "x"}),
     ("!vault", "a: !vault secret/db\n", {"a": "secret/db"}),
-    ("!!python/object/apply:os.system", "a: !!python/object/apply:os.system [\"true\"]\n",
-     {"a": ["true"]}),
+    (
+        "!!python/object/apply:os.system",
+        'a: !!python/object/apply:os.system ["true"]\n',
+        {"a": ["true"]},
+    ),
 ]
 
 
@@ -132,8 +142,8 @@ def test_every_tag_helm_reads_is_in_the_table() -> None:
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @pytest.mark.parametrize(("shown", "text", "helm_value"), TAGGED, ids=[t[0] for t in TAGGED])
 def test_refused_tags_are_read_by_helm_as_the_message_says(
-        major: int, shown: str, text: str, helm_value: object, dump_chart: Path,
-        tmp_path: Path) -> None:
+    major: int, shown: str, text: str, helm_value: object, dump_chart: Path, tmp_path: Path
+) -> None:
     assert helm_reads(dump_chart, text, tmp_path, major) == helm_value
     ours = tool_reads(text, tmp_path)
     assert isinstance(ours, tuple) and ours[0] == "refused"
@@ -143,8 +153,9 @@ def test_refused_tags_are_read_by_helm_as_the_message_says(
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @pytest.mark.parametrize("text", ["a: .inf\n", "a: [1, -.inf]\n", "a: {b: .nan}\n"])
-def test_non_finite_numbers_are_refused_by_helm_too(major: int, text: str, dump_chart: Path,
-                                                     tmp_path: Path) -> None:
+def test_non_finite_numbers_are_refused_by_helm_too(
+    major: int, text: str, dump_chart: Path, tmp_path: Path
+) -> None:
     theirs = helm_reads(dump_chart, text, tmp_path, major)
     assert isinstance(theirs, tuple) and "unsupported value" in theirs[1]
     ours = tool_reads(text, tmp_path)
@@ -176,8 +187,11 @@ platform:
 
 
 def test_a_file_built_with_merge_keys_renders_only_valid_objects(
-        built_chart: tuple[int, Path], chart_repo, tmp_path: Path,  # type: ignore[no-untyped-def]
-        capsys: pytest.CaptureFixture[str]) -> None:
+    built_chart: tuple[int, Path],
+    chart_repo,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     site = tmp_path / "site.yaml"
     site.write_text(SHARED_SETTINGS)
     assert main(["values", "-f", str(site)]) == 0

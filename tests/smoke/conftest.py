@@ -12,8 +12,9 @@ import pytest
 def _why_no_cluster() -> str | None:
     for tool in ("docker", "kind"):
         if shutil.which(tool) is None:
-            return (f"no {tool} on this machine: the smoke tests need a kind cluster "
-                    "(ci/kind-smoke.sh)")
+            return (
+                f"no {tool} on this machine: the smoke tests need a kind cluster (ci/kind-smoke.sh)"
+            )
     if not os.environ.get("KUBECONFIG"):
         return "KUBECONFIG is not set: run the smoke tests through ci/kind-smoke.sh"
     return None

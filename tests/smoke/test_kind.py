@@ -46,8 +46,10 @@ def test_every_component_is_ready(api, release_namespace):
     while True:
         workloads = (
             [("Deployment", d) for d in apps.list_namespaced_deployment(release_namespace).items]
-            + [("StatefulSet", s) for s in
-               apps.list_namespaced_stateful_set(release_namespace).items]
+            + [
+                ("StatefulSet", s)
+                for s in apps.list_namespaced_stateful_set(release_namespace).items
+            ]
             + [("DaemonSet", d) for d in apps.list_namespaced_daemon_set(release_namespace).items]
         )
         waiting = [f"{k}/{o.metadata.name}" for k, o in workloads if not _ready(k, o)]
@@ -70,8 +72,10 @@ def test_custom_metrics_api_is_served(api):
     assert conditions.get("Available") == "True", service.status.conditions
     # Discovery lists the group once the adapter answers. (No GPUs on kind, so no DCGM series:
     # the group serves no GPU metric here; the integration tests cover the rules themselves.)
-    groups = {g.name: [v.version for v in g.versions]
-              for g in client.ApisApi(api).get_api_versions().groups}
+    groups = {
+        g.name: [v.version for v in g.versions]
+        for g in client.ApisApi(api).get_api_versions().groups
+    }
     assert "v1beta1" in groups.get("custom.metrics.k8s.io", []), sorted(groups)
 
 
@@ -80,34 +84,77 @@ def test_tenant_runs_a_dask_cluster_in_its_namespace_only(tenant_api):
     from kubernetes.client.rest import ApiException
 
     custom = client.CustomObjectsApi(tenant_api)
-    restricted = {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False,
-                  "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
-    resources = {"requests": {"cpu": "100m", "memory": "256Mi"},
-                 "limits": {"cpu": "1", "memory": "1Gi"}}
+    restricted = {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    resources = {
+        "requests": {"cpu": "100m", "memory": "256Mi"},
+        "limits": {"cpu": "1", "memory": "1Gi"},
+    }
 
     def container(name: str, args: list[str]) -> dict:
-        return {"name": name, "image": "ghcr.io/dask/dask:2024.12.1", "args": args,
-                "securityContext": restricted, "resources": resources}
+        return {
+            "name": name,
+            "image": "ghcr.io/dask/dask:2024.12.1",
+            "args": args,
+            "securityContext": restricted,
+            "resources": resources,
+        }
 
     cluster = {
-        "apiVersion": "kubernetes.dask.org/v1", "kind": "DaskCluster",
+        "apiVersion": "kubernetes.dask.org/v1",
+        "kind": "DaskCluster",
         "metadata": {"name": "smoke"},
         "spec": {
-            "worker": {"replicas": 1, "spec": {"containers": [
-                container("worker", ["dask-worker", "--name", "$(DASK_WORKER_NAME)",
-                                     "--dashboard", "--dashboard-address", "8788"])]}},
-            "scheduler": {"spec": {"containers": [container("scheduler", ["dask-scheduler"])]},
-                          "service": {"type": "ClusterIP", "selector": {
-                              "dask.org/cluster-name": "smoke", "dask.org/component": "scheduler"},
-                              "ports": [{"name": "tcp-comm", "protocol": "TCP", "port": 8786,
-                                         "targetPort": "tcp-comm"}]}},
+            "worker": {
+                "replicas": 1,
+                "spec": {
+                    "containers": [
+                        container(
+                            "worker",
+                            [
+                                "dask-worker",
+                                "--name",
+                                "$(DASK_WORKER_NAME)",
+                                "--dashboard",
+                                "--dashboard-address",
+                                "8788",
+                            ],
+                        )
+                    ]
+                },
+            },
+            "scheduler": {
+                "spec": {"containers": [container("scheduler", ["dask-scheduler"])]},
+                "service": {
+                    "type": "ClusterIP",
+                    "selector": {
+                        "dask.org/cluster-name": "smoke",
+                        "dask.org/component": "scheduler",
+                    },
+                    "ports": [
+                        {
+                            "name": "tcp-comm",
+                            "protocol": "TCP",
+                            "port": 8786,
+                            "targetPort": "tcp-comm",
+                        }
+                    ],
+                },
+            },
         },
     }
-    custom.create_namespaced_custom_object("kubernetes.dask.org", "v1", TENANT, "daskclusters",
-                                           cluster)
+    custom.create_namespaced_custom_object(
+        "kubernetes.dask.org", "v1", TENANT, "daskclusters", cluster
+    )
     with pytest.raises(ApiException) as denied:
-        custom.create_namespaced_custom_object("kubernetes.dask.org", "v1", "default",
-                                               "daskclusters", cluster)
+        custom.create_namespaced_custom_object(
+            "kubernetes.dask.org", "v1", "default", "daskclusters", cluster
+        )
     assert denied.value.status == 403
     core = client.CoreV1Api(tenant_api)
     deadline = time.time() + 600
@@ -118,5 +165,6 @@ def test_tenant_runs_a_dask_cluster_in_its_namespace_only(tenant_api):
             break
         assert time.time() < deadline, f"Dask pods not Running after 10 min: {phases}"
         time.sleep(10)
-    custom.delete_namespaced_custom_object("kubernetes.dask.org", "v1", TENANT, "daskclusters",
-                                           "smoke")
+    custom.delete_namespaced_custom_object(
+        "kubernetes.dask.org", "v1", TENANT, "daskclusters", "smoke"
+    )

@@ -43,9 +43,12 @@ def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     for expr in selector.get("matchExpressions") or []:
         key, op, values = expr["key"], expr["operator"], expr.get("values") or []
         present = key in labels
-        ok = {"Exists": present, "DoesNotExist": not present,
-              "In": present and labels[key] in values,
-              "NotIn": not present or labels[key] not in values}[op]
+        ok = {
+            "Exists": present,
+            "DoesNotExist": not present,
+            "In": present and labels[key] in values,
+            "NotIn": not present or labels[key] not in values,
+        }[op]
         if not ok:
             return False
     return True
@@ -70,8 +73,11 @@ class Policy:
 
     def matches(self, request: Request) -> bool:
         for rule in self.spec["matchConstraints"]["resourceRules"]:
-            if (request.resource in rule["resources"] and request.operation in rule["operations"]
-                    and "" in rule["apiGroups"]):
+            if (
+                request.resource in rule["resources"]
+                and request.operation in rule["operations"]
+                and "" in rule["apiGroups"]
+            ):
                 return True
         return False
 
@@ -80,9 +86,13 @@ class Policy:
         activation: dict[str, Any] = {
             "object": celpy.json_to_cel(request.obj),
             "oldObject": celpy.json_to_cel(request.old) if request.old is not None else None,
-            "request": celpy.json_to_cel({
-                "operation": request.operation, "namespace": request.namespace,
-                "userInfo": {"username": request.user}}),
+            "request": celpy.json_to_cel(
+                {
+                    "operation": request.operation,
+                    "namespace": request.namespace,
+                    "userInfo": {"username": request.user},
+                }
+            ),
             "namespaceObject": celpy.json_to_cel(namespace),
         }
         for condition in self.spec.get("matchConditions") or []:
@@ -92,18 +102,25 @@ class Policy:
         for variable in self.spec.get("variables") or []:
             activation["variables"] = celtypes.MapType(variables)
             variables[celtypes.StringType(variable["name"])] = evaluate(
-                variable["expression"], activation)
+                variable["expression"], activation
+            )
         activation["variables"] = celtypes.MapType(variables)
-        return [v["message"] for v in self.spec["validations"]
-                if not bool(evaluate(v["expression"], activation))]
+        return [
+            v["message"]
+            for v in self.spec["validations"]
+            if not bool(evaluate(v["expression"], activation))
+        ]
 
 
 class Admission:
     """The chart's policies and bindings, and the namespaces it creates."""
 
     def __init__(self, objects: list[dict[str, Any]]) -> None:
-        self.policies = {o["metadata"]["name"]: Policy(o["metadata"]["name"], o["spec"])
-                         for o in objects if o["kind"] == "ValidatingAdmissionPolicy"}
+        self.policies = {
+            o["metadata"]["name"]: Policy(o["metadata"]["name"], o["spec"])
+            for o in objects
+            if o["kind"] == "ValidatingAdmissionPolicy"
+        }
         self.bindings = [o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"]
         self.namespaces = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Namespace"}
 

@@ -29,13 +29,18 @@ TOKEN = "stand-in-token"
 SERVICE_LABEL = "kubernetes.io/service-name"
 
 
-def endpoint_slice(addresses: list[str], port: int = 443, address_type: str = "IPv4",
-                   ready: bool = True, name: str = "kubernetes") -> dict[str, Any]:
+def endpoint_slice(
+    addresses: list[str],
+    port: int = 443,
+    address_type: str = "IPv4",
+    ready: bool = True,
+    name: str = "kubernetes",
+) -> dict[str, Any]:
     """An EndpointSlice of the ``kubernetes`` Service as an API server publishes it."""
     return {
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": name, "namespace": "default",
-                     "labels": {SERVICE_LABEL: "kubernetes"}},
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": name, "namespace": "default", "labels": {SERVICE_LABEL: "kubernetes"}},
         "addressType": address_type,
         "endpoints": [{"addresses": addresses, "conditions": {"ready": ready}}],
         "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
@@ -43,23 +48,52 @@ def endpoint_slice(addresses: list[str], port: int = 443, address_type: str = "I
 
 
 def _resources(group_version: str, resources: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
-            "resources": resources}
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }
 
 
-_ENDPOINTSLICES = {"name": "endpointslices", "singularName": "endpointslice", "namespaced": True,
-                   "kind": "EndpointSlice", "verbs": ["get", "list", "watch"]}
+_ENDPOINTSLICES = {
+    "name": "endpointslices",
+    "singularName": "endpointslice",
+    "namespaced": True,
+    "kind": "EndpointSlice",
+    "verbs": ["get", "list", "watch"],
+}
 _DISCOVERY = {
-    "/api": {"kind": "APIVersions", "versions": ["v1"],
-             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
-                                             "serverAddress": "127.0.0.1:443"}]},
-    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
-        "name": "discovery.k8s.io",
-        "versions": [{"groupVersion": "discovery.k8s.io/v1", "version": "v1"}],
-        "preferredVersion": {"groupVersion": "discovery.k8s.io/v1", "version": "v1"}}]},
-    "/api/v1": _resources("v1", [{"name": "namespaces", "singularName": "namespace",
-                                  "namespaced": False, "kind": "Namespace",
-                                  "verbs": ["get", "list"]}]),
+    "/api": {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:443"}
+        ],
+    },
+    "/apis": {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [
+            {
+                "name": "discovery.k8s.io",
+                "versions": [{"groupVersion": "discovery.k8s.io/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": "discovery.k8s.io/v1", "version": "v1"},
+            }
+        ],
+    },
+    "/api/v1": _resources(
+        "v1",
+        [
+            {
+                "name": "namespaces",
+                "singularName": "namespace",
+                "namespaced": False,
+                "kind": "Namespace",
+                "verbs": ["get", "list"],
+            }
+        ],
+    ),
     "/apis/discovery.k8s.io/v1": _resources("discovery.k8s.io/v1", [_ENDPOINTSLICES]),
 }
 
@@ -75,13 +109,25 @@ class StandInApiServer:
 
     def kubeconfig(self, path: Path, context: str = "stand-in") -> Path:
         """A kubeconfig whose current context is this server, with its CA and token."""
-        path.write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": context,
-            "clusters": [{"name": context, "cluster": {
-                "server": self.url, "certificate-authority": str(self.ca)}}],
-            "users": [{"name": context, "user": {"token": TOKEN}}],
-            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
-        }))
+        path.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": context,
+                    "clusters": [
+                        {
+                            "name": context,
+                            "cluster": {"server": self.url, "certificate-authority": str(self.ca)},
+                        }
+                    ],
+                    "users": [{"name": context, "user": {"token": TOKEN}}],
+                    "contexts": [
+                        {"name": context, "context": {"cluster": context, "user": context}}
+                    ],
+                }
+            )
+        )
         return path
 
 
@@ -99,8 +145,17 @@ def _handler(state: StandInApiServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def _status(self, code: int, reason: str, message: str) -> None:
-            self._send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                              "message": message, "reason": reason, "code": code})
+            self._send(
+                code,
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "message": message,
+                    "reason": reason,
+                    "code": code,
+                },
+            )
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             state.requests.append(f"GET {self.path}")
@@ -114,10 +169,20 @@ def _handler(state: StandInApiServer) -> type[BaseHTTPRequestHandler]:
             if url.path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices":
                 selector = parse_qs(url.query).get("labelSelector", [""])[0]
                 key, _, value = selector.partition("=")
-                items = [s for s in state.slices
-                         if not selector or s["metadata"]["labels"].get(key) == value]
-                self._send(200, {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1",
-                                 "metadata": {"resourceVersion": "1"}, "items": items})
+                items = [
+                    s
+                    for s in state.slices
+                    if not selector or s["metadata"]["labels"].get(key) == value
+                ]
+                self._send(
+                    200,
+                    {
+                        "kind": "EndpointSliceList",
+                        "apiVersion": "discovery.k8s.io/v1",
+                        "metadata": {"resourceVersion": "1"},
+                        "items": items,
+                    },
+                )
                 return
             self._status(404, "NotFound", "the server could not find the requested resource")
 

@@ -25,8 +25,11 @@ def random_release_names(count: int, seed: int = 53) -> list[str]:
     for _ in range(count):
         size = rng.randint(1, 53)
         middle = "".join(rng.choice(RELEASE_CHARS) for _ in range(max(0, size - 2)))
-        name = (rng.choice("abcdefghijklmnopqrstuvwxyz") + middle
-                + rng.choice("abcdefghijklmnopqrstuvwxyz0123456789"))[:size]
+        name = (
+            rng.choice("abcdefghijklmnopqrstuvwxyz")
+            + middle
+            + rng.choice("abcdefghijklmnopqrstuvwxyz0123456789")
+        )[:size]
         names.append(name)
     return names
 
@@ -34,10 +37,12 @@ def random_release_names(count: int, seed: int = 53) -> list[str]:
 def name_problems(objects: list[dict[str, Any]]) -> list[str]:
     """Duplicate (kind, namespace, name) triples, and names or label values Kubernetes refuses."""
     problems = []
-    seen = Counter((o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
-                   for o in objects)
-    problems += [f"{kind} {ns}/{name} rendered {n} times"
-                 for (kind, ns, name), n in seen.items() if n > 1]
+    seen = Counter(
+        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects
+    )
+    problems += [
+        f"{kind} {ns}/{name} rendered {n} times" for (kind, ns, name), n in seen.items() if n > 1
+    ]
     for o in objects:
         kind, name = o["kind"], o["metadata"]["name"]
         if kind in LABEL_KINDS:

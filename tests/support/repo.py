@@ -11,14 +11,24 @@ REPO = Path(__file__).resolve().parents[2]
 
 def tracked() -> list[str]:
     """Tracked files plus new ones not ignored: what a commit of this tree would hold."""
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                         cwd=REPO, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return sorted({line for line in out.splitlines() if (REPO / line).is_file()})
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                          cwd=cwd, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def snapshot(dest: Path) -> Path:

@@ -62,17 +62,22 @@ def test_large_but_real_values_are_fine(tmp_path: Path) -> None:
 
 
 def upstream_files(suffix: str) -> list[tuple[str, str]]:
-    return [(f"{info.name}/{rel}", store.read_text(info.name, rel))
-            for info in registry.SUBCHARTS for rel in store.files(info.name)
-            if rel.endswith(suffix)]
+    return [
+        (f"{info.name}/{rel}", store.read_text(info.name, rel))
+        for info in registry.SUBCHARTS
+        for rel in store.files(info.name)
+        if rel.endswith(suffix)
+    ]
 
 
 def test_no_real_values_file_comes_near_the_limits() -> None:
     """The limits are ten times the largest real values files (the upstream charts' defaults,
     the profiles, the generated chart's) in size and nodes, and six times in depth."""
-    real = [*upstream_files("values.yaml"),
-            *[(str(p), p.read_text()) for p in sorted((REPO / "values").glob("*.yaml"))],
-            ("chart", (REPO / "charts/gpu-platform/values.yaml").read_text())]
+    real = [
+        *upstream_files("values.yaml"),
+        *[(str(p), p.read_text()) for p in sorted((REPO / "values").glob("*.yaml"))],
+        ("chart", (REPO / "charts/gpu-platform/values.yaml").read_text()),
+    ]
     assert len(real) > 10
     for name, text in real:
         (doc,) = nodes(text)
@@ -113,7 +118,8 @@ def test_a_file_of_460000_keys_is_refused_in_bounded_memory() -> None:
 def test_an_alias_bomb_is_refused_before_anything_is_expanded() -> None:
     """Ten levels of ten aliases would be 10^10 values; the count stops it in kilobytes."""
     bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)
+    )
     tracemalloc.start()
     try:
         with pytest.raises(ValuesInvalid, match="alias counted as all it repeats"):
@@ -176,13 +182,16 @@ def test_no_reader_recurses_however_deep_the_file(opening: str) -> None:
 # --------------------------------------------------------------------------- tags
 
 
-@pytest.mark.parametrize("tagged", [
-    '!!python/object/apply:os.system ["touch {marker}"]',
-    '!!python/object/new:os.system ["touch {marker}"]',
-    '!!python/object/apply:subprocess.call [["touch", "{marker}"]]',
-    "!!python/name:os.remove",
-    '!!python/module:os',
-])
+@pytest.mark.parametrize(
+    "tagged",
+    [
+        '!!python/object/apply:os.system ["touch {marker}"]',
+        '!!python/object/new:os.system ["touch {marker}"]',
+        '!!python/object/apply:subprocess.call [["touch", "{marker}"]]',
+        "!!python/name:os.remove",
+        "!!python/module:os",
+    ],
+)
 def test_no_tag_builds_or_runs_anything(tagged: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     value = tagged.format(marker=marker)
@@ -204,8 +213,11 @@ def test_every_reader_words_a_refusal_alike() -> None:
     """One rule, one message: values, workload, settings and manifests refuse a tag alike."""
     text = "x:\n  y: !!omap [{a: 1}]\n"
     messages = []
-    for read in (lambda t: parse_text(t, "f"), lambda t: parse_workload(t, "f"),
-                 lambda t: parse_settings(t, "f")):
+    for read in (
+        lambda t: parse_text(t, "f"),
+        lambda t: parse_workload(t, "f"),
+        lambda t: parse_settings(t, "f"),
+    ):
         with pytest.raises(ValuesInvalid) as exc:
             read(text)
         (problem,) = exc.value.problems
@@ -259,35 +271,49 @@ def test_merged_keys_point_at_the_anchor_and_copies_are_independent() -> None:
 
 def test_the_model_refuses_non_finite_numbers_however_they_arrive() -> None:
     with pytest.raises(ValidationError, match="finite number"):
-        Values.model_validate({"platform": {"monitoring": {"sizing": {
-            "bytesPerSample": float("inf")}}}})
+        Values.model_validate(
+            {"platform": {"monitoring": {"sizing": {"bytesPerSample": float("inf")}}}}
+        )
     with pytest.raises(ValuesInvalid) as exc:
-        check_data(LoadedValues({"platform": {"monitoring": {"sizing": {
-            "walHeadroom": float("nan")}}}}, Origins(), []))
+        check_data(
+            LoadedValues(
+                {"platform": {"monitoring": {"sizing": {"walHeadroom": float("nan")}}}},
+                Origins(),
+                [],
+            )
+        )
     assert [p.render() for p in exc.value.problems] == [
-        "<values>: platform.monitoring.sizing.walHeadroom: expected a finite number"]
+        "<values>: platform.monitoring.sizing.walHeadroom: expected a finite number"
+    ]
 
 
 # --------------------------------------------------------------------------- simulate
 
 
 def test_a_day_that_never_ends_is_stopped_by_the_progress_guard(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A notebook refused by its quota all day, retried every second, is 86,400 events; with
     the guard at 2,000 the run stops early, saying what to change."""
     from gpu_platform.pipeline.rules import check_data as checked
     from gpu_platform.simulate import run
 
-    values = checked(LoadedValues({"platform": {"tenants": [
-        {"name": "team-a", "quota": {"gpus": 1}}]}}, Origins(), [])).values
-    workload = parse_workload(textwrap.dedent("""\
+    values = checked(
+        LoadedValues(
+            {"platform": {"tenants": [{"name": "team-a", "quota": {"gpus": 1}}]}}, Origins(), []
+        )
+    ).values
+    workload = parse_workload(
+        textwrap.dedent("""\
         version: 2
         tenants:
           - name: team-a
             notebooks:
               - {name: one, count: 1, gpus: 1, image: "docker.io/x/y:1"}
               - {name: two, count: 1, gpus: 1, image: "docker.io/x/y:1"}
-        """), "w.yaml")
+        """),
+        "w.yaml",
+    )
     settings = parse_settings("quota: {retryBaseSeconds: 1, retryMaxSeconds: 1}\n", "s.yaml")
     monkeypatch.setattr(engine, "MAX_EVENTS", 2000)
     with pytest.raises(engine.SimulationStalled, match=r"the day passed 2,000 events by 0\.\d h"):

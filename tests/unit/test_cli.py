@@ -80,8 +80,11 @@ def test_values_output_round_trips(write_values, tmp_path, capsys):
 def test_no_traceback_on_garbage(tmp_path):
     bad = tmp_path / "bin.yaml"
     bad.write_bytes(b"\xff\xfe\x00garbage: [")
-    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "validate", "-f", str(bad)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", "validate", "-f", str(bad)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2  # the file cannot be read as text: a usage error
     assert "Traceback" not in proc.stderr
     assert f"{bad}: not UTF-8 text" in proc.stderr
@@ -91,8 +94,10 @@ def test_simulate_compare_json_and_plot(tmp_path, capsys):
     """`simulate --compare` runs one seeded day against two files; the same seed repeats it."""
     import json
 
-    profiles = [str(REPO / "values" / "gke-t4-rapids.yaml"),
-                str(REPO / "values" / "scale-from-zero.yaml")]
+    profiles = [
+        str(REPO / "values" / "gke-t4-rapids.yaml"),
+        str(REPO / "values" / "scale-from-zero.yaml"),
+    ]
     out = tmp_path / "cmp.png"
     assert main(["simulate", "--compare", *profiles, "--json", "--plot", str(out)]) == 0
     first = json.loads(capsys.readouterr().out)
@@ -112,13 +117,16 @@ def test_simulate_usage_errors(tmp_path, capsys):
     assert "autoscaler.scanIntervalSeconds = 10\n" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [
-    ["report", "--prometheus", "http://localhost:abc", "--start", "now-1h"],
-    ["report", "--prometheus", "http://127.0.0.1:1", "--start", "now-1h", "--step", "0.0001"],
-    ["report", "--prometheus", "http://127.0.0.1:1", "--start", "now-1h", "--step", "inf"],
-    ["simulate", "--plot", "/nonexistent/dir/x.png"],
-    ["simulate", "--plot", "out.txt"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "--prometheus", "http://localhost:abc", "--start", "now-1h"],
+        ["report", "--prometheus", "http://127.0.0.1:1", "--start", "now-1h", "--step", "0.0001"],
+        ["report", "--prometheus", "http://127.0.0.1:1", "--start", "now-1h", "--step", "inf"],
+        ["simulate", "--plot", "/nonexistent/dir/x.png"],
+        ["simulate", "--plot", "out.txt"],
+    ],
+)
 def test_bad_report_and_simulate_arguments_are_usage_errors(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err

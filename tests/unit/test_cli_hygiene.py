@@ -19,13 +19,31 @@ REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 GKE = str(REPO / "values" / "gke-t4-rapids.yaml")
 KIND = str(REPO / "values" / "kind.yaml")
-COMMANDS = ["render", "values", "validate", "template", "diff", "lint", "report", "simulate",
-            "nodepool", "package", "release", "upstream", "tools"]
+COMMANDS = [
+    "render",
+    "values",
+    "validate",
+    "template",
+    "diff",
+    "lint",
+    "report",
+    "simulate",
+    "nodepool",
+    "package",
+    "release",
+    "upstream",
+    "tools",
+]
 
 
 def _cli(*args: str, stdout: int | None = subprocess.PIPE, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "gpu_platform.cli", *args], stdout=stdout,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "gpu_platform.cli", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 class TestHelp:
@@ -42,24 +60,33 @@ class TestHelp:
     def test_version(self, capsys):
         assert main(["--version"]) == 0
         lines = capsys.readouterr().out.splitlines()
-        assert re.fullmatch(r"gpu-platform \d+\.\d+\.\d+ \(chart gpu-platform \d+\.\d+\.\d+\)",
-                            lines[0])
+        assert re.fullmatch(
+            r"gpu-platform \d+\.\d+\.\d+ \(chart gpu-platform \d+\.\d+\.\d+\)", lines[0]
+        )
         assert [line.split()[0] for line in lines[1:]] == [
-            "gpu-operator", "kube-prometheus-stack", "prometheus-adapter",
-            "dask-kubernetes-operator"]
+            "gpu-operator",
+            "kube-prometheus-stack",
+            "prometheus-adapter",
+            "dask-kubernetes-operator",
+        ]
 
     def test_the_readme_table_lists_every_command_and_flag_of_the_help(self, capsys):
         block = docs.block_text(README.read_text(), "cli")
-        rows = {m.group(1): m.group(0) for m in
-                re.finditer(r"^\| `gpu-platform (\w+)[^|]*.*$", block, re.MULTILINE)}
+        rows = {
+            m.group(1): m.group(0)
+            for m in re.finditer(r"^\| `gpu-platform (\w+)[^|]*.*$", block, re.MULTILINE)
+        }
         assert list(rows) == COMMANDS
         for name in COMMANDS:
             assert main([name, "--help"]) == 0
             help_text = capsys.readouterr().out
             flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", help_text.split("options:")[1]))
             flags -= {"--help", "--verbose"}  # every command has them; the prose says so
-            missing = [f for f in sorted(flags) if f not in rows[name]
-                       and not _short_form_listed(f, help_text, rows[name])]
+            missing = [
+                f
+                for f in sorted(flags)
+                if f not in rows[name] and not _short_form_listed(f, help_text, rows[name])
+            ]
             assert not missing, f"{name}: {missing} in --help but not in the README row"
 
     def test_the_table_is_current(self):
@@ -72,17 +99,20 @@ def _short_form_listed(flag: str, help_text: str, row: str) -> bool:
     return bool(match) and f"{match.group(1)} " in row
 
 
-@pytest.mark.parametrize("argv", [
-    ["simulate", "--defaults"],
-    ["values", "-f", GKE],
-    ["validate", "--format", "json", "-f", GKE],
-    ["nodepool", "--cloud", "gke", "-f", GKE],
-    ["lint", KIND],
-    ["tools", "path", "kubectl"],
-    ["--version"],
-    ["--help"],
-    ["template", "--help"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--defaults"],
+        ["values", "-f", GKE],
+        ["validate", "--format", "json", "-f", GKE],
+        ["nodepool", "--cloud", "gke", "-f", GKE],
+        ["lint", KIND],
+        ["tools", "path", "kubectl"],
+        ["--version"],
+        ["--help"],
+        ["template", "--help"],
+    ],
+)
 def test_a_closed_pipe_ends_quietly(argv):
     # `... | head -1`: the reader is gone before anything is written (closed at once, so the
     # whole output meets a closed pipe whatever the pipe's buffer)
@@ -95,28 +125,41 @@ def test_a_closed_pipe_ends_quietly(argv):
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
-@pytest.mark.parametrize("argv", [["values", "-f", KIND], ["--version"], ["--help"],
-                                  ["simulate", "--defaults"]])
+@pytest.mark.parametrize(
+    "argv", [["values", "-f", KIND], ["--version"], ["--help"], ["simulate", "--defaults"]]
+)
 def test_an_unwritable_output_is_one_error(argv):
     with open("/dev/full", "w") as full:
         proc = _cli(*argv, stdout=full)
         _, err = proc.communicate(timeout=300)
     assert proc.returncode == 1
-    assert err.splitlines()[-1] == ("error: cannot write the output to standard output: No "
-                                    "space left on device")
+    assert err.splitlines()[-1] == (
+        "error: cannot write the output to standard output: No space left on device"
+    )
     assert "Traceback" not in err and "Exception" not in err
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("dependencies: [\n", "Chart.lock:2:1: Chart.lock is not valid YAML (expected the node "
-                          "content, but found '<stream end>')"),
-    ("- a\n", "Chart.lock: not a Helm lock file (needs dependencies[].name/version/repository "
-              "and generated)"),
-    ("generated: x\n", "Chart.lock: not a Helm lock file (needs dependencies[].name/version/"
-                        "repository and generated): no 'dependencies' key"),
-])
-def test_a_malformed_chart_lock_is_a_located_message(tmp_path, monkeypatch, capsys, text,
-                                                     message):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "dependencies: [\n",
+            "Chart.lock:2:1: Chart.lock is not valid YAML (expected the node "
+            "content, but found '<stream end>')",
+        ),
+        (
+            "- a\n",
+            "Chart.lock: not a Helm lock file (needs dependencies[].name/version/repository "
+            "and generated)",
+        ),
+        (
+            "generated: x\n",
+            "Chart.lock: not a Helm lock file (needs dependencies[].name/version/"
+            "repository and generated): no 'dependencies' key",
+        ),
+    ],
+)
+def test_a_malformed_chart_lock_is_a_located_message(tmp_path, monkeypatch, capsys, text, message):
     broken = tmp_path / "Chart.lock"
     broken.write_text(text)
     monkeypatch.setattr(pins, "REPO_LOCK", broken)
@@ -134,8 +177,7 @@ def test_a_malformed_chart_lock_is_a_located_message(tmp_path, monkeypatch, caps
 class TestRepeatedWarnings:
     @pytest.fixture
     def thousand(self, write_values) -> str:
-        tenants = "".join(f"    - name: team-{i}\n      quota: {{gpus: 0}}\n"
-                          for i in range(1000))
+        tenants = "".join(f"    - name: team-{i}\n      quota: {{gpus: 0}}\n" for i in range(1000))
         return write_values("platform:\n  tenants:\n" + tenants)
 
     def test_a_rule_found_1000_times_is_one_line(self, thousand):
@@ -147,33 +189,42 @@ class TestRepeatedWarnings:
             "(KubeCluster); list the API server's addresses in network.apiServerCIDRs (kubectl "
             "get endpointslices -n default -l kubernetes.io/service-name=kubernetes), or let "
             "`gpu-platform values --discover` fill them [tenant-without-api; --verbose: each "
-            "with its location]"]
+            "with its location]"
+        ]
         every = warning_lines(warnings, verbose=True)
         assert len(every) == 1000
         assert every[999] == (
             f"{thousand}:2001:7: platform.tenants[999].network.apiServerCIDRs: warning: tenant "
-            "\"team-999\" has no route to the Kubernetes API, so notebooks in its namespace "
+            '"team-999" has no route to the Kubernetes API, so notebooks in its namespace '
             "cannot create Dask clusters (KubeCluster); list the API server's addresses in "
             "network.apiServerCIDRs (kubectl get endpointslices -n default -l "
             "kubernetes.io/service-name=kubernetes), or let `gpu-platform values --discover` "
-            "fill them")
+            "fill them"
+        )
 
-    @pytest.mark.parametrize(("argv", "lines"), [
-        (["values"], 1), (["values", "-v"], 1000), (["--verbose", "values"], 1000),
-    ])
+    @pytest.mark.parametrize(
+        ("argv", "lines"),
+        [
+            (["values"], 1),
+            (["values", "-v"], 1000),
+            (["--verbose", "values"], 1000),
+        ],
+    )
     def test_commands_collapse_unless_verbose(self, thousand, capsys, argv, lines):
         assert main([*argv, "-f", thousand]) == 0
         err = capsys.readouterr().err.splitlines()
         assert len([line for line in err if "no route to the Kubernetes API" in line]) == lines
 
     def test_few_are_listed_whole_and_one_is_unchanged(self, write_values):
-        two = write_values("platform:\n  nodePools:\n"
-                           "    - {name: a, taints: []}\n    - {name: b, taints: []}\n")
+        two = write_values(
+            "platform:\n  nodePools:\n    - {name: a, taints: []}\n    - {name: b, taints: []}\n"
+        )
         assert warning_lines(check_files([two]).warnings) == [
             "warning: 2 pools have no NoSchedule taint (a, b): CPU-only pods can land on GPU "
             "nodes, take room from GPU pods and keep the nodes from scaling down; add {key: "
             "nvidia.com/gpu, value: present, effect: NoSchedule} [pool-untainted; --verbose: "
-            "each with its location]"]
+            "each with its location]"
+        ]
         one = write_values("platform:\n  nodePools:\n    - {name: a, taints: []}\n", "one.yaml")
         (warning,) = check_files([one]).warnings
         assert warning_lines([warning]) == [warning.render()]

@@ -24,8 +24,14 @@ def _v(minor: tuple[int, int]) -> str:
 
 # What the issue asks the table to cover at least, by apiVersion -> kinds.
 REQUIRED = {
-    "extensions/v1beta1": {"Deployment", "DaemonSet", "ReplicaSet", "Ingress", "NetworkPolicy",
-                           "PodSecurityPolicy"},
+    "extensions/v1beta1": {
+        "Deployment",
+        "DaemonSet",
+        "ReplicaSet",
+        "Ingress",
+        "NetworkPolicy",
+        "PodSecurityPolicy",
+    },
     "apps/v1beta1": {"Deployment", "StatefulSet", "ReplicaSet"},
     "apps/v1beta2": {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"},
     "autoscaling/v2beta1": {"HorizontalPodAutoscaler"},
@@ -33,14 +39,25 @@ REQUIRED = {
     "batch/v1beta1": {"CronJob"},
     "policy/v1beta1": {"PodDisruptionBudget", "PodSecurityPolicy"},
     "networking.k8s.io/v1beta1": {"Ingress", "IngressClass"},
-    "rbac.authorization.k8s.io/v1beta1": {"ClusterRole", "ClusterRoleBinding", "Role",
-                                          "RoleBinding"},
+    "rbac.authorization.k8s.io/v1beta1": {
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+    },
     "apiextensions.k8s.io/v1beta1": {"CustomResourceDefinition"},
-    "admissionregistration.k8s.io/v1beta1": {"MutatingWebhookConfiguration",
-                                             "ValidatingWebhookConfiguration"},
+    "admissionregistration.k8s.io/v1beta1": {
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    },
     "scheduling.k8s.io/v1beta1": {"PriorityClass"},
-    "storage.k8s.io/v1beta1": {"CSIDriver", "CSINode", "StorageClass", "VolumeAttachment",
-                               "CSIStorageCapacity"},
+    "storage.k8s.io/v1beta1": {
+        "CSIDriver",
+        "CSINode",
+        "StorageClass",
+        "VolumeAttachment",
+        "CSIStorageCapacity",
+    },
     "discovery.k8s.io/v1beta1": {"EndpointSlice"},
     "events.k8s.io/v1beta1": {"Event"},
     "node.k8s.io/v1beta1": {"RuntimeClass"},
@@ -53,8 +70,12 @@ REQUIRED = {
 
 
 def test_table_covers_what_the_issue_lists() -> None:
-    missing = [(api, kind) for api, kinds in REQUIRED.items() for kind in sorted(kinds)
-               if lookup(api, kind) is None]
+    missing = [
+        (api, kind)
+        for api, kinds in REQUIRED.items()
+        for kind in sorted(kinds)
+        if lookup(api, kind) is None
+    ]
     assert missing == []
 
 
@@ -102,18 +123,21 @@ def test_messages_name_the_version_and_the_replacement() -> None:
     assert removed is not None
     assert removed.message("1.29") == (
         "autoscaling/v2beta1 HorizontalPodAutoscaler was removed in Kubernetes 1.25; "
-        "use autoscaling/v2")
+        "use autoscaling/v2"
+    )
     deprecated = lookup("autoscaling/v2beta2", "HorizontalPodAutoscaler")
     assert deprecated is not None
     assert deprecated.message("1.25") == (
         "autoscaling/v2beta2 HorizontalPodAutoscaler is deprecated since Kubernetes 1.23 and "
-        "removed in 1.26; use autoscaling/v2")
+        "removed in 1.26; use autoscaling/v2"
+    )
     assert deprecated.message("1.22") == ""
     psp = lookup("policy/v1beta1", "PodSecurityPolicy")
     assert psp is not None
     assert psp.message("1.30") == (
         "policy/v1beta1 PodSecurityPolicy was removed in Kubernetes 1.25 with no replacement "
-        f"API; use {deprecations.PSA}")
+        f"API; use {deprecations.PSA}"
+    )
 
 
 def test_replacement_is_one_the_target_serves() -> None:

@@ -58,16 +58,19 @@ def test_documents_after_one_source_line_share_it():
     assert parse(HELM_OUTPUT)[2].obj["data"]["text"].splitlines()[1] == "---"
 
 
-@pytest.mark.parametrize(("source", "crds"), [
-    ("gpu-platform/crds/x.yaml", True),
-    ("gpu-platform/charts/dask/crds/x.yaml", True),
-    ("gpu-platform/charts/kube-prometheus-stack/charts/crds/crds/crd-probes.yaml", True),
-    ("gpu-platform/crds/v1/x.yaml", True),
-    ("gpu-platform/templates/crds/x.yaml", False),
-    ("gpu-platform/charts/crds/x.yaml", False),
-    ("gpu-platform/charts/crds/templates/x.yaml", False),
-    ("gpu-platform/charts/a/templates/crds.yaml", False),
-])
+@pytest.mark.parametrize(
+    ("source", "crds"),
+    [
+        ("gpu-platform/crds/x.yaml", True),
+        ("gpu-platform/charts/dask/crds/x.yaml", True),
+        ("gpu-platform/charts/kube-prometheus-stack/charts/crds/crds/crd-probes.yaml", True),
+        ("gpu-platform/crds/v1/x.yaml", True),
+        ("gpu-platform/templates/crds/x.yaml", False),
+        ("gpu-platform/charts/crds/x.yaml", False),
+        ("gpu-platform/charts/crds/templates/x.yaml", False),
+        ("gpu-platform/charts/a/templates/crds.yaml", False),
+    ],
+)
 def test_which_files_helm_treats_as_crds(source, crds):
     assert Manifest(source, {"kind": "CustomResourceDefinition"}).in_crds_folder is crds
 
@@ -82,44 +85,69 @@ def test_types_matter_as_they_do_in_yaml():
 def test_named_items_are_matched_by_name_not_position():
     before = {"containers": [{"name": "a", "image": "x:1"}, {"name": "b", "image": "y:1"}]}
     after = {"containers": [{"name": "b", "image": "y:2"}, {"name": "a", "image": "x:1"}]}
-    assert changes(before, after) == [
-        Change(("containers", ("name", "b"), "image"), "y:1", "y:2")]
+    assert changes(before, after) == [Change(("containers", ("name", "b"), "image"), "y:1", "y:2")]
     dropped = {"containers": [{"name": "a", "image": "x:1"}]}
     assert changes(before, dropped) == [
-        Change(("containers", ("name", "b")), {"name": "b", "image": "y:1"}, MISSING)]
+        Change(("containers", ("name", "b")), {"name": "b", "image": "y:1"}, MISSING)
+    ]
 
 
 def test_paths_read_like_kubectl():
-    assert path_text(("spec", "template", "spec", "containers", ("name", "x"), "image")) == \
-        "spec.template.spec.containers[name=x].image"
-    assert path_text(("metadata", "labels", "helm.sh/chart")) == \
-        'metadata.labels["helm.sh/chart"]'
+    assert (
+        path_text(("spec", "template", "spec", "containers", ("name", "x"), "image"))
+        == "spec.template.spec.containers[name=x].image"
+    )
+    assert path_text(("metadata", "labels", "helm.sh/chart")) == 'metadata.labels["helm.sh/chart"]'
     assert path_text(("spec", "ports", 0, "port")) == "spec.ports[0].port"
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("1Gi", Decimal(2**30)), ("500M", Decimal("5e8")), ("1e3", Decimal(1000)),
-    ("0.5Gi", Decimal(2**29)), ("1536Mi", Decimal(1536 * 2**20)), (10, Decimal(10)),
-    ("250m", Decimal("0.25")), ("abc", None), ("1e3Gi", None), ("1GB", None), (True, None),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1Gi", Decimal(2**30)),
+        ("500M", Decimal("5e8")),
+        ("1e3", Decimal(1000)),
+        ("0.5Gi", Decimal(2**29)),
+        ("1536Mi", Decimal(1536 * 2**20)),
+        (10, Decimal(10)),
+        ("250m", Decimal("0.25")),
+        ("abc", None),
+        ("1e3Gi", None),
+        ("1GB", None),
+        (True, None),
+    ],
+)
 def test_quantities(text, value):
     assert quantity(text) == value
 
 
 def test_dates_print_and_removed_crds_are_named_apart():
     """YAML timestamps load as dates; a CRD that left the chart is not one to apply."""
-    def custom(day: int) -> Manifest:
-        return Manifest("app/templates/cr.yaml", {
-            "apiVersion": "example.com/v1", "kind": "Backup", "metadata": {"name": "nightly"},
-            "spec": {"since": datetime.date(2024, 1, day)}})
 
-    crd = Manifest("app/crds/backups.yaml", {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "backups.example.com"},
-        "spec": {"group": "example.com", "names": {"kind": "Backup"}, "scope": "Namespaced"}})
+    def custom(day: int) -> Manifest:
+        return Manifest(
+            "app/templates/cr.yaml",
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Backup",
+                "metadata": {"name": "nightly"},
+                "spec": {"since": datetime.date(2024, 1, day)},
+            },
+        )
+
+    crd = Manifest(
+        "app/crds/backups.yaml",
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "backups.example.com"},
+            "spec": {"group": "example.com", "names": {"kind": "Backup"}, "scope": "Namespaced"},
+        },
+    )
     report = compare([custom(1), crd], [custom(2)], "ns")
     text = report.text()
     assert '      spec.since: "2024-01-01" -> "2024-01-02"' in text
     assert text.rstrip().endswith(
-        "Summary: 0 added, 0 removed, 1 changed; 1 CRD no longer in the chart.")
+        "Summary: 0 added, 0 removed, 1 changed; 1 CRD no longer in the chart."
+    )
     assert report.crd_paths == [] and report.exit_code == 1

@@ -13,8 +13,13 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _dummy(**fields: object) -> Rule:
-    base = {"id": "dummy-rule", "summary": "a dummy invariant nobody else states",
-            "reads": ("platform.dummy",), "fmt": "nope", "check": lambda ctx: []}
+    base = {
+        "id": "dummy-rule",
+        "summary": "a dummy invariant nobody else states",
+        "reads": ("platform.dummy",),
+        "fmt": "nope",
+        "check": lambda ctx: [],
+    }
     return Rule(**{**base, **fields})  # type: ignore[arg-type]
 
 
@@ -45,8 +50,9 @@ def test_a_rule_without_guard_is_listed_with_its_reason() -> None:
     block = docs.plain_helm([*RULES, _dummy(no_guard="Helm cannot look up the cluster")])
     head, tail = block.split("Only `gpu-platform validate` refuses", 1)
     assert "dummy-rule" not in head
-    assert ("- a dummy invariant nobody else states (`dummy-rule`): Helm cannot look up the "
-            "cluster") in tail.splitlines()
+    assert (
+        "- a dummy invariant nobody else states (`dummy-rule`): Helm cannot look up the cluster"
+    ) in tail.splitlines()
     assert "has an install-time guard" not in block
 
 

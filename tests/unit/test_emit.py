@@ -41,8 +41,11 @@ def test_every_schema_property_has_a_description():
 
 
 def test_every_property_outside_list_items_has_a_default():
-    missing = [p for p, prop in _leaves(values_schema()) if "[]" not in p and "default" not in prop
-               and not p.startswith("global")]
+    missing = [
+        p
+        for p, prop in _leaves(values_schema())
+        if "[]" not in p and "default" not in prop and not p.startswith("global")
+    ]
     assert missing == []
 
 
@@ -64,8 +67,13 @@ def test_schema_validates_the_defaults_and_rejects_unknown_keys():
     misnested = {"kube-prometheus-stack": {"serviceMonitorSelectorNilUsesHelmValues": False}}
     with pytest.raises(jsonschema.ValidationError, match="serviceMonitorSelectorNilUses"):
         jsonschema.validate(misnested, schema)
-    jsonschema.validate({"gpu-operator": {"daemonsets": {"labels": {"team": "ml"}}},
-                         "kube-prometheus-stack": {"grafana": {"adminPassword": "x"}}}, schema)
+    jsonschema.validate(
+        {
+            "gpu-operator": {"daemonsets": {"labels": {"team": "ml"}}},
+            "kube-prometheus-stack": {"grafana": {"adminPassword": "x"}},
+        },
+        schema,
+    )
 
 
 def test_reference_lists_every_schema_path():

@@ -27,28 +27,84 @@ VALUES_YAML = REPO / "charts" / "gpu-platform" / "values.yaml"
 # - line-length: long PromQL expressions stay on one line on purpose (a folded expression is
 #   harder to read and to search for), so lines may be longer than 80;
 # - document-start: Helm values files start without "---" (as every upstream chart's does).
-YAMLLINT = YamlLintConfig(textwrap.dedent("""\
+YAMLLINT = YamlLintConfig(
+    textwrap.dedent("""\
     extends: default
     rules:
       line-length: disable
       document-start: disable
-"""))
+""")
+)
 
 # Strings that some reader Helm could meet reads as another type when unquoted, by kind.
 TRICKY = [
-    "on", "off", "On", "OFF", "yes", "no", "Yes", "NO", "y", "n", "Y", "N",  # YAML 1.1 bools
-    "true", "False", "TRUE",  # bools in every version
-    "~", "null", "Null", "",  # nulls
-    "017", "0o17", "0x1F", "0b101", "-0b1",  # octal, hexadecimal, binary
-    "1e3", "1E3", "1.5e-3", "1_000", "+12", "-3", "08", "09.5",  # decimal forms
-    "12:30", "1:20:30.5",  # base 60 (YAML 1.1)
-    ".inf", "-.Inf", ".nan", ".5", "1.",  # float specials and bare dots
-    "2026-11-30", "2026-1-2", "2001-12-14t21:59:43.10-05:00",  # timestamps
-    "<<", "=",  # merge and value keys
+    "on",
+    "off",
+    "On",
+    "OFF",
+    "yes",
+    "no",
+    "Yes",
+    "NO",
+    "y",
+    "n",
+    "Y",
+    "N",  # YAML 1.1 bools
+    "true",
+    "False",
+    "TRUE",  # bools in every version
+    "~",
+    "null",
+    "Null",
+    "",  # nulls
+    "017",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "-0b1",  # octal, hexadecimal, binary
+    "1e3",
+    "1E3",
+    "1.5e-3",
+    "1_000",
+    "+12",
+    "-3",
+    "08",
+    "09.5",  # decimal forms
+    "12:30",
+    "1:20:30.5",  # base 60 (YAML 1.1)
+    ".inf",
+    "-.Inf",
+    ".nan",
+    ".5",
+    "1.",  # float specials and bare dots
+    "2026-11-30",
+    "2026-1-2",
+    "2001-12-14t21:59:43.10-05:00",  # timestamps
+    "<<",
+    "=",  # merge and value keys
 ]
 
-PLAIN = ["plain", "gpu", "1.2.3", "v1.37.1", "10.0.0.1/32", "nvidia.com/gpu", "1Gi", "500m",
-         "30s", "a-b", "1-2", "0x", "12:60", "2026-11", "yesterday", "onion", "Nope", "1e", "e3"]
+PLAIN = [
+    "plain",
+    "gpu",
+    "1.2.3",
+    "v1.37.1",
+    "10.0.0.1/32",
+    "nvidia.com/gpu",
+    "1Gi",
+    "500m",
+    "30s",
+    "a-b",
+    "1-2",
+    "0x",
+    "12:60",
+    "2026-11",
+    "yesterday",
+    "onion",
+    "Nope",
+    "1e",
+    "e3",
+]
 
 
 @pytest.mark.parametrize("text", TRICKY)
@@ -70,19 +126,33 @@ def test_yaml_1_1_reads_back_every_tricky_string():
     assert pyyaml.safe_load(dump(data)) == data
 
 
-@pytest.mark.parametrize(("number", "text"), [
-    (1.0, "1.0"), (0.5, "0.5"), (-2.25, "-2.25"), (1e20, "1.0e+20"), (1.5e-7, "1.5e-07"),
-    (1e16, "1.0e+16"), (123456789.0, "123456789.0"), (float("inf"), ".inf"),
-    (float("-inf"), "-.inf"),
-])
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [
+        (1.0, "1.0"),
+        (0.5, "0.5"),
+        (-2.25, "-2.25"),
+        (1e20, "1.0e+20"),
+        (1.5e-7, "1.5e-07"),
+        (1e16, "1.0e+16"),
+        (123456789.0, "123456789.0"),
+        (float("inf"), ".inf"),
+        (float("-inf"), "-.inf"),
+    ],
+)
 def test_floats_keep_a_dot_and_a_signed_exponent(number, text):
     # go-yaml v2 reads 1e20 (no dot, unsigned exponent) as a string
     assert float_text(number) == text
 
 
 def test_nulls_are_explicit_and_long_lines_are_never_folded():
-    query = " or ".join(["avg(avg_over_time(clamp(<<.Series>>{<<.LabelMatchers>>}, 0, 100)"
-                         "[30s:1s])) by (<<.GroupBy>>)"] * 3)
+    query = " or ".join(
+        [
+            "avg(avg_over_time(clamp(<<.Series>>{<<.LabelMatchers>>}, 0, 100)"
+            "[30s:1s])) by (<<.GroupBy>>)"
+        ]
+        * 3
+    )
     assert len(query) > 250
     assert dump({"a": None, "b": [None], "q": query}) == f"a: null\nb:\n  - null\nq: {query}\n"
 
@@ -96,13 +166,13 @@ def test_multi_line_strings_are_literal_blocks():
     assert dump({"s": " lead\nx"}) == 's: " lead\\nx"\n'
     assert dump({"s": "a\tb\nc"}) == 's: "a\\tb\\nc"\n'
     assert dump({"s": "a\u2028b", "t": "\x85", "u": "\ufeffx", "v": "\x07"}) == (
-        's: "a\\Lb"\nt: "\\N"\nu: "\\uFEFFx"\nv: "\\a"\n')
+        's: "a\\Lb"\nt: "\\N"\nu: "\\uFEFFx"\nv: "\\a"\n'
+    )
 
 
 def test_values_yaml_is_yamllint_clean():
     problems = list(linter.run(VALUES_YAML.read_text(), YAMLLINT, str(VALUES_YAML)))
-    assert not problems, "\n".join(f"{p.line}:{p.column}: {p.message} ({p.rule})"
-                                   for p in problems)
+    assert not problems, "\n".join(f"{p.line}:{p.column}: {p.message} ({p.rule})" for p in problems)
 
 
 def test_values_yaml_has_no_bare_nulls_and_no_folded_queries():
@@ -110,8 +180,9 @@ def test_values_yaml_has_no_bare_nulls_and_no_folded_queries():
     for number, line in enumerate(lines):
         if re.fullmatch(r"\s*(- )?[^#\s][^:]*:", line):  # "key:" with nothing after it
             indent = len(line) - len(line.lstrip())
-            following = next((n for n in lines[number + 1:] if n.strip()
-                              and not n.lstrip().startswith("#")), "")
+            following = next(
+                (n for n in lines[number + 1 :] if n.strip() and not n.lstrip().startswith("#")), ""
+            )
             deeper = len(following) - len(following.lstrip())
             assert deeper > indent, f"values.yaml:{number + 1}: bare null: {line!r}"
     queries = [line for line in lines if line.lstrip().startswith("metricsQuery:")]
@@ -125,17 +196,21 @@ def test_values_yaml_reads_back_as_the_resolved_defaults_in_yaml_1_1():
 
 
 def test_values_output_is_yamllint_clean_and_quotes_user_strings(write_values, capsys):
-    site = write_values(textwrap.dedent("""\
+    site = write_values(
+        textwrap.dedent("""\
         kube-prometheus-stack:
           grafana:
             adminPassword: "on"
             podAnnotations: {"when": "12:30", "mode": "017", "ok": "yes", "no": "n"}
-    """))
+    """)
+    )
     capsys.readouterr()
     assert main(["values", "-f", site]) == 0
     out = capsys.readouterr().out
     problems = list(linter.run(io.StringIO(out), YAMLLINT))
     assert not problems, problems
     assert '    adminPassword: "on"\n' in out
-    assert ('    podAnnotations:\n      when: "12:30"\n      mode: "017"\n      ok: "yes"\n'
-            '      "no": "n"\n') in out
+    assert (
+        '    podAnnotations:\n      when: "12:30"\n      mode: "017"\n      ok: "yes"\n'
+        '      "no": "n"\n'
+    ) in out

@@ -26,16 +26,32 @@ KUBE = "1.29"
 DEFAULTS = check_defaults().values
 
 # Two pools whose taints differ, so "which pool" matters.
-TWO_POOLS = Values.model_validate({
-    "platform": {"nodePools": [
-        {"name": "a100", "taints": [{"key": "nvidia.com/gpu", "value": "present"},
-                                    {"key": "team", "value": "ml", "effect": "NoExecute"}]},
-        {"name": "t4", "taints": [{"key": "gpu-type", "value": "t4"},
-                                  {"key": "soft", "effect": "PreferNoSchedule"}]},
-    ]},
-})
-A100_MISSING = ("[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}, "
-                "{key: team, operator: Equal, value: ml, effect: NoExecute}]")
+TWO_POOLS = Values.model_validate(
+    {
+        "platform": {
+            "nodePools": [
+                {
+                    "name": "a100",
+                    "taints": [
+                        {"key": "nvidia.com/gpu", "value": "present"},
+                        {"key": "team", "value": "ml", "effect": "NoExecute"},
+                    ],
+                },
+                {
+                    "name": "t4",
+                    "taints": [
+                        {"key": "gpu-type", "value": "t4"},
+                        {"key": "soft", "effect": "PreferNoSchedule"},
+                    ],
+                },
+            ]
+        },
+    }
+)
+A100_MISSING = (
+    "[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}, "
+    "{key: team, operator: Equal, value: ml, effect: NoExecute}]"
+)
 T4_MISSING = "[{key: gpu-type, operator: Equal, value: t4, effect: NoSchedule}]"
 
 
@@ -144,8 +160,7 @@ def test_clean_gpu_workload_passes() -> None:
     (pool,) = DEFAULTS.platform.nodePools
     assert pool.name == "gpu"
     assert [t.text() for t in pool.taints] == ["nvidia.com/gpu=present:NoSchedule"]
-    assert "gpu_utilization_over_time" in [s.name for s in
-                                           DEFAULTS.platform.monitoring.gpuSignals]
+    assert "gpu_utilization_over_time" in [s.name for s in DEFAULTS.platform.monitoring.gpuSignals]
     assert lint(CLEAN) == []
     assert lint(CLEAN, kube="1.33") == []
 
@@ -165,8 +180,10 @@ def test_unknown_field_of_a_builtin_kind_is_an_error_at_its_parent_pointing_at_i
               gpus: 1
         """
     (finding,) = findings(text)
-    assert finding.render() == ("m.yaml:8:7: Pod/p: spec.containers[0]: error[schema]: "
-                                "Additional properties are not allowed ('gpus' was unexpected)")
+    assert finding.render() == (
+        "m.yaml:8:7: Pod/p: spec.containers[0]: error[schema]: "
+        "Additional properties are not allowed ('gpus' was unexpected)"
+    )
     assert (finding.line, finding.column) == (8, 7)  # the unexpected key itself
 
 
@@ -219,7 +236,8 @@ def test_dask_crds_take_quantities_as_strings() -> None:
     assert finding.render() == (
         f"m.yaml:{at(text, 'nvidia.com/gpu: 1')}: DaskWorkerGroup/gpu: "
         'spec.worker.spec.containers[0].resources.limits["nvidia.com/gpu"]: error[schema]: 1 is '
-        "not of type 'string'")
+        "not of type 'string'"
+    )
     assert (finding.line, finding.column) == (13, 32)  # the key inside the flow mapping
     assert lint(text.replace("gpu: 1}", 'gpu: "1"}')) == []
 
@@ -293,7 +311,8 @@ def test_removed_api_is_named_with_its_replacement_instead_of_a_schema_error() -
     assert finding.render() == (
         "m.yaml:1:1: HorizontalPodAutoscaler/old: apiVersion: error[removed-api]: "
         "autoscaling/v2beta1 HorizontalPodAutoscaler was removed in Kubernetes 1.25; use "
-        "autoscaling/v2")
+        "autoscaling/v2"
+    )
 
 
 def test_deprecated_api_warns_and_is_still_validated() -> None:
@@ -315,7 +334,8 @@ def test_deprecated_api_warns_and_is_still_validated() -> None:
     ]
     assert lint(text, kube="1.26")[0].endswith(
         "error[removed-api]: autoscaling/v2beta2 HorizontalPodAutoscaler was removed in "
-        "Kubernetes 1.26; use autoscaling/v2")
+        "Kubernetes 1.26; use autoscaling/v2"
+    )
 
 
 # --------------------------------------------------------------------------- GPU limits
@@ -354,12 +374,15 @@ def test_gpu_request_different_from_limit_is_an_error() -> None:
     ]
 
 
-@pytest.mark.parametrize("resources", [
-    "{limits: {nvidia.com/gpu: 1}}",
-    "{requests: {nvidia.com/gpu: '1'}, limits: {nvidia.com/gpu: 1}}",
-    "{requests: {nvidia.com/mig-1g.10gb: 1}, limits: {nvidia.com/mig-1g.10gb: '1.0'}}",
-    "{requests: {cpu: 1}, limits: {cpu: 2}}",
-])
+@pytest.mark.parametrize(
+    "resources",
+    [
+        "{limits: {nvidia.com/gpu: 1}}",
+        "{requests: {nvidia.com/gpu: '1'}, limits: {nvidia.com/gpu: 1}}",
+        "{requests: {nvidia.com/mig-1g.10gb: 1}, limits: {nvidia.com/mig-1g.10gb: '1.0'}}",
+        "{requests: {cpu: 1}, limits: {cpu: 2}}",
+    ],
+)
 def test_gpu_limits_that_the_api_accepts(resources: str) -> None:
     assert lint(_pod(resources)) == []
 
@@ -386,14 +409,17 @@ def test_gpu_pod_without_tolerations_lists_every_pool() -> None:
     assert finding.message == (
         "requests GPUs but tolerates the taints of no GPU pool, so it can never be scheduled on "
         "a GPU node; add the tolerations of one pool (and select it with nodeSelector "
-        f"{POOL_LABEL}: <pool>): pool 'a100': {A100_MISSING}; pool 't4': {T4_MISSING}")
+        f"{POOL_LABEL}: <pool>): pool 'a100': {A100_MISSING}; pool 't4': {T4_MISSING}"
+    )
 
 
 def test_gpu_pod_selecting_a_pool_must_tolerate_that_pool() -> None:
     # Tolerating t4 (the PreferNoSchedule taint needs nothing) does not help on a100.
-    extra = ("  nodeSelector: {gpu-platform.io/pool: a100}\n"
-             "  tolerations: [{key: gpu-type, value: t4, effect: NoSchedule},\n"
-             "                {key: nvidia.com/gpu, operator: Exists}]\n")
+    extra = (
+        "  nodeSelector: {gpu-platform.io/pool: a100}\n"
+        "  tolerations: [{key: gpu-type, value: t4, effect: NoSchedule},\n"
+        "                {key: nvidia.com/gpu, operator: Exists}]\n"
+    )
     assert lint(_gpu_pod(extra), TWO_POOLS) == [
         "m.yaml:6:3: Pod/p: spec.tolerations: error[gpu-placement]: requests GPUs on pool "
         "'a100' but does not tolerate its taints (team=ml:NoExecute), so it stays Pending; add "
@@ -406,28 +432,35 @@ def test_gpu_pod_selecting_an_unknown_pool() -> None:
     assert finding.render() == (
         'm.yaml:5:18: Pod/p: spec.nodeSelector["gpu-platform.io/pool"]: error[gpu-placement]: '
         "gpu-platform.io/pool: h100 names no GPU pool, so the pod stays Pending; pools: a100, "
-        "t4 (platform.nodePools)")
+        "t4 (platform.nodePools)"
+    )
 
 
-@pytest.mark.parametrize("extra", [
-    # every hard taint of t4; its PreferNoSchedule taint is not required
-    "  tolerations: [{key: gpu-type, operator: Equal, value: t4, effect: NoSchedule}]\n",
-    # key-only Exists tolerates every value and effect of that key
-    "  tolerations: [{key: nvidia.com/gpu, operator: Exists}, {key: team, operator: Exists}]\n",
-    # an empty key with Exists tolerates everything
-    "  tolerations: [{operator: Exists}]\n",
-    "  nodeSelector: {gpu-platform.io/pool: t4}\n"
-    "  tolerations: [{key: gpu-type, value: t4, tolerationSeconds: 30}]\n",
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # every hard taint of t4; its PreferNoSchedule taint is not required
+        "  tolerations: [{key: gpu-type, operator: Equal, value: t4, effect: NoSchedule}]\n",
+        # key-only Exists tolerates every value and effect of that key
+        "  tolerations: [{key: nvidia.com/gpu, operator: Exists}, {key: team, operator: Exists}]\n",
+        # an empty key with Exists tolerates everything
+        "  tolerations: [{operator: Exists}]\n",
+        "  nodeSelector: {gpu-platform.io/pool: t4}\n"
+        "  tolerations: [{key: gpu-type, value: t4, tolerationSeconds: 30}]\n",
+    ],
+)
 def test_gpu_pod_tolerating_a_pool_passes(extra: str) -> None:
     assert lint(_gpu_pod(extra), TWO_POOLS) == []
 
 
-@pytest.mark.parametrize("extra", [
-    "  tolerations: [{key: gpu-type, value: t4, effect: NoExecute}]\n",  # wrong effect
-    "  tolerations: [{key: gpu-type, value: t3}]\n",  # wrong value
-    "  tolerations: [{key: team, value: ml, effect: NoExecute}]\n",  # only half of a100
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "  tolerations: [{key: gpu-type, value: t4, effect: NoExecute}]\n",  # wrong effect
+        "  tolerations: [{key: gpu-type, value: t3}]\n",  # wrong value
+        "  tolerations: [{key: team, value: ml, effect: NoExecute}]\n",  # only half of a100
+    ],
+)
 def test_gpu_pod_tolerating_no_pool_fully_fails(extra: str) -> None:
     (finding,) = findings(_gpu_pod(extra), TWO_POOLS)
     assert finding.path == "spec.tolerations"
@@ -435,8 +468,14 @@ def test_gpu_pod_tolerating_no_pool_fully_fails(extra: str) -> None:
 
 
 def test_cpu_pods_and_zero_gpus_need_no_tolerations() -> None:
-    assert lint(_pod("{limits: {cpu: 1}}").replace(
-        "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n", "")) == []
+    assert (
+        lint(
+            _pod("{limits: {cpu: 1}}").replace(
+                "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n", ""
+            )
+        )
+        == []
+    )
     assert lint(_gpu_pod("").replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 0"), TWO_POOLS) == []
 
 
@@ -454,8 +493,11 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-GPU_SPEC = {"containers": [{"name": "c", "image": "example/c:1",
-                            "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+GPU_SPEC = {
+    "containers": [
+        {"name": "c", "image": "example/c:1", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    ]
+}
 POD_TEMPLATES = {
     ("v1", "Pod"): [("spec",)],
     ("apps/v1", "Deployment"): [("spec", "template", "spec")],
@@ -464,17 +506,22 @@ POD_TEMPLATES = {
     ("apps/v1", "ReplicaSet"): [("spec", "template", "spec")],
     ("batch/v1", "Job"): [("spec", "template", "spec")],
     ("batch/v1", "CronJob"): [("spec", "jobTemplate", "spec", "template", "spec")],
-    ("kubernetes.dask.org/v1", "DaskCluster"): [("spec", "scheduler", "spec"),
-                                                ("spec", "worker", "spec")],
+    ("kubernetes.dask.org/v1", "DaskCluster"): [
+        ("spec", "scheduler", "spec"),
+        ("spec", "worker", "spec"),
+    ],
     ("kubernetes.dask.org/v1", "DaskWorkerGroup"): [("spec", "worker", "spec")],
-    ("kubernetes.dask.org/v1", "DaskJob"): [("spec", "job", "spec"),
-                                            ("spec", "cluster", "spec", "scheduler", "spec"),
-                                            ("spec", "cluster", "spec", "worker", "spec")],
+    ("kubernetes.dask.org/v1", "DaskJob"): [
+        ("spec", "job", "spec"),
+        ("spec", "cluster", "spec", "scheduler", "spec"),
+        ("spec", "cluster", "spec", "worker", "spec"),
+    ],
     # Kinds no table lists: found by the shape of a pod spec.
     ("v1", "PodTemplate"): [("template", "spec")],
     ("ray.io/v1", "RayCluster"): [("spec", "headGroupSpec", "template", "spec")],
-    ("kubeflow.org/v1", "PyTorchJob"): [("spec", "pytorchReplicaSpecs", "Worker", "template",
-                                         "spec")],
+    ("kubeflow.org/v1", "PyTorchJob"): [
+        ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec")
+    ],
 }
 
 
@@ -514,7 +561,8 @@ def test_hpa_on_a_dask_resource_points_to_daskautoscaler(kind: str) -> None:
     assert finding.message.startswith(f"an HPA cannot scale a {kind}: ")
     assert finding.message.endswith(
         "Use a DaskAutoscaler (kubernetes.dask.org/v1, spec.cluster/minimum/maximum) for Dask "
-        "clusters, or target a Deployment/StatefulSet")
+        "clusters, or target a Deployment/StatefulSet"
+    )
 
 
 def test_hpa_custom_metric_must_be_served_by_the_adapter() -> None:
@@ -538,8 +586,10 @@ def test_hpa_custom_metric_must_be_served_by_the_adapter() -> None:
       pods: {{metric: {{name: {served[0]}}}, target: {{type: AverageValue, averageValue: "1"}}}}
 """
     target = "{apiVersion: apps/v1, kind: Deployment, name: d}"
-    hint = (f"; available: {', '.join(served)} (add a signal under "
-            "platform.monitoring.gpuSignals to serve a new one)")
+    hint = (
+        f"; available: {', '.join(served)} (add a signal under "
+        "platform.monitoring.gpuSignals to serve a new one)"
+    )
     text = _hpa(target, metrics)
     assert lint(text) == [
         f"m.yaml:{at(text, 'name: gpu_util')}: HorizontalPodAutoscaler/h: "
@@ -557,72 +607,167 @@ def test_hpa_custom_metric_must_be_served_by_the_adapter() -> None:
 # --------------------------------------------------------------------------- broken inputs
 
 BROKEN = [
-    ("empty file", "",
-     ["m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
-      "holds only comments)"]),
-    ("only comments", "# nothing here\n\n",
-     ["m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
-      "holds only comments)"]),
-    ("only empty documents", "---\n---\n",
-     ["m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
-      "holds only comments)"]),
-    ("a list", "- a\n- b\n",
-     ["m.yaml:1:1: -: -: error[object]: document is a list, not a Kubernetes object (a mapping "
-      "with apiVersion, kind and metadata)"]),
-    ("a scalar", "hello\n",
-     ["m.yaml:1:1: -: -: error[object]: document is a str 'hello', not a Kubernetes object (a "
-      "mapping with apiVersion, kind and metadata)"]),
-    ("no kind", "apiVersion: v1\nmetadata: {name: a}\n",
-     ["m.yaml:1:1: -/a: kind: error[identity]: kind is missing; every object needs apiVersion "
-      "and kind"]),
-    ("no apiVersion", "kind: ConfigMap\nmetadata: {name: a}\n",
-     ["m.yaml:1:1: ConfigMap/a: apiVersion: error[identity]: apiVersion is missing; every "
-      "object needs apiVersion and kind"]),
-    ("kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: a}\n",
-     ["m.yaml:2:1: -/a: kind: error[identity]: kind must be a string, got int 3"]),
-    ("an empty mapping", "{}\n",
-     ["m.yaml:1:1: -: apiVersion: error[identity]: apiVersion is missing; every object needs "
-      "apiVersion and kind",
-      "m.yaml:1:1: -: kind: error[identity]: kind is missing; every object needs apiVersion "
-      "and kind",
-      "m.yaml:1:1: -: metadata.name: error[identity]: metadata.name is missing; every object "
-      "needs a name"]),
-    ("no metadata", "apiVersion: v1\nkind: ConfigMap\n",
-     ["m.yaml:1:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
-      "every object needs a name"]),
-    ("no name", "apiVersion: v1\nkind: ConfigMap\nmetadata: {labels: {a: b}}\n",
-     ["m.yaml:3:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
-      "every object needs a name"]),
-    ("only generateName", "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cm-}\n",
-     ["m.yaml:3:1: ConfigMap/-: metadata.name: warning[identity]: only metadata.generateName "
-      "is set: kubectl create accepts that, kubectl apply and Helm need metadata.name"]),
-    ("duplicate key", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
-     ["m.yaml:5:3: -: -: error[yaml]: duplicate key 'name' (first set at line 4); keep only "
-      "one: YAML would silently use the last"]),
-    ("unclosed flow sequence", "apiVersion: v1\nkind: [ConfigMap\nmetadata: {name: a}\n",
-     ["m.yaml:3:9: -: -: error[yaml]: malformed YAML at line 3, column 9: expected ',' or ']', but "
-      "got ':'; while parsing a flow sequence"]),
-    ("YAML 1.1 boolean, as kubectl reads it",
-     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {enabled: yes}\n",
-     ["m.yaml:4:8: ConfigMap/a: data.enabled: error[schema]: True is not of type 'string', "
-      "'null'"]),
-    ("apiVersion with two slashes", "apiVersion: a/b/c\nkind: Foo\nmetadata: {name: a}\n",
-     ["m.yaml:1:1: Foo/a: apiVersion: error[identity]: apiVersion 'a/b/c' is not GROUP/VERSION "
-      "or VERSION (e.g. apps/v1, v1)"]),
-    ("name not a string (said once, not again by the schema)",
-     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n",
-     ["m.yaml:3:12: ConfigMap/-: metadata.name: error[identity]: metadata.name must be a "
-      "string, got int 5"]),
-    ("tab indentation", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n",
-     ["m.yaml:4:1: -: -: error[yaml]: malformed YAML at line 4, column 1: found character "
-      "'\\t' that cannot start any token; while scanning for the next token"]),
-    ("a List with a scalar item", "apiVersion: v1\nkind: List\nitems: [3]\n",
-     ["m.yaml:3:9: List/-: items[0]: error[object]: List item is int 3, not an object"]),
+    (
+        "empty file",
+        "",
+        [
+            "m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
+            "holds only comments)"
+        ],
+    ),
+    (
+        "only comments",
+        "# nothing here\n\n",
+        [
+            "m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
+            "holds only comments)"
+        ],
+    ),
+    (
+        "only empty documents",
+        "---\n---\n",
+        [
+            "m.yaml:1:1: -: -: error[object]: no Kubernetes objects in this file (it is empty or "
+            "holds only comments)"
+        ],
+    ),
+    (
+        "a list",
+        "- a\n- b\n",
+        [
+            "m.yaml:1:1: -: -: error[object]: document is a list, not a Kubernetes object (a "
+            "mapping "
+            "with apiVersion, kind and metadata)"
+        ],
+    ),
+    (
+        "a scalar",
+        "hello\n",
+        [
+            "m.yaml:1:1: -: -: error[object]: document is a str 'hello', not a Kubernetes object "
+            "(a "
+            "mapping with apiVersion, kind and metadata)"
+        ],
+    ),
+    (
+        "no kind",
+        "apiVersion: v1\nmetadata: {name: a}\n",
+        [
+            "m.yaml:1:1: -/a: kind: error[identity]: kind is missing; every object needs "
+            "apiVersion "
+            "and kind"
+        ],
+    ),
+    (
+        "no apiVersion",
+        "kind: ConfigMap\nmetadata: {name: a}\n",
+        [
+            "m.yaml:1:1: ConfigMap/a: apiVersion: error[identity]: apiVersion is missing; every "
+            "object needs apiVersion and kind"
+        ],
+    ),
+    (
+        "kind not a string",
+        "apiVersion: v1\nkind: 3\nmetadata: {name: a}\n",
+        ["m.yaml:2:1: -/a: kind: error[identity]: kind must be a string, got int 3"],
+    ),
+    (
+        "an empty mapping",
+        "{}\n",
+        [
+            "m.yaml:1:1: -: apiVersion: error[identity]: apiVersion is missing; every object needs "
+            "apiVersion and kind",
+            "m.yaml:1:1: -: kind: error[identity]: kind is missing; every object needs apiVersion "
+            "and kind",
+            "m.yaml:1:1: -: metadata.name: error[identity]: metadata.name is missing; every object "
+            "needs a name",
+        ],
+    ),
+    (
+        "no metadata",
+        "apiVersion: v1\nkind: ConfigMap\n",
+        [
+            "m.yaml:1:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
+            "every object needs a name"
+        ],
+    ),
+    (
+        "no name",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {labels: {a: b}}\n",
+        [
+            "m.yaml:3:1: ConfigMap/-: metadata.name: error[identity]: metadata.name is missing; "
+            "every object needs a name"
+        ],
+    ),
+    (
+        "only generateName",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: cm-}\n",
+        [
+            "m.yaml:3:1: ConfigMap/-: metadata.name: warning[identity]: only metadata.generateName "
+            "is set: kubectl create accepts that, kubectl apply and Helm need metadata.name"
+        ],
+    ),
+    (
+        "duplicate key",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+        [
+            "m.yaml:5:3: -: -: error[yaml]: duplicate key 'name' (first set at line 4); keep only "
+            "one: YAML would silently use the last"
+        ],
+    ),
+    (
+        "unclosed flow sequence",
+        "apiVersion: v1\nkind: [ConfigMap\nmetadata: {name: a}\n",
+        [
+            "m.yaml:3:9: -: -: error[yaml]: malformed YAML at line 3, column 9: expected ',' or "
+            "']', but "
+            "got ':'; while parsing a flow sequence"
+        ],
+    ),
+    (
+        "YAML 1.1 boolean, as kubectl reads it",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {enabled: yes}\n",
+        [
+            "m.yaml:4:8: ConfigMap/a: data.enabled: error[schema]: True is not of type 'string', "
+            "'null'"
+        ],
+    ),
+    (
+        "apiVersion with two slashes",
+        "apiVersion: a/b/c\nkind: Foo\nmetadata: {name: a}\n",
+        [
+            "m.yaml:1:1: Foo/a: apiVersion: error[identity]: apiVersion 'a/b/c' is not "
+            "GROUP/VERSION "
+            "or VERSION (e.g. apps/v1, v1)"
+        ],
+    ),
+    (
+        "name not a string (said once, not again by the schema)",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n",
+        [
+            "m.yaml:3:12: ConfigMap/-: metadata.name: error[identity]: metadata.name must be a "
+            "string, got int 5"
+        ],
+    ),
+    (
+        "tab indentation",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n",
+        [
+            "m.yaml:4:1: -: -: error[yaml]: malformed YAML at line 4, column 1: found character "
+            "'\\t' that cannot start any token; while scanning for the next token"
+        ],
+    ),
+    (
+        "a List with a scalar item",
+        "apiVersion: v1\nkind: List\nitems: [3]\n",
+        ["m.yaml:3:9: List/-: items[0]: error[object]: List item is int 3, not an object"],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [(t, e) for _n, t, e in BROKEN],
-                         ids=[n for n, _t, _e in BROKEN])
+@pytest.mark.parametrize(
+    ("text", "expected"), [(t, e) for _n, t, e in BROKEN], ids=[n for n, _t, _e in BROKEN]
+)
 def test_broken_inputs_are_findings(text: str, expected: list[str]) -> None:
     assert lint(text) == expected
 
@@ -694,8 +839,9 @@ def test_files_stdin_and_usage_errors(tmp_path: Path, monkeypatch: pytest.Monkey
     binary.write_bytes(b"\xff\xfe\x00kind")
     with pytest.raises(UsageError) as exc:
         lint_paths([str(good), str(binary)], DEFAULTS, KUBE)
-    assert str(exc.value) == (f"{binary}: not UTF-8 text (invalid start byte at byte 0); save "
-                              "it as UTF-8")
+    assert str(exc.value) == (
+        f"{binary}: not UTF-8 text (invalid start byte at byte 0); save it as UTF-8"
+    )
     missing = tmp_path / "nope.yaml"
     with pytest.raises(UsageError, match=f"{missing}: no such manifest file"):
         lint_paths([str(good), str(missing)], DEFAULTS, KUBE)
@@ -708,10 +854,14 @@ def test_files_stdin_and_usage_errors(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_paths_quote_keys_that_contain_dots_or_slashes() -> None:
-    assert kube_path(("spec", "nodeSelector", "gpu-platform.io/pool")) == \
-        'spec.nodeSelector["gpu-platform.io/pool"]'
-    assert kube_path(("spec", "containers", 0, "resources", "limits")) == \
-        "spec.containers[0].resources.limits"
+    assert (
+        kube_path(("spec", "nodeSelector", "gpu-platform.io/pool"))
+        == 'spec.nodeSelector["gpu-platform.io/pool"]'
+    )
+    assert (
+        kube_path(("spec", "containers", 0, "resources", "limits"))
+        == "spec.containers[0].resources.limits"
+    )
 
 
 # --------------------------------------------------------------------------- vendored CRDs
@@ -729,7 +879,8 @@ def test_vendored_crd_schemas_match_their_sources(
     fresh = crd_vendor.build(crd_sources)
     assert crd_vendor.packaged() == fresh, (
         "generator/gpu_platform/lint/crd_schemas.json.gz is out of date; run: "
-        "gpu-platform upstream sync")
+        "gpu-platform upstream sync"
+    )
     # The --check command compares the same way, and notices a difference.
     monkeypatch.setattr(crd_vendor, "build", lambda: fresh)
     assert crd_vendor.main(["--check"]) == 0
@@ -739,25 +890,40 @@ def test_vendored_crd_schemas_match_their_sources(
 
 def test_vendored_file_is_deterministic_and_packaged() -> None:
     data = crd_vendor.packaged()
-    assert data["header"].startswith("generated by `python -m gpu_platform.lint.crd_schemas`; "
-                                     "do not edit; source: ")
-    assert crd_vendor.encode(data) == crd_vendor.encode(crd_vendor.decode(
-        crd_vendor.encode(data)))
+    assert data["header"].startswith(
+        "generated by `python -m gpu_platform.lint.crd_schemas`; do not edit; source: "
+    )
+    assert crd_vendor.encode(data) == crd_vendor.encode(crd_vendor.decode(crd_vendor.encode(data)))
     kinds = {(api, kind) for api, by_kind in data["schemas"].items() for kind in by_kind}
     # Every CRD the bundled charts ship: kube-prometheus-stack's ten, gpu-operator's five and
     # its NFD subchart's three, and the Dask operator's four.
     assert kinds == {
-        ("kubernetes.dask.org/v1", k) for k in
-        ("DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler")
-    } | {("monitoring.coreos.com/v1", k) for k in (
-        "Alertmanager", "PodMonitor", "Probe", "Prometheus", "PrometheusRule", "ServiceMonitor",
-        "ThanosRuler")} | {("monitoring.coreos.com/v1alpha1", k) for k in (
-            "AlertmanagerConfig", "PrometheusAgent", "ScrapeConfig")} | {
-        ("nvidia.com/v1", "ClusterPolicy"), ("nvidia.com/v1alpha1", "NVIDIADriver"),
-        ("nvidia.com/v1alpha1", "GPUCluster"), ("resource.nvidia.com/v1beta1", "ComputeDomain"),
-        ("resource.nvidia.com/v1beta1", "ComputeDomainClique")} | {
-        ("nfd.k8s-sigs.io/v1alpha1", k) for k in
-        ("NodeFeature", "NodeFeatureGroup", "NodeFeatureRule")}
+        ("kubernetes.dask.org/v1", k)
+        for k in ("DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler")
+    } | {
+        ("monitoring.coreos.com/v1", k)
+        for k in (
+            "Alertmanager",
+            "PodMonitor",
+            "Probe",
+            "Prometheus",
+            "PrometheusRule",
+            "ServiceMonitor",
+            "ThanosRuler",
+        )
+    } | {
+        ("monitoring.coreos.com/v1alpha1", k)
+        for k in ("AlertmanagerConfig", "PrometheusAgent", "ScrapeConfig")
+    } | {
+        ("nvidia.com/v1", "ClusterPolicy"),
+        ("nvidia.com/v1alpha1", "NVIDIADriver"),
+        ("nvidia.com/v1alpha1", "GPUCluster"),
+        ("resource.nvidia.com/v1beta1", "ComputeDomain"),
+        ("resource.nvidia.com/v1beta1", "ComputeDomainClique"),
+    } | {
+        ("nfd.k8s-sigs.io/v1alpha1", k)
+        for k in ("NodeFeature", "NodeFeatureGroup", "NodeFeatureRule")
+    }
     assert crd_vendor.PACKAGED.stat().st_size < 100_000  # descriptions dropped: stays small
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     package_data = pyproject["tool"]["setuptools"]["package-data"]["gpu_platform"]
@@ -768,20 +934,33 @@ def test_vendored_schemas_judge_like_the_full_crds(crd_sources: list[tuple[str, 
     """Dropping descriptions must not change a verdict: compare with the untouched CRDs."""
     full = kube_schema.CrdCatalogue.from_documents(crd_sources)
     objects = [
-        {"apiVersion": "kubernetes.dask.org/v1", "kind": "DaskAutoscaler",
-         "metadata": {"name": "a"}, "spec": {"cluster": "c", "minimum": "1", "maxWorkers": 9}},
-        {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "c"},
-         "spec": {"nope": {}, "driver": {"enabled": "yes"}}},
-        {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
-         "metadata": {"name": "r"},
-         "spec": {"groups": [{"name": "g", "rules": [{"record": "x", "expr": "up",
-                                                      "label": {}}]}]}},
+        {
+            "apiVersion": "kubernetes.dask.org/v1",
+            "kind": "DaskAutoscaler",
+            "metadata": {"name": "a"},
+            "spec": {"cluster": "c", "minimum": "1", "maxWorkers": 9},
+        },
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": "c"},
+            "spec": {"nope": {}, "driver": {"enabled": "yes"}},
+        },
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": {"name": "r"},
+            "spec": {
+                "groups": [{"name": "g", "rules": [{"record": "x", "expr": "up", "label": {}}]}]
+            },
+        },
     ]
     for obj in objects:
         vendored = kube_schema.check_object(obj, KUBE, crd_vendor.catalogue())
         upstream = kube_schema.check_object(obj, KUBE, full)
-        assert [(i.code, i.path, i.message) for i in vendored] == \
-            [(i.code, i.path, i.message) for i in upstream]
+        assert [(i.code, i.path, i.message) for i in vendored] == [
+            (i.code, i.path, i.message) for i in upstream
+        ]
         assert vendored, f"the sample {obj['kind']} must be invalid to prove anything"
 
 
@@ -802,8 +981,7 @@ GPU_DEPLOYMENT = """\
     """
 
 
-@pytest.mark.parametrize(("cloud", "refused"), [("gke", False), ("eks", True),
-                                                 ("generic", True)])
+@pytest.mark.parametrize(("cloud", "refused"), [("gke", False), ("eks", True), ("generic", True)])
 def test_gke_adds_the_gpu_toleration_on_admission(cloud, refused):
     """GKE's ExtendedResourceToleration plugin tolerates nvidia.com/gpu:NoSchedule for a pod
     that requests GPUs; other clouds do not, so the pod itself must."""
@@ -819,8 +997,9 @@ def test_stdin_that_is_not_utf8(monkeypatch):
     monkeypatch.setattr("sys.stdin", Stdin())
     with pytest.raises(UsageError) as exc:
         lint_paths(["-"], DEFAULTS, KUBE)
-    assert str(exc.value) == ("<stdin>: not UTF-8 text (invalid start byte at byte 0); save it "
-                              "as UTF-8")
+    assert str(exc.value) == (
+        "<stdin>: not UTF-8 text (invalid start byte at byte 0); save it as UTF-8"
+    )
 
 
 # The shape kube-prometheus-stack renders its Prometheus and Alertmanager in (written here):
@@ -894,4 +1073,5 @@ def test_prometheus_and_alertmanager_as_kps_renders_them_validate() -> None:
     assert lint(typo) == [
         f"m.yaml:{at(typo, 'evaluationIntervall')}: "
         "Prometheus/gpu-platform-kube-prometheus-prometheus: spec: error[schema]: Additional "
-        "properties are not allowed ('evaluationIntervall' was unexpected)"]
+        "properties are not allowed ('evaluationIntervall' was unexpected)"
+    ]

@@ -110,9 +110,12 @@ def test_a_raycluster_is_validated_strictly_with_its_crd(tmp_path) -> None:
     (finding,) = _lint(tmp_path, [crd_file])
     assert finding.render() == (
         f"{tmp_path / 'ray.yaml'}:13:7: RayCluster/train: spec.workerGroupSpecs[0]: "
-        "error[schema]: Additional properties are not allowed ('replica' was unexpected)")
-    assert _lint(tmp_path, [str(tmp_path / "crds")],
-                 RAY_CLUSTER.replace("replica: 2", "replicas: 2")) == []
+        "error[schema]: Additional properties are not allowed ('replica' was unexpected)"
+    )
+    assert (
+        _lint(tmp_path, [str(tmp_path / "crds")], RAY_CLUSTER.replace("replica: 2", "replicas: 2"))
+        == []
+    )
 
 
 def test_a_folder_of_mixed_manifests_and_json_files_works(tmp_path) -> None:
@@ -121,8 +124,11 @@ def test_a_folder_of_mixed_manifests_and_json_files_works(tmp_path) -> None:
     import yaml
 
     folder = tmp_path / "platform"
-    _write(folder, "namespace.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n"
-           "---\n" + RAY_CRD)
+    _write(
+        folder,
+        "namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n" + RAY_CRD,
+    )
     crd = yaml.safe_load(RAY_CRD)
     crd["metadata"]["name"] = "rayjobs.ray.io"
     crd["spec"]["names"] = {"kind": "RayJob", "plural": "rayjobs"}
@@ -130,20 +136,27 @@ def test_a_folder_of_mixed_manifests_and_json_files_works(tmp_path) -> None:
     loaded = user_crds.load([str(folder)], crd_vendor.catalogue(), KUBE)
     assert loaded.findings == []
     assert loaded.kinds == [("ray.io", "RayCluster"), ("ray.io", "RayJob")]
-    assert loaded.catalogue.versions("ray.io", "RayCluster")["v1"].source == \
-        f"{folder / 'namespace.yaml'}:13"  # the versions[0] entry of the second document
+    assert (
+        loaded.catalogue.versions("ray.io", "RayCluster")["v1"].source
+        == f"{folder / 'namespace.yaml'}:13"
+    )  # the versions[0] entry of the second document
 
 
 def test_real_dask_crds_replace_the_vendored_ones(tmp_path) -> None:
     chart = tmp_path / "dask-kubernetes-operator"
     for rel in store.files("dask-kubernetes-operator"):
         if rel.startswith("crds/"):
-            _write(chart / "crds", rel.removeprefix("crds/"),
-                   store.read_text("dask-kubernetes-operator", rel))
+            _write(
+                chart / "crds",
+                rel.removeprefix("crds/"),
+                store.read_text("dask-kubernetes-operator", rel),
+            )
     loaded = user_crds.load([str(chart / "crds")], crd_vendor.catalogue(), KUBE)
     assert loaded.findings == []
-    assert loaded.kinds == [("kubernetes.dask.org", kind) for kind in
-                            ("DaskAutoscaler", "DaskCluster", "DaskJob", "DaskWorkerGroup")]
+    assert loaded.kinds == [
+        ("kubernetes.dask.org", kind)
+        for kind in ("DaskAutoscaler", "DaskCluster", "DaskJob", "DaskWorkerGroup")
+    ]
     source = loaded.catalogue.versions("kubernetes.dask.org", "DaskCluster")["v1"].source
     assert source.startswith(str(chart / "crds" / "daskcluster.yaml"))
     manifest = textwrap.dedent("""\
@@ -164,43 +177,81 @@ def test_real_dask_crds_replace_the_vendored_ones(tmp_path) -> None:
 
 
 BROKEN_CRDS = [
-    ("no CRD in the file", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
-     [(1, 1, "warning", "crd", "no CustomResourceDefinition in this file (given with --crd)")]),
-    ("malformed YAML", "kind: [CustomResourceDefinition\n",
-     [(2, 1, "error", "yaml", "malformed YAML at line 2, column 1: expected ',' or ']', but "
-                              "got '<stream end>'; while parsing a flow sequence"),
-      (1, 1, "warning", "crd", "no CustomResourceDefinition in this file (given with --crd)")]),
-    ("missing names", RAY_CRD.replace("  names: {kind: RayCluster, listKind: RayClusterList, "
-                                      "plural: rayclusters, singular: raycluster}\n", ""),
-     [(4, 1, "error", "crd", "not a valid CustomResourceDefinition, so it is skipped: 'names' "
-                             "is a required property")]),
-    ("removed apiextensions version",
-     RAY_CRD.replace("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"),
-     [(1, 1, "error", "crd", "apiextensions.k8s.io/v1beta1 CustomResourceDefinition was removed "
-                             "in Kubernetes 1.22; use apiextensions.k8s.io/v1; --crd reads "
-                             "apiextensions.k8s.io/v1 CRDs only, so this one is skipped")]),
+    (
+        "no CRD in the file",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
+        [(1, 1, "warning", "crd", "no CustomResourceDefinition in this file (given with --crd)")],
+    ),
+    (
+        "malformed YAML",
+        "kind: [CustomResourceDefinition\n",
+        [
+            (
+                2,
+                1,
+                "error",
+                "yaml",
+                "malformed YAML at line 2, column 1: expected ',' or ']', but "
+                "got '<stream end>'; while parsing a flow sequence",
+            ),
+            (1, 1, "warning", "crd", "no CustomResourceDefinition in this file (given with --crd)"),
+        ],
+    ),
+    (
+        "missing names",
+        RAY_CRD.replace(
+            "  names: {kind: RayCluster, listKind: RayClusterList, "
+            "plural: rayclusters, singular: raycluster}\n",
+            "",
+        ),
+        [
+            (
+                4,
+                1,
+                "error",
+                "crd",
+                "not a valid CustomResourceDefinition, so it is skipped: 'names' "
+                "is a required property",
+            )
+        ],
+    ),
+    (
+        "removed apiextensions version",
+        RAY_CRD.replace("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"),
+        [
+            (
+                1,
+                1,
+                "error",
+                "crd",
+                "apiextensions.k8s.io/v1beta1 CustomResourceDefinition was removed "
+                "in Kubernetes 1.22; use apiextensions.k8s.io/v1; --crd reads "
+                "apiextensions.k8s.io/v1 CRDs only, so this one is skipped",
+            )
+        ],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [(t, e) for _n, t, e in BROKEN_CRDS],
-                         ids=[n for n, _t, _e in BROKEN_CRDS])
+@pytest.mark.parametrize(
+    ("text", "expected"), [(t, e) for _n, t, e in BROKEN_CRDS], ids=[n for n, _t, _e in BROKEN_CRDS]
+)
 def test_broken_crd_files_are_findings(tmp_path, text, expected) -> None:
     path = _write(tmp_path / "crds", "bad.yaml", text)
     loaded = user_crds.load([path], crd_vendor.catalogue(), KUBE)
-    assert [(f.line, f.column, f.severity, f.rule, f.message) for f in loaded.findings] == \
-        expected
+    assert [(f.line, f.column, f.severity, f.rule, f.message) for f in loaded.findings] == expected
     assert all(f.file == path for f in loaded.findings)
     assert loaded.kinds == []
 
 
 def test_a_schema_that_cannot_be_applied_is_a_finding_not_a_traceback(tmp_path) -> None:
-    broken = RAY_CRD.replace("rayVersion: {type: string}", "rayVersion: {type: string, "
-                             "pattern: '[unclosed'}")
+    broken = RAY_CRD.replace(
+        "rayVersion: {type: string}", "rayVersion: {type: string, pattern: '[unclosed'}"
+    )
     crd_file = _write(tmp_path / "crds", "ray.yaml", broken)
     (finding,) = _lint(tmp_path, [crd_file], RAY_CLUSTER.replace("replica: 2", "replicas: 2"))
     assert (finding.rule, finding.severity, finding.path) == ("schema", "error", "")
-    assert finding.message.startswith("the CRD schema for ray.io/v1 RayCluster cannot be "
-                                      "applied (")
+    assert finding.message.startswith("the CRD schema for ray.io/v1 RayCluster cannot be applied (")
     assert finding.message.endswith("); fix the CRD given with --crd")
 
 
@@ -218,8 +269,9 @@ def test_usage_errors(tmp_path, capsys) -> None:
 def test_cli_crd_flag_is_repeatable(tmp_path, capsys) -> None:
     manifest = _write(tmp_path, "ray.yaml", RAY_CLUSTER)
     crd = _write(tmp_path / "crds", "ray.yaml", RAY_CRD)
-    other = _write(tmp_path / "more", "ns.yaml", "apiVersion: v1\nkind: Namespace\n"
-                   "metadata: {name: a}\n")
+    other = _write(
+        tmp_path / "more", "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
+    )
     capsys.readouterr()
     assert main(["lint", "--crd", crd, "--crd", other, manifest]) == 1
     out = capsys.readouterr().out.splitlines()

@@ -78,8 +78,14 @@ def test_json_carries_every_field(tmp_path, capsys) -> None:
         (8, 3, "schema", "error", "spec"),
     ]
     assert data[1] == {
-        "file": path, "line": 8, "column": 3, "document": 0,
-        "kind": "HorizontalPodAutoscaler", "name": "h", "path": "spec", "severity": "error",
+        "file": path,
+        "line": 8,
+        "column": 3,
+        "document": 0,
+        "kind": "HorizontalPodAutoscaler",
+        "name": "h",
+        "path": "spec",
+        "severity": "error",
         "rule": "schema",
         "message": "Additional properties are not allowed ('minReplica' was unexpected)",
     }
@@ -107,22 +113,24 @@ def test_lint_sarif_is_valid_and_located(tmp_path, capsys, sarif_validator) -> N
     location = first["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "file://" + path
     assert location["region"] == {"startLine": 6, "startColumn": 20}
-    assert second["locations"][0]["physicalLocation"]["region"] == {"startLine": 8,
-                                                                     "startColumn": 3}
+    assert second["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 8,
+        "startColumn": 3,
+    }
     # The path inside the object stays in the message.
     assert second["message"]["text"].startswith("HorizontalPodAutoscaler/h: spec: Additional ")
 
 
-def test_sarif_uris_stay_relative_for_relative_paths(tmp_path, capsys, sarif_validator,
-                                                     monkeypatch) -> None:
+def test_sarif_uris_stay_relative_for_relative_paths(
+    tmp_path, capsys, sarif_validator, monkeypatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my dir").mkdir()
     _write(tmp_path / "my dir", MANIFEST, "a b.yaml")
     _code, out, _err = _run(capsys, "lint", "--format", "sarif", "my dir/a b.yaml")
     log = json.loads(out)
     assert list(sarif_validator.iter_errors(log)) == []
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            for r in _results(log)}
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in _results(log)}
     assert uris == {"my%20dir/a%20b.yaml"}
 
 
@@ -163,21 +171,29 @@ def test_validate_json_and_sarif(tmp_path, capsys, sarif_validator) -> None:
     code, out, err = _run(capsys, "validate", "--format", "json", "-f", path)
     assert code == 1 and err == "1 problem found\n"
     (problem,) = json.loads(out)
-    assert (problem["file"], problem["line"], problem["column"], problem["path"],
-            problem["severity"], problem["rule"]) == (
-        path, 3, 5, "platform.monitoring.scrapeInterval", "error", catalogue.VALUES)
+    assert (
+        problem["file"],
+        problem["line"],
+        problem["column"],
+        problem["path"],
+        problem["severity"],
+        problem["rule"],
+    ) == (path, 3, 5, "platform.monitoring.scrapeInterval", "error", catalogue.VALUES)
     code, out, _err = _run(capsys, "validate", "--format", "sarif", "-f", path)
     assert code == 1
     log = json.loads(out)
     assert list(sarif_validator.iter_errors(log)) == []
     (result,) = _results(log)
-    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 3,
-                                                                    "startColumn": 5}
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 3,
+        "startColumn": 5,
+    }
     assert result["message"]["text"].startswith("platform.monitoring.scrapeInterval: expected")
 
 
-def test_validate_warnings_go_to_stdout_and_fail_with_strict(tmp_path, capsys,
-                                                              sarif_validator) -> None:
+def test_validate_warnings_go_to_stdout_and_fail_with_strict(
+    tmp_path, capsys, sarif_validator
+) -> None:
     path = _write(tmp_path, "gpu-operator:\n  enabled: false\n", "site.yaml")
     code, out, err = _run(capsys, "validate", "-f", path)
     assert code == 0 and err == f"valid: {path}\n"

@@ -69,17 +69,22 @@ def test_gpu_rules_apply_to_a_raycluster_worker_group() -> None:
     tolerated = RAY_CLUSTER.replace(
         "              containers:\n                - name: ray-worker",
         "              tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
-        "              containers:\n                - name: ray-worker")
+        "              containers:\n                - name: ray-worker",
+    )
     assert [f.rule for f in findings(tolerated)] == ["not-validated"]
 
 
 def test_pod_specs_are_found_by_shape_in_any_kind() -> None:
     pytorch_job = {
-        "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "j"},
-        "spec": {"pytorchReplicaSpecs": {
-            "Master": {"template": {"spec": {"containers": [{"name": "m"}]}}},
-            "Worker": {"template": {"spec": {"containers": [{"name": "w"}]}}},
-        }},
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "j"},
+        "spec": {
+            "pytorchReplicaSpecs": {
+                "Master": {"template": {"spec": {"containers": [{"name": "m"}]}}},
+                "Worker": {"template": {"spec": {"containers": [{"name": "w"}]}}},
+            }
+        },
     }
     assert [path for path, _spec in pod_specs(pytorch_job)] == [
         ("spec", "pytorchReplicaSpecs", "Master", "template", "spec"),
@@ -87,11 +92,19 @@ def test_pod_specs_are_found_by_shape_in_any_kind() -> None:
     ]
     # Not pod specs: containers that is not a list of mappings, or under metadata/status.
     assert pod_specs({"spec": {"containers": "x"}, "other": {"containers": []}}) == []
-    assert pod_specs({"metadata": {"annotations": {"containers": [{}]}},
-                      "status": {"containers": [{"name": "a"}]}}) == []
+    assert (
+        pod_specs(
+            {
+                "metadata": {"annotations": {"containers": [{}]}},
+                "status": {"containers": [{"name": "a"}]},
+            }
+        )
+        == []
+    )
     # A pod spec's own containers are not searched again.
     assert [p for p, _ in pod_specs({"spec": {"containers": [{"containers": [{}]}]}})] == [
-        ("spec",)]
+        ("spec",)
+    ]
 
 
 def test_deep_nesting_does_not_exhaust_the_stack() -> None:
@@ -121,7 +134,8 @@ def test_removed_api_named_by_a_scale_target_ref_is_an_error() -> None:
     assert finding.render() == (
         "m.yaml:6:5: HorizontalPodAutoscaler/h: spec.scaleTargetRef.apiVersion: "
         "error[removed-api]: refers to apps/v1beta2 Deployment, which was removed in Kubernetes "
-        "1.16, so the reference cannot resolve; use apps/v1")
+        "1.16, so the reference cannot resolve; use apps/v1"
+    )
 
 
 def test_owner_references_and_target_refs_are_checked_too() -> None:
@@ -148,12 +162,17 @@ def test_owner_references_and_target_refs_are_checked_too() -> None:
     deprecated, _unknown, removed = out
     assert deprecated.message == (
         "refers to autoscaling/v2beta2 HorizontalPodAutoscaler, deprecated since Kubernetes "
-        "1.23 and removed in 1.26; use autoscaling/v2")
+        "1.23 and removed in 1.26; use autoscaling/v2"
+    )
     assert (removed.path, removed.severity, removed.rule) == (
-        "spec.targetRef.apiVersion", "error", "removed-api")
+        "spec.targetRef.apiVersion",
+        "error",
+        "removed-api",
+    )
     assert removed.message == (
         "refers to extensions/v1beta1 DaemonSet, which was removed in Kubernetes 1.16, so the "
-        "reference cannot resolve; use apps/v1")
+        "reference cannot resolve; use apps/v1"
+    )
     # The same owner reference is an error once the API is gone.
     assert [f.severity for f in findings(text, kube="1.26")][0] == "error"
 
@@ -174,14 +193,18 @@ def test_current_references_are_fine() -> None:
 
 
 def _hpa(metrics: str, api: str = "autoscaling/v2", extra: str = "") -> str:
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         apiVersion: {api}
         kind: HorizontalPodAutoscaler
         metadata: {{name: h, namespace: ml}}
         spec:
           scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
           maxReplicas: 4
-        """) + textwrap.indent(textwrap.dedent(metrics), "  ") + extra
+        """)
+        + textwrap.indent(textwrap.dedent(metrics), "  ")
+        + extra
+    )
 
 
 def _low(text: str) -> list[tuple[str, str]]:
@@ -194,11 +217,14 @@ def test_utilization_below_five_percent_warns() -> None:
           - type: Resource
             resource: {name: cpu, target: {type: Utilization, averageUtilization: 4}}
         """)
-    assert _low(low) == [(
-        "spec.metrics[0].resource.target.averageUtilization",
-        "a target of 4 % of the pods' cpu requests is below 5 %: idle pods already use that "
-        "much, so the HPA scales to maxReplicas and stays there; aim at what a busy pod should "
-        "use (often 50-80 %)")]
+    assert _low(low) == [
+        (
+            "spec.metrics[0].resource.target.averageUtilization",
+            "a target of 4 % of the pods' cpu requests is below 5 %: idle pods already use that "
+            "much, so the HPA scales to maxReplicas and stays there; aim at what a busy pod should "
+            "use (often 50-80 %)",
+        )
+    ]
     (finding,) = by_rule(findings(low), "hpa-target-too-low")
     assert finding.severity == "warning"
     assert _low(low.replace("averageUtilization: 4", "averageUtilization: 5")) == []
@@ -209,18 +235,22 @@ def test_autoscaling_v1_cpu_target_below_five_percent_warns() -> None:
     assert [path for path, _ in _low(text)] == ["spec.targetCPUUtilizationPercentage"]
 
 
-@pytest.mark.parametrize(("metric", "value", "low"), [
-    ("gpu_utilization_over_time", "0.5", True),  # 0-100 %: half a percent
-    ("gpu_utilization_over_time", "900m", True),
-    ("gpu_utilization_over_time", "1", False),
-    ("gpu_utilization_current", "40", False),
-    ("gpu_engine_active_over_time", "5m", True),  # 0-1: 0.005
-    ("gpu_engine_active_over_time", "0.05", False),
-    ("gpu_framebuffer_used_mib_current", "0.5", False),  # no known range: no judgement
-    ("gpu_framebuffer_used_mib_current", "0", True),  # zero is met by idle pods
-])
-def test_gpu_signal_targets_below_one_percent_of_their_range_warn(metric: str, value: str,
-                                                                  low: bool) -> None:
+@pytest.mark.parametrize(
+    ("metric", "value", "low"),
+    [
+        ("gpu_utilization_over_time", "0.5", True),  # 0-100 %: half a percent
+        ("gpu_utilization_over_time", "900m", True),
+        ("gpu_utilization_over_time", "1", False),
+        ("gpu_utilization_current", "40", False),
+        ("gpu_engine_active_over_time", "5m", True),  # 0-1: 0.005
+        ("gpu_engine_active_over_time", "0.05", False),
+        ("gpu_framebuffer_used_mib_current", "0.5", False),  # no known range: no judgement
+        ("gpu_framebuffer_used_mib_current", "0", True),  # zero is met by idle pods
+    ],
+)
+def test_gpu_signal_targets_below_one_percent_of_their_range_warn(
+    metric: str, value: str, low: bool
+) -> None:
     text = _hpa(f"""\
         metrics:
           - type: Pods
@@ -242,11 +272,14 @@ def test_gpu_utilization_message_names_the_range() -> None:
               metric: {name: gpu_utilization_current}
               target: {type: AverageValue, averageValue: 500m}
         """)
-    assert _low(text) == [(
-        "spec.metrics[0].pods.target.averageValue",
-        "a target averageValue of 500m for gpu_utilization_current (range 0-100) is below 1 "
-        "(1 % of its range): any GPU activity exceeds it, so the HPA scales to maxReplicas and "
-        "stays there")]
+    assert _low(text) == [
+        (
+            "spec.metrics[0].pods.target.averageValue",
+            "a target averageValue of 500m for gpu_utilization_current (range 0-100) is below 1 "
+            "(1 % of its range): any GPU activity exceeds it, so the HPA scales to maxReplicas and "
+            "stays there",
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- HPA requests
@@ -259,7 +292,8 @@ CPU_HPA = """\
 
 
 def _deployment(resources: str, namespace: str = "ml", second: str = "") -> str:
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         apiVersion: apps/v1
         kind: Deployment
         metadata: {{name: web, namespace: {namespace}}}
@@ -272,7 +306,9 @@ def _deployment(resources: str, namespace: str = "ml", second: str = "") -> str:
                 - name: app
                   image: example/web:1
                   resources: {resources}
-        """) + second
+        """)
+        + second
+    )
 
 
 SIDECAR = """\
@@ -281,12 +317,10 @@ SIDECAR = """\
 """
 
 
-def _two_files(tmp_path: Path, hpa: str, target: str,
-               values: Values = DEFAULTS) -> list[Finding]:
+def _two_files(tmp_path: Path, hpa: str, target: str, values: Values = DEFAULTS) -> list[Finding]:
     (tmp_path / "hpa.yaml").write_text(hpa)
     (tmp_path / "deploy.yaml").write_text(target)
-    return lint_paths([str(tmp_path / "hpa.yaml"), str(tmp_path / "deploy.yaml")], values,
-                      KUBE)
+    return lint_paths([str(tmp_path / "hpa.yaml"), str(tmp_path / "deploy.yaml")], values, KUBE)
 
 
 def test_cpu_utilization_needs_cpu_requests_of_the_target_in_another_file(tmp_path) -> None:
@@ -294,12 +328,17 @@ def test_cpu_utilization_needs_cpu_requests_of_the_target_in_another_file(tmp_pa
     (finding,) = out
     assert finding.file == str(tmp_path / "hpa.yaml")
     assert (finding.line, finding.column, finding.path, finding.severity) == (
-        9, 18, "spec.metrics[0].resource.name", "error")
+        9,
+        18,
+        "spec.metrics[0].resource.name",
+        "error",
+    )
     assert finding.message == (
         "cpu utilization is measured against the pods' cpu requests, but in Deployment/web "
         "container 'app' requests no cpu, so the HPA cannot compute it and never scales "
         "(missing request for cpu); set resources.requests.cpu on every container, or give the "
-        "namespace a LimitRange with a default request for cpu")
+        "namespace a LimitRange with a default request for cpu"
+    )
 
 
 def test_every_container_needs_the_request(tmp_path) -> None:
@@ -338,7 +377,8 @@ def test_a_limitrange_or_a_tenant_namespace_defaults_the_request(tmp_path) -> No
     assert _two_files(tmp_path, _hpa(CPU_HPA), target + limit_range) == []
     elsewhere = limit_range.replace("namespace: ml", "namespace: other")
     assert [f.rule for f in _two_files(tmp_path, _hpa(CPU_HPA), target + elsewhere)] == [
-        "hpa-missing-request"]
+        "hpa-missing-request"
+    ]
     tenant = Values.model_validate({"platform": {"tenants": [{"name": "ml"}]}})
     assert _two_files(tmp_path, _hpa(CPU_HPA), target, tenant) == []
 
@@ -347,8 +387,9 @@ def test_default_policy_and_value_targets(tmp_path) -> None:
     # No metrics: the HPA's default policy, 80 % cpu utilization.
     (finding,) = _two_files(tmp_path, _hpa(""), _deployment("{}"))
     assert finding.path == "spec"
-    assert finding.message.startswith("cpu utilization (the default policy when no metric is "
-                                      "named) is measured against")
+    assert finding.message.startswith(
+        "cpu utilization (the default policy when no metric is named) is measured against"
+    )
     # AverageValue is an absolute amount: no request needed.
     value_metric = """\
         metrics:

@@ -39,8 +39,13 @@ def test_yaml_11_scalars_and_keys_as_kubectl_sees_them() -> None:
         n: !!str 3
         """)
     assert doc.problem == ""
-    assert doc.data == {"true": True, "when": "2026-01-02 10:00:00 +1", "op": "=", "1": "one",
-                        "n": "3"}
+    assert doc.data == {
+        "true": True,
+        "when": "2026-01-02 10:00:00 +1",
+        "op": "=",
+        "1": "one",
+        "n": "3",
+    }
     assert doc.position_of(("true",)) == (1, 1)  # a boolean key, found by its JSON text
 
 
@@ -72,8 +77,9 @@ def test_merge_keys_may_be_overridden_but_keys_not_repeated() -> None:
           c: 2
           b: 3
         """)
-    assert dup.problem == ("duplicate key 'b' (first set at line 2); keep only one: YAML would "
-                           "silently use the last")
+    assert dup.problem == (
+        "duplicate key 'b' (first set at line 2); keep only one: YAML would silently use the last"
+    )
     assert dup.start() == (4, 3)
 
 

@@ -56,7 +56,7 @@ def invocations(script: str, program: str) -> list[list[str]]:
     """Every command line that starts with ``program`` (e.g. "az aks nodepool add"), split."""
     head = program.split()
     words = [shlex.split(s) for s in statements(script)]
-    return [w for w in words if w[:len(head)] == head]
+    return [w for w in words if w[: len(head)] == head]
 
 
 def only(script: str, program: str) -> list[str]:
@@ -127,7 +127,10 @@ class TestGke:
         p = pool(name="t4", labels={"team": "ml", "tier": "batch"})
         flags = eq_flags(self.create(p))
         assert pairs(flags["--node-labels"]) == {
-            **p.labels, POOL_LABEL: p.name, GKE_NO_DEVICE_PLUGIN_LABEL: "true"}
+            **p.labels,
+            POOL_LABEL: p.name,
+            GKE_NO_DEVICE_PLUGIN_LABEL: "true",
+        }
 
     def test_every_taint_is_applied_in_flag_syntax(self):
         p = pool(taints=[Taint(key="nvidia.com/gpu", value="present"), DEDICATED, KEY_ONLY])
@@ -165,7 +168,8 @@ class TestGke:
         for words in invocations(script, "gcloud container node-pools create"):
             assert eq_flags(words)["--image-type"] == "COS_CONTAINERD"
         assert invocations(script, "kubectl apply") == [
-            ["kubectl", "apply", "-f", GKE_DRIVER_INSTALLER]]
+            ["kubectl", "apply", "-f", GKE_DRIVER_INSTALLER]
+        ]
 
     def test_cluster_and_location(self):
         flags = eq_flags(self.create(pool(), cluster="prod", location="europe-west4"))
@@ -174,17 +178,29 @@ class TestGke:
     def test_the_driver_installer_is_pinned_to_a_commit(self):
         # raw.githubusercontent.com/<owner>/<repo>/<ref>/<path>: the ref must be a commit.
         parts = GKE_DRIVER_INSTALLER.split("/")
-        assert parts[2:5] == ["raw.githubusercontent.com", "GoogleCloudPlatform",
-                              "container-engine-accelerators"]
+        assert parts[2:5] == [
+            "raw.githubusercontent.com",
+            "GoogleCloudPlatform",
+            "container-engine-accelerators",
+        ]
         assert re.fullmatch(r"[0-9a-f]{40}", parts[5]), parts[5]
         assert parts[6:] == ["nvidia-driver-installer", "cos", "daemonset-preloaded.yaml"]
 
     # gcloud's --num-nodes counts nodes in each zone; --total-*-nodes bound the whole pool.
-    @pytest.mark.parametrize(("min_nodes", "max_nodes", "zones", "per_zone"), [
-        (0, 5, 3, 0), (1, 4, 3, 1), (3, 9, 3, 1), (4, 9, 3, 2), (6, 6, 3, 2), (5, 8, 2, 3),
-    ])
-    def test_totals_become_per_zone_numbers_over_node_locations(self, min_nodes, max_nodes,
-                                                                zones, per_zone):
+    @pytest.mark.parametrize(
+        ("min_nodes", "max_nodes", "zones", "per_zone"),
+        [
+            (0, 5, 3, 0),
+            (1, 4, 3, 1),
+            (3, 9, 3, 1),
+            (4, 9, 3, 2),
+            (6, 6, 3, 2),
+            (5, 8, 2, 3),
+        ],
+    )
+    def test_totals_become_per_zone_numbers_over_node_locations(
+        self, min_nodes, max_nodes, zones, per_zone
+    ):
         names = [f"us-central1-{z}" for z in "abcf"[:zones]]
         p = pool(minNodes=min_nodes, maxNodes=max_nodes)
         flags = eq_flags(self.create(p, location="us-central1", node_locations=names))
@@ -192,7 +208,9 @@ class TestGke:
         assert flags["--num-nodes"] == str(per_zone)
         assert min_nodes <= per_zone * zones <= max_nodes  # the pool starts within its bounds
         assert (flags["--total-min-nodes"], flags["--total-max-nodes"]) == (
-            str(min_nodes), str(max_nodes))
+            str(min_nodes),
+            str(max_nodes),
+        )
 
     def test_a_zone_location_is_one_zone(self):
         flags = eq_flags(self.create(pool(minNodes=2, maxNodes=3), location="us-east1-b"))
@@ -201,8 +219,12 @@ class TestGke:
     def test_a_start_that_cannot_fit_the_maximum_is_refused(self):
         p = pool(minNodes=1, maxNodes=2)  # one per zone over 3 zones = 3 > 2
         with pytest.raises(NodepoolError) as exc:
-            nodepool_script([p], "gke", location="us-central1",
-                            node_locations=["us-central1-a", "us-central1-b", "us-central1-c"])
+            nodepool_script(
+                [p],
+                "gke",
+                location="us-central1",
+                node_locations=["us-central1-a", "us-central1-b", "us-central1-c"],
+            )
         assert exc.value.path == ("platform", "nodePools", 0, "minNodes")
         assert "raise maxNodes to 3" in str(exc.value)
 
@@ -210,14 +232,18 @@ class TestGke:
         with pytest.raises(UsageError, match="--node-locations"):
             nodepool_script([pool(minNodes=1)], "gke", location="us-central1")
         # scale from zero needs no zones: 0 per zone is 0 in all
-        assert eq_flags(self.create(pool(minNodes=0), location="us-central1"))[
-            "--num-nodes"] == "0"
+        assert eq_flags(self.create(pool(minNodes=0), location="us-central1"))["--num-nodes"] == "0"
 
-    @pytest.mark.parametrize(("location", "zones"), [
-        ("us-central1", ["europe-west4-a"]), ("us-central1-a", ["us-east1-b"]),
-        ("us-central1", ["us-central1"]), ("us-central1", ["us-central1-a", "us-central1-a"]),
-        ("uscentral", []),
-    ])
+    @pytest.mark.parametrize(
+        ("location", "zones"),
+        [
+            ("us-central1", ["europe-west4-a"]),
+            ("us-central1-a", ["us-east1-b"]),
+            ("us-central1", ["us-central1"]),
+            ("us-central1", ["us-central1-a", "us-central1-a"]),
+            ("uscentral", []),
+        ],
+    )
     def test_zones_must_belong_to_the_location(self, location, zones):
         with pytest.raises(UsageError):
             nodepool_script([pool()], "gke", location=location, node_locations=zones)
@@ -276,8 +302,7 @@ class TestEks:
             assert tags[f"{CA}/node-template/label/{key}"] == value
         assert POOL_LABEL in group["labels"]
         for taint in p.taints:
-            assert tags[f"{CA}/node-template/taint/{taint.key}"] == \
-                f"{taint.value}:{taint.effect}"
+            assert tags[f"{CA}/node-template/taint/{taint.key}"] == f"{taint.value}:{taint.effect}"
         assert tags[f"{CA}/node-template/resources/nvidia.com/gpu"] == str(p.gpusPerNode)
         assert group["propagateASGTags"] is True
 
@@ -303,8 +328,9 @@ class TestEks:
         assert "--install-nvidia-plugin=false" in words
 
     def test_cluster_and_region(self):
-        (config,) = eksctl_configs(nodepool_script([pool()], "eks", cluster="prod",
-                                                   location="us-west-2"))
+        (config,) = eksctl_configs(
+            nodepool_script([pool()], "eks", cluster="prod", location="us-west-2")
+        )
         assert config["metadata"] == {"name": "prod", "region": "us-west-2"}
 
     def test_t4_defaults_to_g4dn_and_explicit_type_wins(self):
@@ -317,8 +343,7 @@ class TestEks:
 
 class TestAks:
     def add(self, *pools: NodePool, **kw: str) -> dict[str, list[str]]:
-        return spaced_flags(only(nodepool_script(list(pools), "aks", **kw),
-                                 "az aks nodepool add"))
+        return spaced_flags(only(nodepool_script(list(pools), "aks", **kw), "az aks nodepool add"))
 
     def test_nodes_carry_the_pool_label_and_extra_labels(self):
         p = pool(labels={"team": "ml", "tier": "batch"})
@@ -333,10 +358,14 @@ class TestAks:
         flags = self.add(pool(minNodes=0, maxNodes=5, gpusPerNode=4))  # nodes, not GPUs
         assert flags["--enable-cluster-autoscaler"] == []
         assert (flags["--min-count"], flags["--max-count"], flags["--node-count"]) == (
-            ["0"], ["5"], ["0"])
+            ["0"],
+            ["5"],
+            ["0"],
+        )
 
-    @pytest.mark.parametrize(("driver", "flag"), [("operator", "None"),
-                                                  ("preinstalled", "Install")])
+    @pytest.mark.parametrize(
+        ("driver", "flag"), [("operator", "None"), ("preinstalled", "Install")]
+    )
     def test_driver_flag_follows_the_mode(self, driver, flag):
         assert self.add(pool(driver=driver))["--gpu-driver"] == [flag]
 
@@ -363,8 +392,11 @@ class TestAks:
 
 # --------------------------------------------------------------------------- every cloud
 
-PROGRAMS = {"gke": "gcloud container node-pools create", "eks": "eksctl create nodegroup",
-            "aks": "az aks nodepool add"}
+PROGRAMS = {
+    "gke": "gcloud container node-pools create",
+    "eks": "eksctl create nodegroup",
+    "aks": "az aks nodepool add",
+}
 OTHER = {"gke": "eks", "eks": "aks", "aks": "gke"}
 # An accelerator with no default machine type on any cloud.
 NO_DEFAULT = {"accelerator": "nvidia-tesla-v100", "gpusPerNode": 3}
@@ -374,8 +406,10 @@ NO_DEFAULT = {"accelerator": "nvidia-tesla-v100", "gpusPerNode": 3}
 def test_pools_of_another_cloud_are_skipped_with_a_reason(cloud):
     pools = [pool(name="here"), pool(name="elsewhere", cloud=OTHER[cloud])]
     script = nodepool_script(pools, cloud)
-    assert (f"# skipped pool elsewhere (platform.nodePools[1]): its cloud is {OTHER[cloud]}, "
-            f"not {cloud}") in script
+    assert (
+        f"# skipped pool elsewhere (platform.nodePools[1]): its cloud is {OTHER[cloud]}, "
+        f"not {cloud}"
+    ) in script
     assert len(invocations(script, PROGRAMS[cloud])) == 1
     assert "elsewhere" not in "\n".join(statements(script))
 
@@ -421,16 +455,17 @@ def test_a_machine_type_of_another_cloud_is_refused(cloud, other):
 def test_output_is_deterministic(cloud):
     a = pool(labels={"b": "2", "a": "1"}, taints=[DEDICATED])
     b = pool(labels={"a": "1", "b": "2"}, taints=[DEDICATED])
-    assert nodepool_script([a], cloud) == nodepool_script([a], cloud) == \
-        nodepool_script([b], cloud)
+    assert nodepool_script([a], cloud) == nodepool_script([a], cloud) == nodepool_script([b], cloud)
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_scripts_are_valid_bash(cloud):
-    pools = [pool(name="op"), pool(name="pre", driver="preinstalled", labels={"t": "x"},
-                                   taints=[DEDICATED, KEY_ONLY]),
-             pool(name="skip", cloud=OTHER[cloud])]
+    pools = [
+        pool(name="op"),
+        pool(name="pre", driver="preinstalled", labels={"t": "x"}, taints=[DEDICATED, KEY_ONLY]),
+        pool(name="skip", cloud=OTHER[cloud]),
+    ]
     script = nodepool_script(pools, cloud)
     result = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
     assert result.returncode == 0, result.stderr
@@ -454,8 +489,9 @@ def test_label_keys_and_values_are_passed_literally(cloud):
     if cloud == "gke":
         labels = pairs(eq_flags(only(script, PROGRAMS[cloud]))["--node-labels"])
     elif cloud == "aks":
-        labels = dict(i.split("=", 1) for i in spaced_flags(only(script, PROGRAMS[cloud]))
-                      ["--labels"])
+        labels = dict(
+            i.split("=", 1) for i in spaced_flags(only(script, PROGRAMS[cloud]))["--labels"]
+        )
     else:
         labels = eksctl_configs(script)[0]["managedNodeGroups"][0]["labels"]
     assert labels["note"] == tricky
@@ -538,12 +574,15 @@ def test_eks_tag_keys_fit_aws_limits():
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)
-@pytest.mark.parametrize(("field", "value"), [
-    ("accelerator", "nvidia-tesla-t4\ntouch pwned"),
-    ("machineType", "n1-standard-4;id"),
-    ("labels", {"team": "$(id)"}),
-    ("labels", {"a`id`": "x"}),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("accelerator", "nvidia-tesla-t4\ntouch pwned"),
+        ("machineType", "n1-standard-4;id"),
+        ("labels", {"team": "$(id)"}),
+        ("labels", {"a`id`": "x"}),
+    ],
+)
 def test_a_pool_that_skipped_the_model_is_still_refused(cloud, field, value):
     """model_construct skips validation; the script writer checks every value again."""
     p = NodePool.model_construct(**{**dict(pool()), field: value})
@@ -574,25 +613,35 @@ def test_cli_no_pool_for_the_cloud_exits_1_at_the_pools_key(write_values, capsys
     path = write_values("platform:\n  nodePools:\n    - name: t4\n      cloud: gke\n")
     code, out, err = cli(["nodepool", "--cloud", "eks", "-f", path], capsys)
     assert (code, out) == (1, "")
-    assert err.startswith(f"{path}:2:3: platform.nodePools: no pool runs on eks (pools: t4 "
-                          "(gke)); set a pool's cloud to eks or generic"), err
+    assert err.startswith(
+        f"{path}:2:3: platform.nodePools: no pool runs on eks (pools: t4 "
+        "(gke)); set a pool's cloud to eks or generic"
+    ), err
 
 
 def test_cli_locates_a_machine_type_the_cloud_does_not_spell(write_values, capsys):
-    path = write_values("platform:\n  nodePools:\n    - name: t4\n"
-                        "      machineType: Standard_NC4as_T4_v3\n")
+    path = write_values(
+        "platform:\n  nodePools:\n    - name: t4\n      machineType: Standard_NC4as_T4_v3\n"
+    )
     code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path], capsys)
     assert (code, out) == (1, "")
-    assert err.startswith(f"{path}:4:7: platform.nodePools[0].machineType: "
-                          "'Standard_NC4as_T4_v3' is not a machine type as gke spells them")
+    assert err.startswith(
+        f"{path}:4:7: platform.nodePools[0].machineType: "
+        "'Standard_NC4as_T4_v3' is not a machine type as gke spells them"
+    )
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--cluster", "prod;id"], "--cluster 'prod;id': expected letters, digits"),
-    (["--location", "us-central1"], "--location us-central1 is a region"),
-    (["--location", "us-central1", "--node-locations", "us-east1-b"],
-     "not in region us-central1"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cluster", "prod;id"], "--cluster 'prod;id': expected letters, digits"),
+        (["--location", "us-central1"], "--location us-central1 is a region"),
+        (
+            ["--location", "us-central1", "--node-locations", "us-east1-b"],
+            "not in region us-central1",
+        ),
+    ],
+)
 def test_cli_usage_mistakes_exit_2(write_values, capsys, argv, message):
     path = write_values("platform:\n  nodePools:\n    - name: t4\n      minNodes: 1\n")
     code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, *argv], capsys)
@@ -601,11 +650,23 @@ def test_cli_usage_mistakes_exit_2(write_values, capsys, argv, message):
 
 
 def test_cli_node_locations_give_per_zone_numbers(write_values, capsys):
-    path = write_values("platform:\n  nodePools:\n    - name: t4\n      minNodes: 4\n"
-                        "      maxNodes: 9\n")
-    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, "--location", "us-central1",
-                          "--node-locations", "us-central1-a,us-central1-b,us-central1-c"],
-                         capsys)
+    path = write_values(
+        "platform:\n  nodePools:\n    - name: t4\n      minNodes: 4\n      maxNodes: 9\n"
+    )
+    code, out, err = cli(
+        [
+            "nodepool",
+            "--cloud",
+            "gke",
+            "-f",
+            path,
+            "--location",
+            "us-central1",
+            "--node-locations",
+            "us-central1-a,us-central1-b,us-central1-c",
+        ],
+        capsys,
+    )
     assert code == 0, err
     flags = eq_flags(only(out, "gcloud container node-pools create"))
     assert (flags["--num-nodes"], flags["--total-min-nodes"]) == ("2", "4")  # 2 x 3 zones >= 4

@@ -46,19 +46,49 @@ LOCATION = {"gke": ZONE, "eks": REGION, "aks": GROUP}
 STUBS = ("gcloud", "aws", "eksctl", "az", "kubectl")
 POOL_LABEL = "gpu-platform.io/pool"
 CA = "k8s.io/cluster-autoscaler"
-INSTALLER_PREFIX = ("https://raw.githubusercontent.com/GoogleCloudPlatform/"
-                    "container-engine-accelerators/")
+INSTALLER_PREFIX = (
+    "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
+)
 # Real machine types per cloud (from the providers' GPU machine lists).
 MACHINE_TYPES = {
     "gke": ["n1-standard-8", "g2-standard-24", "a2-highgpu-1g", "n1-custom-8-30720"],
     "eks": ["g4dn.xlarge", "g6.12xlarge", "p4d.24xlarge", "g5.48xlarge"],
     "aks": ["Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4", "Standard_ND96asr_v4"],
 }
-HOSTILE = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x00", "\x0b", "\x1b[2J",
-           "$(touch pwned)", "`touch pwned`", "${IFS}", "'", '"', "';touch pwned;'",
-           ";touch pwned", "&&", "|",
-           "#", " ", "\t", "\\", "\nEOF\ntouch pwned\n", ",", "=", ":", "*", "~", "é",
-           "\u202e", "\ufeff", "$((1))"]
+HOSTILE = [
+    "\n",
+    "\r",
+    "\r\n",
+    "\u2028",
+    "\u2029",
+    "\x85",
+    "\x00",
+    "\x0b",
+    "\x1b[2J",
+    "$(touch pwned)",
+    "`touch pwned`",
+    "${IFS}",
+    "'",
+    '"',
+    "';touch pwned;'",
+    ";touch pwned",
+    "&&",
+    "|",
+    "#",
+    " ",
+    "\t",
+    "\\",
+    "\nEOF\ntouch pwned\n",
+    ",",
+    "=",
+    ":",
+    "*",
+    "~",
+    "é",
+    "\u202e",
+    "\ufeff",
+    "$((1))",
+]
 
 # --------------------------------------------------------------------------- the written rules
 # Kubernetes: a label value is empty or 1-63 of [A-Za-z0-9-_.], alphanumeric at both ends; a
@@ -69,14 +99,22 @@ LOWER_ALNUM = string.ascii_lowercase + string.digits
 
 
 def k8s_name(text: str) -> bool:
-    return (1 <= len(text) <= 63 and text[0] in ALNUM and text[-1] in ALNUM
-            and all(c in ALNUM + "-_." for c in text))
+    return (
+        1 <= len(text) <= 63
+        and text[0] in ALNUM
+        and text[-1] in ALNUM
+        and all(c in ALNUM + "-_." for c in text)
+    )
 
 
 def dns_subdomain(text: str) -> bool:
     return 1 <= len(text) <= 253 and all(
-        1 <= len(part) <= 63 and part[0] in LOWER_ALNUM and part[-1] in LOWER_ALNUM
-        and all(c in LOWER_ALNUM + "-" for c in part) for part in text.split("."))
+        1 <= len(part) <= 63
+        and part[0] in LOWER_ALNUM
+        and part[-1] in LOWER_ALNUM
+        and all(c in LOWER_ALNUM + "-" for c in part)
+        for part in text.split(".")
+    )
 
 
 def label_key_ok(text: str) -> bool:
@@ -91,8 +129,12 @@ def label_value_ok(text: str) -> bool:
 
 
 def accelerator_ok(text: str) -> bool:  # a Compute Engine resource name
-    return (1 <= len(text) <= 63 and text[0] in string.ascii_lowercase
-            and text[-1] in LOWER_ALNUM and all(c in LOWER_ALNUM + "-" for c in text))
+    return (
+        1 <= len(text) <= 63
+        and text[0] in string.ascii_lowercase
+        and text[-1] in LOWER_ALNUM
+        and all(c in LOWER_ALNUM + "-" for c in text)
+    )
 
 
 SHELL_SAFE = set(ALNUM + "-_.")
@@ -111,19 +153,25 @@ PRINTABLE = [h for h in HOSTILE if h.isascii() and h.isprintable()]
 ANY_HOSTILE = st.one_of(st.sampled_from(HOSTILE), st.text(min_size=1, max_size=4))
 # Mostly text a shell would act on that survives as printable ASCII, sometimes anything.
 ASCII_HOSTILE = st.one_of(
-    st.sampled_from(PRINTABLE), st.sampled_from(PRINTABLE),
-    st.text(alphabet=string.printable[:95], min_size=1, max_size=4), ANY_HOSTILE)
+    st.sampled_from(PRINTABLE),
+    st.sampled_from(PRINTABLE),
+    st.text(alphabet=string.printable[:95], min_size=1, max_size=4),
+    ANY_HOSTILE,
+)
 
 
-def spliced(valid: st.SearchStrategy[str],
-            bad: st.SearchStrategy[str] = ANY_HOSTILE) -> st.SearchStrategy[str]:
+def spliced(
+    valid: st.SearchStrategy[str], bad: st.SearchStrategy[str] = ANY_HOSTILE
+) -> st.SearchStrategy[str]:
     """A valid string with hostile text put in at the start, the middle or the end."""
-    return st.builds(lambda a, b, c: a + b + c, st.one_of(st.just(""), valid), bad,
-                     st.one_of(st.just(""), valid))
+    return st.builds(
+        lambda a, b, c: a + b + c, st.one_of(st.just(""), valid), bad, st.one_of(st.just(""), valid)
+    )
 
 
-def maybe_hostile(valid: st.SearchStrategy[str],
-                  bad: st.SearchStrategy[str] = ANY_HOSTILE) -> st.SearchStrategy[str]:
+def maybe_hostile(
+    valid: st.SearchStrategy[str], bad: st.SearchStrategy[str] = ANY_HOSTILE
+) -> st.SearchStrategy[str]:
     """Hostile about one time in eight, so that a good share of the pools are all valid and
     their scripts run."""
     return st.one_of(*[valid] * 7, spliced(valid, bad))
@@ -139,9 +187,14 @@ def pools(draw: st.DrawFn, cloud: str, bad: st.SearchStrategy[str] = ANY_HOSTILE
         "accelerator": draw(text(valid_accelerator)),
         "machineType": draw(text(st.sampled_from(MACHINE_TYPES[cloud]))),
         "labels": draw(st.dictionaries(text(valid_key), text(valid_value), max_size=2)),
-        "taints": [{"key": k, "value": draw(text(valid_value)),
-                    "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule",
-                                                    "NoExecute"]))} for k in taint_keys],
+        "taints": [
+            {
+                "key": k,
+                "value": draw(text(valid_value)),
+                "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])),
+            }
+            for k in taint_keys
+        ],
         "driver": draw(st.sampled_from(["operator", "preinstalled"])),
         "minNodes": draw(st.integers(0, 2)),
         "maxNodes": draw(st.integers(2, 5)),
@@ -159,7 +212,7 @@ def yaml_string(text: str) -> str:
     for c in text:
         if c in '"\\':
             out.append("\\" + c)
-        elif 0x20 <= ord(c) < 0x7f:
+        elif 0x20 <= ord(c) < 0x7F:
             out.append(c)
         else:
             out.append(f"\\U{ord(c):08x}" if ord(c) > 0xFFFF else f"\\u{ord(c):04x}")
@@ -169,12 +222,18 @@ def yaml_string(text: str) -> str:
 def values_file(fields: dict) -> tuple[str, dict[tuple, str]]:
     """The values text and, per refusable field, the FILE:LINE:COL suffix of its key."""
     # generic runs on every cloud and asks nothing of the gpu-operator block
-    lines = ["platform:", "  nodePools:", "    - name: gpu", "      cloud: generic",
-             f"      accelerator: {yaml_string(fields['accelerator'])}",
-             f"      machineType: {yaml_string(fields['machineType'])}",
-             f"      driver: {fields['driver']}", f"      minNodes: {fields['minNodes']}",
-             f"      maxNodes: {fields['maxNodes']}",
-             f"      gpusPerNode: {fields['gpusPerNode']}"]
+    lines = [
+        "platform:",
+        "  nodePools:",
+        "    - name: gpu",
+        "      cloud: generic",
+        f"      accelerator: {yaml_string(fields['accelerator'])}",
+        f"      machineType: {yaml_string(fields['machineType'])}",
+        f"      driver: {fields['driver']}",
+        f"      minNodes: {fields['minNodes']}",
+        f"      maxNodes: {fields['maxNodes']}",
+        f"      gpusPerNode: {fields['gpusPerNode']}",
+    ]
     where = {("accelerator",): "5:7", ("machineType",): "6:7"}
     lines.append("      labels:" + ("" if fields["labels"] else " {}"))
     for key, value in fields["labels"].items():
@@ -247,16 +306,28 @@ def run_script(script: str) -> tuple[list[dict], list[str], str]:
         script_path.write_text(script)
         check = subprocess.run(["bash", "-n", str(script_path)], capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
-        env = {"PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin", "HOME": str(work),
-               "STUB_LOG": str(logs / "calls.jsonl"), "LANG": "C.UTF-8"}
-        done = subprocess.run(["bash", str(script_path)], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=60)
+        env = {
+            "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(work),
+            "STUB_LOG": str(logs / "calls.jsonl"),
+            "LANG": "C.UTF-8",
+        }
+        done = subprocess.run(
+            ["bash", str(script_path)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         log = logs / "calls.jsonl"
-        calls = [json.loads(line) for line in log.read_text().splitlines()] \
-            if log.exists() else []
-        left = sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                      if p.parent != stubs and p not in (stubs, work, logs, log, script_path))
+        calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        left = sorted(
+            str(p.relative_to(root))
+            for p in root.rglob("*")
+            if p.parent != stubs and p not in (stubs, work, logs, log, script_path)
+        )
         return calls, left, done.stdout + done.stderr
 
 
@@ -274,25 +345,55 @@ def taint_items(fields: dict) -> list[str]:
 def expected_gke(fields: dict) -> list[list[str]]:
     labels = {**node_labels(fields), "gke-no-default-nvidia-gpu-device-plugin": "true"}
     operator = fields["driver"] == "operator"
-    argv = ["gcloud", "container", "node-pools", "create", "gpu", f"--cluster={CLUSTER}",
-            f"--location={ZONE}", f"--machine-type={fields['machineType']}",
-            f"--accelerator=type={fields['accelerator']},count={fields['gpusPerNode']},"
-            "gpu-driver-version=disabled",
-            f"--image-type={'UBUNTU_CONTAINERD' if operator else 'COS_CONTAINERD'}",
-            f"--num-nodes={fields['minNodes']}", "--enable-autoscaling",
-            f"--total-min-nodes={fields['minNodes']}", f"--total-max-nodes={fields['maxNodes']}",
-            "--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items()))]
+    argv = [
+        "gcloud",
+        "container",
+        "node-pools",
+        "create",
+        "gpu",
+        f"--cluster={CLUSTER}",
+        f"--location={ZONE}",
+        f"--machine-type={fields['machineType']}",
+        f"--accelerator=type={fields['accelerator']},count={fields['gpusPerNode']},"
+        "gpu-driver-version=disabled",
+        f"--image-type={'UBUNTU_CONTAINERD' if operator else 'COS_CONTAINERD'}",
+        f"--num-nodes={fields['minNodes']}",
+        "--enable-autoscaling",
+        f"--total-min-nodes={fields['minNodes']}",
+        f"--total-max-nodes={fields['maxNodes']}",
+        "--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())),
+    ]
     if fields["taints"]:
         argv.append("--node-taints=" + ",".join(taint_items(fields)))
     return [argv]
 
 
 def expected_aks(fields: dict) -> list[list[str]]:
-    argv = ["az", "aks", "nodepool", "add", "--resource-group", GROUP, "--cluster-name",
-            CLUSTER, "--name", "gpu", "--mode", "User", "--node-vm-size", fields["machineType"],
-            "--node-count", str(fields["minNodes"]), "--enable-cluster-autoscaler",
-            "--min-count", str(fields["minNodes"]), "--max-count", str(fields["maxNodes"]),
-            "--labels", *(f"{k}={v}" for k, v in sorted(node_labels(fields).items()))]
+    argv = [
+        "az",
+        "aks",
+        "nodepool",
+        "add",
+        "--resource-group",
+        GROUP,
+        "--cluster-name",
+        CLUSTER,
+        "--name",
+        "gpu",
+        "--mode",
+        "User",
+        "--node-vm-size",
+        fields["machineType"],
+        "--node-count",
+        str(fields["minNodes"]),
+        "--enable-cluster-autoscaler",
+        "--min-count",
+        str(fields["minNodes"]),
+        "--max-count",
+        str(fields["maxNodes"]),
+        "--labels",
+        *(f"{k}={v}" for k, v in sorted(node_labels(fields).items())),
+    ]
     if fields["taints"]:
         argv += ["--node-taints", ",".join(taint_items(fields))]
     argv += ["--gpu-driver", "None" if fields["driver"] == "operator" else "Install"]
@@ -301,19 +402,36 @@ def expected_aks(fields: dict) -> list[list[str]]:
 
 def expected_eks_group(fields: dict) -> dict:
     labels = {"k8s.amazonaws.com/accelerator": fields["accelerator"], **node_labels(fields)}
-    tags = {f"{CA}/enabled": "true", f"{CA}/{CLUSTER}": "owned",
-            f"{CA}/node-template/resources/nvidia.com/gpu": str(fields["gpusPerNode"]),
-            **{f"{CA}/node-template/label/{k}": v for k, v in labels.items()},
-            **{f"{CA}/node-template/taint/{t['key']}": f"{t['value']}:{t['effect']}"
-               for t in fields["taints"]}}
-    group = {"name": "gpu", "instanceType": fields["machineType"],
-             "amiFamily": "Ubuntu2204" if fields["driver"] == "operator" else "AmazonLinux2023",
-             "minSize": fields["minNodes"], "desiredCapacity": fields["minNodes"],
-             "maxSize": fields["maxNodes"], "labels": labels, "propagateASGTags": True,
-             "tags": tags}
+    tags = {
+        f"{CA}/enabled": "true",
+        f"{CA}/{CLUSTER}": "owned",
+        f"{CA}/node-template/resources/nvidia.com/gpu": str(fields["gpusPerNode"]),
+        **{f"{CA}/node-template/label/{k}": v for k, v in labels.items()},
+        **{
+            f"{CA}/node-template/taint/{t['key']}": f"{t['value']}:{t['effect']}"
+            for t in fields["taints"]
+        },
+    }
+    group = {
+        "name": "gpu",
+        "instanceType": fields["machineType"],
+        "amiFamily": "Ubuntu2204" if fields["driver"] == "operator" else "AmazonLinux2023",
+        "minSize": fields["minNodes"],
+        "desiredCapacity": fields["minNodes"],
+        "maxSize": fields["maxNodes"],
+        "labels": labels,
+        "propagateASGTags": True,
+        "tags": tags,
+    }
     if fields["taints"]:
-        group["taints"] = [{"key": t["key"], **({"value": t["value"]} if t["value"] else {}),
-                            "effect": t["effect"]} for t in fields["taints"]]
+        group["taints"] = [
+            {
+                "key": t["key"],
+                **({"value": t["value"]} if t["value"] else {}),
+                "effect": t["effect"],
+            }
+            for t in fields["taints"]
+        ]
     return group
 
 
@@ -329,8 +447,9 @@ def check_calls(cloud: str, fields: dict, calls: list[dict]) -> None:
     elif cloud == "aks":
         assert argvs == expected_aks(fields)
     else:
-        assert argvs == [["eksctl", "create", "nodegroup", "--install-nvidia-plugin=false",
-                          "-f", "-"]]
+        assert argvs == [
+            ["eksctl", "create", "nodegroup", "--install-nvidia-plugin=false", "-f", "-"]
+        ]
         config = yaml.safe_load(calls[0]["stdin"])
         assert config["metadata"] == {"name": CLUSTER, "region": REGION}
         assert config["managedNodeGroups"] == [expected_eks_group(fields)]
@@ -339,8 +458,13 @@ def check_calls(cloud: str, fields: dict, calls: list[dict]) -> None:
 # --------------------------------------------------------------------------- the properties
 
 
-EXAMPLES = settings(max_examples=80, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = settings(
+    max_examples=80,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @pytest.mark.parametrize("cloud", ["gke", "eks", "aks"])
@@ -361,8 +485,19 @@ def check_values_file(cloud: str, fields: dict, path: Path) -> str:
     text, where = values_file(fields)
     path.write_text(text, encoding="utf-8")
     refused = refused_fields(fields, cloud)
-    code, out, err = run_cli(["nodepool", "--cloud", cloud, "-f", str(path), "--cluster",
-                              CLUSTER, "--location", LOCATION[cloud]])
+    code, out, err = run_cli(
+        [
+            "nodepool",
+            "--cloud",
+            cloud,
+            "-f",
+            str(path),
+            "--cluster",
+            CLUSTER,
+            "--location",
+            LOCATION[cloud],
+        ]
+    )
     assert "Traceback" not in err
     if code != 0 or refused:
         assert code == 1 and out == "", err
@@ -371,8 +506,10 @@ def check_values_file(cloud: str, fields: dict, path: Path) -> str:
         assert problems and len(problems) == len(lines) - 1, err  # + "N problem(s) found"
         for field, dotted in refused.items():
             located = f"{path}:{where[field]}: {dotted}"
-            assert any(line.startswith(located) and ": expected " in line
-                       for line in problems), (located, err)
+            assert any(line.startswith(located) and ": expected " in line for line in problems), (
+                located,
+                err,
+            )
         # nothing else is blamed: only refused fields (a spliced machine type may be refused
         # even where it stays inside the safe characters)
         allowed = (*refused.values(), "platform.nodePools[0].machineType")
@@ -395,12 +532,19 @@ def test_the_script_writer_refuses_what_skipped_the_model(cloud: str) -> None:
     def prop(fields: dict) -> None:
         refused = refused_fields(fields, cloud)
         pool = NodePool.model_construct(
-            name="gpu", cloud=cloud, accelerator=fields["accelerator"],
-            machineType=fields["machineType"], driver=fields["driver"],
-            minNodes=fields["minNodes"], maxNodes=fields["maxNodes"],
-            gpusPerNode=fields["gpusPerNode"], labels=fields["labels"],
+            name="gpu",
+            cloud=cloud,
+            accelerator=fields["accelerator"],
+            machineType=fields["machineType"],
+            driver=fields["driver"],
+            minNodes=fields["minNodes"],
+            maxNodes=fields["maxNodes"],
+            gpusPerNode=fields["gpusPerNode"],
+            labels=fields["labels"],
             taints=[Taint.model_construct(**t) for t in fields["taints"]],
-            prepullImages=[], placeholders=NodePool(name="gpu").placeholders)
+            prepullImages=[],
+            placeholders=NodePool(name="gpu").placeholders,
+        )
         try:
             script = nodepool_script([pool], cloud, CLUSTER, LOCATION[cloud])
         except NodepoolError as exc:
@@ -420,7 +564,8 @@ def test_the_script_writer_refuses_what_skipped_the_model(cloud: str) -> None:
 
 @pytest.mark.parametrize("cloud", ["gke", "eks", "aks"])
 def test_quoting_alone_keeps_hostile_values_to_their_arguments(
-        cloud: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    cloud: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The second line of defence on its own: with the writer's re-validation switched off,
     hostile values reach the script, and shell quoting (comments included) plus the
     printable-ASCII line guard still leave bash nothing to run but the expected commands,
@@ -433,12 +578,19 @@ def test_quoting_alone_keeps_hostile_values_to_their_arguments(
     @given(fields=pools(cloud, ASCII_HOSTILE))
     def prop(fields: dict) -> None:
         pool = NodePool.model_construct(
-            name="gpu", cloud=cloud, accelerator=fields["accelerator"],
-            machineType=fields["machineType"], driver=fields["driver"],
-            minNodes=fields["minNodes"], maxNodes=fields["maxNodes"],
-            gpusPerNode=fields["gpusPerNode"], labels=fields["labels"],
+            name="gpu",
+            cloud=cloud,
+            accelerator=fields["accelerator"],
+            machineType=fields["machineType"],
+            driver=fields["driver"],
+            minNodes=fields["minNodes"],
+            maxNodes=fields["maxNodes"],
+            gpusPerNode=fields["gpusPerNode"],
+            labels=fields["labels"],
             taints=[Taint.model_construct(**t) for t in fields["taints"]],
-            prepullImages=[], placeholders=NodePool(name="gpu").placeholders)
+            prepullImages=[],
+            placeholders=NodePool(name="gpu").placeholders,
+        )
         try:
             script = nodepool_script([pool], cloud, CLUSTER, LOCATION[cloud])
         except NodepoolError as exc:
@@ -457,13 +609,16 @@ def test_quoting_alone_keeps_hostile_values_to_their_arguments(
 def test_a_refused_value_reaches_no_script_and_names_its_line(tmp_path: Path):
     """The example from the issue: a newline in the accelerator used to end a comment."""
     path = tmp_path / "pr.yaml"
-    path.write_text('platform:\n  nodePools:\n    - name: gpu\n'
-                    '      accelerator: "nvidia-tesla-t4\\ntouch pwned"\n')
+    path.write_text(
+        "platform:\n  nodePools:\n    - name: gpu\n"
+        '      accelerator: "nvidia-tesla-t4\\ntouch pwned"\n'
+    )
     for cloud in ("gke", "eks", "aks"):
         code, out, err = run_cli(["nodepool", "--cloud", cloud, "-f", str(path)])
         assert (code, out) == (1, "")
-        assert err.startswith(f"{path}:4:7: platform.nodePools[0].accelerator: expected a GKE "
-                              "accelerator type"), err
+        assert err.startswith(
+            f"{path}:4:7: platform.nodePools[0].accelerator: expected a GKE accelerator type"
+        ), err
         assert "got 'nvidia-tesla-t4\\ntouch pwned'" in err
 
 

@@ -16,15 +16,21 @@ def warnings(write_values, text: str) -> list[str]:
 
 
 class TestTolerates:
-    @pytest.mark.parametrize(("toleration", "taint", "expected"), [
-        ({"key": "a", "operator": "Exists"}, {"key": "a", "value": "x"}, True),
-        ({"key": "a", "operator": "Equal", "value": "x"}, {"key": "a", "value": "x"}, True),
-        ({"key": "a", "operator": "Equal", "value": "y"}, {"key": "a", "value": "x"}, False),
-        ({"key": "b", "operator": "Exists"}, {"key": "a", "value": "x"}, False),
-        ({"operator": "Exists"}, {"key": "a", "effect": "NoExecute"}, True),
-        ({"key": "a", "operator": "Exists", "effect": "NoSchedule"},
-         {"key": "a", "effect": "NoExecute"}, False),
-    ])
+    @pytest.mark.parametrize(
+        ("toleration", "taint", "expected"),
+        [
+            ({"key": "a", "operator": "Exists"}, {"key": "a", "value": "x"}, True),
+            ({"key": "a", "operator": "Equal", "value": "x"}, {"key": "a", "value": "x"}, True),
+            ({"key": "a", "operator": "Equal", "value": "y"}, {"key": "a", "value": "x"}, False),
+            ({"key": "b", "operator": "Exists"}, {"key": "a", "value": "x"}, False),
+            ({"operator": "Exists"}, {"key": "a", "effect": "NoExecute"}, True),
+            (
+                {"key": "a", "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "a", "effect": "NoExecute"},
+                False,
+            ),
+        ],
+    )
     def test_kubernetes_rule(self, toleration, taint, expected):
         assert tolerates(Toleration(**toleration), Taint(**taint)) is expected
 
@@ -35,14 +41,30 @@ class TestTolerates:
 
 class TestDerivedPlacement:
     def test_operator_tolerations_keep_upstream_and_add_pool_taints(self):
-        values = Values.model_validate({"platform": {"nodePools": [
-            {"name": "a", "taints": [{"key": "dedicated", "value": "ml", "effect": "NoExecute"}]},
-        ]}})
+        values = Values.model_validate(
+            {
+                "platform": {
+                    "nodePools": [
+                        {
+                            "name": "a",
+                            "taints": [{"key": "dedicated", "value": "ml", "effect": "NoExecute"}],
+                        },
+                    ]
+                }
+            }
+        )
         tolerations = resolve(values)["gpu-operator"]["daemonsets"]["tolerations"]
-        assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in \
-            tolerations  # upstream's default entry survives
-        assert {"key": "dedicated", "operator": "Equal", "value": "ml",
-                "effect": "NoExecute"} in tolerations
+        assert {
+            "key": "nvidia.com/gpu",
+            "operator": "Exists",
+            "effect": "NoSchedule",
+        } in tolerations  # upstream's default entry survives
+        assert {
+            "key": "dedicated",
+            "operator": "Equal",
+            "value": "ml",
+            "effect": "NoExecute",
+        } in tolerations
 
     def test_already_tolerated_taint_is_not_repeated(self):
         values = Values.model_validate({})  # default pool: nvidia.com/gpu=present:NoSchedule
@@ -50,15 +72,19 @@ class TestDerivedPlacement:
         assert len([t for t in tolerations if t.get("key") == "nvidia.com/gpu"]) == 1
 
     def test_user_tolerations_are_kept(self, write_values):
-        path = write_values("gpu-operator:\n  daemonsets:\n    tolerations:\n"
-                            "      - {key: spot, operator: Exists}\n")
+        path = write_values(
+            "gpu-operator:\n  daemonsets:\n    tolerations:\n"
+            "      - {key: spot, operator: Exists}\n"
+        )
         resolved = check_files([path]).resolved
         tolerations = resolved["gpu-operator"]["daemonsets"]["tolerations"]
         assert tolerations[0] == {"key": "spot", "operator": "Exists"}
         assert any(t.get("key") == "nvidia.com/gpu" for t in tolerations[1:])
 
-    @pytest.mark.parametrize(("drivers", "enabled"), [
-        (["operator"], True), (["preinstalled"], False), (["preinstalled", "operator"], True)])
+    @pytest.mark.parametrize(
+        ("drivers", "enabled"),
+        [(["operator"], True), (["preinstalled"], False), (["preinstalled", "operator"], True)],
+    )
     def test_driver_enabled_follows_pools(self, drivers, enabled):
         pools = [{"name": f"p{i}", "driver": d} for i, d in enumerate(drivers)]
         values = Values.model_validate({"platform": {"nodePools": pools}})
@@ -67,107 +93,153 @@ class TestDerivedPlacement:
 
 class TestPoolChecks:
     def test_placeholder_larger_than_a_node(self, write_values):
-        (out,) = problems(write_values, "platform:\n  nodePools:\n    - name: a\n"
-                          "      gpusPerNode: 2\n"
-                          "      placeholders: {replicas: 1, gpusPerPod: 4}\n")
-        assert out.startswith("F:5:35: platform.nodePools[0].placeholders.gpusPerPod: a "
-                              "placeholder asks for 4 GPUs but a node of pool \"a\" has 2")
+        (out,) = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - name: a\n"
+            "      gpusPerNode: 2\n"
+            "      placeholders: {replicas: 1, gpusPerPod: 4}\n",
+        )
+        assert out.startswith(
+            "F:5:35: platform.nodePools[0].placeholders.gpusPerPod: a "
+            'placeholder asks for 4 GPUs but a node of pool "a" has 2'
+        )
 
     def test_placeholders_beyond_pool_max(self, write_values):
-        (out,) = problems(write_values, "platform:\n  nodePools:\n    - name: a\n"
-                          "      maxNodes: 2\n      placeholders: {replicas: 3}\n")
-        assert "platform.nodePools[0].placeholders.replicas: 3 placeholders x 1 GPUs = 3 GPUs" \
-            in out
+        (out,) = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - name: a\n"
+            "      maxNodes: 2\n      placeholders: {replicas: 3}\n",
+        )
+        assert (
+            "platform.nodePools[0].placeholders.replicas: 3 placeholders x 1 GPUs = 3 GPUs" in out
+        )
         assert "(2 nodes x 1 = 2)" in out
 
     def test_min_above_max_and_duplicate_names(self, write_values):
-        out = problems(write_values, "platform:\n  nodePools:\n"
-                       "    - {name: a, minNodes: 5, maxNodes: 2}\n    - {name: a}\n")
-        assert any("platform.nodePools[0].minNodes: minNodes 5 is above maxNodes 2" in o
-                   for o in out)
-        assert any("platform.nodePools[1].name: pool name \"a\" is used twice" in o for o in out)
+        out = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - {name: a, minNodes: 5, maxNodes: 2}\n    - {name: a}\n",
+        )
+        assert any(
+            "platform.nodePools[0].minNodes: minNodes 5 is above maxNodes 2" in o for o in out
+        )
+        assert any('platform.nodePools[1].name: pool name "a" is used twice' in o for o in out)
 
     def test_pool_image_named_like_a_common_one(self, write_values):
-        (out,) = problems(write_values, "platform:\n  prepuller:\n    images: [{name: r, "
-                          "image: 'a/r:1'}]\n  nodePools:\n    - name: a\n      prepullImages:"
-                          " [{name: r, image: 'a/other:2'}]\n")
-        assert out.startswith("F:6:24: platform.nodePools[0].prepullImages[0].name: image name "
-                              '"r" is used twice for pool "a"')
+        (out,) = problems(
+            write_values,
+            "platform:\n  prepuller:\n    images: [{name: r, "
+            "image: 'a/r:1'}]\n  nodePools:\n    - name: a\n      prepullImages:"
+            " [{name: r, image: 'a/other:2'}]\n",
+        )
+        assert out.startswith(
+            "F:6:24: platform.nodePools[0].prepullImages[0].name: image name "
+            '"r" is used twice for pool "a"'
+        )
 
     def test_pools_on_two_clouds(self, write_values):
-        out = problems(write_values, "platform:\n  nodePools:\n    - {name: a, cloud: eks}\n"
-                       "    - {name: b, cloud: aks}\n")
+        out = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - {name: a, cloud: eks}\n    - {name: b, cloud: aks}\n",
+        )
         assert len([o for o in out if "one cluster runs on one cloud" in o]) == 2
 
     def test_cloud_driver_mode_needs_operator_settings(self, write_values):
-        (out,) = problems(write_values, "platform:\n  nodePools:\n"
-                          "    - {name: a, cloud: eks, driver: preinstalled}\n")
-        assert out.startswith("F:3:29: platform.nodePools[0].driver: pool \"a\" (cloud eks, "
-                              "driver preinstalled) needs gpu-operator.toolkit.enabled: false")
-        path = write_values("platform:\n  nodePools:\n"
-                            "    - {name: a, cloud: eks, driver: preinstalled}\n"
-                            "gpu-operator:\n  toolkit: {enabled: false}\n")
+        (out,) = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - {name: a, cloud: eks, driver: preinstalled}\n",
+        )
+        assert out.startswith(
+            'F:3:29: platform.nodePools[0].driver: pool "a" (cloud eks, '
+            "driver preinstalled) needs gpu-operator.toolkit.enabled: false"
+        )
+        path = write_values(
+            "platform:\n  nodePools:\n"
+            "    - {name: a, cloud: eks, driver: preinstalled}\n"
+            "gpu-operator:\n  toolkit: {enabled: false}\n"
+        )
         check_files([path])  # the fix the message names is enough
 
     def test_bad_taint_effect_and_quantity(self, write_values):
-        out = problems(write_values, "platform:\n  nodePools:\n    - name: a\n      taints:\n"
-                       "        - {key: x, effect: NoRun}\n  tenants:\n"
-                       "    - {name: t, quota: {memory: lots}}\n")
+        out = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - name: a\n      taints:\n"
+            "        - {key: x, effect: NoRun}\n  tenants:\n"
+            "    - {name: t, quota: {memory: lots}}\n",
+        )
         assert any("platform.nodePools[0].taints[0].effect: expected one of" in o for o in out)
-        assert any("platform.tenants[0].quota.memory: expected a Kubernetes quantity" in o
-                   for o in out)
+        assert any(
+            "platform.tenants[0].quota.memory: expected a Kubernetes quantity" in o for o in out
+        )
 
 
 class TestTenantChecks:
     def test_unknown_pool_suggests_the_right_one(self, write_values):
-        (out,) = problems(write_values, "platform:\n  nodePools: [{name: t4}]\n  tenants:\n"
-                          "    - {name: a, nodePools: [t5]}\n")
-        assert out == ("F:4:29: platform.tenants[0].nodePools[0]: no GPU pool is named \"t5\" "
-                       "(pools: t4)")
+        (out,) = problems(
+            write_values,
+            "platform:\n  nodePools: [{name: t4}]\n  tenants:\n    - {name: a, nodePools: [t5]}\n",
+        )
+        assert out == (
+            'F:4:29: platform.tenants[0].nodePools[0]: no GPU pool is named "t5" (pools: t4)'
+        )
 
     def test_system_namespace(self, write_values):
         (out,) = problems(write_values, "platform:\n  tenants:\n    - {name: kube-system}\n")
-        assert out.startswith("F:3:8: platform.tenants[0].name: 'kube-system' is a system "
-                              "namespace")
+        assert out.startswith(
+            "F:3:8: platform.tenants[0].name: 'kube-system' is a system namespace"
+        )
 
     def test_duplicates(self, write_values):
-        (out,) = problems(write_values, "platform:\n  tenants:\n    - {name: b}\n"
-                          "    - {name: b}\n")
-        assert "platform.tenants[1].name: tenant \"b\" is listed twice" in out
+        (out,) = problems(write_values, "platform:\n  tenants:\n    - {name: b}\n    - {name: b}\n")
+        assert 'platform.tenants[1].name: tenant "b" is listed twice' in out
 
     def test_tenant_name_must_be_a_dns_label(self, write_values):
         (out,) = problems(write_values, "platform:\n  tenants:\n    - {name: Team_A}\n")
         assert "platform.tenants[0].name: expected a DNS label" in out
 
     def test_oversubscribed_quotas_warn(self, write_values):
-        out = warnings(write_values, "platform:\n  nodePools: [{name: a, maxNodes: 2, "
-                       "gpusPerNode: 2}]\n  tenants:\n    - {name: x, quota: {gpus: 3}}\n"
-                       "    - {name: y, quota: {gpus: 3}}\n")
-        assert any("platform.tenants: warning: tenant GPU quotas add up to 6 GPUs but the "
-                   "pools can have at most 4" in o for o in out)
+        out = warnings(
+            write_values,
+            "platform:\n  nodePools: [{name: a, maxNodes: 2, "
+            "gpusPerNode: 2}]\n  tenants:\n    - {name: x, quota: {gpus: 3}}\n"
+            "    - {name: y, quota: {gpus: 3}}\n",
+        )
+        assert any(
+            "platform.tenants: warning: tenant GPU quotas add up to 6 GPUs but the "
+            "pools can have at most 4" in o
+            for o in out
+        )
 
     def test_untainted_pool_warns(self, write_values):
-        (out,) = warnings(write_values, "platform:\n  nodePools:\n    - name: open\n"
-                          "      taints: []\n")
-        assert out.startswith("F:4:7: platform.nodePools[0].taints: warning: pool \"open\" has "
-                              "no NoSchedule taint")
+        (out,) = warnings(
+            write_values, "platform:\n  nodePools:\n    - name: open\n      taints: []\n"
+        )
+        assert out.startswith(
+            'F:4:7: platform.nodePools[0].taints: warning: pool "open" has no NoSchedule taint'
+        )
 
     def test_quota_within_pools_is_quiet(self, write_values):
-        out = warnings(write_values, "platform:\n  nodePools: [{name: a, maxNodes: 4}]\n"
-                       "  tenants:\n    - {name: x, quota: {gpus: 2}, "
-                       "network: {apiServerCIDRs: [10.0.0.1/32]}}\n")
+        out = warnings(
+            write_values,
+            "platform:\n  nodePools: [{name: a, maxNodes: 4}]\n"
+            "  tenants:\n    - {name: x, quota: {gpus: 2}, "
+            "network: {apiServerCIDRs: [10.0.0.1/32]}}\n",
+        )
         assert out == []
 
     def test_tenant_without_api_route_warns(self, write_values):
         (out,) = warnings(write_values, "platform:\n  tenants:\n    - {name: x}\n")
-        assert out.startswith("F:3:7: platform.tenants[0].network.apiServerCIDRs: warning: "
-                              "tenant \"x\" has no route to the Kubernetes API")
+        assert out.startswith(
+            "F:3:7: platform.tenants[0].network.apiServerCIDRs: warning: "
+            'tenant "x" has no route to the Kubernetes API'
+        )
 
 
 class TestNodepoolCommand:
     def test_prints_a_script_for_the_values(self, write_values, capsys):
-        path = write_values("platform:\n  nodePools:\n    - {name: spot, minNodes: 0, "
-                            "maxNodes: 5}\n")
+        path = write_values(
+            "platform:\n  nodePools:\n    - {name: spot, minNodes: 0, maxNodes: 5}\n"
+        )
         assert main(["nodepool", "--cloud", "gke", "-f", path, "--cluster", "c1"]) == 0
         out = capsys.readouterr().out
         assert out.startswith("#!/usr/bin/env bash")
@@ -176,16 +248,20 @@ class TestNodepoolCommand:
 
     def test_usage_and_bad_pool_errors(self, write_values, capsys):
         assert main(["nodepool", "--cloud", "ibm"]) == 2
-        path = write_values("platform:\n  nodePools:\n    - {name: x, cloud: eks, "
-                            "accelerator: nvidia-h200, driver: operator}\n")
+        path = write_values(
+            "platform:\n  nodePools:\n    - {name: x, cloud: eks, "
+            "accelerator: nvidia-h200, driver: operator}\n"
+        )
         assert main(["nodepool", "--cloud", "eks", "-f", path]) == 1
         err = capsys.readouterr().err
         assert "platform.nodePools[0]" in err and "Traceback" not in err
 
 
 def test_duplicate_hpa_in_one_namespace(write_values):
-    hpa = ("{name: w, scaleTargetRef: {kind: Deployment, name: w}, maxReplicas: 2, metrics: "
-           "[{type: Resource, resource: {name: cpu, target: {type: Utilization, "
-           "averageUtilization: 50}}}]}")
+    hpa = (
+        "{name: w, scaleTargetRef: {kind: Deployment, name: w}, maxReplicas: 2, metrics: "
+        "[{type: Resource, resource: {name: cpu, target: {type: Utilization, "
+        "averageUtilization: 50}}}]}"
+    )
     (out,) = problems(write_values, f"platform:\n  hpas:\n    - {hpa}\n    - {hpa}\n")
-    assert out.startswith("F:4:8: platform.hpas[1].name: an HPA named \"w\" is already listed")
+    assert out.startswith('F:4:8: platform.hpas[1].name: an HPA named "w" is already listed')

@@ -28,29 +28,33 @@ NOW = 1_796_000_000.0  # 2026-11-30T00:53:20Z
 DAY = 1_793_491_200.0  # 2026-11-01T00:00:00Z
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("2026-11-01T00:00:00Z", DAY),
-    ("2026-11-01T01:00:00+01:00", DAY),
-    ("2026-11-01T00:00:00.250Z", DAY + 0.25),
-    ("2026-11-01", DAY),  # no offset: UTC
-    ("2026-11-01 06:00:00", DAY + 6 * 3600),
-    ("1793491200", DAY),
-    ("1793491200.5", DAY + 0.5),
-    ("now", NOW),
-    (" now ", NOW),
-    ("now-24h", NOW - 86400),
-    ("now - 90m", NOW - 5400),
-    ("now-1h30m", NOW - 5400),
-    ("now-7d", NOW - 7 * 86400),
-    ("now+15m", NOW + 900),
-    ("now-500ms", NOW - 0.5),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-01T00:00:00Z", DAY),
+        ("2026-11-01T01:00:00+01:00", DAY),
+        ("2026-11-01T00:00:00.250Z", DAY + 0.25),
+        ("2026-11-01", DAY),  # no offset: UTC
+        ("2026-11-01 06:00:00", DAY + 6 * 3600),
+        ("1793491200", DAY),
+        ("1793491200.5", DAY + 0.5),
+        ("now", NOW),
+        (" now ", NOW),
+        ("now-24h", NOW - 86400),
+        ("now - 90m", NOW - 5400),
+        ("now-1h30m", NOW - 5400),
+        ("now-7d", NOW - 7 * 86400),
+        ("now+15m", NOW + 900),
+        ("now-500ms", NOW - 0.5),
+    ],
+)
 def test_parse_time(text: str, expected: float):
     assert parse_time(text, now=NOW) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("text", ["", "yesterday", "now-24", "now-h", "24h", "2026-13-01",
-                                  "01/11/2026", "now*2"])
+@pytest.mark.parametrize(
+    "text", ["", "yesterday", "now-24", "now-h", "24h", "2026-13-01", "01/11/2026", "now*2"]
+)
 def test_parse_time_rejects_with_the_forms_it_takes(text: str):
     with pytest.raises(UsageError, match="RFC 3339.*unix seconds.*now-24h") as err:
         parse_time(text, now=NOW)
@@ -112,15 +116,25 @@ def test_stderr_progress_prints_a_line_per_chunk(capsys: pytest.CaptureFixture[s
     show(1, 4)
     show(4, 4)
     err = capsys.readouterr().err.splitlines()
-    assert [line.split(" (")[0] for line in err] == ["querying prometheus: 1/4",
-                                                      "querying prometheus: 4/4"]
+    assert [line.split(" (")[0] for line in err] == [
+        "querying prometheus: 1/4",
+        "querying prometheus: 4/4",
+    ]
     assert "25%" in err[0] and "100%" in err[1]
 
 
-@pytest.mark.parametrize(("span_s", "step_s", "max_points"), [
-    (86400, 30, 11_000), (86400, 30, 500), (30 * 86400, 300, 11_000), (3610, 30, 11_000),
-    (10, 30, 11_000), (86400 * 7, 1, 11_000), (86400, 30, 2),
-])
+@pytest.mark.parametrize(
+    ("span_s", "step_s", "max_points"),
+    [
+        (86400, 30, 11_000),
+        (86400, 30, 500),
+        (30 * 86400, 300, 11_000),
+        (3610, 30, 11_000),
+        (10, 30, 11_000),
+        (86400 * 7, 1, 11_000),
+        (86400, 30, 2),
+    ],
+)
 def test_chunks_cover_the_grid_within_the_limits(span_s: int, step_s: int, max_points: int):
     """Every grid point in exactly one range query of at most max_points points and 12 h;
     the instant queries' windows tile the period and reach past its end."""
@@ -147,8 +161,14 @@ def test_a_pod_never_seen_waiting_waited_at_most_one_step():
     from gpu_platform.ops.report import _Collected, _pods
 
     pod, late = ("ns", "short", "u1"), ("ns", "late", "u2")
-    got = _Collected(paid={}, used={}, created={pod: 1017.0, late: 1990.0}, scheduled={},
-                     running={}, last_waiting={})
+    got = _Collected(
+        paid={},
+        used={},
+        created={pod: 1017.0, late: 1990.0},
+        scheduled={},
+        running={},
+        last_waiting={},
+    )
     pods = _pods(got, start=1000.0, end=2000.0, last_grid=1980.0, step=30.0)
     # late (sorted first): created after the last step, so to the end -> 10 s;
     # short: the steps are 1000, 1030, ...; the next one after 1017 is 1030 -> 13 s
@@ -159,36 +179,54 @@ def test_a_pod_never_seen_waiting_waited_at_most_one_step():
 # --------------------------------------------------------------------------- bounds
 
 
-@pytest.mark.parametrize(("start", "end", "step", "points"), [
-    (DAY, DAY + 3600, 30, 121), (DAY, DAY + 3610, 30, 121), (DAY, DAY + 10, 10, 2),
-    (DAY, DAY + 86400 * 30, 30, 86401), (DAY, DAY + 99.999, 0.001, 100_000),
-])
+@pytest.mark.parametrize(
+    ("start", "end", "step", "points"),
+    [
+        (DAY, DAY + 3600, 30, 121),
+        (DAY, DAY + 3610, 30, 121),
+        (DAY, DAY + 10, 10, 2),
+        (DAY, DAY + 86400 * 30, 30, 86401),
+        (DAY, DAY + 99.999, 0.001, 100_000),
+    ],
+)
 def test_the_grid_is_counted_before_anything_is_built(start, end, step, points):
     assert check_period(start, end, step) == points
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--step", "1e308"], "--step 1e+308 s is longer than the period (86400 s)"),
-    (["--start", "0", "--step", "0.001"], "a report holds at most 100000: use --step"),
-    (["--start", "now-90d", "--step", "1"], "use --step 77.761 or more"),
-    (["--step", "nan"], "--step nan: expected a number of seconds, at least 0.001"),
-    (["--step", "inf"], "--step inf: expected a number of seconds"),
-    (["--step", "0"], "--step 0: expected a number of seconds"),
-    (["--step", "-30"], "--step -30: expected a number of seconds"),
-    (["--step", "0.0001"], "at least 0.001"),
-    (["--start", "now-10s"], "--step 30 s is longer than the period (10 s)"),
-    (["--end", "now-48h"], "must be after --start"),
-])
-def test_unbounded_reports_are_refused_up_front(argv: list[str], message: str,
-                                                capsys: pytest.CaptureFixture[str]):
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--step", "1e308"], "--step 1e+308 s is longer than the period (86400 s)"),
+        (["--start", "0", "--step", "0.001"], "a report holds at most 100000: use --step"),
+        (["--start", "now-90d", "--step", "1"], "use --step 77.761 or more"),
+        (["--step", "nan"], "--step nan: expected a number of seconds, at least 0.001"),
+        (["--step", "inf"], "--step inf: expected a number of seconds"),
+        (["--step", "0"], "--step 0: expected a number of seconds"),
+        (["--step", "-30"], "--step -30: expected a number of seconds"),
+        (["--step", "0.0001"], "at least 0.001"),
+        (["--start", "now-10s"], "--step 30 s is longer than the period (10 s)"),
+        (["--end", "now-48h"], "must be after --start"),
+    ],
+)
+def test_unbounded_reports_are_refused_up_front(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+):
     """Exit 2 with a usage line, before a chunk list is built or anything is contacted (the
     URL is a closed port: reaching it would be a different error)."""
     from gpu_platform.cli import main
 
     tracemalloc.start()
     try:
-        code = main(["report", "--prometheus", f"http://127.0.0.1:{closed_port()}",
-                     "--start", "now-24h", *argv])
+        code = main(
+            [
+                "report",
+                "--prometheus",
+                f"http://127.0.0.1:{closed_port()}",
+                "--start",
+                "now-24h",
+                *argv,
+            ]
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -219,28 +257,39 @@ def test_secrets_come_from_the_environment(monkeypatch):
     assert (auth.basic_user, auth.basic_password) == ("u", SECRET)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"bearer_token_file": "/nonexistent/token"}, "--bearer-token-file /nonexistent/token: "
-                                                  "no such file"),
-    ({"bearer_token_env": "GPU_PLATFORM_UNSET_VAR"}, "no such environment variable"),
-    ({"bearer_token_env": "EMPTY"}, "--bearer-token-env EMPTY: it is empty"),
-    ({"bearer_token_env": "TWO_LINES"}, "line break or control character"),
-    ({"bearer_token_env": "TOKEN", "bearer_token_file": "/etc/hostname"}, "not both"),
-    ({"basic_auth_user": "u"}, "needs both --basic-auth-user and a password"),
-    ({"basic_auth_password_env": "TOKEN"}, "needs both --basic-auth-user and a password"),
-    ({"basic_auth_user": "a:b", "basic_auth_password_env": "TOKEN"}, "holds no ':'"),
-    ({"bearer_token_env": "TOKEN", "basic_auth_user": "u", "basic_auth_password_env": "TOKEN"},
-     "either a bearer token or basic auth"),
-    ({"key_file": "/etc/hostname"}, "--key-file needs --cert-file"),
-    ({"ca_file": "/etc/hostname"}, "not a PEM file of CA certificates"),
-    ({"cert_file": "/etc/hostname"}, "not a PEM client certificate"),
-    ({"ca_file": "/etc/hostname", "insecure_skip_tls_verify": True}, "contradict"),
-    ({"headers": ["Authorization: Bearer " + SECRET]}, "-H Authorization: set by the client"),
-    ({"headers": ["X-Api-Key"]}, "expected 'Name: value'"),
-    ({"headers": ["bad name: " + SECRET]}, "-H (not a header name)"),
-    ({"headers": ["X-Key: a\u2028" + SECRET]}, "a character a header cannot carry"),
-    ({"headers": ["X-Key: a", "x-key: b"]}, "given twice"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"bearer_token_file": "/nonexistent/token"},
+            "--bearer-token-file /nonexistent/token: no such file",
+        ),
+        ({"bearer_token_env": "GPU_PLATFORM_UNSET_VAR"}, "no such environment variable"),
+        ({"bearer_token_env": "EMPTY"}, "--bearer-token-env EMPTY: it is empty"),
+        ({"bearer_token_env": "TWO_LINES"}, "line break or control character"),
+        ({"bearer_token_env": "TOKEN", "bearer_token_file": "/etc/hostname"}, "not both"),
+        ({"basic_auth_user": "u"}, "needs both --basic-auth-user and a password"),
+        ({"basic_auth_password_env": "TOKEN"}, "needs both --basic-auth-user and a password"),
+        ({"basic_auth_user": "a:b", "basic_auth_password_env": "TOKEN"}, "holds no ':'"),
+        (
+            {
+                "bearer_token_env": "TOKEN",
+                "basic_auth_user": "u",
+                "basic_auth_password_env": "TOKEN",
+            },
+            "either a bearer token or basic auth",
+        ),
+        ({"key_file": "/etc/hostname"}, "--key-file needs --cert-file"),
+        ({"ca_file": "/etc/hostname"}, "not a PEM file of CA certificates"),
+        ({"cert_file": "/etc/hostname"}, "not a PEM client certificate"),
+        ({"ca_file": "/etc/hostname", "insecure_skip_tls_verify": True}, "contradict"),
+        ({"headers": ["Authorization: Bearer " + SECRET]}, "-H Authorization: set by the client"),
+        ({"headers": ["X-Api-Key"]}, "expected 'Name: value'"),
+        ({"headers": ["bad name: " + SECRET]}, "-H (not a header name)"),
+        ({"headers": ["X-Key: a\u2028" + SECRET]}, "a character a header cannot carry"),
+        ({"headers": ["X-Key: a", "x-key: b"]}, "given twice"),
+    ],
+)
 def test_bad_auth_flags_name_the_flag_and_never_the_secret(kwargs, message, monkeypatch):
     monkeypatch.setenv("TOKEN", SECRET)
     monkeypatch.setenv("EMPTY", "")
@@ -251,22 +300,28 @@ def test_bad_auth_flags_name_the_flag_and_never_the_secret(kwargs, message, monk
     assert SECRET not in str(err.value)
 
 
-@pytest.mark.parametrize("url", [
-    "http://admin:" + SECRET + "@prometheus:9090",
-    "https://" + SECRET + "@prometheus",
-    "http://admin:" + SECRET + "@prometheus:notaport",  # does not parse: still stripped
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://admin:" + SECRET + "@prometheus:9090",
+        "https://" + SECRET + "@prometheus",
+        "http://admin:" + SECRET + "@prometheus:notaport",  # does not parse: still stripped
+    ],
+)
 def test_urls_with_credentials_are_refused_and_never_printed(url):
     with pytest.raises(UsageError) as err:
         build_report(url, DAY, DAY + 3600)
     assert SECRET not in str(err.value) and "admin" not in str(err.value)
 
 
-@pytest.mark.parametrize(("url", "shown"), [
-    ("http://u:p@h:9090/prefix?x=1#f", "http://h:9090/prefix"),
-    ("https://h", "https://h"),
-    ("http://u:p@[::1]:90/", "http://[::1]:90/"),
-])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://u:p@h:9090/prefix?x=1#f", "http://h:9090/prefix"),
+        ("https://h", "https://h"),
+        ("http://u:p@[::1]:90/", "http://[::1]:90/"),
+    ],
+)
 def test_display_url_drops_userinfo_query_and_fragment(url, shown):
     assert display_url(url) == shown
 
@@ -279,8 +334,11 @@ def test_messages_are_redacted_even_when_a_server_echoes_a_secret(monkeypatch):
 
     class Echo(http.server.BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802
-            body = ('{"status":"error","errorType":"bad_data","error":"you sent '
-                    + str(self.headers.get("Authorization")) + '"}').encode()
+            body = (
+                '{"status":"error","errorType":"bad_data","error":"you sent '
+                + str(self.headers.get("Authorization"))
+                + '"}'
+            ).encode()
             self.send_response(400)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -308,5 +366,6 @@ def test_a_ca_bundle_needs_https():
     import certifi  # requests' own CA bundle: a real PEM file of CA certificates
 
     with pytest.raises(UsageError, match="need an https:// URL"):
-        build_report("http://127.0.0.1:9", DAY, DAY + 3600,
-                     auth=credentials(ca_file=certifi.where()))
+        build_report(
+            "http://127.0.0.1:9", DAY, DAY + 3600, auth=credentials(ca_file=certifi.where())
+        )

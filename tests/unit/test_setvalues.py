@@ -26,12 +26,29 @@ def s(text: str) -> SetArg:
 
 
 class TestTyping:
-    @pytest.mark.parametrize(("text", "value"), [
-        ("true", True), ("TRUE", True), ("False", False), ("null", None), ("NULL", None),
-        ("0", 0), ("12", 12), ("-5", -5), ("+7", 7), ("9223372036854775807", 2**63 - 1),
-        ("9223372036854775808", "9223372036854775808"), ("0012", "0012"), ("1.5", "1.5"),
-        ("1e3", "1e3"), ("0x10", "0x10"), ("", ""), ("yes", "yes"), ("1_000", "1_000"),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "value"),
+        [
+            ("true", True),
+            ("TRUE", True),
+            ("False", False),
+            ("null", None),
+            ("NULL", None),
+            ("0", 0),
+            ("12", 12),
+            ("-5", -5),
+            ("+7", 7),
+            ("9223372036854775807", 2**63 - 1),
+            ("9223372036854775808", "9223372036854775808"),
+            ("0012", "0012"),
+            ("1.5", "1.5"),
+            ("1e3", "1e3"),
+            ("0x10", "0x10"),
+            ("", ""),
+            ("yes", "yes"),
+            ("1_000", "1_000"),
+        ],
+    )
     def test_like_helm(self, text, value):
         got = typed(text)
         assert got == value and type(got) is type(value)
@@ -39,32 +56,44 @@ class TestTyping:
 
 class TestGrammar:
     def test_nested_keys_lists_and_escapes(self):
-        data = applied(s(r"a.b.c=1,list={x,y\,z},idx[2]=q,n[0].o=1,n[1][1]=2,dot\.key=v,"
-                         "empty="))
-        assert data == {"a": {"b": {"c": 1}}, "list": ["x", "y,z"],
-                        "idx": [None, None, "q"], "n": [{"o": 1}, [None, 2]],
-                        "dot.key": "v", "empty": ""}
+        data = applied(
+            s(
+                r"a.b.c=1,list={x,y\,z},idx[2]=q,n[0].o=1,n[1][1]=2,dot\.key=v,"
+                "empty="
+            )
+        )
+        assert data == {
+            "a": {"b": {"c": 1}},
+            "list": ["x", "y,z"],
+            "idx": [None, None, "q"],
+            "n": [{"o": 1}, [None, 2]],
+            "dot.key": "v",
+            "empty": "",
+        }
 
     def test_values_are_typed_only_by_set(self, tmp_path):
         (tmp_path / "cert.pem").write_text("-----BEGIN-----\n5\n")
-        data = applied(*ordered(["x=5,y=true"], ["x2=5,y2=true"], ["file=cert.pem"]),
-                       tmp=tmp_path)
-        assert data == {"x": 5, "y": True, "x2": "5", "y2": "true",
-                        "file": "-----BEGIN-----\n5\n"}
+        data = applied(*ordered(["x=5,y=true"], ["x2=5,y2=true"], ["file=cert.pem"]), tmp=tmp_path)
+        assert data == {"x": 5, "y": True, "x2": "5", "y2": "true", "file": "-----BEGIN-----\n5\n"}
 
     def test_files_first_then_set_then_set_string_then_set_file(self, tmp_path):
         (tmp_path / "v.txt").write_text("from-file")
         # Given in the opposite order on purpose: Helm applies them by kind.
-        args = [SetArg("--set-file", "k=v.txt"), SetArg("--set-string", "k=string"),
-                SetArg("--set", "k=1")]
+        args = [
+            SetArg("--set-file", "k=v.txt"),
+            SetArg("--set-string", "k=string"),
+            SetArg("--set", "k=1"),
+        ]
         assert applied(*args, tmp=tmp_path) == {"k": "from-file"}
         assert applied(*args[1:], tmp=tmp_path) == {"k": "string"}
 
     def test_items_are_set_inside_the_lists_the_files_gave(self):
         base = {"pools": [{"name": "a", "max": 1}, {"name": "b", "max": 2}], "m": {"k": 1}}
         data = applied(s("pools[1].max=5,m.j=2"), base=base)
-        assert data == {"pools": [{"name": "a", "max": 1}, {"name": "b", "max": 5}],
-                        "m": {"k": 1, "j": 2}}
+        assert data == {
+            "pools": [{"name": "a", "max": 1}, {"name": "b", "max": 5}],
+            "m": {"k": 1, "j": 2},
+        }
 
     def test_a_whole_list_replaces(self):
         assert applied(s("pools={}"), base={"pools": [1, 2]}) == {"pools": [""]}
@@ -83,18 +112,25 @@ class TestGrammar:
 
 
 class TestProblems:
-    @pytest.mark.parametrize(("arg", "where", "path", "fragment"), [
-        ("a", "--set a", "a", "`a` has no value"),
-        ("x=1,a,b=1", "--set a,b=1", "a", "has no value before the comma"),
-        ("a.=1", "--set a.=1", "a", "names no key after the dot"),
-        ("a[x]=1", "--set a[x]=1", "a", "not a whole number"),
-        ("a[-1]=1", "--set a[-1]=1", "a[-1]", "negative"),
-        ("a[0]x=1", "--set a[0]x=1", "a[0]", "unexpected `x`"),
-        ("a={1,2", "--set a={1,2", "a", "must end with `}`"),
-        ("a[70000]=1", "--set a[70000]=1", "a", "65536"),
-        (".".join("abcdefghijklmnopqrstuvwxyzabcdef") + "=1", "--set a.b", "a.b.c",
-         "more than 30 deep"),
-    ])
+    @pytest.mark.parametrize(
+        ("arg", "where", "path", "fragment"),
+        [
+            ("a", "--set a", "a", "`a` has no value"),
+            ("x=1,a,b=1", "--set a,b=1", "a", "has no value before the comma"),
+            ("a.=1", "--set a.=1", "a", "names no key after the dot"),
+            ("a[x]=1", "--set a[x]=1", "a", "not a whole number"),
+            ("a[-1]=1", "--set a[-1]=1", "a[-1]", "negative"),
+            ("a[0]x=1", "--set a[0]x=1", "a[0]", "unexpected `x`"),
+            ("a={1,2", "--set a={1,2", "a", "must end with `}`"),
+            ("a[70000]=1", "--set a[70000]=1", "a", "65536"),
+            (
+                ".".join("abcdefghijklmnopqrstuvwxyzabcdef") + "=1",
+                "--set a.b",
+                "a.b.c",
+                "more than 30 deep",
+            ),
+        ],
+    )
     def test_each_problem_is_located_at_its_assignment(self, arg, where, path, fragment):
         with pytest.raises(ValuesInvalid) as exc:
             applied(s(arg))
@@ -107,8 +143,10 @@ class TestProblems:
         with pytest.raises(ValuesInvalid) as exc:
             apply(loaded, [s("platform.monitoring.scrapeInterval=2s")])
         text = str(exc.value)
-        assert text.startswith("--set platform.monitoring.scrapeInterval=2s: "
-                               "platform.monitoring: it holds a number (set at ")
+        assert text.startswith(
+            "--set platform.monitoring.scrapeInterval=2s: "
+            "platform.monitoring: it holds a number (set at "
+        )
         assert "site.yaml:2:3" in text and "not a map" in text
 
     def test_set_file_problems(self, tmp_path):
@@ -120,9 +158,13 @@ class TestProblems:
         # a file that cannot be read is a usage error naming the flag and the file
         (tmp_path / "bin").write_bytes(b"\xff\xfe")
         for arg, message in (
-                ("k=missing.txt", f"{tmp_path / 'missing.txt'}: no such file"),
-                ("k=bin", f"{tmp_path / 'bin'}: not UTF-8 text (invalid start byte at byte 0); "
-                 "save it as UTF-8")):
+            ("k=missing.txt", f"{tmp_path / 'missing.txt'}: no such file"),
+            (
+                "k=bin",
+                f"{tmp_path / 'bin'}: not UTF-8 text (invalid start byte at byte 0); "
+                "save it as UTF-8",
+            ),
+        ):
             with pytest.raises(UsageError) as usage:
                 applied(SetArg("--set-file", arg), tmp=tmp_path)
             assert str(usage.value) == f"--set-file {arg}: {message}"
@@ -132,28 +174,52 @@ class TestChecksSeeTheFlag:
     """The merged values go through the model: a bad --set is reported like a bad file line."""
 
     def test_model_problem_points_at_the_flag(self, capsys):
-        code = main(["template", "--set", "platform.monitoring.scrapeInterval=fast",
-                     "--dependencies", "standins"])
+        code = main(
+            [
+                "template",
+                "--set",
+                "platform.monitoring.scrapeInterval=fast",
+                "--dependencies",
+                "standins",
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 1
-        assert ("--set platform.monitoring.scrapeInterval=fast: "
-                "platform.monitoring.scrapeInterval: expected a duration") in err
+        assert (
+            "--set platform.monitoring.scrapeInterval=fast: "
+            "platform.monitoring.scrapeInterval: expected a duration"
+        ) in err
         assert "$> helm" not in err and "Traceback" not in err
 
     def test_the_assignment_of_a_several_assignment_flag(self, capsys):
-        code = main(["template", "--set", "platform.monitoring.scrapeInterval=2s,"
-                     "platform.prepuller.enabled=maybe"])
+        code = main(
+            [
+                "template",
+                "--set",
+                "platform.monitoring.scrapeInterval=2s,platform.prepuller.enabled=maybe",
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 1
-        assert err.startswith("--set platform.prepuller.enabled=maybe: "
-                              "platform.prepuller.enabled:"), err
+        assert err.startswith(
+            "--set platform.prepuller.enabled=maybe: platform.prepuller.enabled:"
+        ), err
 
     def test_set_string_keeps_a_number_a_string_and_the_model_says_so(self, capsys):
-        code = main(["template", "--set-string", "platform.nodePools[0].name=gpu,"
-                     "platform.nodePools[0].gpusPerNode=2"])
+        code = main(
+            [
+                "template",
+                "--set-string",
+                "platform.nodePools[0].name=gpu,platform.nodePools[0].gpusPerNode=2",
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 1
-        assert "--set-string platform.nodePools[0].name=gpu,platform.nodePools[0]." \
-               "gpusPerNode=2: platform.nodePools[0].gpusPerNode:" not in err
-        assert "--set-string platform.nodePools[0].gpusPerNode=2: " \
-               "platform.nodePools[0].gpusPerNode: expected a whole number" in err
+        assert (
+            "--set-string platform.nodePools[0].name=gpu,platform.nodePools[0]."
+            "gpusPerNode=2: platform.nodePools[0].gpusPerNode:" not in err
+        )
+        assert (
+            "--set-string platform.nodePools[0].gpusPerNode=2: "
+            "platform.nodePools[0].gpusPerNode: expected a whole number" in err
+        )

@@ -26,16 +26,25 @@ def short_workload(tmp_path: Path, hours: int = 12, edit: tuple[str, str] = ("",
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpu_platform.cli", *argv],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_text_names_every_figure_and_rounds_it(tmp_path, capsys):
     assert main(["simulate", "-f", GKE, "--workload", short_workload(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for line in ("pending (created to Running): median", "time to scheduled: median",
-                 "GPU-hours: used", "per tenant (namespace)", "team-forecast",
-                 "GPU-hours paid that report would see (Ready nodes):"):
+    for line in (
+        "pending (created to Running): median",
+        "time to scheduled: median",
+        "GPU-hours: used",
+        "per tenant (namespace)",
+        "team-forecast",
+        "GPU-hours paid that report would see (Ready nodes):",
+    ):
         assert line in out, line
     assert "gpu hours paid visible" not in out
 
@@ -49,8 +58,9 @@ def test_settings_files_and_compare_settings(tmp_path, capsys):
     assert main(["simulate", "--workload", workload, "--settings", str(slow), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["assumptions"]["nodes"]["bootSeconds"]["median"] == 600
-    assert main(["simulate", "--workload", workload, "--compare-settings", str(fast),
-                 str(slow)]) == 0
+    assert (
+        main(["simulate", "--workload", workload, "--compare-settings", str(fast), str(slow)]) == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith(f"A: simulate defaults + {fast}\nB: simulate defaults + {slow}\n")
     assert "pending median" in out and "saturated" in out
@@ -60,36 +70,69 @@ def test_compare_values_and_settings_together(tmp_path, capsys):
     zero = str(REPO / "values" / "scale-from-zero.yaml")
     slow = tmp_path / "slow.yaml"
     slow.write_text("nodes: {bootSeconds: 600}\n")
-    assert main(["simulate", "--workload", short_workload(tmp_path), "--compare", GKE, zero,
-                 "--compare-settings", str(slow), str(slow), "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--workload",
+                short_workload(tmp_path),
+                "--compare",
+                GKE,
+                zero,
+                "--compare-settings",
+                str(slow),
+                str(slow),
+                "--json",
+            ]
+        )
+        == 0
+    )
     a, b = json.loads(capsys.readouterr().out)
-    assert a["source"] == f"simulate {GKE} + {slow}" and b["source"].startswith(
-        f"simulate {zero}")
+    assert a["source"] == f"simulate {GKE} + {slow}" and b["source"].startswith(f"simulate {zero}")
     assert a["assumptions"]["nodes"]["bootSeconds"]["median"] == 600
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--compare", "a.yaml", "b.yaml", "-f", "x.yaml"], "use either -f or --compare"),
-    (["--settings", "s.yaml", "--compare-settings", "a.yaml", "b.yaml"],
-     "use either --settings or --compare-settings"),
-    (["--settings", "/nonexistent.yaml"], "no such settings file"),
-    (["--workload", "/nonexistent.yaml"], "no such workload file"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--compare", "a.yaml", "b.yaml", "-f", "x.yaml"], "use either -f or --compare"),
+        (
+            ["--settings", "s.yaml", "--compare-settings", "a.yaml", "b.yaml"],
+            "use either --settings or --compare-settings",
+        ),
+        (["--settings", "/nonexistent.yaml"], "no such settings file"),
+        (["--workload", "/nonexistent.yaml"], "no such workload file"),
+    ],
+)
 def test_usage_errors(argv, message, capsys):
     assert main(["simulate", *argv]) == 2
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (("weight: 3", "weight: .inf"),
-     "clusters[0].weight: expected a finite number, got inf; fix: write a finite number"),
-    (("width: 1,", "width: 1000000000,"),
-     "tenants[2].arrivals.stages[0].width: expected less than or equal to 1000"),
-    (("everyMinutes: 60", "everyMinutes: 1e-300"),
-     "tenants[2].arrivals.stages[0].everyMinutes: expected greater than or equal to 0.01667"),
-    (("count: 2\n        start: {from: \"09:00\"", "count: 10000\n        start: {from: \"09:00\""),
-     "this workload creates up to"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            ("weight: 3", "weight: .inf"),
+            "clusters[0].weight: expected a finite number, got inf; fix: write a finite number",
+        ),
+        (
+            ("width: 1,", "width: 1000000000,"),
+            "tenants[2].arrivals.stages[0].width: expected less than or equal to 1000",
+        ),
+        (
+            ("everyMinutes: 60", "everyMinutes: 1e-300"),
+            "tenants[2].arrivals.stages[0].everyMinutes: expected greater than or equal to 0.01667",
+        ),
+        (
+            (
+                'count: 2\n        start: {from: "09:00"',
+                'count: 10000\n        start: {from: "09:00"',
+            ),
+            "this workload creates up to",
+        ),
+    ],
+)
 def test_bad_workload_values_are_located_never_a_traceback(tmp_path, edit, message):
     proc = cli("simulate", "--workload", short_workload(tmp_path, edit=edit))
     assert proc.returncode == 1, proc.stderr
@@ -102,13 +145,16 @@ def test_bad_settings_are_located(tmp_path):
     settings.write_text("autoscaler:\n  scanIntervalSeconds: 1e-300\n")
     proc = cli("simulate", "--settings", str(settings))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert f"{settings}:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal " \
+    assert (
+        f"{settings}:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal "
         "to 1, got 1e-300; fix: use 1 or more" in proc.stderr
+    )
 
 
 def test_a_format_1_workload_runs_with_its_message(tmp_path, capsys):
     old = tmp_path / "old.yaml"
-    old.write_text(textwrap.dedent("""\
+    old.write_text(
+        textwrap.dedent("""\
         hours: 6
         arrivals:
           stages:
@@ -118,7 +164,8 @@ def test_a_format_1_workload_runs_with_its_message(tmp_path, capsys):
             workers: {min: 1, max: 1}
             durationMinutes: {median: 20, p90: 60}
             image: example.com/rapids:1.0
-    """))
+    """)
+    )
     assert main(["simulate", "--workload", str(old)]) == 0
     captured = capsys.readouterr()
     assert "warning: workload format 1" in captured.err
@@ -145,8 +192,12 @@ class TestPlotPath:
 
     def test_the_four_panels_are_written(self, tmp_path, capsys):
         out = tmp_path / "day.png"
-        assert main(["simulate", "-f", GKE, "--workload", short_workload(tmp_path),
-                     "--plot", str(out)]) == 0
+        assert (
+            main(
+                ["simulate", "-f", GKE, "--workload", short_workload(tmp_path), "--plot", str(out)]
+            )
+            == 0
+        )
         assert out.read_bytes()[:4] == b"\x89PNG" and out.stat().st_size > 40_000
 
 
@@ -154,8 +205,12 @@ class TestPlotPath:
 def test_a_closed_pipe_ends_quietly(argv):
     # `simulate --defaults | head -1`: the reader is gone before the output is written (closed
     # at once here, so the whole output meets a closed pipe, whatever the pipe's buffer)
-    proc = subprocess.Popen([sys.executable, "-m", "gpu_platform.cli", "simulate", *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpu_platform.cli", "simulate", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read()

@@ -44,23 +44,31 @@ class TestScheduling:
         assert result.summary.scheduling.median_s == 0.0
 
     def test_the_second_pod_finds_the_image_pulled(self):
-        result = run(values(pool(minNodes=1, gpusPerNode=2)),
-                     [cluster(at=5), cluster(at=500, index=1)])
+        result = run(
+            values(pool(minNodes=1, gpusPerNode=2)), [cluster(at=5), cluster(at=500, index=1)]
+        )
         assert waits(result) == [PULL, 0.0]
 
     def test_pulls_queue_behind_each_other_by_default(self):
         two = [cluster(at=5), cluster(at=5, index=1, image=OTHER_IMAGE)]
         serial = run(values(pool(minNodes=1, gpusPerNode=2)), two)
         assert waits(serial) == [PULL, 2 * PULL]
-        parallel = run(values(pool(minNodes=1, gpusPerNode=2)), two,
-                       settings(nodes={"serializeImagePulls": False}))
+        parallel = run(
+            values(pool(minNodes=1, gpusPerNode=2)),
+            two,
+            settings(nodes={"serializeImagePulls": False}),
+        )
         assert waits(parallel) == [PULL, PULL]
 
-    @pytest.mark.parametrize(("placement", "same_node"), [("least-allocated", False),
-                                                          ("most-allocated", True)])
+    @pytest.mark.parametrize(
+        ("placement", "same_node"), [("least-allocated", False), ("most-allocated", True)]
+    )
     def test_placement_spreads_or_packs(self, placement, same_node):
-        result = run(values(pool(minNodes=2, gpusPerNode=2)), [cluster(at=5, workers=1)],
-                     settings(scheduler={"placement": placement}))
+        result = run(
+            values(pool(minNodes=2, gpusPerNode=2)),
+            [cluster(at=5, workers=1)],
+            settings(scheduler={"placement": placement}),
+        )
         scheduler, worker = [p for p in result.pods if p.is_user]
         assert (scheduler.node is worker.node) is same_node
 
@@ -79,7 +87,6 @@ class TestScheduling:
         extra = result.summary.extra
         assert extra["pods_cancelled"] == 1 and extra["pods_waiting_at_end"] == 0
         assert {p.ended_at for p in result.pods} == {1800}
-
 
 
 class TestSchedulingCost:
@@ -101,8 +108,10 @@ class TestSchedulingCost:
             calls["victims"] += 1
             return victims(state, pod, node)
 
-        with patch.object(ClusterState, "schedule", count_schedule), \
-                patch.object(ClusterState, "_victims", count_victims):
+        with (
+            patch.object(ClusterState, "schedule", count_schedule),
+            patch.object(ClusterState, "_victims", count_victims),
+        ):
             result = run(vals, arrivals, hours=10.0)
         return result, calls
 
@@ -110,8 +119,7 @@ class TestSchedulingCost:
         # pool a (2 nodes) is full after two clusters; pool b's 4 GPUs idle but are not
         # allowed; 98 schedulers queue, and each arrival runs a pass
         vals = values(pool(name="a", minNodes=2, maxNodes=2), pool(name="b", minNodes=4))
-        arrivals = [cluster(at=10.0 * i, index=i, duration=24 * 3600, pool="a")
-                    for i in range(100)]
+        arrivals = [cluster(at=10.0 * i, index=i, duration=24 * 3600, pool="a") for i in range(100)]
         result, calls = self.counted(vals, arrivals)
         assert result.summary.extra["pods_waiting_at_end"] == 98
         # one failed try per node of pool a per pass (was: every queued pod, ~10,000)
@@ -119,11 +127,13 @@ class TestSchedulingCost:
 
     def test_every_node_with_one_free_gpu_and_pods_needing_two(self):
         vals = values(pool(gpusPerNode=3, minNodes=3, maxNodes=3))
-        arrivals = [cluster(at=10.0 * i, index=i, duration=24 * 3600, scheduler_gpus=2)
-                    for i in range(100)]
+        arrivals = [
+            cluster(at=10.0 * i, index=i, duration=24 * 3600, scheduler_gpus=2) for i in range(100)
+        ]
         result, calls = self.counted(vals, arrivals)
         assert result.summary.extra["pods_waiting_at_end"] == 97
         assert calls["victims"] <= 3 * calls["passes"]
+
 
 class TestNewNodes:
     def test_a_pod_that_does_not_fit_waits_scan_boot_driver_pull(self):
@@ -191,31 +201,42 @@ class TestNewNodes:
         result = run(values(pool(gpusPerNode=2)), [cluster(at=0, duration=3600)], hours=1.0)
         extra, hours = result.summary.extra, result.summary.gpu_hours
         assert extra["gpu_hours_paid_visible"] == pytest.approx(2 * (3600 - 510) / 3600)
-        assert hours.paid - extra["gpu_hours_paid_visible"] == \
-            pytest.approx((BOOT + DRIVER) * 2 / 3600)
+        assert hours.paid - extra["gpu_hours_paid_visible"] == pytest.approx(
+            (BOOT + DRIVER) * 2 / 3600
+        )
 
     def test_warm_nodes_are_visible_from_the_start_and_until_removed(self):
         # one warm node all day, plus one added at 10, Ready at 510, removed at 2220
-        result = run(values(pool(minNodes=1)),
-                     [cluster(at=0, duration=3600 * 2), cluster(at=1, index=1, duration=1005)],
-                     hours=1.0)
-        assert result.summary.extra["gpu_hours_paid_visible"] == \
-            pytest.approx(1.0 + (2220 - 510) / 3600)
+        result = run(
+            values(pool(minNodes=1)),
+            [cluster(at=0, duration=3600 * 2), cluster(at=1, index=1, duration=1005)],
+            hours=1.0,
+        )
+        assert result.summary.extra["gpu_hours_paid_visible"] == pytest.approx(
+            1.0 + (2220 - 510) / 3600
+        )
 
 
 class TestExpanders:
     @pytest.mark.parametrize("expander", ["least-waste", "most-pods"])
     def test_ties_go_to_the_first_pool_name(self, expander):
         # two identical pools: both options waste nothing and help the one pod
-        result = run(values(pool(name="b"), pool(name="a")), [cluster(at=0)],
-                     settings(autoscaler={"expander": expander}))
+        result = run(
+            values(pool(name="b"), pool(name="a")),
+            [cluster(at=0)],
+            settings(autoscaler={"expander": expander}),
+        )
         assert [n.pool.name for n in result.nodes] == ["a"]
+
 
 class TestPlaceholders:
     def test_a_placeholder_is_preempted_and_comes_back_on_a_new_node(self):
         # one warm node held by a placeholder; the user pod takes it at once
-        result = run(values(pool(placeholders={"replicas": 1}), prepull=[IMAGE]),
-                     [cluster(at=5)], settings(gpu_buffer=30))
+        result = run(
+            values(pool(placeholders={"replicas": 1}), prepull=[IMAGE]),
+            [cluster(at=5)],
+            settings(gpu_buffer=30),
+        )
         assert waits(result) == [0.0]
         assert result.summary.extra["placeholders_preempted"] == 1
         # the recreated placeholder (created at 5) is pending; scale-up at 40 (35 s old)
@@ -246,14 +267,19 @@ class TestScaleDown:
         assert result.summary.extra["scale_downs"] == 1
 
     def test_optimize_utilization_removes_it_after_a_minute(self):
-        result = run(values(), [self.CLUSTER],
-                     settings(autoscaler={"profile": "optimize-utilization"}))
+        result = run(
+            values(), [self.CLUSTER], settings(autoscaler={"profile": "optimize-utilization"})
+        )
         assert result.nodes[0].deleted_at == 1620 + 60
 
     def test_an_explicit_unneeded_time_wins_over_the_profile(self):
-        result = run(values(), [self.CLUSTER],
-                     settings(autoscaler={"profile": "optimize-utilization",
-                                          "scaleDownUnneededSeconds": 300}))
+        result = run(
+            values(),
+            [self.CLUSTER],
+            settings(
+                autoscaler={"profile": "optimize-utilization", "scaleDownUnneededSeconds": 300}
+            ),
+        )
         assert result.nodes[0].deleted_at == 1620 + 300
 
     def test_min_nodes_stay(self):
@@ -273,15 +299,16 @@ class TestScaleDown:
         # 2219, so at 2220 every pending pod is under 2 s old: upstream waits a loop for more
         # pods and removes nothing in it. The node goes at the next scan.
         a = pool(name="a", minNodes=1, maxNodes=1)
-        arrivals = [cluster(at=0, duration=10 * 3600, pool="a"),
-                    cluster(at=0, index=1, duration=1005, pool="b"),
-                    cluster(at=2219, index=2, pool="a")]
+        arrivals = [
+            cluster(at=0, duration=10 * 3600, pool="a"),
+            cluster(at=0, index=1, duration=1005, pool="b"),
+            cluster(at=2219, index=2, pool="a"),
+        ]
         result = run(values(a, pool(name="b")), arrivals)
         node_b = next(n for n in result.nodes if n.pool.name == "b")
         assert node_b.deleted_at == 2220 + SCAN
 
     def test_a_node_with_a_running_user_pod_is_never_removed(self):
         # 4 GPUs, one used: 25 % is below the threshold, but the Dask pod does not move
-        result = run(values(pool(gpusPerNode=4, minNodes=0)),
-                     [cluster(at=0, duration=5 * 3600)])
+        result = run(values(pool(gpusPerNode=4, minNodes=0)), [cluster(at=0, duration=5 * 3600)])
         assert result.summary.extra["scale_downs"] == 0

@@ -66,8 +66,11 @@ class TestQuota:
         # quota 2, an empty pool: the first cluster's two pods are Pending (no node yet),
         # and they fill the quota: the third pod is refused until they are deleted
         vals = values(pool(), tenants={"team": 2})
-        result = run(vals, [cluster(at=0, workers=1, tenant="team", quota=True),
-                            quota_cluster(1, 1)], self.BACKOFF)
+        result = run(
+            vals,
+            [cluster(at=0, workers=1, tenant="team", quota=True), quota_cluster(1, 1)],
+            self.BACKOFF,
+        )
         assert result.summary.extra["pods_delayed_by_quota"] == 1
 
     def test_quotas_change_the_day(self):
@@ -131,8 +134,15 @@ class TestStartLatency:
         # 400 one-pod clusters on a warm 400-GPU pool: the waits follow the spread
         sets = settings(nodes={"containerStartSeconds": {"median": 2, "p90": 4}})
         day = [cluster(at=1.0 * i, index=i, duration=60) for i in range(400)]
-        got = sorted(waits(run(values(pool(gpusPerNode=8, minNodes=50, maxNodes=50),
-                                      prepull=[IMAGE]), day, sets)))
+        got = sorted(
+            waits(
+                run(
+                    values(pool(gpusPerNode=8, minNodes=50, maxNodes=50), prepull=[IMAGE]),
+                    day,
+                    sets,
+                )
+            )
+        )
         assert statistics.median(got) == pytest.approx(2, rel=0.15)
         assert got[int(0.9 * len(got))] == pytest.approx(4, rel=0.2)
 
@@ -158,11 +168,27 @@ class TestQuotaDeadlock:
     BACKOFF = settings(quota={"retryBaseSeconds": 1, "retryMaxSeconds": 1000})
 
     def day(self, patience: float | None):
-        return [cluster(at=0, index=0, duration=300, tenant="team", quota=True),
-                cluster(at=10, index=1, workers=1, duration=600, tenant="team", quota=True,
-                        patience=patience),
-                cluster(at=400, index=2, workers=1, duration=600, tenant="team", quota=True,
-                        patience=patience)]
+        return [
+            cluster(at=0, index=0, duration=300, tenant="team", quota=True),
+            cluster(
+                at=10,
+                index=1,
+                workers=1,
+                duration=600,
+                tenant="team",
+                quota=True,
+                patience=patience,
+            ),
+            cluster(
+                at=400,
+                index=2,
+                workers=1,
+                duration=600,
+                tenant="team",
+                quota=True,
+                patience=patience,
+            ),
+        ]
 
     def test_clusters_that_wait_for_all_their_pods_deadlock(self):
         result = run(warm(gpus=4, team=2), self.day(None), self.BACKOFF)

@@ -23,8 +23,9 @@ from support.simulate import IMAGE, OTHER_IMAGE, cluster, values
 from support.simulate import run as run_day
 from support.simulate import settings as sim_settings
 
-EXAMPLES = settings(max_examples=40, derandomize=True, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = settings(
+    max_examples=40, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 NAMES = ["a", "b"]
 
 
@@ -33,12 +34,16 @@ def pools(draw: st.DrawFn, roomy: bool = False) -> list[dict[str, Any]]:
     out = []
     for name in NAMES[: draw(st.integers(1, 2))]:
         low = draw(st.integers(0, 2))
-        out.append({
-            "name": name, "gpusPerNode": draw(st.integers(2 if roomy else 1, 4)),
-            "minNodes": low, "maxNodes": draw(st.integers(max(low, 2 if roomy else 1), low + 3)),
-            "driver": draw(st.sampled_from(["operator", "preinstalled"])),
-            "placeholders": {"replicas": draw(st.integers(0, 2))},
-        })
+        out.append(
+            {
+                "name": name,
+                "gpusPerNode": draw(st.integers(2 if roomy else 1, 4)),
+                "minNodes": low,
+                "maxNodes": draw(st.integers(max(low, 2 if roomy else 1), low + 3)),
+                "driver": draw(st.sampled_from(["operator", "preinstalled"])),
+                "placeholders": {"replicas": draw(st.integers(0, 2))},
+            }
+        )
     return out
 
 
@@ -47,36 +52,46 @@ def assumptions(draw: st.DrawFn) -> Any:
     """Settings, and the image sizes the day uses."""
     return sim_settings(
         gpu_buffer=draw(st.sampled_from([0.0, 30.0])),
-        autoscaler={"profile": draw(st.sampled_from(["balanced", "optimize-utilization"])),
-                    "expander": draw(st.sampled_from(["random", "least-waste", "most-pods"])),
-                    "unschedulableGpuPodBufferSeconds": draw(st.sampled_from([0.0, 30.0]))},
-        nodes={"bootSeconds": draw(st.sampled_from([30, 400, {"median": 200, "p90": 300}])),
-               "driverInstallSeconds": draw(st.floats(0, 400)),
-               "containerStartSeconds": draw(st.sampled_from([0, {"median": 2, "p90": 3}])),
-               "imageStreaming": draw(st.booleans()),
-               "serializeImagePulls": draw(st.booleans())},
+        autoscaler={
+            "profile": draw(st.sampled_from(["balanced", "optimize-utilization"])),
+            "expander": draw(st.sampled_from(["random", "least-waste", "most-pods"])),
+            "unschedulableGpuPodBufferSeconds": draw(st.sampled_from([0.0, 30.0])),
+        },
+        nodes={
+            "bootSeconds": draw(st.sampled_from([30, 400, {"median": 200, "p90": 300}])),
+            "driverInstallSeconds": draw(st.floats(0, 400)),
+            "containerStartSeconds": draw(st.sampled_from([0, {"median": 2, "p90": 3}])),
+            "imageStreaming": draw(st.booleans()),
+            "serializeImagePulls": draw(st.booleans()),
+        },
     ), {IMAGE: draw(st.floats(0, 5)), OTHER_IMAGE: draw(st.floats(0, 5))}
 
 
-def clusters(pool_names: list[str | None], min_duration: float = 300.0,
-             max_size: int = 10) -> st.SearchStrategy[list[ClusterArrival]]:
+def clusters(
+    pool_names: list[str | None], min_duration: float = 300.0, max_size: int = 10
+) -> st.SearchStrategy[list[ClusterArrival]]:
     one = st.builds(
-        dict, at=st.floats(0, 3 * 3600), workers=st.integers(0, 3),
+        dict,
+        at=st.floats(0, 3 * 3600),
+        workers=st.integers(0, 3),
         duration=st.floats(min_duration, min_duration + 5400),
-        scheduler_gpus=st.integers(0, 1), pool=st.sampled_from(pool_names),
+        scheduler_gpus=st.integers(0, 1),
+        pool=st.sampled_from(pool_names),
         image=st.sampled_from([IMAGE, OTHER_IMAGE]),
     ).filter(lambda c: c["workers"] + c["scheduler_gpus"] > 0)
-    return st.lists(one, min_size=1, max_size=max_size).map(lambda items: [
-        ClusterArrival(index=i, user=i % 3, kind="k", **item) for i, item in enumerate(items)
-    ])
+    return st.lists(one, min_size=1, max_size=max_size).map(
+        lambda items: [
+            ClusterArrival(index=i, user=i % 3, kind="k", **item) for i, item in enumerate(items)
+        ]
+    )
 
 
 @st.composite
-def days(draw: st.DrawFn, capacity_suffices: bool = False) -> tuple[Any, list[ClusterArrival],
-                                                                    Any]:
+def days(draw: st.DrawFn, capacity_suffices: bool = False) -> tuple[Any, list[ClusterArrival], Any]:
     pool_list = draw(pools(roomy=capacity_suffices))
-    names: list[str | None] = [None] if capacity_suffices else \
-        [None, *[p["name"] for p in pool_list]]
+    names: list[str | None] = (
+        [None] if capacity_suffices else [None, *[p["name"] for p in pool_list]]
+    )
     arrivals = draw(clusters(names, min_duration=7200.0 if capacity_suffices else 300.0))
     if capacity_suffices:  # all pods of the day at once fit the pools at their max
         room = sum(p["gpusPerNode"] * p["maxNodes"] for p in pool_list)
@@ -103,9 +118,10 @@ def user_pods_expected(arrivals: list[ClusterArrival]) -> int:
 
 def live_counts(result: SimResult) -> dict[str, list[int]]:
     """Live nodes per pool after every node event."""
-    events = sorted([(n.created, 1, n.pool.name) for n in result.nodes]
-                    + [(n.deleted_at, -1, n.pool.name) for n in result.nodes
-                       if n.deleted_at is not None])
+    events = sorted(
+        [(n.created, 1, n.pool.name) for n in result.nodes]
+        + [(n.deleted_at, -1, n.pool.name) for n in result.nodes if n.deleted_at is not None]
+    )
     counts: dict[str, int] = {}
     seen: dict[str, list[int]] = {}
     for _, delta, name in events:
@@ -132,8 +148,9 @@ def test_no_pod_is_lost_and_pools_stay_within_bounds(day):
     user = [p for p in result.pods if p.is_user]
     assert len(user) == user_pods_expected(arrivals)
     extra = result.summary.extra
-    assert extra["pods_started"] + extra["pods_cancelled"] + extra["pods_waiting_at_end"] \
-        == len(user)
+    assert extra["pods_started"] + extra["pods_cancelled"] + extra["pods_waiting_at_end"] == len(
+        user
+    )
     for pod in result.pods:
         assert (pod.node is None) == (pod.scheduled_at is None)
         if pod.state in ("starting", "running"):
@@ -192,8 +209,10 @@ def naive_schedule(state: ClusterState, now: float) -> list[tuple[Pod, float]]:
 
 
 def sized(arrivals: list[ClusterArrival], draw: st.DrawFn) -> list[ClusterArrival]:
-    return [replace(a, worker_gpus=draw(st.integers(1, 3)),
-                    scheduler_gpus=draw(st.integers(0, 2))) for a in arrivals]
+    return [
+        replace(a, worker_gpus=draw(st.integers(1, 3)), scheduler_gpus=draw(st.integers(0, 2)))
+        for a in arrivals
+    ]
 
 
 @EXAMPLES
@@ -209,8 +228,13 @@ def test_the_scheduling_shortcuts_change_nothing(data):
 
 
 def outcome(result: SimResult) -> tuple[object, ...]:
-    return (result.summary.to_json(), [(p.uid, p.node.uid if p.node else None, p.scheduled_at,
-                                        p.running_at, p.ended_at) for p in result.pods])
+    return (
+        result.summary.to_json(),
+        [
+            (p.uid, p.node.uid if p.node else None, p.scheduled_at, p.running_at, p.ended_at)
+            for p in result.pods
+        ],
+    )
 
 
 # ------------------------------------------------------------------ capacity and load
@@ -221,31 +245,44 @@ def outcome(result: SimResult) -> tuple[object, ...]:
 @st.composite
 def one_pool_days(draw: st.DrawFn) -> tuple[dict[str, Any], list[ClusterArrival], Any]:
     low = draw(st.integers(0, 2))
-    the_pool = {"name": "a", "gpusPerNode": draw(st.integers(1, 4)), "minNodes": low,
-                "maxNodes": draw(st.integers(max(low, 1), low + 2)), "driver": "operator",
-                "placeholders": {"replicas": draw(st.integers(0, 1))}}
+    the_pool = {
+        "name": "a",
+        "gpusPerNode": draw(st.integers(1, 4)),
+        "minNodes": low,
+        "maxNodes": draw(st.integers(max(low, 1), low + 2)),
+        "driver": "operator",
+        "placeholders": {"replicas": draw(st.integers(0, 1))},
+    }
     arrivals = draw(clusters([None], min_duration=600.0, max_size=8))
     sets = sim_settings(
         gpu_buffer=draw(st.sampled_from([0.0, 30.0])),
         autoscaler={"profile": draw(st.sampled_from(["balanced", "optimize-utilization"]))},
-        nodes={"bootSeconds": draw(st.sampled_from([60, 200])),
-               "driverInstallSeconds": draw(st.sampled_from([0, 300]))},
+        nodes={
+            "bootSeconds": draw(st.sampled_from([60, 200])),
+            "driverInstallSeconds": draw(st.sampled_from([0, 300])),
+        },
     )
     return the_pool, arrivals, (sets, {IMAGE: 2.8, OTHER_IMAGE: 1.4})
 
 
 SEEDS = range(6)
-LOADS = settings(max_examples=12, derandomize=True, deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow])
+LOADS = settings(
+    max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def random_day(rate: int, workers: int, sessions: int, hours: int = 6) -> Workload:
     """Open-loop clusters at ``rate`` an hour plus ``sessions`` closed-loop users."""
-    users = (f"""    sessions:
+    users = (
+        f"""    sessions:
       - {{name: s, count: {sessions}, start: {{from: "00:00", to: "02:00"}},
           steps: {{min: 1, max: 4}}}}
-""" if sessions else "")
-    return parse_workload(f"""\
+"""
+        if sessions
+        else ""
+    )
+    return parse_workload(
+        f"""\
 version: 2
 hours: {hours}
 clusters:
@@ -259,12 +296,20 @@ tenants:
       mode: poisson
       stages: [{{name: all, from: "00:00", to: "{hours:02d}:00", width: {rate}, everyMinutes: 60}}]
 {users}images: {{{IMAGE}: 2.8}}
-""", "day.yaml")
+""",
+        "day.yaml",
+    )
 
 
 @LOADS
-@given(st.integers(1, 4), st.integers(0, 2), st.integers(1, 2), st.sampled_from([2, 4, 8]),
-       st.integers(0, 3), st.integers(1, 3))
+@given(
+    st.integers(1, 4),
+    st.integers(0, 2),
+    st.integers(1, 2),
+    st.sampled_from([2, 4, 8]),
+    st.integers(0, 3),
+    st.integers(1, 3),
+)
 def test_more_capacity_never_raises_the_expected_wait(gpus, low, room, rate, workers, more):
     """The expected wait (the mean over seeds of random days) never rises with maxNodes.
 
@@ -274,13 +319,19 @@ def test_more_capacity_never_raises_the_expected_wait(gpus, low, room, rate, wor
     the capacity; 5 % plus 5 s is the sampling tolerance of six seeds."""
     day = random_day(rate, workers, sessions=2)
     sets = sim_settings(gpu_buffer=30.0)
-    shape = {"name": "gpu", "gpusPerNode": gpus, "minNodes": low, "maxNodes": low + room,
-             "driver": "operator"}
+    shape = {
+        "name": "gpu",
+        "gpusPerNode": gpus,
+        "minNodes": low,
+        "maxNodes": low + room,
+        "driver": "operator",
+    }
 
     def expected(max_nodes: int) -> float:
         vals = values({**shape, "maxNodes": max_nodes})
-        return statistics.fmean(run_workload(vals, day, sets, seed=seed).waits.mean_s
-                                for seed in SEEDS)
+        return statistics.fmean(
+            run_workload(vals, day, sets, seed=seed).waits.mean_s for seed in SEEDS
+        )
 
     assert expected(low + room + more) <= expected(low + room) * 1.05 + 5
 

@@ -48,8 +48,7 @@ def test_a_day_reports_the_figures_report_gives(day):
     assert day.scheduling is not None and day.scheduling.pods == day.waits.pods
     assert 0 < day.gpu_hours.used < day.gpu_hours.paid
     assert set(day.tenants) == {"team-vision", "team-forecast", "team-research"}
-    assert sum(t.gpu_hours_used for t in day.tenants.values()) == \
-        pytest.approx(day.gpu_hours.used)
+    assert sum(t.gpu_hours_used for t in day.tenants.values()) == pytest.approx(day.gpu_hours.used)
     extra = day.extra
     for key in ("scale_ups", "scale_downs", "peak_nodes", "clusters", "sessions", "notebooks"):
         assert key in extra
@@ -99,8 +98,7 @@ def test_a_saturated_day_warns_with_the_fix():
 
 def test_same_seed_same_summary_other_seed_other_summary(day):
     again = run(GKE, seed=1, label="values/gke-t4-rapids.yaml")
-    assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(day.to_json(),
-                                                                      sort_keys=True)
+    assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(day.to_json(), sort_keys=True)
     assert run(GKE, seed=2, label="values/gke-t4-rapids.yaml").to_json() != day.to_json()
 
 
@@ -118,8 +116,9 @@ def test_compare_runs_the_same_users_against_both(day):
 def test_compare_varies_settings_on_the_same_values():
     short = parse_workload(hours(12), "short.yaml")
     slow = parse_settings("nodes: {bootSeconds: 600}\n", "slow.yaml")
-    a, b = compare(Config(DEFAULTS, None, "default settings"), Config(DEFAULTS, slow, "slow"),
-                   short, seed=3)
+    a, b = compare(
+        Config(DEFAULTS, None, "default settings"), Config(DEFAULTS, slow, "slow"), short, seed=3
+    )
     assert b.extra["assumptions"]["nodes"]["bootSeconds"]["median"] == 600
     assert b.waits.mean_s > a.waits.mean_s
 
@@ -130,8 +129,9 @@ def test_progress_is_reported_up_to_the_whole_day():
     run(GKE, short, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(1, 2), (2, 2)]  # whole simulated hours, as report's progress line takes
     seen.clear()
-    compare(Config(GKE), Config(ZERO), short,
-            progress=lambda done, total: seen.append((done, total)))
+    compare(
+        Config(GKE), Config(ZERO), short, progress=lambda done, total: seen.append((done, total))
+    )
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
@@ -154,9 +154,12 @@ def test_a_run_too_large_to_finish_soon_is_refused_before_it_starts():
     # day is 43 million pool scans, refused with the way out
     many = values(*[pool(name=f"p{i}") for i in range(500)])
     fast = parse_settings("autoscaler: {scanIntervalSeconds: 1}\n", "s.yaml")
-    with pytest.raises(ValuesInvalid, match=r"500 GPU pools over 24 h at a 1 s scan interval "
-                       r"is 43,200,000 pool scans; a run is sized for 5,000,000 .* simulate at "
-                       r"most 57 pools at a time"):
+    with pytest.raises(
+        ValuesInvalid,
+        match=r"500 GPU pools over 24 h at a 1 s scan interval "
+        r"is 43,200,000 pool scans; a run is sized for 5,000,000 .* simulate at "
+        r"most 57 pools at a time",
+    ):
         run(many, default_workload(), fast)
 
 

@@ -23,9 +23,14 @@ def test_every_setting_has_a_description():
     assert all(description for _, _, description in rows)
 
 
-@pytest.mark.parametrize("key", [k for k, _, _ in reference()
-                                 if k.split(".")[0] in ("autoscaler", "scheduler", "nodes",
-                                                        "quota")])
+@pytest.mark.parametrize(
+    "key",
+    [
+        k
+        for k, _, _ in reference()
+        if k.split(".")[0] in ("autoscaler", "scheduler", "nodes", "quota")
+    ],
+)
 def test_every_figure_cites_a_public_source_or_says_it_is_an_assumption(key):
     description = dict((k, d) for k, _, d in reference())[key]
     assert "https://" in description or "ASSUME" in description, key
@@ -49,9 +54,12 @@ def test_the_optimize_utilization_profile():
 
 
 def test_explicit_values_win_over_the_profile():
-    s = Settings.model_validate({"autoscaler": {"profile": "optimize-utilization",
-                                                "scaleDownUnneededSeconds": 120},
-                                 "scheduler": {"placement": "least-allocated"}})
+    s = Settings.model_validate(
+        {
+            "autoscaler": {"profile": "optimize-utilization", "scaleDownUnneededSeconds": 120},
+            "scheduler": {"placement": "least-allocated"},
+        }
+    )
     assert (s.autoscaler.unneeded_seconds(), s.placement()) == (120, "least-allocated")
 
 
@@ -72,27 +80,46 @@ def settings_problems(text: str) -> list[str]:
     return [p.render() for p in info.value.problems]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("autoscaler:\n  scanIntervalSeconds: 0.001\n",
-     "s.yaml:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal to 1, got "
-     "0.001; fix: use 1 or more"),
-    ("autoscaler:\n  scanIntervalSeconds: 1e-300\n",
-     "s.yaml:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal to 1"),
-    ("nodes:\n  bootSeconds: .inf\n",
-     "s.yaml:2:3: nodes.bootSeconds: expected a finite number, got inf; fix: write a "
-     "finite number"),
-    ("nodes:\n  bootSeconds: {median: 200, p90: 100}\n",
-     "s.yaml:2:3: nodes.bootSeconds: p90 (100) is below the median (200)"),
-    ("nodes:\n  pullMBPerSecond: -5\n",
-     "s.yaml:2:3: nodes.pullMBPerSecond: expected greater than or equal to 1"),
-    ("quota: {retryBaseSeconds: 10, retryMaxSeconds: 1}\n",
-     "s.yaml:1:1: quota: retryMaxSeconds (1) is below retryBaseSeconds (10)"),
-    ("autoscaler:\n  scanIntervalSecond: 10\n",
-     "s.yaml:2:3: autoscaler.scanIntervalSecond: unknown key; did you mean "
-     "scanIntervalSeconds?"),
-    ("simulation:\n  nodes: {bootSeconds: 1}\n",
-     "s.yaml:1:1: simulation: a settings file holds the settings at its top level"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "autoscaler:\n  scanIntervalSeconds: 0.001\n",
+            "s.yaml:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal to 1, got "
+            "0.001; fix: use 1 or more",
+        ),
+        (
+            "autoscaler:\n  scanIntervalSeconds: 1e-300\n",
+            "s.yaml:2:3: autoscaler.scanIntervalSeconds: expected greater than or equal to 1",
+        ),
+        (
+            "nodes:\n  bootSeconds: .inf\n",
+            "s.yaml:2:3: nodes.bootSeconds: expected a finite number, got inf; fix: write a "
+            "finite number",
+        ),
+        (
+            "nodes:\n  bootSeconds: {median: 200, p90: 100}\n",
+            "s.yaml:2:3: nodes.bootSeconds: p90 (100) is below the median (200)",
+        ),
+        (
+            "nodes:\n  pullMBPerSecond: -5\n",
+            "s.yaml:2:3: nodes.pullMBPerSecond: expected greater than or equal to 1",
+        ),
+        (
+            "quota: {retryBaseSeconds: 10, retryMaxSeconds: 1}\n",
+            "s.yaml:1:1: quota: retryMaxSeconds (1) is below retryBaseSeconds (10)",
+        ),
+        (
+            "autoscaler:\n  scanIntervalSecond: 10\n",
+            "s.yaml:2:3: autoscaler.scanIntervalSecond: unknown key; did you mean "
+            "scanIntervalSeconds?",
+        ),
+        (
+            "simulation:\n  nodes: {bootSeconds: 1}\n",
+            "s.yaml:1:1: simulation: a settings file holds the settings at its top level",
+        ),
+    ],
+)
 def test_every_setting_is_bounded_with_a_located_message(text, expected):
     found = settings_problems(text)
     assert any(p.startswith(expected) for p in found), found
@@ -115,11 +142,17 @@ def test_a_fixed_spread_draws_nothing_from_the_stream():
     assert rng.random() == random.Random(1).random()
 
 
-@pytest.mark.parametrize(("cloud", "driver", "kind"), [
-    ("gke", "operator", "operator"), ("eks", "operator", "operator"),
-    ("gke", "preinstalled", "gke-installer"), ("eks", "preinstalled", "node-image"),
-    ("aks", "preinstalled", "node-image"), ("generic", "preinstalled", "node-image"),
-])
+@pytest.mark.parametrize(
+    ("cloud", "driver", "kind"),
+    [
+        ("gke", "operator", "operator"),
+        ("eks", "operator", "operator"),
+        ("gke", "preinstalled", "gke-installer"),
+        ("eks", "preinstalled", "node-image"),
+        ("aks", "preinstalled", "node-image"),
+        ("generic", "preinstalled", "node-image"),
+    ],
+)
 def test_who_installs_the_driver(cloud, driver, kind):
     assert driver_install_kind(NodePool(name="p", cloud=cloud, driver=driver)) == kind
 
@@ -127,8 +160,7 @@ def test_who_installs_the_driver(cloud, driver, kind):
 def test_the_shipped_figures():
     nodes = Settings().nodes
     assert (nodes.bootSeconds.median, nodes.bootSeconds.p90) == (210, 240)
-    assert (nodes.gkeDriverInstallerSeconds.median, nodes.driverInstallSeconds.median) == \
-        (300, 240)
+    assert (nodes.gkeDriverInstallerSeconds.median, nodes.driverInstallSeconds.median) == (300, 240)
     assert nodes.containerStartSeconds.median == 2
     quota = Settings().quota
     assert (quota.retryBaseSeconds, quota.retryMaxSeconds) == (0.005, 1000)

@@ -45,8 +45,13 @@ class TestWork:
         assert result.summary.gpu_hours.used == pytest.approx(1200 / 3600)
 
 
-def session(start: float, steps: list[list[float]], thinks: list[float],
-            until: float | None = None, tenant: str = "t") -> Session:
+def session(
+    start: float,
+    steps: list[list[float]],
+    thinks: list[float],
+    until: float | None = None,
+    tenant: str = "t",
+) -> Session:
     """A session whose step i starts clusters (1-GPU scheduler only) with these works."""
     index = 0
     built = []
@@ -96,8 +101,7 @@ class TestLongLived:
         plan = DayPlan(notebooks=[Notebook("t", False, 2, IMAGE, None, 3600, 7200)])
         result = run(warm(gpus=2), plan)
         notebook = next(p for p in result.pods if p.is_user)
-        assert (notebook.kind, notebook.running_at, notebook.ended_at) == ("notebook", 3600,
-                                                                           7200)
+        assert (notebook.kind, notebook.running_at, notebook.ended_at) == ("notebook", 3600, 7200)
         assert result.summary.gpu_hours.used == pytest.approx(2.0)
         assert result.summary.tenants["t"].gpu_hours_used == pytest.approx(2.0)
 
@@ -116,16 +120,18 @@ class TestPatience:
     def test_after_its_patience_a_cluster_works_with_the_pods_that_run(self):
         # one node at most: the worker never runs; after 1800 s the user works with the
         # scheduler alone for the 600 s of work, and the pending worker goes with the cluster
-        result = run(values(pool(maxNodes=1)),
-                     [cluster(at=0, workers=1, duration=600, patience=1800)])
+        result = run(
+            values(pool(maxNodes=1)), [cluster(at=0, workers=1, duration=600, patience=1800)]
+        )
         assert {p.ended_at for p in result.pods} == {2400}
         extra = result.summary.extra
         assert extra["clusters_short_handed"] == 1 and extra["pods_cancelled"] == 1
 
     def test_a_cluster_with_nothing_running_waits_for_its_first_pod(self):
         # the scheduler itself runs only at 610: work starts then, not at the patience's end
-        result = run(values(pool(maxNodes=1)),
-                     [cluster(at=0, workers=1, duration=600, patience=60)])
+        result = run(
+            values(pool(maxNodes=1)), [cluster(at=0, workers=1, duration=600, patience=60)]
+        )
         assert {p.ended_at for p in result.pods} == {COLD + 600}
 
     def test_patience_does_not_cut_a_wait_that_ends_in_time(self):

@@ -64,8 +64,14 @@ def problems(text: str, source: str = "w.yaml") -> list[str]:
 
 
 def sessions(**fields: object) -> str:
-    spec = {"name": "analysis", "count": 4, "start": '{from: "09:00", to: "10:00"}',
-            "steps": "{min: 2, max: 5}", "thinkMinutes": "{median: 10, p90: 30}", **fields}
+    spec = {
+        "name": "analysis",
+        "count": 4,
+        "start": '{from: "09:00", to: "10:00"}',
+        "steps": "{min: 2, max: 5}",
+        "thinkMinutes": "{median: 10, p90: 30}",
+        **fields,
+    }
     body = "\n".join(f"        {k}: {v}" for k, v in spec.items())
     return "tenants:\n  - name: team-a\n    sessions:\n      - " + body.strip() + "\n"
 
@@ -132,11 +138,14 @@ class TestSessions:
 
     def test_adding_a_tenant_leaves_the_others_days_alone(self):
         one = generate(workload(sessions()), seed=4)
-        more = sessions() + textwrap.indent(textwrap.dedent("""\
+        more = sessions() + textwrap.indent(
+            textwrap.dedent("""\
             - name: team-b
               sessions:
                 - {name: x, count: 9, start: {from: "08:00", to: "12:00"}}
-            """), "  ")
+            """),
+            "  ",
+        )
         two = generate(workload(more), seed=4)
         assert [s for s in two.sessions if s.tenant == "team-a"] == one.sessions
 
@@ -186,8 +195,7 @@ class TestFormat1:
         w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
         assert [t.name for t in w.tenants] == ["default"] and not w.tenants[0].quota
         assert w.images == {"example.com/rapids:1.0": 5.5}
-        assert w.settings is not None and w.settings.autoscaler.profile == \
-            "optimize-utilization"
+        assert w.settings is not None and w.settings.autoscaler.profile == "optimize-utilization"
         text = "\n".join(p.render() for p in w.warnings)
         assert "workload format 1" in text and "work time" in text
         assert "old.yaml:11:1: simulation: warning: settings in a workload file" in text
@@ -198,48 +206,68 @@ class TestFormat1:
         day = run(values(pool()), w)
         assert day.extra["assumptions"]["autoscaler"]["profile"] == "optimize-utilization"
         own = parse_settings("autoscaler: {profile: balanced}\n", "s.yaml")
-        assert run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["profile"] == \
-            "balanced"
+        assert (
+            run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["profile"] == "balanced"
+        )
 
     def test_format_2_refuses_a_simulation_block(self):
-        found = problems(TYPES.format(hours=24) + arrivals()
-                         + "simulation:\n  nodes: {bootSeconds: 1}\n")
-        assert any("simulation: settings are not part of a format 2 workload" in p
-                   and "--settings" in p for p in found), found
+        found = problems(
+            TYPES.format(hours=24) + arrivals() + "simulation:\n  nodes: {bootSeconds: 1}\n"
+        )
+        assert any(
+            "simulation: settings are not part of a format 2 workload" in p and "--settings" in p
+            for p in found
+        ), found
 
 
 class TestErrors:
     def test_unknown_key_names_file_line_path_and_the_close_key(self):
-        found = problems(TYPES.format(hours=24) + arrivals().replace(
-            "width: 3", "widht: 3"))
-        assert any(p.startswith("w.yaml:19:") and "tenants[0].arrivals.stages[0].widht" in p
-                   and "did you mean width" in p for p in found), found
+        found = problems(TYPES.format(hours=24) + arrivals().replace("width: 3", "widht: 3"))
+        assert any(
+            p.startswith("w.yaml:19:")
+            and "tenants[0].arrivals.stages[0].widht" in p
+            and "did you mean width" in p
+            for p in found
+        ), found
 
     def test_non_finite_and_tiny_numbers_are_refused_with_the_fix(self):
         # .inf is refused as the file is read, before the model sees the rest
         text = TYPES.format(hours=24).replace("weight: 3", "weight: .inf") + arrivals()
         found = "\n".join(problems(text))
-        assert "w.yaml:9:5: clusters[1].weight: expected a finite number, got inf; fix: " \
+        assert (
+            "w.yaml:9:5: clusters[1].weight: expected a finite number, got inf; fix: "
             "write a finite number" in found
-        text = TYPES.format(hours=24) + \
-            arrivals().replace("everyMinutes: 10", "everyMinutes: 1e-300")
+        )
+        text = TYPES.format(hours=24) + arrivals().replace(
+            "everyMinutes: 10", "everyMinutes: 1e-300"
+        )
         found = "\n".join(problems(text))
-        assert "tenants[0].arrivals.stages[0].everyMinutes: expected greater than or equal " \
-            "to 0.016" in found and "fix: use 0.016" in found
+        assert (
+            "tenants[0].arrivals.stages[0].everyMinutes: expected greater than or equal to 0.016"
+            in found
+            and "fix: use 0.016" in found
+        )
 
     def test_a_huge_width_is_refused_before_anything_is_drawn(self):
-        text = TYPES.format(hours=24) + arrivals().replace(
-            "width: 3", "width: 1000").replace("everyMinutes: 10", "everyMinutes: 0.02")
+        text = TYPES.format(hours=24) + arrivals().replace("width: 3", "width: 1000").replace(
+            "everyMinutes: 10", "everyMinutes: 0.02"
+        )
         w = parse_workload(text, "w.yaml")
-        with pytest.raises(ValuesInvalid, match=r"w.yaml: \(top level\): this workload "
-                           r"creates up to [\d,]+ pods"):
+        with pytest.raises(
+            ValuesInvalid,
+            match=r"w.yaml: \(top level\): this workload "
+            r"creates up to [\d,]+ pods",
+        ):
             generate(w, 0)
         too_wide = problems(text.replace("width: 1000", "width: 10000000"))
         assert any("width: expected less than or equal to 1000" in p for p in too_wide)
 
     def test_bad_times_and_ranges(self):
-        text = TYPES.format(hours=24).replace("{min: 1, max: 3}", "{min: 3, max: 1}").replace(
-            "{median: 20, p90: 60, max: 240}", "{median: 20, p90: 10}") + """\
+        text = (
+            TYPES.format(hours=24)
+            .replace("{min: 1, max: 3}", "{min: 3, max: 1}")
+            .replace("{median: 20, p90: 60, max: 240}", "{median: 20, p90: 10}")
+            + """\
 tenants:
   - name: team-a
     arrivals:
@@ -247,6 +275,7 @@ tenants:
         - {name: a, from: "10:00", to: "09:00", width: 1, everyMinutes: 10}
         - {name: b, from: "25:00", to: "26:00", width: 1, everyMinutes: 10}
 """
+        )
         found = "\n".join(problems(text))
         assert "stage 'a' ends (09:00) before it starts (10:00)" in found
         assert "tenants[0].arrivals.stages[1].from" in found and "HH:MM" in found
@@ -254,10 +283,11 @@ tenants:
         assert "p90 (10) is below the median (20)" in found
 
     def test_unknown_cluster_types_are_named(self):
-        found = problems(TYPES.format(hours=24) + arrivals().replace(
-            "[explore]", "[explor]"))
-        assert found == ["w.yaml:17:18: tenants[0].arrivals.clusters[0]: no cluster type "
-                         "'explor'; the workload defines explore, train"]
+        found = problems(TYPES.format(hours=24) + arrivals().replace("[explore]", "[explor]"))
+        assert found == [
+            "w.yaml:17:18: tenants[0].arrivals.clusters[0]: no cluster type "
+            "'explor'; the workload defines explore, train"
+        ]
 
     def test_version_1_is_named(self):
         found = problems("version: 1\n")
@@ -275,35 +305,51 @@ class TestAgainstTheValues:
         w = workload()
         w.clusters[0].pool = "a100"
         found = [p.render() for p in w.problems_with(values(pool(name="gpu")))]
-        assert found == ["w.yaml:4:5: clusters[0].pool: pool 'a100' is not in the values' "
-                         "platform.nodePools (gpu)"]
+        assert found == [
+            "w.yaml:4:5: clusters[0].pool: pool 'a100' is not in the values' "
+            "platform.nodePools (gpu)"
+        ]
 
     def test_settings_pools_must_exist(self):
         sets = parse_settings("pools:\n  t4: {bootSeconds: 100}\n", "s.yaml")
         found = [p.render() for p in workload().problems_with(values(pool()), sets)]
-        assert found == ["s.yaml:2:3: pools.t4: pool 't4' is not in the values' "
-                         "platform.nodePools (gpu)"]
+        assert found == [
+            "s.yaml:2:3: pools.t4: pool 't4' is not in the values' platform.nodePools (gpu)"
+        ]
 
     def test_pods_bigger_than_every_node_they_may_use(self):
         w = workload()
         w.clusters[1].workerGpus = 4
         found = [p.render() for p in w.problems_with(values(pool(gpusPerNode=2)))]
-        assert len(found) == 1 and "clusters[1].workerGpus: 4 GPUs per pod, but the nodes " \
-            "it may use have at most 2 (gpusPerNode of gpu: 2)" in found[0]
+        assert (
+            len(found) == 1
+            and "clusters[1].workerGpus: 4 GPUs per pod, but the nodes "
+            "it may use have at most 2 (gpusPerNode of gpu: 2)"
+            in found[0]
+        )
 
     def test_tenants_must_be_the_values_tenants(self):
-        found = [p.render() for p in workload().problems_with(
-            values(pool(), tenants={"team-b": 8}))]
-        assert found == ["w.yaml:14:5: tenants[0].name: tenant 'team-a' is not in the "
-                         "values' platform.tenants (team-b); use one of them, or set quota: "
-                         "false for a namespace without a quota"]
+        found = [
+            p.render() for p in workload().problems_with(values(pool(), tenants={"team-b": 8}))
+        ]
+        assert found == [
+            "w.yaml:14:5: tenants[0].name: tenant 'team-a' is not in the "
+            "values' platform.tenants (team-b); use one of them, or set quota: "
+            "false for a namespace without a quota"
+        ]
 
     def test_a_cluster_bigger_than_its_quota_would_never_start(self):
         # explore: one scheduler GPU + up to 3 workers = 4 GPUs, over a quota of 3
-        found = [p.render() for p in workload().problems_with(
-            values(pool(gpusPerNode=4), tenants={"team-a": 3}))]
-        assert len(found) == 1 and "cluster type 'explore' needs up to 4 GPUs at once, " \
-            "over tenant 'team-a''s GPU quota of 3" in found[0]
+        found = [
+            p.render()
+            for p in workload().problems_with(values(pool(gpusPerNode=4), tenants={"team-a": 3}))
+        ]
+        assert (
+            len(found) == 1
+            and "cluster type 'explore' needs up to 4 GPUs at once, "
+            "over tenant 'team-a''s GPU quota of 3"
+            in found[0]
+        )
 
     def test_they_stop_a_run(self):
         with pytest.raises(ValuesInvalid, match="tenants\\[0\\].name"):
@@ -320,8 +366,9 @@ class TestDefaultWorkload:
 
     def test_its_tenants_are_the_gke_profile_s(self):
         gke = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
-        assert {t.name for t in default_workload().tenants} == \
-            {t.name for t in gke.platform.tenants}
+        assert {t.name for t in default_workload().tenants} == {
+            t.name for t in gke.platform.tenants
+        }
         assert default_workload().problems_with(gke) == []
 
 

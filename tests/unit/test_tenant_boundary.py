@@ -13,8 +13,11 @@ from gpu_platform.pipeline.rules import check_files
 from gpu_platform.pipeline.rules.boundary import advertised_gpu_resources
 from support.values import problems
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "charts" / "gpu-platform" /
-                     "values.schema.json").read_text())
+SCHEMA = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "charts" / "gpu-platform" / "values.schema.json"
+    ).read_text()
+)
 
 
 def schema_accepts(platform: dict) -> bool:
@@ -26,42 +29,60 @@ def one_tenant(**fields: object) -> dict:
 
 
 class TestSubjects:
-    @pytest.mark.parametrize("group", ["system:authenticated", "system:serviceaccounts",
-                                       "system:serviceaccounts:team-b", "system:masters",
-                                       "system:unauthenticated"])
+    @pytest.mark.parametrize(
+        "group",
+        [
+            "system:authenticated",
+            "system:serviceaccounts",
+            "system:serviceaccounts:team-b",
+            "system:masters",
+            "system:unauthenticated",
+        ],
+    )
     def test_system_groups_are_refused(self, write_values, group):
-        (out,) = problems(write_values, f"platform:\n  tenants:\n    - name: a\n"
-                          f"      groups: [data-science, '{group}']\n")
-        assert out.startswith(f"F:4:30: platform.tenants[0].groups[1]: '{group}' is a "
-                              "Kubernetes system group")
+        (out,) = problems(
+            write_values,
+            f"platform:\n  tenants:\n    - name: a\n      groups: [data-science, '{group}']\n",
+        )
+        assert out.startswith(
+            f"F:4:30: platform.tenants[0].groups[1]: '{group}' is a Kubernetes system group"
+        )
         assert "hand the tenant's rights to all its members" in out
         assert not schema_accepts(one_tenant(groups=[group]))
 
-    @pytest.mark.parametrize("user", ["system:anonymous", "system:kube-scheduler",
-                                      "system:serviceaccount:team-b", ""])
+    @pytest.mark.parametrize(
+        "user", ["system:anonymous", "system:kube-scheduler", "system:serviceaccount:team-b", ""]
+    )
     def test_system_users_are_refused(self, write_values, user):
-        out = problems(write_values,
-                       f"platform:\n  tenants:\n    - {{name: a, users: ['{user}']}}\n")
+        out = problems(
+            write_values, f"platform:\n  tenants:\n    - {{name: a, users: ['{user}']}}\n"
+        )
         assert len(out) == 1 and "platform.tenants[0].users[0]:" in out[0]
         assert not schema_accepts(one_tenant(users=[user]))
 
     def test_people_groups_and_one_service_account_are_accepted(self, write_values):
-        fields = {"users": ["alice@example.com", "system:serviceaccount:jupyterhub:hub"],
-                  "groups": ["team-a@example.com"]}
-        path = write_values("platform:\n  tenants:\n    - " + json.dumps({"name": "a",
-                                                                          **fields}) + "\n")
+        fields = {
+            "users": ["alice@example.com", "system:serviceaccount:jupyterhub:hub"],
+            "groups": ["team-a@example.com"],
+        }
+        path = write_values(
+            "platform:\n  tenants:\n    - " + json.dumps({"name": "a", **fields}) + "\n"
+        )
         check_files([path])
         assert schema_accepts(one_tenant(**fields))
 
 
 class TestTenantNames:
-    @pytest.mark.parametrize("name", ["default", "kube-system", "kube-public",
-                                      "kube-node-lease", "kube-gpu"])
+    @pytest.mark.parametrize(
+        "name", ["default", "kube-system", "kube-public", "kube-node-lease", "kube-gpu"]
+    )
     def test_system_namespaces_are_refused(self, write_values, name):
         (out,) = problems(write_values, f"platform:\n  tenants:\n    - name: {name}\n")
-        assert out == (f"F:3:7: platform.tenants[0].name: '{name}' is a system namespace; a "
-                       "tenant needs a namespace of its own (quota, policies and RBAC would "
-                       "apply to cluster components)")
+        assert out == (
+            f"F:3:7: platform.tenants[0].name: '{name}' is a system namespace; a "
+            "tenant needs a namespace of its own (quota, policies and RBAC would "
+            "apply to cluster components)"
+        )
         assert not schema_accepts({"tenants": [{"name": name}]})
 
     def test_an_ordinary_name_passes_both(self):
@@ -70,32 +91,44 @@ class TestTenantNames:
 
 
 class TestCidrs:
-    @pytest.mark.parametrize(("cidr", "words"), [
-        ("10.20.0.0", "expected a CIDR such as 10.20.0.0/16"),
-        ("10.20.0.0/33", "expected a CIDR such as 10.20.0.0/16"),
-        ("300.1.1.1/32", "expected a CIDR such as 10.20.0.0/16"),
-        ("storage.example.com", "expected a CIDR such as 10.20.0.0/16"),
-        ("10.20.0.1/16", "'10.20.0.1/16' has host bits set; write the network, 10.20.0.0/16"),
-    ])
+    @pytest.mark.parametrize(
+        ("cidr", "words"),
+        [
+            ("10.20.0.0", "expected a CIDR such as 10.20.0.0/16"),
+            ("10.20.0.0/33", "expected a CIDR such as 10.20.0.0/16"),
+            ("300.1.1.1/32", "expected a CIDR such as 10.20.0.0/16"),
+            ("storage.example.com", "expected a CIDR such as 10.20.0.0/16"),
+            ("10.20.0.1/16", "'10.20.0.1/16' has host bits set; write the network, 10.20.0.0/16"),
+        ],
+    )
     def test_malformed_cidrs_are_refused(self, write_values, cidr, words):
         for key in ("egressCIDRs", "apiServerCIDRs", "dnsCIDRs"):
-            (out,) = problems(write_values, f"platform:\n  tenants:\n    - name: a\n"
-                              f"      network: {{{key}: ['{cidr}']}}\n")
+            (out,) = problems(
+                write_values,
+                f"platform:\n  tenants:\n    - name: a\n      network: {{{key}: ['{cidr}']}}\n",
+            )
             assert f"platform.tenants[0].network.{key}[0]: {words}" in out
         if "host bits" not in words:
             assert not schema_accepts(one_tenant(network={"egressCIDRs": [cidr]}))
 
     @pytest.mark.parametrize("cidr", ["0.0.0.0/0", "::/0"])
     def test_any_egress_needs_an_acknowledgement(self, write_values, cidr):
-        (out,) = problems(write_values, f"platform:\n  tenants:\n    - name: a\n"
-                          f"      network: {{egressCIDRs: [10.20.0.0/16, '{cidr}']}}\n")
-        assert out == (f"F:4:45: platform.tenants[0].network.egressCIDRs[1]: {cidr} opens "
-                       "egress to every address, which on some network plugins includes "
-                       "every tenant's pods and the platform's Prometheus; list the "
-                       "destinations, or set network.acknowledgeAnyEgress: true")
-        path = write_values(f"platform:\n  tenants:\n    - name: a\n      network:\n"
-                            f"        egressCIDRs: ['{cidr}']\n"
-                            "        acknowledgeAnyEgress: true\n")
+        (out,) = problems(
+            write_values,
+            f"platform:\n  tenants:\n    - name: a\n"
+            f"      network: {{egressCIDRs: [10.20.0.0/16, '{cidr}']}}\n",
+        )
+        assert out == (
+            f"F:4:45: platform.tenants[0].network.egressCIDRs[1]: {cidr} opens "
+            "egress to every address, which on some network plugins includes "
+            "every tenant's pods and the platform's Prometheus; list the "
+            "destinations, or set network.acknowledgeAnyEgress: true"
+        )
+        path = write_values(
+            f"platform:\n  tenants:\n    - name: a\n      network:\n"
+            f"        egressCIDRs: ['{cidr}']\n"
+            "        acknowledgeAnyEgress: true\n"
+        )
         check_files([path])
 
     def test_what_counts_as_everything(self):
@@ -104,80 +137,121 @@ class TestCidrs:
 
 
 class TestGpuResources:
-    MIG = ("platform:\n  nodePools:\n    - name: a100\n"
-           "      gpuResources: [nvidia.com/gpu, nvidia.com/mig-1g.10gb]\n")
+    MIG = (
+        "platform:\n  nodePools:\n    - name: a100\n"
+        "      gpuResources: [nvidia.com/gpu, nvidia.com/mig-1g.10gb]\n"
+    )
 
     def test_advertised_names_start_with_whole_gpus(self):
-        values = Values.model_validate({"platform": {"nodePools": [
-            {"name": "a", "gpuResources": ["nvidia.com/mig-1g.10gb"]},
-            {"name": "b", "gpuResources": ["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb"]},
-        ]}})
+        values = Values.model_validate(
+            {
+                "platform": {
+                    "nodePools": [
+                        {"name": "a", "gpuResources": ["nvidia.com/mig-1g.10gb"]},
+                        {
+                            "name": "b",
+                            "gpuResources": ["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb"],
+                        },
+                    ]
+                }
+            }
+        )
         assert advertised_gpu_resources(values) == [
-            "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"]
+            "nvidia.com/gpu",
+            "nvidia.com/mig-1g.10gb",
+            "nvidia.com/gpu.shared",
+        ]
 
-    @pytest.mark.parametrize("name", ["amd.com/gpu", "nvidia.com/", "nvidia.com/GPU",
-                                      "nvidia.com/gpu shared"])
+    @pytest.mark.parametrize(
+        "name", ["amd.com/gpu", "nvidia.com/", "nvidia.com/GPU", "nvidia.com/gpu shared"]
+    )
     def test_only_nvidia_resource_names(self, write_values, name):
-        (out,) = problems(write_values, f"platform:\n  nodePools:\n    - name: a\n"
-                          f"      gpuResources: ['{name}']\n")
-        assert "platform.nodePools[0].gpuResources[0]: expected an NVIDIA extended resource" \
-            in out
+        (out,) = problems(
+            write_values,
+            f"platform:\n  nodePools:\n    - name: a\n      gpuResources: ['{name}']\n",
+        )
+        assert "platform.nodePools[0].gpuResources[0]: expected an NVIDIA extended resource" in out
         assert not schema_accepts({"nodePools": [{"name": "a", "gpuResources": [name]}]})
 
     def test_a_quota_for_a_resource_no_pool_has(self, write_values):
-        (out,) = problems(write_values, self.MIG + "  tenants:\n    - name: t\n      quota:\n"
-                          "        gpuResources: {nvidia.com/mig-2g.20gb: 2}\n")
-        assert out == ("F:8:24: platform.tenants[0].quota.gpuResources.nvidia.com/mig-2g.20gb: "
-                       "no pool advertises nvidia.com/mig-2g.20gb (platform.nodePools[]."
-                       "gpuResources: nvidia.com/gpu, nvidia.com/mig-1g.10gb); add it to the "
-                       "pools that have it")
+        (out,) = problems(
+            write_values,
+            self.MIG + "  tenants:\n    - name: t\n      quota:\n"
+            "        gpuResources: {nvidia.com/mig-2g.20gb: 2}\n",
+        )
+        assert out == (
+            "F:8:24: platform.tenants[0].quota.gpuResources.nvidia.com/mig-2g.20gb: "
+            "no pool advertises nvidia.com/mig-2g.20gb (platform.nodePools[]."
+            "gpuResources: nvidia.com/gpu, nvidia.com/mig-1g.10gb); add it to the "
+            "pools that have it"
+        )
 
     def test_whole_gpus_are_quota_gpus(self, write_values):
-        (out,) = problems(write_values, self.MIG + "  tenants:\n    - name: t\n      quota:\n"
-                          "        gpuResources: {nvidia.com/gpu: 2}\n")
-        assert out.endswith("quota.gpuResources.nvidia.com/gpu: nvidia.com/gpu is quota'd by "
-                            "quota.gpus; remove it here")
+        (out,) = problems(
+            write_values,
+            self.MIG + "  tenants:\n    - name: t\n      quota:\n"
+            "        gpuResources: {nvidia.com/gpu: 2}\n",
+        )
+        assert out.endswith(
+            "quota.gpuResources.nvidia.com/gpu: nvidia.com/gpu is quota'd by "
+            "quota.gpus; remove it here"
+        )
 
     def test_mig_mixed_needs_a_pool_that_lists_mig_profiles(self, write_values):
         (out,) = problems(write_values, "gpu-operator:\n  mig: {strategy: mixed}\n")
-        assert out == ("F:2:9: gpu-operator.mig.strategy: MIG strategy mixed advertises "
-                       "nvidia.com/mig-<profile> resources, but no pool lists one in "
-                       "platform.nodePools[].gpuResources, so no tenant quota would count "
-                       "them; list the MIG profiles the pools expose (e.g. "
-                       "nvidia.com/mig-1g.10gb)")
+        assert out == (
+            "F:2:9: gpu-operator.mig.strategy: MIG strategy mixed advertises "
+            "nvidia.com/mig-<profile> resources, but no pool lists one in "
+            "platform.nodePools[].gpuResources, so no tenant quota would count "
+            "them; list the MIG profiles the pools expose (e.g. "
+            "nvidia.com/mig-1g.10gb)"
+        )
         check_files([write_values(self.MIG + "gpu-operator:\n  mig: {strategy: mixed}\n")])
         check_files([write_values("gpu-operator:\n  mig: {strategy: single}\n")])
 
-    SHARING = ("gpu-operator:\n  devicePlugin:\n    config:\n      name: sharing\n"
-               "      create: true\n      data:\n        any: |-\n          version: v1\n"
-               "          sharing:\n            timeSlicing:\n              renameByDefault: "
-               "{rename}\n              resources:\n                - name: nvidia.com/gpu\n"
-               "                  replicas: 4\n")
+    SHARING = (
+        "gpu-operator:\n  devicePlugin:\n    config:\n      name: sharing\n"
+        "      create: true\n      data:\n        any: |-\n          version: v1\n"
+        "          sharing:\n            timeSlicing:\n              renameByDefault: "
+        "{rename}\n              resources:\n                - name: nvidia.com/gpu\n"
+        "                  replicas: 4\n"
+    )
 
     def test_renamed_time_slices_need_a_pool_that_lists_them(self, write_values):
         (out,) = problems(write_values, self.SHARING.format(rename="true"))
-        assert out == ("F:7:9: gpu-operator.devicePlugin.config.data.any: timeSlicing "
-                       "renameByDefault advertises nvidia.com/gpu.shared, which no pool lists "
-                       "in platform.nodePools[].gpuResources, so no tenant quota would count "
-                       "it; add nvidia.com/gpu.shared to the pools that share GPUs")
-        listed = ("platform:\n  nodePools:\n    - name: shared\n"
-                  "      gpuResources: [nvidia.com/gpu.shared]\n")
+        assert out == (
+            "F:7:9: gpu-operator.devicePlugin.config.data.any: timeSlicing "
+            "renameByDefault advertises nvidia.com/gpu.shared, which no pool lists "
+            "in platform.nodePools[].gpuResources, so no tenant quota would count "
+            "it; add nvidia.com/gpu.shared to the pools that share GPUs"
+        )
+        listed = (
+            "platform:\n  nodePools:\n    - name: shared\n"
+            "      gpuResources: [nvidia.com/gpu.shared]\n"
+        )
         check_files([write_values(listed + self.SHARING.format(rename="true"))])
         # time-slices that keep the name are counted as nvidia.com/gpu already
         check_files([write_values(self.SHARING.format(rename="false"))])
 
     def test_pool_resources_are_listed_once(self, write_values):
-        (out,) = problems(write_values, "platform:\n  nodePools:\n    - name: a\n"
-                          "      gpuResources: [nvidia.com/gpu, nvidia.com/gpu]\n")
+        (out,) = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - name: a\n"
+            "      gpuResources: [nvidia.com/gpu, nvidia.com/gpu]\n",
+        )
         assert "platform.nodePools[0].gpuResources: nvidia.com/gpu listed more than once" in out
 
 
 class TestDefaults:
     def test_new_tenant_fields_default_to_a_bounded_namespace(self):
-        tenant = Values.model_validate({"platform": {"tenants": [{"name": "t"}]}}).platform \
-            .tenants[0]
-        assert (tenant.quota.ephemeralStorage, tenant.quota.storage,
-                tenant.quota.persistentVolumeClaims) == ("200Gi", "1Ti", 20)
+        tenant = Values.model_validate({"platform": {"tenants": [{"name": "t"}]}}).platform.tenants[
+            0
+        ]
+        assert (
+            tenant.quota.ephemeralStorage,
+            tenant.quota.storage,
+            tenant.quota.persistentVolumeClaims,
+        ) == ("200Gi", "1Ti", 20)
         assert tenant.limits.default.memory == "16Gi"
         assert tenant.limits.default.ephemeralStorage == "20Gi"
         assert tenant.limits.default.cpu is None

@@ -51,8 +51,10 @@ def test_check_names_a_hand_edit(monkeypatch):
 
     monkeypatch.setattr(store, "read_bytes", edited)
     stale = sync.check(None)
-    assert stale == [f"{chart}/{rel}: edited by hand (digest differs from the manifest); "
-                     "run `gpu-platform upstream sync`"]
+    assert stale == [
+        f"{chart}/{rel}: edited by hand (digest differs from the manifest); "
+        "run `gpu-platform upstream sync`"
+    ]
 
 
 def test_check_names_a_version_the_lock_no_longer_pins(monkeypatch):
@@ -61,8 +63,10 @@ def test_check_names_a_version_the_lock_no_longer_pins(monkeypatch):
     monkeypatch.setattr(store, "manifest", lambda: manifest)
     stale = sync.check(None)
     pinned = registry.info("prometheus-adapter").version
-    assert f"prometheus-adapter: vendored 0.0.1, Chart.lock pins {pinned}; run " \
-           "`gpu-platform upstream sync`" in stale
+    assert (
+        f"prometheus-adapter: vendored 0.0.1, Chart.lock pins {pinned}; run "
+        "`gpu-platform upstream sync`" in stale
+    )
 
 
 def _unpacked(tmp_path: Path) -> Path:
@@ -96,8 +100,9 @@ def test_a_source_with_another_version_is_refused(tmp_path):
     source = _unpacked(tmp_path)
     info = registry.info("prometheus-adapter")
     chart_yaml = source / info.name / info.version / "Chart.yaml"
-    chart_yaml.write_text(chart_yaml.read_text().replace(f"version: {info.version}",
-                                                         "version: 0.0.1"))
+    chart_yaml.write_text(
+        chart_yaml.read_text().replace(f"version: {info.version}", "version: 0.0.1")
+    )
     got = sync.fetch(info, info.version, info.repository, source, network=False)
     with pytest.raises(sync.SyncError, match=f"version 0.0.1, but Chart.lock pins {info.version}"):
         sync.chart_data(info, info.version, got.files)

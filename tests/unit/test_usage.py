@@ -66,13 +66,26 @@ class TestPodWait:
 
 
 def day(pods: list[PodWait], end: float = 10800, **kwargs) -> UsageSummary:
-    return UsageSummary.build("test", 0, end, pods, [0, 7200, end], [4, 8, 0], [2, 2, 0],
-                              {"team-a": 5.0, "team-b": 1.0}, {"scale_ups": 1}, **kwargs)
+    return UsageSummary.build(
+        "test",
+        0,
+        end,
+        pods,
+        [0, 7200, end],
+        [4, 8, 0],
+        [2, 2, 0],
+        {"team-a": 5.0, "team-b": 1.0},
+        {"scale_ups": 1},
+        **kwargs,
+    )
 
 
 class TestBuild:
-    PODS = [PodWait("team-a", 0, 0, 1), PodWait("team-a", 10, 10, 13),
-            PodWait("team-b", 20, 50, 80)]
+    PODS = [
+        PodWait("team-a", 0, 0, 1),
+        PodWait("team-a", 10, 10, 13),
+        PodWait("team-b", 20, 50, 80),
+    ]
 
     def test_one_set_of_figures_for_both_tools(self):
         summary = day(self.PODS)
@@ -88,17 +101,17 @@ class TestBuild:
         assert data["gpu_hours"] == {"paid": 16, "used": 6, "overhead_pct": 62.5}
         assert data["pending_seconds"]["median_s"] == 3
         assert data["scheduled_seconds"]["p99_s"] == pytest.approx(29.4)
-        assert data["tenants"]["team-b"] == {"gpu_hours_used": 1.0,
-                                             "pending_seconds": {**data["tenants"]["team-b"]
-                                                                 ["pending_seconds"]}}
+        assert data["tenants"]["team-b"] == {
+            "gpu_hours_used": 1.0,
+            "pending_seconds": {**data["tenants"]["team-b"]["pending_seconds"]},
+        }
         assert data["tenants"]["team-b"]["pending_seconds"]["pods"] == 1
         assert data["saturation"]["saturated"] is False and data["scale_ups"] == 1
 
     def test_text_rounds_and_names_everything(self):
         text = day(self.PODS).text()
         assert text.splitlines()[0] == "test (3.0 h)"
-        assert "  pending (created to Running): median 3.0 s, mean 21 s, p95 54 s, " \
-            "p99 59 s" in text
+        assert "  pending (created to Running): median 3.0 s, mean 21 s, p95 54 s, p99 59 s" in text
         assert "33.3% under 2 s, 66.7% under 5 s, 66.7% under 60 s" in text
         assert "  time to scheduled: median 0.0 s, mean 10 s" in text
         assert "  GPU-hours: used 6.0, paid 16.0, overhead 62.5%" in text
@@ -115,24 +128,31 @@ class TestBuild:
 
 class TestSaturation:
     def test_pods_waiting_half_an_hour_at_the_end(self):
-        pods = [PodWait("a", 0, 0, 5), PodWait("a", 100, None, None),
-                PodWait("a", 9000, None, None)]  # waited 10700 s and 1800 s at 10800
+        pods = [
+            PodWait("a", 0, 0, 5),
+            PodWait("a", 100, None, None),
+            PodWait("a", 9000, None, None),
+        ]  # waited 10700 s and 1800 s at 10800
         s = Saturation.of(pods, 0, 10800, "raise maxNodes")
         assert (s.saturated, s.waiting_at_end, s.oldest_wait_s) == (True, 2, 10700)
         assert s.warning() == (
             "WARNING: the GPU pools saturated: 2 GPU pod(s) were still waiting at the end, the "
             "oldest for 3.0 h. Demand outgrew capacity, so the waits above describe a queue, "
-            "not the platform. Fix: raise maxNodes.")
+            "not the platform. Fix: raise maxNodes."
+        )
 
     def test_waits_that_grow_through_the_day(self):
         # created 0..9000 every 1000 s; waits 10 s in the first half, 1 h in the second
-        pods = [PodWait("a", t, None, t + (10 if t < 4500 else 3600)) for t in
-                range(0, 10000, 1000)]
+        pods = [
+            PodWait("a", t, None, t + (10 if t < 4500 else 3600)) for t in range(0, 10000, 1000)
+        ]
         s = Saturation.of(pods, 0, 20000)
         assert s.saturated and s.waiting_at_end == 0
         assert (s.first_half_median_s, s.second_half_median_s) == (10, 3600)
-        assert "the median wait grew from 10 s (pods created in the first half) to 1.0 h " \
+        assert (
+            "the median wait grew from 10 s (pods created in the first half) to 1.0 h "
             "(second half)" in s.warning()
+        )
         assert "Fix: add capacity" in s.warning()
 
     def test_a_quiet_day_and_fresh_waits_are_not_saturation(self):
@@ -146,16 +166,29 @@ class TestSaturation:
 
 
 def test_durations_read_as_people_say_them():
-    assert [duration(s) for s in (0.44, 9.96, 12.4, 59.6, 60, 537, 3599.6, 32219, 200000)] == \
-        ["0.4 s", "10.0 s", "12 s", "60 s", "1 min", "8 min 57 s", "60 min", "8.9 h", "2.3 d"]
+    assert [duration(s) for s in (0.44, 9.96, 12.4, 59.6, 60, 537, 3599.6, 32219, 200000)] == [
+        "0.4 s",
+        "10.0 s",
+        "12 s",
+        "60 s",
+        "1 min",
+        "8 min 57 s",
+        "60 min",
+        "8.9 h",
+        "2.3 d",
+    ]
     assert duration(math.nan) == "n/a"
 
 
 def test_extra_figures_have_labels_and_rounding():
-    assert extra_text("gpu_hours_paid_visible", 17.187776444444445) == \
-        "GPU-hours paid that report would see (Ready nodes): 17.2"
-    assert extra_text("quota_wait_median_s", 1023.0) == \
-        "quota delay, median (not in pending): 17 min 3 s"
+    assert (
+        extra_text("gpu_hours_paid_visible", 17.187776444444445)
+        == "GPU-hours paid that report would see (Ready nodes): 17.2"
+    )
+    assert (
+        extra_text("quota_wait_median_s", 1023.0)
+        == "quota delay, median (not in pending): 17 min 3 s"
+    )
     assert extra_text("peak_gpus_paid", 12.0) == "peak GPUs paid: 12"
     assert extra_text("something_new", 0.123456) == "something new: 0.1235"
     assert extra_text("nodes_over_time", [[0, 1]]) is None
@@ -164,8 +197,14 @@ def test_extra_figures_have_labels_and_rounding():
 
 
 def test_pending_over_time_counts_pods_created_and_not_yet_running():
-    summary = day([PodWait("a", 10, 10, 50), PodWait("a", 20, None, None, gone=30),
-                   PodWait("a", 40, None, None)], end=100)
+    summary = day(
+        [
+            PodWait("a", 10, 10, 50),
+            PodWait("a", 20, None, None, gone=30),
+            PodWait("a", 40, None, None),
+        ],
+        end=100,
+    )
     assert pending_over_time(summary) == ([0, 10, 20, 30, 40, 50, 100], [0, 1, 2, 1, 2, 1, 1])
 
 

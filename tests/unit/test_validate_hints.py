@@ -12,19 +12,27 @@ from gpu_platform.cli import main
 HINT = "(a subchart's keys go under its block)"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("prometheusSpec:\n  retention: 2d\n",
-     f"1:1: prometheusSpec: unknown key; did you mean "
-     f"kube-prometheus-stack.prometheus.prometheusSpec? {HINT}"),
-    ("dcgmExporter:\n  enabled: true\n",
-     f"1:1: dcgmExporter: unknown key; did you mean gpu-operator.dcgmExporter? {HINT}"),
-    ("grafana:\n  adminPassword: x\n",
-     f"1:1: grafana: unknown key; did you mean kube-prometheus-stack.grafana? {HINT}"),
-    # a typo of our own key keeps the close-match hint
-    ("platfrom: {}\n", "1:1: platfrom: unknown key; did you mean platform?"),
-])
-def test_top_level_subchart_keys_point_to_their_block(write_values, capsys, text,
-                                                      expected) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "prometheusSpec:\n  retention: 2d\n",
+            f"1:1: prometheusSpec: unknown key; did you mean "
+            f"kube-prometheus-stack.prometheus.prometheusSpec? {HINT}",
+        ),
+        (
+            "dcgmExporter:\n  enabled: true\n",
+            f"1:1: dcgmExporter: unknown key; did you mean gpu-operator.dcgmExporter? {HINT}",
+        ),
+        (
+            "grafana:\n  adminPassword: x\n",
+            f"1:1: grafana: unknown key; did you mean kube-prometheus-stack.grafana? {HINT}",
+        ),
+        # a typo of our own key keeps the close-match hint
+        ("platfrom: {}\n", "1:1: platfrom: unknown key; did you mean platform?"),
+    ],
+)
+def test_top_level_subchart_keys_point_to_their_block(write_values, capsys, text, expected) -> None:
     path = write_values(text)
     assert main(["validate", "-f", path]) == 1
     assert capsys.readouterr().out == f"{path}:{expected}\n"
@@ -45,4 +53,5 @@ def test_nested_unknown_keys_keep_their_own_hints(write_values, capsys) -> None:
     path = write_values("platform:\n  tenant: []\n")
     assert main(["validate", "-f", path]) == 1
     assert capsys.readouterr().out == (
-        f"{path}:2:3: platform.tenant: unknown key; did you mean tenants?\n")
+        f"{path}:2:3: platform.tenant: unknown key; did you mean tenants?\n"
+    )

@@ -7,9 +7,20 @@ import re
 
 from gpu_platform.pipeline.emit.values import values_reference
 
-SECTIONS = ["platform", "platform.monitoring", "platform.nodePools", "platform.prepuller",
-            "platform.tenants", "platform.hpas", "platform.admission", "gpu-operator",
-            "kube-prometheus-stack", "prometheus-adapter", "dask-kubernetes-operator", "global"]
+SECTIONS = [
+    "platform",
+    "platform.monitoring",
+    "platform.nodePools",
+    "platform.prepuller",
+    "platform.tenants",
+    "platform.hpas",
+    "platform.admission",
+    "gpu-operator",
+    "kube-prometheus-stack",
+    "prometheus-adapter",
+    "dask-kubernetes-operator",
+    "global",
+]
 
 
 def _by_section(text: str) -> dict[str, list[str]]:
@@ -45,8 +56,10 @@ def test_each_key_is_in_its_own_section():
     assert home["platform.tenants[].network.apiServerCIDRs"] == "platform.tenants"
     assert home["platform.nodePools[].taints"] == "platform.nodePools"
     assert home["platform.hpas"] == "platform.hpas"
-    assert home["kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval"] == \
-        "kube-prometheus-stack"
+    assert (
+        home["kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval"]
+        == "kube-prometheus-stack"
+    )
     assert home["gpu-operator.enabled"] == "gpu-operator"
     for name, keys in sections.items():
         assert all(k == name or k.startswith((f"{name}.", f"{name}[")) for k in keys), name

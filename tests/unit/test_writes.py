@@ -22,8 +22,11 @@ NEW = {"a.txt": b"new a", "sub/c.txt": b"new c"}
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _ours(folder: Path, files: dict[str, bytes]) -> dict[str, bytes]:
@@ -148,13 +151,24 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize(("stop_at", "exchange"), [
-    ("staged", True), ("exchanged", True), ("kept", True),
-    ("staged", False), ("moved old", False), ("renamed", False), ("kept", False),
-])
+@pytest.mark.parametrize(
+    ("stop_at", "exchange"),
+    [
+        ("staged", True),
+        ("exchanged", True),
+        ("kept", True),
+        ("staged", False),
+        ("moved old", False),
+        ("renamed", False),
+        ("kept", False),
+    ],
+)
 def test_a_kill_at_any_step_loses_nothing(old_chart, stop_at, exchange):
-    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, stop_at, "1" if exchange else "0",
-                           str(old_chart)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, stop_at, "1" if exchange else "0", str(old_chart)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 137, proc.stderr
     if old_chart.exists():
         state = _tree(old_chart)

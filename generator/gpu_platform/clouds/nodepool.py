@@ -47,14 +47,26 @@ DEFAULT_MACHINE_TYPES: dict[str, dict[str, dict[int, str]]] = {
         "nvidia-tesla-t4": {1: "n1-standard-4", 2: "n1-standard-8", 4: "n1-standard-16"},
         # G2 types come with a fixed number of L4s.
         # https://cloud.google.com/compute/docs/gpus#l4-gpus
-        "nvidia-l4": {1: "g2-standard-4", 2: "g2-standard-24", 4: "g2-standard-48",
-                      8: "g2-standard-96"},
+        "nvidia-l4": {
+            1: "g2-standard-4",
+            2: "g2-standard-24",
+            4: "g2-standard-48",
+            8: "g2-standard-96",
+        },
         # A2 High (A100 40GB) and A2 Ultra (A100 80GB): the GPU count is in the name.
         # https://cloud.google.com/compute/docs/gpus#a100-gpus
-        "nvidia-tesla-a100": {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g",
-                              8: "a2-highgpu-8g"},
-        "nvidia-a100-80gb": {1: "a2-ultragpu-1g", 2: "a2-ultragpu-2g", 4: "a2-ultragpu-4g",
-                             8: "a2-ultragpu-8g"},
+        "nvidia-tesla-a100": {
+            1: "a2-highgpu-1g",
+            2: "a2-highgpu-2g",
+            4: "a2-highgpu-4g",
+            8: "a2-highgpu-8g",
+        },
+        "nvidia-a100-80gb": {
+            1: "a2-ultragpu-1g",
+            2: "a2-ultragpu-2g",
+            4: "a2-ultragpu-4g",
+            8: "a2-ultragpu-8g",
+        },
     },
     "eks": {
         # GPU counts: https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html
@@ -68,8 +80,12 @@ DEFAULT_MACHINE_TYPES: dict[str, dict[str, dict[int, str]]] = {
         "nvidia-tesla-t4": {1: "Standard_NC4as_T4_v3", 4: "Standard_NC64as_T4_v3"},
         # https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nca100v4-series
         # and .../ndma100v4-series (A100 80GB), .../ndasra100v4-series (A100 40GB)
-        "nvidia-a100-80gb": {1: "Standard_NC24ads_A100_v4", 2: "Standard_NC48ads_A100_v4",
-                             4: "Standard_NC96ads_A100_v4", 8: "Standard_ND96amsr_A100_v4"},
+        "nvidia-a100-80gb": {
+            1: "Standard_NC24ads_A100_v4",
+            2: "Standard_NC48ads_A100_v4",
+            4: "Standard_NC96ads_A100_v4",
+            8: "Standard_ND96amsr_A100_v4",
+        },
         "nvidia-tesla-a100": {8: "Standard_ND96asr_v4"},
     },
 }
@@ -140,8 +156,13 @@ class Target:
     node_locations: tuple[str, ...] = ()
 
 
-def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
-                    location: str = "LOCATION", node_locations: Iterable[str] = ()) -> str:
+def nodepool_script(
+    pools: list[NodePool],
+    cloud: str,
+    cluster: str = "CLUSTER",
+    location: str = "LOCATION",
+    node_locations: Iterable[str] = (),
+) -> str:
     """A bash script that creates every pool of this cloud (or generic) on ``cloud``.
 
     ``location`` is the GKE zone or region, the EKS region, or the AKS resource group;
@@ -150,17 +171,20 @@ def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
     pool for ``cloud`` is an error, not an empty script.
     """
     if cloud not in _RENDERERS:
-        raise NodepoolError((), f"no node pool commands for cloud {cloud!r}; use one of "
-                                f"{', '.join(CLOUDS)}")
+        raise NodepoolError(
+            (), f"no node pool commands for cloud {cloud!r}; use one of {', '.join(CLOUDS)}"
+        )
     target = _target(cloud, cluster, location, tuple(node_locations))
     for index, pool in enumerate(pools):
         _revalidate(pool, index)
     chosen = [p for p in pools if _runs_on(p, cloud)]
     if not chosen:
         found = ", ".join(f"{p.name} ({p.cloud})" for p in pools) or "none"
-        raise NodepoolError(("platform", "nodePools"),
-                            f"no pool runs on {cloud} (pools: {found}); set a pool's cloud to "
-                            f"{cloud} or generic, or pick the --cloud its pools name")
+        raise NodepoolError(
+            ("platform", "nodePools"),
+            f"no pool runs on {cloud} (pools: {found}); set a pool's cloud to "
+            f"{cloud} or generic, or pick the --cloud its pools name",
+        )
     for index, pool in enumerate(pools):
         if _runs_on(pool, cloud):
             _check_for_cloud(pool, index, cloud)
@@ -169,16 +193,21 @@ def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
     lines = _header(cloud, chosen)
     for index, pool in enumerate(pools):
         if not _runs_on(pool, cloud):
-            lines += ["", f"# skipped pool {pool.name} ({_path(index)}): its cloud is "
-                          f"{pool.cloud}, not {cloud}"]
+            lines += [
+                "",
+                f"# skipped pool {pool.name} ({_path(index)}): its cloud is "
+                f"{pool.cloud}, not {cloud}",
+            ]
             continue
         lines += ["", _summary(pool, index), *_RENDERERS[cloud](pool, index, target)]
     lines += _footer(cloud, chosen)
     for number, line in enumerate(lines, 1):
         if not _SCRIPT_LINE.fullmatch(line):  # a bug, not a user error: never print it
-            raise NodepoolError(("platform", "nodePools"),
-                                f"refusing to print a script whose line {number} holds a "
-                                "character other than printable ASCII")
+            raise NodepoolError(
+                ("platform", "nodePools"),
+                f"refusing to print a script whose line {number} holds a "
+                "character other than printable ASCII",
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -187,11 +216,16 @@ def nodepool_script(pools: list[NodePool], cloud: str, cluster: str = "CLUSTER",
 
 def _target(cloud: str, cluster: str, location: str, zones: tuple[str, ...]) -> Target:
     """The command line's names, checked: they are written into the script too."""
-    for flag, value in (("--cluster", cluster), ("--location", location),
-                        *(("--node-locations", zone) for zone in zones)):
+    for flag, value in (
+        ("--cluster", cluster),
+        ("--location", location),
+        *(("--node-locations", zone) for zone in zones),
+    ):
         if not CLI_NAME.fullmatch(value):
-            raise UsageError(f"{flag} {ascii(value)}: expected letters, digits, '-', '_' or "
-                             "'.' (at most 100, starting with a letter or digit)")
+            raise UsageError(
+                f"{flag} {ascii(value)}: expected letters, digits, '-', '_' or "
+                "'.' (at most 100, starting with a letter or digit)"
+            )
     if zones and cloud != "gke":
         raise UsageError("--node-locations is for GKE pools (gcloud's zones of a pool)")
     if cloud == "gke":
@@ -199,11 +233,11 @@ def _target(cloud: str, cluster: str, location: str, zones: tuple[str, ...]) -> 
         for zone in zones:
             match = GKE_ZONE.fullmatch(zone)
             if match is None:
-                raise UsageError(f"--node-locations {zone}: expected a zone such as "
-                                 "us-central1-a")
+                raise UsageError(f"--node-locations {zone}: expected a zone such as us-central1-a")
             if region and match.group(1) != region:
-                raise UsageError(f"--node-locations {zone}: not in region {region} of "
-                                 f"--location {location}")
+                raise UsageError(
+                    f"--node-locations {zone}: not in region {region} of --location {location}"
+                )
         if len(set(zones)) != len(zones):
             raise UsageError("--node-locations names a zone twice")
     return Target(cloud, cluster, location, zones)
@@ -218,8 +252,9 @@ def _gke_region(location: str) -> str:
         return location
     if location == PLACEHOLDER_LOCATION:
         return ""
-    raise UsageError(f"--location {location}: expected a GKE zone (us-central1-a) or region "
-                     "(us-central1)")
+    raise UsageError(
+        f"--location {location}: expected a GKE zone (us-central1-a) or region (us-central1)"
+    )
 
 
 def _revalidate(pool: NodePool, index: int) -> None:
@@ -242,7 +277,8 @@ def _check_for_cloud(pool: NodePool, index: int, cloud: str) -> None:
             _path_key(index, "machineType"),
             f"{pool.machineType!r} is not a machine type as {cloud} spells them (such as "
             f"{MACHINE_TYPE_EXAMPLES[cloud]}); set one of {cloud}'s, or leave it empty for the "
-            "accelerator's default")
+            "accelerator's default",
+        )
     if cloud == "eks":
         longest = AWS_TAG_KEY_MAX - len(f"{CA_TAG}/node-template/label/")
         keys: list[tuple[tuple[str | int, ...], str]] = [(("labels", k), k) for k in pool.labels]
@@ -253,7 +289,8 @@ def _check_for_cloud(pool: NodePool, index: int, cloud: str) -> None:
                     _path_key(index, *where),
                     f"key {key!r} has {len(key)} characters; the autoscaler's EKS node-"
                     f"template tag for it would exceed AWS's {AWS_TAG_KEY_MAX}-character tag "
-                    f"keys, so use at most {longest}")
+                    f"keys, so use at most {longest}",
+                )
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -291,25 +328,32 @@ def _header(cloud: str, pools: list[NodePool]) -> list[str]:
         ]
     modes = sorted({p.driver for p in pools})
     if len(modes) > 1:
-        lines += ["# warning: these pools mix driver modes (operator, preinstalled), but the",
-                  "# gpu-operator's driver settings apply to every GPU node of the cluster"]
+        lines += [
+            "# warning: these pools mix driver modes (operator, preinstalled), but the",
+            "# gpu-operator's driver settings apply to every GPU node of the cluster",
+        ]
     return lines
 
 
 def _footer(cloud: str, pools: list[NodePool]) -> list[str]:
     """Cluster-wide steps some pools need once, after the pools exist."""
     if cloud == "gke" and any(p.driver == "preinstalled" for p in pools):
-        return ["", "# Driver for the preinstalled pools: Google's installer DaemonSet (COS);",
-                f"# {NVIDIA_DOCS}/google-gke.html#using-the-google-driver-installer",
-                f"kubectl apply -f {shlex.quote(GKE_DRIVER_INSTALLER)}"]
+        return [
+            "",
+            "# Driver for the preinstalled pools: Google's installer DaemonSet (COS);",
+            f"# {NVIDIA_DOCS}/google-gke.html#using-the-google-driver-installer",
+            f"kubectl apply -f {shlex.quote(GKE_DRIVER_INSTALLER)}",
+        ]
     return []
 
 
 def _summary(pool: NodePool, index: int) -> str:
     who = "the GPU operator" if pool.driver == "operator" else "the node image"
-    return (f"# pool {pool.name} ({_path(index)}): {pool.gpusPerNode} x "
-            f"{shlex.quote(pool.accelerator)} per node, {pool.minNodes}..{pool.maxNodes} "
-            f"nodes, driver from {who}")
+    return (
+        f"# pool {pool.name} ({_path(index)}): {pool.gpusPerNode} x "
+        f"{shlex.quote(pool.accelerator)} per node, {pool.minNodes}..{pool.maxNodes} "
+        f"nodes, driver from {who}"
+    )
 
 
 def _command(words: Iterable[str]) -> list[str]:
@@ -329,23 +373,28 @@ def _machine_type(pool: NodePool, index: int, cloud: str) -> str:
     sizes = DEFAULT_MACHINE_TYPES[cloud].get(pool.accelerator, {})
     if pool.gpusPerNode in sizes:
         return sizes[pool.gpusPerNode]
-    known = "; ".join(f"{acc} x {'/'.join(str(n) for n in sorted(by))}"
-                      for acc, by in sorted(DEFAULT_MACHINE_TYPES[cloud].items()))
+    known = "; ".join(
+        f"{acc} x {'/'.join(str(n) for n in sorted(by))}"
+        for acc, by in sorted(DEFAULT_MACHINE_TYPES[cloud].items())
+    )
     raise NodepoolError(
         _path_key(index, "machineType"),
         f"no default {cloud} machine type for "
         f"{pool.gpusPerNode} x {pool.accelerator} (pool {pool.name!r}); set "
         f"{_path(index, 'machineType')} to a {cloud} machine type with that many GPUs, or "
-        f"use an accelerator and gpusPerNode that have a default ({known})")
+        f"use an accelerator and gpusPerNode that have a default ({known})",
+    )
 
 
 def _one_taint_per_key(pool: NodePool, index: int, why: str) -> None:
     keys = [t.key for t in pool.taints]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
-        raise NodepoolError(_path_key(index, "taints"),
-                            f"taint key {twice[0]!r} is used twice (pool {pool.name!r}); {why}, "
-                            "so give each taint its own key")
+        raise NodepoolError(
+            _path_key(index, "taints"),
+            f"taint key {twice[0]!r} is used twice (pool {pool.name!r}); {why}, "
+            "so give each taint its own key",
+        )
 
 
 def _taint_kv(taint: Taint) -> str:
@@ -367,7 +416,8 @@ def _gke_sizes(pool: NodePool, index: int, target: Target) -> tuple[int, int]:
             raise UsageError(
                 f"--location {target.location} is a region and gcloud's --num-nodes counts "
                 f"nodes in each zone: pool {pool.name!r} starts {pool.minNodes} node(s), so "
-                "name its zones with --node-locations ZONE,ZONE to size it per zone")
+                "name its zones with --node-locations ZONE,ZONE to size it per zone"
+            )
         zones = 1
     per_zone = math.ceil(pool.minNodes / zones)
     if per_zone * zones > pool.maxNodes:
@@ -376,7 +426,8 @@ def _gke_sizes(pool: NodePool, index: int, target: Target) -> tuple[int, int]:
             f"pool {pool.name!r} would start {per_zone} node(s) in each of {zones} zones = "
             f"{per_zone * zones}, above maxNodes {pool.maxNodes} (gcloud's --num-nodes is per "
             f"zone); raise maxNodes to {per_zone * zones}, lower minNodes, or give "
-            "--node-locations fewer zones")
+            "--node-locations fewer zones",
+        )
     return per_zone, zones
 
 
@@ -396,8 +447,10 @@ def _gke(pool: NodePool, index: int, target: Target) -> list[str]:
     args += [
         f"--machine-type={shlex.quote(_machine_type(pool, index, 'gke'))}",
         # disabled in both modes; see GKE_DRIVER_INSTALLER for why "latest" is not used.
-        "--accelerator=" + shlex.quote(f"type={pool.accelerator},count={pool.gpusPerNode},"
-                                       "gpu-driver-version=disabled"),
+        "--accelerator="
+        + shlex.quote(
+            f"type={pool.accelerator},count={pool.gpusPerNode},gpu-driver-version=disabled"
+        ),
         # The operator's driver containers need Ubuntu; Google's installer uses COS.
         # https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html
         f"--image-type={'UBUNTU_CONTAINERD' if operator else 'COS_CONTAINERD'}",
@@ -409,10 +462,15 @@ def _gke(pool: NodePool, index: int, target: Target) -> list[str]:
     ]
     if pool.taints:
         args.append("--node-taints=" + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
-    where = (f"each of {zones} zones ({', '.join(target.node_locations)})"
-             if target.node_locations else "its zone")
-    sizes = [f"# size: {per_zone} node(s) in {where} at creation, then "
-             f"{pool.minNodes}..{pool.maxNodes} nodes in all"]
+    where = (
+        f"each of {zones} zones ({', '.join(target.node_locations)})"
+        if target.node_locations
+        else "its zone"
+    )
+    sizes = [
+        f"# size: {per_zone} node(s) in {where} at creation, then "
+        f"{pool.minNodes}..{pool.maxNodes} nodes in all"
+    ]
     command = _command(["gcloud container node-pools create " + shlex.quote(pool.name), *args])
     if any(t.key == "nvidia.com/gpu" and t.effect == "NoSchedule" for t in pool.taints):
         return [*sizes, *_indent(command)]
@@ -436,8 +494,9 @@ def _eks_tags(pool: NodePool, cluster: str, labels: dict[str, str]) -> dict[str,
         f"{CA_TAG}/node-template/resources/nvidia.com/gpu": str(pool.gpusPerNode),
     }
     tags.update({f"{CA_TAG}/node-template/label/{k}": v for k, v in labels.items()})
-    tags.update({f"{CA_TAG}/node-template/taint/{t.key}": f"{t.value}:{t.effect}"
-                 for t in pool.taints})
+    tags.update(
+        {f"{CA_TAG}/node-template/taint/{t.key}": f"{t.value}:{t.effect}" for t in pool.taints}
+    )
     return dict(sorted(tags.items()))
 
 
@@ -526,7 +585,8 @@ def _aks_name(pool: NodePool, index: int) -> str:
             _path_key(index, "name"),
             f"{pool.name!r} cannot name an AKS node pool (1-12 "
             "lowercase letters and digits, starting with a letter; hyphens are dropped); "
-            "shorten the pool name")
+            "shorten the pool name",
+        )
     return name
 
 
@@ -538,9 +598,11 @@ def _check_aks_names(pools: list[NodePool]) -> None:
             continue
         name = _aks_name(pool, index)
         if name in owner:
-            raise NodepoolError(_path_key(index, "name"),
-                                f"pools {owner[name]!r} and {pool.name!r} both become AKS node "
-                                f"pool {name!r}; rename one")
+            raise NodepoolError(
+                _path_key(index, "name"),
+                f"pools {owner[name]!r} and {pool.name!r} both become AKS node "
+                f"pool {name!r}; rename one",
+            )
         owner[name] = pool.name
 
 
@@ -561,12 +623,11 @@ def _aks(pool: NodePool, index: int, target: Target) -> list[str]:
         "--enable-cluster-autoscaler",
         f"--min-count {pool.minNodes}",
         f"--max-count {pool.maxNodes}",
-        "--labels " + " ".join(shlex.quote(f"{k}={v}")
-                               for k, v in sorted(pool.node_labels.items())),
+        "--labels "
+        + " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(pool.node_labels.items())),
     ]
     if pool.taints:
-        words.append("--node-taints "
-                     + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
+        words.append("--node-taints " + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
     words.append(f"--gpu-driver {gpu_driver}")
     return _indent(_command(words))
 

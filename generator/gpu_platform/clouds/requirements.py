@@ -25,16 +25,24 @@ _REQUIREMENTS: dict[tuple[str, str], dict[str, tuple[object, str]]] = {
         for key, (value, why) in _OPERATOR_OWNS_STACK.items()
     },
     ("gke", "preinstalled"): {
-        "driver.enabled": (False, f"Google's driver installer owns the driver "
-                                  f"({NVIDIA_DOCS}/google-gke.html)"),
-        "hostPaths.driverInstallDir": (GKE_DRIVER_DIR, f"where Google's installer puts the "
-                                                       f"driver ({NVIDIA_DOCS}/google-gke.html)"),
-        "toolkit.installDir": (GKE_DRIVER_DIR, f"GKE's writable, persistent path for the "
-                                               f"toolkit ({NVIDIA_DOCS}/google-gke.html)"),
+        "driver.enabled": (
+            False,
+            f"Google's driver installer owns the driver ({NVIDIA_DOCS}/google-gke.html)",
+        ),
+        "hostPaths.driverInstallDir": (
+            GKE_DRIVER_DIR,
+            f"where Google's installer puts the driver ({NVIDIA_DOCS}/google-gke.html)",
+        ),
+        "toolkit.installDir": (
+            GKE_DRIVER_DIR,
+            f"GKE's writable, persistent path for the toolkit ({NVIDIA_DOCS}/google-gke.html)",
+        ),
         # google-gke.html also sets cdi.default=true; that key is gone from the chart
         # (deprecated in https://github.com/NVIDIA/gpu-operator/pull/1285).
-        "cdi.enabled": (True, f"NVIDIA's GKE setup injects GPUs through CDI "
-                              f"({NVIDIA_DOCS}/google-gke.html)"),
+        "cdi.enabled": (
+            True,
+            f"NVIDIA's GKE setup injects GPUs through CDI ({NVIDIA_DOCS}/google-gke.html)",
+        ),
     },
     ("eks", "operator"): {
         key: (value, f"{why} (Ubuntu EKS AMI; {NVIDIA_DOCS}/amazon-eks.html)")
@@ -42,21 +50,31 @@ _REQUIREMENTS: dict[tuple[str, str], dict[str, tuple[object, str]]] = {
     },
     ("eks", "preinstalled"): {
         "driver.enabled": (False, f"the EKS AL2023 NVIDIA AMI ships the driver ({_EKS_AMI})"),
-        "toolkit.enabled": (False, f"the EKS AL2023 NVIDIA AMI ships the container toolkit "
-                                   f"({_EKS_AMI})"),
+        "toolkit.enabled": (
+            False,
+            f"the EKS AL2023 NVIDIA AMI ships the container toolkit ({_EKS_AMI})",
+        ),
     },
     ("aks", "operator"): {
-        key: (value, f"{why} (--gpu-driver None; https://learn.microsoft.com/azure/aks/"
-                     "nvidia-gpu-operator)")
+        key: (
+            value,
+            f"{why} (--gpu-driver None; https://learn.microsoft.com/azure/aks/nvidia-gpu-operator)",
+        )
         for key, (value, why) in _OPERATOR_OWNS_STACK.items()
     },
     ("aks", "preinstalled"): {
-        "driver.enabled": (False, f"AKS node images ship the driver "
-                                  f"({NVIDIA_DOCS}/microsoft-aks.html)"),
-        "toolkit.enabled": (False, f"AKS node images ship the container toolkit "
-                                   f"({NVIDIA_DOCS}/microsoft-aks.html)"),
-        "operator.runtimeClass": ("nvidia-container-runtime", f"the runtime handler AKS images "
-                                  f"configure ({NVIDIA_DOCS}/microsoft-aks.html)"),
+        "driver.enabled": (
+            False,
+            f"AKS node images ship the driver ({NVIDIA_DOCS}/microsoft-aks.html)",
+        ),
+        "toolkit.enabled": (
+            False,
+            f"AKS node images ship the container toolkit ({NVIDIA_DOCS}/microsoft-aks.html)",
+        ),
+        "operator.runtimeClass": (
+            "nvidia-container-runtime",
+            f"the runtime handler AKS images configure ({NVIDIA_DOCS}/microsoft-aks.html)",
+        ),
     },
 }
 
@@ -72,5 +90,7 @@ def gpu_operator_requirements(cloud: str, driver: str) -> dict[str, tuple[object
 def requirements_table() -> dict[str, dict[str, list[object]]]:
     """Every requirement as plain data, ``{"cloud/driver": {path: [value, why]}}``, for the
     install-time guard, which reads the same table as the tool."""
-    return {f"{cloud}/{driver}": {key: [value, why] for key, (value, why) in wants.items()}
-            for (cloud, driver), wants in sorted(_REQUIREMENTS.items())}
+    return {
+        f"{cloud}/{driver}": {key: [value, why] for key, (value, why) in wants.items()}
+        for (cloud, driver), wants in sorted(_REQUIREMENTS.items())
+    }

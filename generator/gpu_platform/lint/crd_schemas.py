@@ -53,15 +53,33 @@ SOURCES = (
     Source(
         "kube-prometheus-stack",
         "charts/crds/crds",
-        tuple(f"crd-{name}.yaml" for name in (
-            "alertmanagerconfigs", "alertmanagers", "podmonitors", "probes", "prometheusagents",
-            "prometheuses", "prometheusrules", "scrapeconfigs", "servicemonitors",
-            "thanosrulers")),
+        tuple(
+            f"crd-{name}.yaml"
+            for name in (
+                "alertmanagerconfigs",
+                "alertmanagers",
+                "podmonitors",
+                "probes",
+                "prometheusagents",
+                "prometheuses",
+                "prometheusrules",
+                "scrapeconfigs",
+                "servicemonitors",
+                "thanosrulers",
+            )
+        ),
     ),
-    Source("gpu-operator", "crds", (
-        "nvidia.com_clusterpolicies.yaml", "nvidia.com_gpuclusters.yaml",
-        "nvidia.com_nvidiadrivers.yaml", "resource.nvidia.com_computedomaincliques.yaml",
-        "resource.nvidia.com_computedomains.yaml")),
+    Source(
+        "gpu-operator",
+        "crds",
+        (
+            "nvidia.com_clusterpolicies.yaml",
+            "nvidia.com_gpuclusters.yaml",
+            "nvidia.com_nvidiadrivers.yaml",
+            "resource.nvidia.com_computedomaincliques.yaml",
+            "resource.nvidia.com_computedomains.yaml",
+        ),
+    ),
     Source("gpu-operator", "charts/node-feature-discovery/crds", ("nfd-api-crds.yaml",)),
 )
 
@@ -112,9 +130,7 @@ def build(documents: list[tuple[str, Any]] | None = None) -> dict[str, Any]:
             schema = (version.get("schema") or {}).get("openAPIV3Schema")
             if version.get("served") and schema:
                 api = f"{spec['group']}/{version['name']}"
-                schemas.setdefault(api, {})[spec["names"]["kind"]] = (
-                    _without_descriptions(schema)
-                )
+                schemas.setdefault(api, {})[spec["names"]["kind"]] = _without_descriptions(schema)
     return {"header": HEADER, "sources": sources, "schemas": schemas}
 
 
@@ -156,10 +172,12 @@ def write(data: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpu_platform.lint.crd_schemas",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="fail if the packaged file differs from a fresh build")
+    parser = argparse.ArgumentParser(
+        prog="python -m gpu_platform.lint.crd_schemas", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="fail if the packaged file differs from a fresh build"
+    )
     args = parser.parse_args(argv)
     try:
         fresh = build()
@@ -168,8 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.check:
         if decode(PACKAGED.read_bytes()) != fresh:
-            print(f"{PACKAGED} is out of date; run: python -m gpu_platform.lint.crd_schemas",
-                  file=sys.stderr)
+            print(
+                f"{PACKAGED} is out of date; run: python -m gpu_platform.lint.crd_schemas",
+                file=sys.stderr,
+            )
             return 1
         print(f"{PACKAGED.name} is up to date", file=sys.stderr)
         return 0

@@ -42,7 +42,7 @@ class Deprecation:
     instead: str = ""  # what to do when there is no replacement API
 
     def status(self, kube_version: str) -> str:
-        """"removed", "deprecated" or "" (fine) for the target Kubernetes version."""
+        """ "removed", "deprecated" or "" (fine) for the target Kubernetes version."""
         target = parse_kube_version(kube_version)
         if target >= self.removed_in:
             return "removed"
@@ -62,29 +62,41 @@ class Deprecation:
         """The finding text for this target version ('' when the API is fine there)."""
         what = f"{self.api_version} {self.kind}"
         replacement = self.replacement(kube_version)
-        advice = f"; use {replacement}" if replacement else \
-            f" with no replacement API; use {self.instead}"
+        advice = (
+            f"; use {replacement}"
+            if replacement
+            else f" with no replacement API; use {self.instead}"
+        )
         status = self.status(kube_version)
         if status == "removed":
             return f"{what} was removed in Kubernetes {_text(self.removed_in)}{advice}"
         if status == "deprecated" and self.deprecated_in is not None:
-            return (f"{what} is deprecated since Kubernetes {_text(self.deprecated_in)} and "
-                    f"removed in {_text(self.removed_in)}{advice}")
+            return (
+                f"{what} is deprecated since Kubernetes {_text(self.deprecated_in)} and "
+                f"removed in {_text(self.removed_in)}{advice}"
+            )
         return ""
 
     def reference_message(self, kube_version: str) -> str:
         """The finding text for a reference (scaleTargetRef, ownerReferences, ...) to this API."""
         what = f"{self.api_version} {self.kind}"
         replacement = self.replacement(kube_version)
-        advice = f"; use {replacement}" if replacement else \
-            f"; there is no replacement API, use {self.instead}"
+        advice = (
+            f"; use {replacement}"
+            if replacement
+            else f"; there is no replacement API, use {self.instead}"
+        )
         status = self.status(kube_version)
         if status == "removed":
-            return (f"refers to {what}, which was removed in Kubernetes "
-                    f"{_text(self.removed_in)}, so the reference cannot resolve{advice}")
+            return (
+                f"refers to {what}, which was removed in Kubernetes "
+                f"{_text(self.removed_in)}, so the reference cannot resolve{advice}"
+            )
         if status == "deprecated" and self.deprecated_in is not None:
-            return (f"refers to {what}, deprecated since Kubernetes {_text(self.deprecated_in)} "
-                    f"and removed in {_text(self.removed_in)}{advice}")
+            return (
+                f"refers to {what}, deprecated since Kubernetes {_text(self.deprecated_in)} "
+                f"and removed in {_text(self.removed_in)}{advice}"
+            )
         return ""
 
 
@@ -92,8 +104,14 @@ def _text(version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def _rows(api_version: str, kinds: str, deprecated: str | None, removed: str,
-          replacement: str | list[tuple[str, str]] | None, instead: str = "") -> list[Deprecation]:
+def _rows(
+    api_version: str,
+    kinds: str,
+    deprecated: str | None,
+    removed: str,
+    replacement: str | list[tuple[str, str]] | None,
+    instead: str = "",
+) -> list[Deprecation]:
     """Rows for several kinds of one apiVersion; versions as "1.25" for readability."""
     dep = parse_kube_version(deprecated) if deprecated else None
     rem = parse_kube_version(removed)
@@ -124,29 +142,61 @@ TABLE: tuple[Deprecation, ...] = tuple(
     + _rows("apps/v1beta2", "ReplicaSet", None, "1.16", "apps/v1")
     # removed in 1.22 (guide, section v1.22)
     + _rows("extensions/v1beta1", "Ingress", "1.14", "1.22", "networking.k8s.io/v1")
-    + _rows("networking.k8s.io/v1beta1", "Ingress IngressClass", "1.19", "1.22",
-            "networking.k8s.io/v1")
-    + _rows("admissionregistration.k8s.io/v1beta1",
-            "MutatingWebhookConfiguration ValidatingWebhookConfiguration", "1.16", "1.22",
-            "admissionregistration.k8s.io/v1")
-    + _rows("apiextensions.k8s.io/v1beta1", "CustomResourceDefinition", "1.16", "1.22",
-            "apiextensions.k8s.io/v1")
-    + _rows("apiregistration.k8s.io/v1beta1", "APIService", "1.10", "1.22",
-            "apiregistration.k8s.io/v1")
-    + _rows("authentication.k8s.io/v1beta1", "TokenReview", "1.6", "1.22",
-            "authentication.k8s.io/v1")
-    + _rows("authorization.k8s.io/v1beta1",
-            "LocalSubjectAccessReview SelfSubjectAccessReview SubjectAccessReview "
-            "SelfSubjectRulesReview", None, "1.22", "authorization.k8s.io/v1")
-    + _rows("certificates.k8s.io/v1beta1", "CertificateSigningRequest", "1.19", "1.22",
-            "certificates.k8s.io/v1")
+    + _rows(
+        "networking.k8s.io/v1beta1", "Ingress IngressClass", "1.19", "1.22", "networking.k8s.io/v1"
+    )
+    + _rows(
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingWebhookConfiguration ValidatingWebhookConfiguration",
+        "1.16",
+        "1.22",
+        "admissionregistration.k8s.io/v1",
+    )
+    + _rows(
+        "apiextensions.k8s.io/v1beta1",
+        "CustomResourceDefinition",
+        "1.16",
+        "1.22",
+        "apiextensions.k8s.io/v1",
+    )
+    + _rows(
+        "apiregistration.k8s.io/v1beta1", "APIService", "1.10", "1.22", "apiregistration.k8s.io/v1"
+    )
+    + _rows(
+        "authentication.k8s.io/v1beta1", "TokenReview", "1.6", "1.22", "authentication.k8s.io/v1"
+    )
+    + _rows(
+        "authorization.k8s.io/v1beta1",
+        "LocalSubjectAccessReview SelfSubjectAccessReview SubjectAccessReview "
+        "SelfSubjectRulesReview",
+        None,
+        "1.22",
+        "authorization.k8s.io/v1",
+    )
+    + _rows(
+        "certificates.k8s.io/v1beta1",
+        "CertificateSigningRequest",
+        "1.19",
+        "1.22",
+        "certificates.k8s.io/v1",
+    )
     + _rows("coordination.k8s.io/v1beta1", "Lease", "1.14", "1.22", "coordination.k8s.io/v1")
-    + _rows("rbac.authorization.k8s.io/v1beta1", "ClusterRole ClusterRoleBinding Role RoleBinding",
-            "1.17", "1.22", "rbac.authorization.k8s.io/v1")
+    + _rows(
+        "rbac.authorization.k8s.io/v1beta1",
+        "ClusterRole ClusterRoleBinding Role RoleBinding",
+        "1.17",
+        "1.22",
+        "rbac.authorization.k8s.io/v1",
+    )
     + _rows("scheduling.k8s.io/v1beta1", "PriorityClass", "1.14", "1.22", "scheduling.k8s.io/v1")
     + _rows("storage.k8s.io/v1beta1", "CSINode", "1.17", "1.22", "storage.k8s.io/v1")
-    + _rows("storage.k8s.io/v1beta1", "CSIDriver StorageClass VolumeAttachment", "1.19", "1.22",
-            "storage.k8s.io/v1")
+    + _rows(
+        "storage.k8s.io/v1beta1",
+        "CSIDriver StorageClass VolumeAttachment",
+        "1.19",
+        "1.22",
+        "storage.k8s.io/v1",
+    )
     # removed in 1.25 (guide, section v1.25)
     + _rows("batch/v1beta1", "CronJob", "1.21", "1.25", "batch/v1")
     + _rows("discovery.k8s.io/v1beta1", "EndpointSlice", "1.21", "1.25", "discovery.k8s.io/v1")
@@ -159,13 +209,28 @@ TABLE: tuple[Deprecation, ...] = tuple(
     # (autoscaling/v2beta2, flowcontrol v1beta1 and v1beta3), pluto (CSIStorageCapacity),
     # and v1beta3's introduction in 1.26 for flowcontrol v1beta2
     + _rows("autoscaling/v2beta2", "HorizontalPodAutoscaler", "1.23", "1.26", "autoscaling/v2")
-    + _rows(f"{FLOWCONTROL}/v1beta1", "FlowSchema PriorityLevelConfiguration", "1.23", "1.26",
-            [FLOWCONTROL_V1, FLOWCONTROL_V1BETA3, FLOWCONTROL_V1BETA2])
+    + _rows(
+        f"{FLOWCONTROL}/v1beta1",
+        "FlowSchema PriorityLevelConfiguration",
+        "1.23",
+        "1.26",
+        [FLOWCONTROL_V1, FLOWCONTROL_V1BETA3, FLOWCONTROL_V1BETA2],
+    )
     + _rows("storage.k8s.io/v1beta1", "CSIStorageCapacity", "1.24", "1.27", "storage.k8s.io/v1")
-    + _rows(f"{FLOWCONTROL}/v1beta2", "FlowSchema PriorityLevelConfiguration", "1.26", "1.29",
-            [FLOWCONTROL_V1, FLOWCONTROL_V1BETA3])
-    + _rows(f"{FLOWCONTROL}/v1beta3", "FlowSchema PriorityLevelConfiguration", "1.29", "1.32",
-            [FLOWCONTROL_V1])
+    + _rows(
+        f"{FLOWCONTROL}/v1beta2",
+        "FlowSchema PriorityLevelConfiguration",
+        "1.26",
+        "1.29",
+        [FLOWCONTROL_V1, FLOWCONTROL_V1BETA3],
+    )
+    + _rows(
+        f"{FLOWCONTROL}/v1beta3",
+        "FlowSchema PriorityLevelConfiguration",
+        "1.29",
+        "1.32",
+        [FLOWCONTROL_V1],
+    )
 )
 
 _BY_KEY = {(d.api_version, d.kind): d for d in TABLE}

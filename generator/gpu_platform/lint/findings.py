@@ -57,13 +57,24 @@ class Finding:
 
     def render(self) -> str:
         """``FILE:LINE:COL: Kind/name: path: severity[rule]: message`` on one line."""
-        return (f"{self.file}:{self.line}:{self.column}: {self.subject}: {self.path or '-'}: "
-                f"{self.severity}[{self.rule}]: {self.text}")
+        return (
+            f"{self.file}:{self.line}:{self.column}: {self.subject}: {self.path or '-'}: "
+            f"{self.severity}[{self.rule}]: {self.text}"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "column": self.column,
-                "document": self.doc, "kind": self.kind, "name": self.name, "path": self.path,
-                "severity": self.severity, "rule": self.rule, "message": self.text}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "document": self.doc,
+            "kind": self.kind,
+            "name": self.name,
+            "path": self.path,
+            "severity": self.severity,
+            "rule": self.rule,
+            "message": self.text,
+        }
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:

@@ -81,16 +81,36 @@ def _limit_issues(spec: dict[str, Any], base: PathKey) -> tuple[list[RuleIssue],
                 if request is None:
                     continue
                 if limit is None:
-                    issues.append(RuleIssue(where, "error", (
-                        f"{name} is requested ({request}) without a limit; extended resources "
-                        "cannot be overcommitted, so the API server rejects a request without "
-                        f"an equal limit: set limits {name}: {request} (a limit alone is "
-                        "enough, the request defaults to it)"), catalogue.GPU_LIMIT))
+                    issues.append(
+                        RuleIssue(
+                            where,
+                            "error",
+                            (
+                                f"{name} is requested ({request}) without a limit; extended "
+                                "resources "
+                                "cannot be overcommitted, so the API server rejects a request "
+                                "without "
+                                f"an equal limit: set limits {name}: {request} (a limit alone is "
+                                "enough, the request defaults to it)"
+                            ),
+                            catalogue.GPU_LIMIT,
+                        )
+                    )
                 elif _differ(request, limit):
-                    issues.append(RuleIssue(where, "error", (
-                        f"{name} request {request} differs from its limit {limit}; extended "
-                        "resources cannot be overcommitted, so the API server rejects this: "
-                        "make them equal (or set only the limit)"), catalogue.GPU_LIMIT))
+                    issues.append(
+                        RuleIssue(
+                            where,
+                            "error",
+                            (
+                                f"{name} request {request} differs from its limit {limit}; "
+                                "extended "
+                                "resources cannot be overcommitted, so the API server rejects "
+                                "this: "
+                                "make them equal (or set only the limit)"
+                            ),
+                            catalogue.GPU_LIMIT,
+                        )
+                    )
     return issues, asks
 
 
@@ -98,15 +118,18 @@ def _limit_issues(spec: dict[str, Any], base: PathKey) -> tuple[list[RuleIssue],
 # gets {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} added on admission
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#limitations and the plugin's
 # docs, https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/).
-ADMISSION_ADDED = {"gke": [Toleration(key="nvidia.com/gpu", operator="Exists",
-                                      effect="NoSchedule")]}
+ADMISSION_ADDED = {
+    "gke": [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]
+}
 
 
 def _untolerated(pool: NodePool, tolerations: list[Toleration]) -> list[Taint]:
     effective = [*tolerations, *ADMISSION_ADDED.get(pool.cloud, [])]
-    return [taint for taint in pool.taints
-            if taint.effect in BLOCKING_EFFECTS
-            and not any(tolerates(t, taint) for t in effective)]
+    return [
+        taint
+        for taint in pool.taints
+        if taint.effect in BLOCKING_EFFECTS and not any(tolerates(t, taint) for t in effective)
+    ]
 
 
 def _flow(taints: list[Taint]) -> str:
@@ -130,25 +153,50 @@ def _placement_issues(spec: dict[str, Any], base: PathKey, values: Values) -> li
         pool = next((p for p in pools if p.name == str(wanted)), None)
         if pool is None:
             names = ", ".join(p.name for p in pools)
-            return [RuleIssue((*base, "nodeSelector", POOL_LABEL), "error", (
-                f"{POOL_LABEL}: {wanted} names no GPU pool, so the pod stays Pending; "
-                f"pools: {names} (platform.nodePools)"), catalogue.GPU_PLACEMENT)]
+            return [
+                RuleIssue(
+                    (*base, "nodeSelector", POOL_LABEL),
+                    "error",
+                    (
+                        f"{POOL_LABEL}: {wanted} names no GPU pool, so the pod stays Pending; "
+                        f"pools: {names} (platform.nodePools)"
+                    ),
+                    catalogue.GPU_PLACEMENT,
+                )
+            ]
         missing = _untolerated(pool, tolerations)
         if not missing:
             return []
         taints = ", ".join(t.text() for t in missing)
-        return [RuleIssue(where, "error", (
-            f"requests GPUs on pool {pool.name!r} but does not tolerate its taints ({taints}), "
-            f"so it stays Pending; add to tolerations: {_flow(missing)}"),
-            catalogue.GPU_PLACEMENT)]
+        return [
+            RuleIssue(
+                where,
+                "error",
+                (
+                    f"requests GPUs on pool {pool.name!r} but does not tolerate its taints "
+                    f"({taints}), "
+                    f"so it stays Pending; add to tolerations: {_flow(missing)}"
+                ),
+                catalogue.GPU_PLACEMENT,
+            )
+        ]
     by_pool = [(pool, _untolerated(pool, tolerations)) for pool in pools]
     if any(not missing for _pool, missing in by_pool):
         return []
     options = "; ".join(f"pool {pool.name!r}: {_flow(missing)}" for pool, missing in by_pool)
-    return [RuleIssue(where, "error", (
-        "requests GPUs but tolerates the taints of no GPU pool, so it can never be scheduled "
-        "on a GPU node; add the tolerations of one pool (and select it with nodeSelector "
-        f"{POOL_LABEL}: <pool>): {options}"), catalogue.GPU_PLACEMENT)]
+    return [
+        RuleIssue(
+            where,
+            "error",
+            (
+                "requests GPUs but tolerates the taints of no GPU pool, so it can never be "
+                "scheduled "
+                "on a GPU node; add the tolerations of one pool (and select it with nodeSelector "
+                f"{POOL_LABEL}: <pool>): {options}"
+            ),
+            catalogue.GPU_PLACEMENT,
+        )
+    ]
 
 
 def pod_spec_issues(spec: dict[str, Any], base: PathKey, values: Values) -> list[RuleIssue]:

@@ -49,8 +49,13 @@ DASK_SCALE_TARGETS = {
     "DaskJob": "an HPA cannot scale a DaskJob: it has no scale subresource, so the HPA cannot "
     f"read or set its replicas. {_USE_AUTOSCALER}",
 }
-_SOURCES = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
-            "Object": "object", "External": "external"}
+_SOURCES = {
+    "Resource": "resource",
+    "ContainerResource": "containerResource",
+    "Pods": "pods",
+    "Object": "object",
+    "External": "external",
+}
 
 
 def _mapping(node: Any) -> dict[str, Any]:
@@ -62,8 +67,10 @@ def _group(api_version: Any) -> str:
 
 
 def is_hpa(obj: dict[str, Any]) -> bool:
-    return (_group(obj.get("apiVersion")) == "autoscaling"
-            and obj.get("kind") == "HorizontalPodAutoscaler")
+    return (
+        _group(obj.get("apiVersion")) == "autoscaling"
+        and obj.get("kind") == "HorizontalPodAutoscaler"
+    )
 
 
 @dataclass(frozen=True)
@@ -97,10 +104,19 @@ def _target_issues(obj: dict[str, Any]) -> list[RuleIssue]:
     """Dask resources as targets."""
     ref = _mapping(_mapping(obj.get("spec")).get("scaleTargetRef"))
     kind = ref.get("kind")
-    if _group(ref.get("apiVersion")) == DASK_GROUP and isinstance(kind, str) \
-            and kind in DASK_SCALE_TARGETS:
-        return [RuleIssue(("spec", "scaleTargetRef", "kind"), "error", DASK_SCALE_TARGETS[kind],
-                          catalogue.HPA_DASK_TARGET)]
+    if (
+        _group(ref.get("apiVersion")) == DASK_GROUP
+        and isinstance(kind, str)
+        and kind in DASK_SCALE_TARGETS
+    ):
+        return [
+            RuleIssue(
+                ("spec", "scaleTargetRef", "kind"),
+                "error",
+                DASK_SCALE_TARGETS[kind],
+                catalogue.HPA_DASK_TARGET,
+            )
+        ]
     return []
 
 
@@ -114,11 +130,18 @@ def _served_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
         if metric.type not in ("Pods", "Object"):
             continue
         if isinstance(metric.name, str) and metric.name not in served:
-            issues.append(RuleIssue((*metric.path, "metric", "name"), "error", (
-                f"no adapter rule serves the metric {metric.name!r}; available: "
-                f"{', '.join(served) or '(none)'} (add a signal under "
-                "platform.monitoring.gpuSignals to serve a new one)"),
-                catalogue.HPA_METRIC_NOT_SERVED))
+            issues.append(
+                RuleIssue(
+                    (*metric.path, "metric", "name"),
+                    "error",
+                    (
+                        f"no adapter rule serves the metric {metric.name!r}; available: "
+                        f"{', '.join(served) or '(none)'} (add a signal under "
+                        "platform.monitoring.gpuSignals to serve a new one)"
+                    ),
+                    catalogue.HPA_METRIC_NOT_SERVED,
+                )
+            )
     return issues
 
 
@@ -126,13 +149,25 @@ _PINNED = "so the HPA scales to maxReplicas and stays there"
 
 
 def _utilization_issue(path: PathKey, percent: Any, resource: Any) -> list[RuleIssue]:
-    if isinstance(percent, bool) or not isinstance(percent, int | float) \
-            or percent >= MIN_UTILIZATION:
+    if (
+        isinstance(percent, bool)
+        or not isinstance(percent, int | float)
+        or percent >= MIN_UTILIZATION
+    ):
         return []
-    return [RuleIssue(path, "warning", (
-        f"a target of {percent} % of the pods' {resource} requests is below "
-        f"{MIN_UTILIZATION} %: idle pods already use that much, {_PINNED}; aim at what a busy "
-        "pod should use (often 50-80 %)"), catalogue.HPA_TARGET_TOO_LOW)]
+    return [
+        RuleIssue(
+            path,
+            "warning",
+            (
+                f"a target of {percent} % of the pods' {resource} requests is below "
+                f"{MIN_UTILIZATION} %: idle pods already use that much, {_PINNED}; aim at what a "
+                "busy "
+                "pod should use (often 50-80 %)"
+            ),
+            catalogue.HPA_TARGET_TOO_LOW,
+        )
+    ]
 
 
 def _low_target_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
@@ -140,17 +175,27 @@ def _low_target_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
     spec = _mapping(obj.get("spec"))
     issues: list[RuleIssue] = []
     if "targetCPUUtilizationPercentage" in spec:  # autoscaling/v1
-        issues.extend(_utilization_issue(("spec", "targetCPUUtilizationPercentage"),
-                                         spec["targetCPUUtilizationPercentage"], "cpu"))
-    ranges = {s.name: (Decimal(str(s.clampMin)), Decimal(str(s.clampMax)))
-              for s in values.platform.monitoring.gpuSignals
-              if s.clampMin is not None and s.clampMax is not None and s.clampMax > s.clampMin}
+        issues.extend(
+            _utilization_issue(
+                ("spec", "targetCPUUtilizationPercentage"),
+                spec["targetCPUUtilizationPercentage"],
+                "cpu",
+            )
+        )
+    ranges = {
+        s.name: (Decimal(str(s.clampMin)), Decimal(str(s.clampMax)))
+        for s in values.platform.monitoring.gpuSignals
+        if s.clampMin is not None and s.clampMax is not None and s.clampMax > s.clampMin
+    }
     for metric in _metrics(obj):
         target = _mapping(metric.source.get("target"))
         where = (*metric.path, "target")
         if "averageUtilization" in target:
-            issues.extend(_utilization_issue((*where, "averageUtilization"),
-                                             target["averageUtilization"], metric.name))
+            issues.extend(
+                _utilization_issue(
+                    (*where, "averageUtilization"), target["averageUtilization"], metric.name
+                )
+            )
         for field in ("averageValue", "value"):
             if field not in target:
                 continue
@@ -158,20 +203,33 @@ def _low_target_issues(obj: dict[str, Any], values: Values) -> list[RuleIssue]:
             if amount is None:
                 continue  # not a quantity: the schema's finding
             if amount <= 0:
-                issues.append(RuleIssue((*where, field), "warning", (
-                    f"a target {field} of {target[field]} is met by idle pods, {_PINNED}"),
-                    catalogue.HPA_TARGET_TOO_LOW))
+                issues.append(
+                    RuleIssue(
+                        (*where, field),
+                        "warning",
+                        (f"a target {field} of {target[field]} is met by idle pods, {_PINNED}"),
+                        catalogue.HPA_TARGET_TOO_LOW,
+                    )
+                )
                 continue
             bounds = ranges.get(metric.name) if isinstance(metric.name, str) else None
             if bounds is not None and metric.type in ("Pods", "Object"):
                 low, high = bounds
                 floor = low + (high - low) * MIN_SHARE_OF_RANGE
                 if amount < floor:
-                    issues.append(RuleIssue((*where, field), "warning", (
-                        f"a target {field} of {target[field]} for {metric.name} (range "
-                        f"{_plain(low)}-{_plain(high)}) is below {_plain(floor)} "
-                        f"({_plain(MIN_SHARE_OF_RANGE * 100)} % of its range): any GPU "
-                        f"activity exceeds it, {_PINNED}"), catalogue.HPA_TARGET_TOO_LOW))
+                    issues.append(
+                        RuleIssue(
+                            (*where, field),
+                            "warning",
+                            (
+                                f"a target {field} of {target[field]} for {metric.name} (range "
+                                f"{_plain(low)}-{_plain(high)}) is below {_plain(floor)} "
+                                f"({_plain(MIN_SHARE_OF_RANGE * 100)} % of its range): any GPU "
+                                f"activity exceeds it, {_PINNED}"
+                            ),
+                            catalogue.HPA_TARGET_TOO_LOW,
+                        )
+                    )
     return issues
 
 
@@ -194,8 +252,11 @@ def _utilization_needs(obj: dict[str, Any]) -> list[tuple[PathKey, str, str | No
     """(where, resource, container or None for all) for every utilization the HPA computes."""
     spec = _mapping(obj.get("spec"))
     if str(obj.get("apiVersion")) == "autoscaling/v1":
-        where: PathKey = ("spec", "targetCPUUtilizationPercentage") \
-            if "targetCPUUtilizationPercentage" in spec else ("spec",)
+        where: PathKey = (
+            ("spec", "targetCPUUtilizationPercentage")
+            if "targetCPUUtilizationPercentage" in spec
+            else ("spec",)
+        )
         return [(where, "cpu", None)]
     if not spec.get("metrics"):
         return [(("spec",), DEFAULT_UTILIZATION[0], None)]
@@ -204,8 +265,7 @@ def _utilization_needs(obj: dict[str, Any]) -> list[tuple[PathKey, str, str | No
         target = _mapping(metric.source.get("target"))
         if target.get("type") != "Utilization" or not isinstance(metric.name, str):
             continue
-        container = metric.source.get("container") if metric.type == "ContainerResource" \
-            else None
+        container = metric.source.get("container") if metric.type == "ContainerResource" else None
         if metric.type == "ContainerResource" and not isinstance(container, str):
             continue
         needs.append(((*metric.path, "name"), metric.name, container))
@@ -226,16 +286,19 @@ def _same_namespace(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def _target(hpa: dict[str, Any], objects: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     ref = _mapping(_mapping(hpa.get("spec")).get("scaleTargetRef"))
     for obj in objects:
-        if (obj.get("kind") == ref.get("kind")
-                and _mapping(obj.get("metadata")).get("name") == ref.get("name")
-                and _group(obj.get("apiVersion")) == _group(ref.get("apiVersion"))
-                and _same_namespace(obj, hpa)):
+        if (
+            obj.get("kind") == ref.get("kind")
+            and _mapping(obj.get("metadata")).get("name") == ref.get("name")
+            and _group(obj.get("apiVersion")) == _group(ref.get("apiVersion"))
+            and _same_namespace(obj, hpa)
+        ):
             return obj
     return None
 
 
-def _defaulted(resource: str, hpa: dict[str, Any], objects: Sequence[dict[str, Any]],
-               values: Values) -> bool:
+def _defaulted(
+    resource: str, hpa: dict[str, Any], objects: Sequence[dict[str, Any]], values: Values
+) -> bool:
     """Does a LimitRange default a missing request of this resource in the HPA's namespace?"""
     tenants = {t.name for t in values.platform.tenants}
     if _namespace(hpa) in tenants and resource in ("cpu", "memory"):
@@ -248,14 +311,16 @@ def _defaulted(resource: str, hpa: dict[str, Any], objects: Sequence[dict[str, A
             entry = _mapping(entry)
             if entry.get("type") != "Container":
                 continue
-            if resource in _mapping(entry.get("defaultRequest")) \
-                    or resource in _mapping(entry.get("default")):
+            if resource in _mapping(entry.get("defaultRequest")) or resource in _mapping(
+                entry.get("default")
+            ):
                 return True
     return False
 
 
-def missing_request_issues(hpa: dict[str, Any], objects: Sequence[dict[str, Any]],
-                           values: Values) -> list[RuleIssue]:
+def missing_request_issues(
+    hpa: dict[str, Any], objects: Sequence[dict[str, Any]], values: Values
+) -> list[RuleIssue]:
     """Utilization metrics whose target (found among ``objects``) lacks the requests."""
     if not is_hpa(hpa):
         return []
@@ -279,20 +344,29 @@ def missing_request_issues(hpa: dict[str, Any], objects: Sequence[dict[str, Any]
                     name = f"#{index + 1}"
                 resources = _mapping(container.get("resources"))
                 # A limit alone is enough: the API server defaults the request to it.
-                if resource not in _mapping(resources.get("requests")) \
-                        and resource not in _mapping(resources.get("limits")):
+                if resource not in _mapping(resources.get("requests")) and resource not in _mapping(
+                    resources.get("limits")
+                ):
                     lacking.append(name)
         if not lacking:
             continue
         default = " (the default policy when no metric is named)" if where == ("spec",) else ""
         listed = ", ".join(repr(n) for n in lacking)
-        names = f"container {listed} requests" if len(lacking) == 1 else \
-            f"containers {listed} request"
-        issues.append(RuleIssue(where, "error", (
-            f"{resource} utilization{default} is measured against the pods' {resource} "
-            f"requests, but in {what} {names} no {resource}, so the HPA "
-            f"cannot compute it and never scales (missing request for {resource}); set "
-            f"resources.requests.{resource} on every container, or give the namespace a "
-            f"LimitRange with a default request for {resource}"),
-            catalogue.HPA_MISSING_REQUEST))
+        names = (
+            f"container {listed} requests" if len(lacking) == 1 else f"containers {listed} request"
+        )
+        issues.append(
+            RuleIssue(
+                where,
+                "error",
+                (
+                    f"{resource} utilization{default} is measured against the pods' {resource} "
+                    f"requests, but in {what} {names} no {resource}, so the HPA "
+                    f"cannot compute it and never scales (missing request for {resource}); set "
+                    f"resources.requests.{resource} on every container, or give the namespace a "
+                    f"LimitRange with a default request for {resource}"
+                ),
+                catalogue.HPA_MISSING_REQUEST,
+            )
+        )
     return issues

@@ -215,9 +215,7 @@ class CrdCatalogue:
             versions = kinds.setdefault((spec["group"], spec["names"]["kind"]), {})
             for version in spec.get("versions", []):
                 schema = (version.get("schema") or {}).get("openAPIV3Schema")
-                versions[version["name"]] = CrdVersion(
-                    source, bool(version.get("served")), schema
-                )
+                versions[version["name"]] = CrdVersion(source, bool(version.get("served")), schema)
         return cls(kinds)
 
     def versions(self, group: str, kind: str) -> dict[str, CrdVersion] | None:
@@ -310,16 +308,24 @@ def check_object(obj: dict[str, Any], kube_version: str, crds: CrdCatalogue) -> 
     if versions is not None:
         entry = versions.get(api)
         if entry is None:
-            return [SchemaIssue(
-                "crd-version", ("apiVersion",),
-                f"CRD {group}/{kind} has no version {api!r} (known: {', '.join(sorted(versions))})",
-            )]
+            return [
+                SchemaIssue(
+                    "crd-version",
+                    ("apiVersion",),
+                    f"CRD {group}/{kind} has no version {api!r} (known: "
+                    f"{', '.join(sorted(versions))})",
+                )
+            ]
         source = f"CRD {entry.source}"
         if not entry.served:
-            return [SchemaIssue(
-                "crd-not-served", ("apiVersion",),
-                f"version {api} is not served by the CRD", source,
-            )]
+            return [
+                SchemaIssue(
+                    "crd-not-served",
+                    ("apiVersion",),
+                    f"version {api} is not served by the CRD",
+                    source,
+                )
+            ]
         return _schema_issues(crds.validator(group, api, kind), obj, source)
     if group in crds.groups():
         return [SchemaIssue("crd-kind", ("kind",), f"no CRD defines kind {kind} in group {group}")]
@@ -327,11 +333,14 @@ def check_object(obj: dict[str, Any], kube_version: str, crds: CrdCatalogue) -> 
     validator = _builtin_validator(version, kind, api_version)
     if validator is None:
         code: IssueCode = "unknown-builtin" if group in builtin_groups(version) else "no-schema"
-        return [SchemaIssue(
-            code, (),
-            f"no schema for {kind} {api_version} in Kubernetes {version} "
-            "(removed or unknown API, and no known CRD)",
-        )]
+        return [
+            SchemaIssue(
+                code,
+                (),
+                f"no schema for {kind} {api_version} in Kubernetes {version} "
+                "(removed or unknown API, and no known CRD)",
+            )
+        ]
     return _schema_issues(validator, obj, f"k8s {version} strict")
 
 

@@ -60,21 +60,25 @@ class _KubectlSchema(Schema):
     """YAML 1.1 scalars as PyYAML reads them (kubectl's go-yaml reads 1.1 too); keys as the
     JSON text kubectl turns them into."""
 
-
     def __init__(self) -> None:
         self._resolver = yaml.resolver.Resolver()
         self._constructor = yaml.constructor.SafeConstructor()
 
     def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
-        return str(self._resolver.resolve(  # type: ignore[no-untyped-call]
-            yaml.ScalarNode, value, implicit))
+        return str(
+            self._resolver.resolve(  # type: ignore[no-untyped-call]
+                yaml.ScalarNode, value, implicit
+            )
+        )
 
     def construct(self, tag: str, value: str, version: Any) -> Any:
         kind = tag.removeprefix(CORE)
-        build = {"int": self._constructor.construct_yaml_int,
-                 "float": self._constructor.construct_yaml_float,
-                 "bool": self._constructor.construct_yaml_bool,
-                 "null": self._constructor.construct_yaml_null}.get(kind)
+        build = {
+            "int": self._constructor.construct_yaml_int,
+            "float": self._constructor.construct_yaml_float,
+            "bool": self._constructor.construct_yaml_bool,
+            "null": self._constructor.construct_yaml_null,
+        }.get(kind)
         if build is None:  # str, timestamps as written, "<<" or "=" where they are values
             return value
         return build(yaml.ScalarNode(tag, value))
@@ -188,8 +192,9 @@ def read_documents(text: str) -> list[Document]:
         index = len(documents)
         try:
             for node in compose(fast_events(chunk), SCHEMA, MANIFEST_LIMITS, budget):
-                documents.append(Document(index, first_line, expand(node), _node=node,
-                                          _base=first_line))
+                documents.append(
+                    Document(index, first_line, expand(node), _node=node, _base=first_line)
+                )
                 index += 1
         except Refused as refused:
             line, column = first_line + refused.mark[0], refused.mark[1] + 1
@@ -198,10 +203,21 @@ def read_documents(text: str) -> list[Document]:
                 break  # the file's budget is spent: every later document would say so again
         except yaml.MarkedYAMLError as exc:
             if LIBYAML_TOO_DEEP in str(exc.problem):
-                line, column = (exc.problem_mark.line, exc.problem_mark.column + 1) \
-                    if exc.problem_mark else (0, 1)
-                documents.append(Document(index, first_line, None, too_deep(MANIFEST_LIMITS),
-                                          first_line + line, column))
+                line, column = (
+                    (exc.problem_mark.line, exc.problem_mark.column + 1)
+                    if exc.problem_mark
+                    else (0, 1)
+                )
+                documents.append(
+                    Document(
+                        index,
+                        first_line,
+                        None,
+                        too_deep(MANIFEST_LIMITS),
+                        first_line + line,
+                        column,
+                    )
+                )
                 continue
             message, line, column = _problem_text(_worded(exc, chunk), first_line)
             documents.append(Document(index, first_line, None, message, line, column))
@@ -209,9 +225,11 @@ def read_documents(text: str) -> list[Document]:
             line = first_line + chunk.count("\n", 0, exc.position)
             column = exc.position - chunk.rfind("\n", 0, exc.position)
             what = str(exc).split("\n")[0]  # without its "in <unicode string>" line
-            documents.append(Document(index, first_line, None, f"malformed YAML: {what}",
-                                      line, column))
+            documents.append(
+                Document(index, first_line, None, f"malformed YAML: {what}", line, column)
+            )
         except yaml.YAMLError as exc:  # unmarked: rare (a bad directive)
-            documents.append(Document(index, first_line, None, f"malformed YAML: {exc}",
-                                      first_line))
+            documents.append(
+                Document(index, first_line, None, f"malformed YAML: {exc}", first_line)
+            )
     return documents

@@ -31,19 +31,33 @@ def lint_output(findings: Sequence[Finding], fmt: str) -> str:
     if fmt == "json":
         return _json([f.to_json() for f in findings])
     if fmt == "sarif":
-        results = [sarif.Result(f.rule, f.severity, f"{f.subject}: {f.path or '-'}: {f.text}",
-                                f.file, f.line, f.column,
-                                {"kind": f.kind, "name": f.name, "path": f.path})
-                   for f in findings]
+        results = [
+            sarif.Result(
+                f.rule,
+                f.severity,
+                f"{f.subject}: {f.path or '-'}: {f.text}",
+                f.file,
+                f.line,
+                f.column,
+                {"kind": f.kind, "name": f.name, "path": f.path},
+            )
+            for f in findings
+        ]
         return _json(sarif.sarif_log(results, LINT_RULES))
     return "".join(f.render() + "\n" for f in findings)
 
 
 def _problem_json(problem: Problem) -> dict[str, Any]:
     where = problem.location
-    return {"file": where.file if where else "", "line": where.line if where else 0,
-            "column": where.column if where else 0, "path": problem.path,
-            "severity": problem.severity, "rule": catalogue.VALUES, "message": problem.message}
+    return {
+        "file": where.file if where else "",
+        "line": where.line if where else 0,
+        "column": where.column if where else 0,
+        "path": problem.path,
+        "severity": problem.severity,
+        "rule": catalogue.VALUES,
+        "message": problem.message,
+    }
 
 
 def validate_output(problems: Sequence[Problem], fmt: str) -> str:
@@ -55,10 +69,16 @@ def validate_output(problems: Sequence[Problem], fmt: str) -> str:
         results = []
         for problem in ordered:
             where = problem.location
-            results.append(sarif.Result(
-                catalogue.VALUES, "warning" if problem.severity == "warning" else "error",
-                f"{problem.path or '(top level)'}: {problem.message}",
-                where.file if where else "", where.line if where else 0,
-                where.column if where else 0, {"path": problem.path}))
+            results.append(
+                sarif.Result(
+                    catalogue.VALUES,
+                    "warning" if problem.severity == "warning" else "error",
+                    f"{problem.path or '(top level)'}: {problem.message}",
+                    where.file if where else "",
+                    where.line if where else 0,
+                    where.column if where else 0,
+                    {"path": problem.path},
+                )
+            )
         return _json(sarif.sarif_log(results, VALIDATE_RULES))
     return "".join(p.render() + "\n" for p in ordered)

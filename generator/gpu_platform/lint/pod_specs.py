@@ -24,8 +24,11 @@ def is_pod_spec(node: Any) -> bool:
     if not isinstance(node, dict):
         return False
     containers = node.get("containers")
-    return (isinstance(containers, list) and bool(containers)
-            and all(isinstance(c, dict) for c in containers))
+    return (
+        isinstance(containers, list)
+        and bool(containers)
+        and all(isinstance(c, dict) for c in containers)
+    )
 
 
 def pod_specs(obj: Any) -> list[tuple[PathKey, dict[str, Any]]]:
@@ -42,8 +45,11 @@ def pod_specs(obj: Any) -> list[tuple[PathKey, dict[str, Any]]]:
             continue
         children: list[tuple[PathKey, Any]] = []
         if isinstance(node, dict):
-            children = [((*path, key), value) for key, value in node.items()
-                        if isinstance(key, str) and not (not path and key in _SKIP_AT_TOP)]
+            children = [
+                ((*path, key), value)
+                for key, value in node.items()
+                if isinstance(key, str) and not (not path and key in _SKIP_AT_TOP)
+            ]
         elif isinstance(node, list):
             children = [((*path, i), value) for i, value in enumerate(node)]
         stack.extend(reversed([c for c in children if isinstance(c[1], dict | list)]))

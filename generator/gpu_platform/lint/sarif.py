@@ -18,8 +18,9 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
-SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
-              "sarif-schema-2.1.0.json")
+SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 VERSION = "2.1.0"
 TOOL = "gpu-platform"
 
@@ -83,12 +84,12 @@ def sarif_log(results: Sequence[Result], rules: Mapping[str, str]) -> dict[str, 
     driver = {
         "name": TOOL,
         "version": _tool_version(),
-        "rules": [{"id": rule, "shortDescription": {"text": text}}
-                  for rule, text in rules.items()],
+        "rules": [{"id": rule, "shortDescription": {"text": text}} for rule, text in rules.items()],
     }
     return {
         "$schema": SCHEMA_URI,
         "version": VERSION,
-        "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints",
-                  "results": out_results}],
+        "runs": [
+            {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": out_results}
+        ],
     }

@@ -71,19 +71,37 @@ def crd_files(paths: list[str]) -> list[Path]:
     return files
 
 
-def _finding(file: str, doc: Document, obj: Any, path: PathKey, severity: Severity,
-             message: str, rule: str = catalogue.CRD) -> Finding:
+def _finding(
+    file: str,
+    doc: Document,
+    obj: Any,
+    path: PathKey,
+    severity: Severity,
+    message: str,
+    rule: str = catalogue.CRD,
+) -> Finding:
     name = ""
     if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict):
         raw = obj["metadata"].get("name")
         name = raw if isinstance(raw, str) else ""
     line, column = doc.position_of(path)
-    return Finding(file, line, column, "CustomResourceDefinition" if obj is not None else "",
-                   name, kube_path(path), severity, rule, message, doc.index)
+    return Finding(
+        file,
+        line,
+        column,
+        "CustomResourceDefinition" if obj is not None else "",
+        name,
+        kube_path(path),
+        severity,
+        rule,
+        message,
+        doc.index,
+    )
 
 
-def _versions(file: str, doc: Document, crd: dict[str, Any],
-              findings: list[Finding]) -> dict[str, CrdVersion]:
+def _versions(
+    file: str, doc: Document, crd: dict[str, Any], findings: list[Finding]
+) -> dict[str, CrdVersion]:
     """Each version of a CRD that passed the built-in schema, its schema made strict."""
     out: dict[str, CrdVersion] = {}
     spec = crd["spec"]
@@ -91,16 +109,31 @@ def _versions(file: str, doc: Document, crd: dict[str, Any],
         source = f"{file}:{doc.position_of(('spec', 'versions', i))[0]}"
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         if schema is None:
-            findings.append(_finding(file, doc, crd, ("spec", "versions", i), "warning", (
-                f"version {version['name']} has no openAPIV3Schema, so its objects are not "
-                "validated below the top level")))
+            findings.append(
+                _finding(
+                    file,
+                    doc,
+                    crd,
+                    ("spec", "versions", i),
+                    "warning",
+                    (
+                        f"version {version['name']} has no openAPIV3Schema, so its objects are not "
+                        "validated below the top level"
+                    ),
+                )
+            )
             schema = _OPEN
         out[version["name"]] = CrdVersion(source, bool(version.get("served")), schema)
     return out
 
 
-def _load_document(file: str, doc: Document, kube_version: str, findings: list[Finding],
-                   kinds: dict[tuple[str, str], dict[str, CrdVersion]]) -> bool:
+def _load_document(
+    file: str,
+    doc: Document,
+    kube_version: str,
+    findings: list[Finding],
+    kinds: dict[tuple[str, str], dict[str, CrdVersion]],
+) -> bool:
     """Load one document if it is a CRD; True when it was one (usable or not)."""
     crd = doc.data
     if not isinstance(crd, dict) or crd.get("kind") != "CustomResourceDefinition":
@@ -108,16 +141,35 @@ def _load_document(file: str, doc: Document, kube_version: str, findings: list[F
     api_version = crd.get("apiVersion")
     if api_version != CRD_API:
         row = deprecations.lookup(str(api_version), "CustomResourceDefinition")
-        why = row.message(kube_version) if row and row.status(kube_version) else \
-            f"apiVersion {api_version!r} is not {CRD_API}"
-        findings.append(_finding(file, doc, crd, ("apiVersion",), "error", (
-            f"{why}; --crd reads {CRD_API} CRDs only, so this one is skipped")))
+        why = (
+            row.message(kube_version)
+            if row and row.status(kube_version)
+            else f"apiVersion {api_version!r} is not {CRD_API}"
+        )
+        findings.append(
+            _finding(
+                file,
+                doc,
+                crd,
+                ("apiVersion",),
+                "error",
+                (f"{why}; --crd reads {CRD_API} CRDs only, so this one is skipped"),
+            )
+        )
         return True
     problems = kube_schema.check_object(crd, kube_version, CrdCatalogue({}))
     if problems:
         for problem in problems:
-            findings.append(_finding(file, doc, crd, problem.path, "error", (
-                f"not a valid CustomResourceDefinition, so it is skipped: {problem.message}")))
+            findings.append(
+                _finding(
+                    file,
+                    doc,
+                    crd,
+                    problem.path,
+                    "error",
+                    (f"not a valid CustomResourceDefinition, so it is skipped: {problem.message}"),
+                )
+            )
         return True
     spec = crd["spec"]
     versions = _versions(file, doc, crd, findings)
@@ -140,8 +192,16 @@ def _documents(text: str, file: Path) -> list[Document]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            return [Document(0, 1, None, f"malformed JSON at line {exc.lineno}, column "
-                             f"{exc.colno}: {exc.msg}", exc.lineno, exc.colno)]
+            return [
+                Document(
+                    0,
+                    1,
+                    None,
+                    f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                    exc.lineno,
+                    exc.colno,
+                )
+            ]
         except RecursionError:  # Python's decoder recurses: nested past any limit
             return [Document(0, 1, None, too_deep(MANIFEST_LIMITS), 1, 1)]
         refused = refusal_of(data, MANIFEST_LIMITS)  # the limits a YAML file has
@@ -162,13 +222,35 @@ def load(paths: list[str], base: CrdCatalogue, kube_version: str) -> UserCrds:
         for doc in _documents(text, file):
             if doc.problem:
                 line, column = doc.start()
-                findings.append(Finding(name, line, column, "", "", "", "error",
-                                        catalogue.YAML, doc.problem, doc.index))
+                findings.append(
+                    Finding(
+                        name,
+                        line,
+                        column,
+                        "",
+                        "",
+                        "",
+                        "error",
+                        catalogue.YAML,
+                        doc.problem,
+                        doc.index,
+                    )
+                )
                 continue
             found = _load_document(name, doc, kube_version, findings, kinds) or found
         if not found:
-            findings.append(Finding(name, 1, 1, "", "", "", "warning", catalogue.CRD,
-                                    "no CustomResourceDefinition in this file (given with "
-                                    "--crd)"))
+            findings.append(
+                Finding(
+                    name,
+                    1,
+                    1,
+                    "",
+                    "",
+                    "",
+                    "warning",
+                    catalogue.CRD,
+                    "no CustomResourceDefinition in this file (given with --crd)",
+                )
+            )
     merged = {**base.kinds, **kinds}
     return UserCrds(CrdCatalogue(merged), findings, sorted(kinds))

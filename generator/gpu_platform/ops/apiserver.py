@@ -26,8 +26,16 @@ from typing import Any
 from gpu_platform import tools
 from gpu_platform.errors import GpuPlatformError, UsageError
 
-KUBECTL_ARGS = ("get", "endpointslices", "-n", "default", "-l",
-                "kubernetes.io/service-name=kubernetes", "-o", "json")
+KUBECTL_ARGS = (
+    "get",
+    "endpointslices",
+    "-n",
+    "default",
+    "-l",
+    "kubernetes.io/service-name=kubernetes",
+    "-o",
+    "json",
+)
 COMMAND = "kubectl " + " ".join(KUBECTL_ARGS)
 
 # The ports templates/tenant/networkpolicy.yaml opens towards apiServerCIDRs (443 for managed
@@ -72,8 +80,9 @@ def parse(text: str, source: str) -> Endpoints:
     elif kind in ("EndpointSliceList", "List"):
         slices = data.get("items")
     else:
-        raise DiscoveryError(f"{source}: kind {kind!r}, expected an EndpointSliceList, the "
-                             f"output of `{COMMAND}`")
+        raise DiscoveryError(
+            f"{source}: kind {kind!r}, expected an EndpointSliceList, the output of `{COMMAND}`"
+        )
     if not isinstance(slices, list):
         raise DiscoveryError(f"{source}: items: expected a list of EndpointSlices")
     cidrs: list[str] = []
@@ -99,15 +108,17 @@ def parse(text: str, source: str) -> Endpoints:
             if isinstance(number, int) and number not in ports:
                 ports.append(number)
     if not cidrs:
-        raise DiscoveryError(f"{source}: the kubernetes Service's EndpointSlices list no ready "
-                             "IP address")
+        raise DiscoveryError(
+            f"{source}: the kubernetes Service's EndpointSlices list no ready IP address"
+        )
     return Endpoints(tuple(cidrs), tuple(ports), source)
 
 
 def _kubectl(kubectl: str, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run([kubectl, *args], capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL)  # never a credentials prompt
+        return subprocess.run(
+            [kubectl, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )  # never a credentials prompt
     except subprocess.TimeoutExpired:
         raise DiscoveryError(f"`kubectl {' '.join(args)}` did not answer within 60 s") from None
     except OSError as exc:
@@ -129,7 +140,8 @@ def from_cluster(kubectl: str | None = None) -> Endpoints:
         raise DiscoveryError(
             f"--discover: cannot read the API server's endpoints ({where}): {reason}. Point "
             f"kubectl at the cluster (KUBECONFIG, `kubectl config use-context`), give the saved "
-            f"output of `{COMMAND}` with --discover-from FILE, or list the addresses in {KEY}")
+            f"output of `{COMMAND}` with --discover-from FILE, or list the addresses in {KEY}"
+        )
     return parse(proc.stdout, source)
 
 
@@ -179,5 +191,7 @@ def port_warning(endpoints: Endpoints) -> str | None:
     if not closed:
         return None
     opened = " and ".join(str(p) for p in API_SERVER_PORTS)
-    return (f"warning: {endpoints.source} listens on port {', '.join(map(str, closed))}, but "
-            f"the tenants' NetworkPolicy opens {opened} only towards {KEY}")
+    return (
+        f"warning: {endpoints.source} listens on port {', '.join(map(str, closed))}, but "
+        f"the tenants' NetworkPolicy opens {opened} only towards {KEY}"
+    )

@@ -58,26 +58,35 @@ FieldPath = tuple[PathPart, ...]
 
 # Cluster-scoped built-in kinds by (API group, kind); custom kinds take their scope from the
 # CRDs in the render. Everything else is namespaced and defaults to the release namespace.
-CLUSTER_SCOPED = frozenset({
-    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"), ("", "ComponentStatus"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"),
-    ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment"),
-    ("storage.k8s.io", "VolumeAttributesClass"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("apiregistration.k8s.io", "APIService"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("networking.k8s.io", "IngressClass"), ("node.k8s.io", "RuntimeClass"),
-    ("certificates.k8s.io", "CertificateSigningRequest"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("resource.k8s.io", "DeviceClass"), ("resource.k8s.io", "ResourceSlice"),
-})
+CLUSTER_SCOPED = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("", "ComponentStatus"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("storage.k8s.io", "StorageClass"),
+        ("storage.k8s.io", "CSIDriver"),
+        ("storage.k8s.io", "CSINode"),
+        ("storage.k8s.io", "VolumeAttachment"),
+        ("storage.k8s.io", "VolumeAttributesClass"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("apiregistration.k8s.io", "APIService"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("networking.k8s.io", "IngressClass"),
+        ("node.k8s.io", "RuntimeClass"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+        ("resource.k8s.io", "DeviceClass"),
+        ("resource.k8s.io", "ResourceSlice"),
+    }
+)
 
 
 # --------------------------------------------------------------------------- the rendered objects
@@ -233,13 +242,17 @@ def changes(before: Any, after: Any, path: FieldPath = ()) -> list[Change]:
             order = new_names + [n for n in old_names if n not in new]
             out = []
             for name in order:
-                out += changes(old.get(name, MISSING), new.get(name, MISSING),
-                               (*path, ("name", name)))
+                out += changes(
+                    old.get(name, MISSING), new.get(name, MISSING), (*path, ("name", name))
+                )
             return out
         out = []
         for i in range(max(len(before), len(after))):
-            out += changes(before[i] if i < len(before) else MISSING,
-                           after[i] if i < len(after) else MISSING, (*path, i))
+            out += changes(
+                before[i] if i < len(before) else MISSING,
+                after[i] if i < len(after) else MISSING,
+                (*path, i),
+            )
         return out
     return [Change(path, before, after)]
 
@@ -263,7 +276,7 @@ def path_text(path: FieldPath) -> str:
 
 
 def _under(path: FieldPath, *prefix: PathPart) -> bool:
-    return path[:len(prefix)] == prefix
+    return path[: len(prefix)] == prefix
 
 
 def _get(obj: Any, *keys: str) -> Any:
@@ -294,42 +307,73 @@ def quantity(value: Any) -> Decimal | None:
 
 def _orphan_fix(kind: str, key: Key) -> str:
     where = f" -n {key.namespace}" if key.namespace else ""
-    return (f"kubectl delete {kind.lower()} {key.name}{where} --cascade=orphan before "
-            "`helm upgrade` (its pods keep running and the upgrade creates it again)")
+    return (
+        f"kubectl delete {kind.lower()} {key.name}{where} --cascade=orphan before "
+        "`helm upgrade` (its pods keep running and the upgrade creates it again)"
+    )
 
 
 def _workload_rule(allowed: frozenset[str] | None) -> Callable[..., list[Flag]]:
     """apps/v1 workloads: the selector never changes; a StatefulSet allows only a few fields."""
+
     def rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> list[Flag]:
         flags: list[Flag] = []
         if allowed is None:
             if any(_under(c.path, "spec", "selector") for c in found):
-                flags.append(Flag(REFUSED, "spec.selector",
-                                  f"a {key.kind}'s spec.selector is immutable in apps/v1",
-                                  _orphan_fix(key.kind, key)))
+                flags.append(
+                    Flag(
+                        REFUSED,
+                        "spec.selector",
+                        f"a {key.kind}'s spec.selector is immutable in apps/v1",
+                        _orphan_fix(key.kind, key),
+                    )
+                )
         else:
             seen: set[str] = set()
             for c in found:
-                if (len(c.path) > 1 and c.path[0] == "spec" and str(c.path[1]) not in allowed
-                        and str(c.path[1]) not in seen):
+                if (
+                    len(c.path) > 1
+                    and c.path[0] == "spec"
+                    and str(c.path[1]) not in allowed
+                    and str(c.path[1]) not in seen
+                ):
                     seen.add(str(c.path[1]))
-                    flags.append(Flag(REFUSED, f"spec.{c.path[1]}",
-                                      "a StatefulSet's spec may change only in "
-                                      + ", ".join(sorted(allowed)),
-                                      _orphan_fix(key.kind, key)))
+                    flags.append(
+                        Flag(
+                            REFUSED,
+                            f"spec.{c.path[1]}",
+                            "a StatefulSet's spec may change only in " + ", ".join(sorted(allowed)),
+                            _orphan_fix(key.kind, key),
+                        )
+                    )
         if any(_under(c.path, "spec", "template") for c in found):
             flags.append(Flag(NOTE, "spec.template", "its pods are replaced (rolling update)"))
         return flags
+
     return rule
 
 
 # Fields a StatefulSet update may change (Kubernetes' StatefulSet update validation).
-STATEFULSET_MUTABLE = frozenset({"replicas", "ordinals", "template", "updateStrategy",
-                                 "persistentVolumeClaimRetentionPolicy", "minReadySeconds"})
+STATEFULSET_MUTABLE = frozenset(
+    {
+        "replicas",
+        "ordinals",
+        "template",
+        "updateStrategy",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+    }
+)
 # Job fields Kubernetes refuses to update (completions only changes with parallelism on an
 # Indexed Job; the template only in scheduling fields of a suspended Job that never started).
-JOB_IMMUTABLE = ("template", "selector", "completions", "completionMode", "podFailurePolicy",
-                 "backoffLimitPerIndex")
+JOB_IMMUTABLE = (
+    "template",
+    "selector",
+    "completions",
+    "completionMode",
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+)
 PVC_MUTABLE = (("spec", "resources", "requests", "storage"), ("spec", "volumeAttributesClassName"))
 
 
@@ -341,19 +385,41 @@ def _pvc_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> li
         if c.path == PVC_MUTABLE[0]:
             before, after = quantity(c.before), quantity(c.after)
             if before is not None and after is not None and after < before:
-                flags.append(Flag(REFUSED, path_text(c.path), "a PersistentVolumeClaim cannot "
-                                  "shrink", "keep the size, or move the data to a new claim"))
+                flags.append(
+                    Flag(
+                        REFUSED,
+                        path_text(c.path),
+                        "a PersistentVolumeClaim cannot shrink",
+                        "keep the size, or move the data to a new claim",
+                    )
+                )
             elif before is not None and after is not None:
-                flags.append(Flag(NOTE, path_text(c.path), "growing a claim needs a "
-                                  "StorageClass with allowVolumeExpansion: true"))
+                flags.append(
+                    Flag(
+                        NOTE,
+                        path_text(c.path),
+                        "growing a claim needs a StorageClass with allowVolumeExpansion: true",
+                    )
+                )
             else:
-                flags.append(Flag(REFUSED, path_text(c.path), "the storage request is not a "
-                                  "size Kubernetes can compare"))
-        elif c.path[:len(PVC_MUTABLE[1])] != PVC_MUTABLE[1]:
-            flags.append(Flag(REFUSED, path_text(c.path), "a PersistentVolumeClaim's spec is "
-                              "immutable after creation, except the storage request (to grow) "
-                              "and volumeAttributesClassName",
-                              "create a claim under a new name and move the data"))
+                flags.append(
+                    Flag(
+                        REFUSED,
+                        path_text(c.path),
+                        "the storage request is not a size Kubernetes can compare",
+                    )
+                )
+        elif c.path[: len(PVC_MUTABLE[1])] != PVC_MUTABLE[1]:
+            flags.append(
+                Flag(
+                    REFUSED,
+                    path_text(c.path),
+                    "a PersistentVolumeClaim's spec is "
+                    "immutable after creation, except the storage request (to grow) "
+                    "and volumeAttributesClassName",
+                    "create a claim under a new name and move the data",
+                )
+            )
     return flags
 
 
@@ -362,8 +428,14 @@ def _job_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> li
     for name in JOB_IMMUTABLE:
         if any(_under(c.path, "spec", name) for c in found):
             where = f" -n {key.namespace}" if key.namespace else ""
-            flags.append(Flag(REFUSED, f"spec.{name}", f"a Job's spec.{name} is immutable",
-                              f"kubectl delete job {key.name}{where} before `helm upgrade`"))
+            flags.append(
+                Flag(
+                    REFUSED,
+                    f"spec.{name}",
+                    f"a Job's spec.{name} is immutable",
+                    f"kubectl delete job {key.name}{where} before `helm upgrade`",
+                )
+            )
     return flags
 
 
@@ -377,46 +449,85 @@ def _service_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -
     if not external:
         for name in ("clusterIP", "clusterIPs"):
             if any(_under(c.path, "spec", name) for c in found):
-                flags.append(Flag(REFUSED, f"spec.{name}", "a Service's cluster IP cannot "
-                                  "change once allocated (headless `None` included)", fix))
+                flags.append(
+                    Flag(
+                        REFUSED,
+                        f"spec.{name}",
+                        "a Service's cluster IP cannot "
+                        "change once allocated (headless `None` included)",
+                        fix,
+                    )
+                )
     if new_type == "ExternalName" and old_type != "ExternalName":
-        flags.append(Flag(REFUSED, "spec.type", "an ExternalName Service may not have a cluster "
-                          "IP, and the live Service keeps the one it was allocated", fix))
+        flags.append(
+            Flag(
+                REFUSED,
+                "spec.type",
+                "an ExternalName Service may not have a cluster "
+                "IP, and the live Service keeps the one it was allocated",
+                fix,
+            )
+        )
     elif old_type == "ExternalName" and new_type != "ExternalName":
-        flags.append(Flag(DISRUPTIVE, "spec.type", "clients that resolved a DNS alias now get a "
-                          "cluster IP"))
+        flags.append(
+            Flag(DISRUPTIVE, "spec.type", "clients that resolved a DNS alias now get a cluster IP")
+        )
     return flags
 
 
 def _priority_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> list[Flag]:
     flags: list[Flag] = []
-    fix = (f"kubectl delete priorityclass {key.name} before `helm upgrade`; running pods keep "
-           "the priority they were admitted with until they are recreated")
+    fix = (
+        f"kubectl delete priorityclass {key.name} before `helm upgrade`; running pods keep "
+        "the priority they were admitted with until they are recreated"
+    )
     if not _same(old.obj.get("value"), new.obj.get("value")):
-        flags.append(Flag(REFUSED, "value", "a PriorityClass's value may not change; the "
-                          "priority ladder of every pod using it moves", fix))
+        flags.append(
+            Flag(
+                REFUSED,
+                "value",
+                "a PriorityClass's value may not change; the "
+                "priority ladder of every pod using it moves",
+                fix,
+            )
+        )
     default = "PreemptLowerPriority"  # what Kubernetes sets when the field is absent
-    if (old.obj.get("preemptionPolicy") or default) != (new.obj.get("preemptionPolicy")
-                                                         or default):
-        flags.append(Flag(REFUSED, "preemptionPolicy", "a PriorityClass's preemptionPolicy "
-                          "may not change; whether its pods preempt others changes", fix))
+    if (old.obj.get("preemptionPolicy") or default) != (new.obj.get("preemptionPolicy") or default):
+        flags.append(
+            Flag(
+                REFUSED,
+                "preemptionPolicy",
+                "a PriorityClass's preemptionPolicy "
+                "may not change; whether its pods preempt others changes",
+                fix,
+            )
+        )
     if bool(old.obj.get("globalDefault")) != bool(new.obj.get("globalDefault")):
-        flags.append(Flag(DISRUPTIVE, "globalDefault", "pods without a priorityClassName get "
-                          "a different priority from now on"))
+        flags.append(
+            Flag(
+                DISRUPTIVE,
+                "globalDefault",
+                "pods without a priorityClassName get a different priority from now on",
+            )
+        )
     return flags
 
 
 def _binding_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> list[Flag]:
     if any(_under(c.path, "roleRef") for c in found):
         where = f" -n {key.namespace}" if key.namespace else ""
-        return [Flag(REFUSED, "roleRef", f"a {key.kind}'s roleRef cannot change",
-                     f"kubectl delete {key.kind.lower()} {key.name}{where} before "
-                     "`helm upgrade`")]
+        return [
+            Flag(
+                REFUSED,
+                "roleRef",
+                f"a {key.kind}'s roleRef cannot change",
+                f"kubectl delete {key.kind.lower()} {key.name}{where} before `helm upgrade`",
+            )
+        ]
     return []
 
 
-def _immutable_data_rule(key: Key, old: Manifest, new: Manifest,
-                         found: list[Change]) -> list[Flag]:
+def _immutable_data_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> list[Flag]:
     flags: list[Flag] = []
     where = f" -n {key.namespace}" if key.namespace else ""
     fix = f"kubectl delete {key.kind.lower()} {key.name}{where} before `helm upgrade`"
@@ -453,27 +564,52 @@ RULES: dict[tuple[str, str], Callable[[Key, Manifest, Manifest, list[Change]], l
 
 def _removed_flags(key: Key, m: Manifest) -> list[Flag]:
     if m.hook:
-        return [Flag(NOTE, "", "a hook: Helm no longer runs it; an existing one stays until "
-                     "deleted")]
+        return [
+            Flag(NOTE, "", "a hook: Helm no longer runs it; an existing one stays until deleted")
+        ]
     if m.kept:
         if key.kind == "Namespace":
-            return [Flag(DISRUPTIVE, "", "helm.sh/resource-policy: keep, so Helm leaves the "
-                         "namespace and every workload and volume in it; what the chart put in "
-                         "it (quotas, LimitRange, RBAC, NetworkPolicies) is deleted, so "
-                         "workloads left there run unconstrained",
-                         f"move or delete its workloads, then kubectl delete namespace "
-                         f"{key.name}")]
-        return [Flag(DISRUPTIVE, "", "helm.sh/resource-policy: keep, so Helm leaves it in the "
-                     "cluster but no longer manages it; a later install of the same name fails "
-                     "with `already exists`", "delete it by hand once it is no longer needed")]
+            return [
+                Flag(
+                    DISRUPTIVE,
+                    "",
+                    "helm.sh/resource-policy: keep, so Helm leaves the "
+                    "namespace and every workload and volume in it; what the chart put in "
+                    "it (quotas, LimitRange, RBAC, NetworkPolicies) is deleted, so "
+                    "workloads left there run unconstrained",
+                    f"move or delete its workloads, then kubectl delete namespace {key.name}",
+                )
+            ]
+        return [
+            Flag(
+                DISRUPTIVE,
+                "",
+                "helm.sh/resource-policy: keep, so Helm leaves it in the "
+                "cluster but no longer manages it; a later install of the same name fails "
+                "with `already exists`",
+                "delete it by hand once it is no longer needed",
+            )
+        ]
     if key.kind == "Namespace":
         return [Flag(DISRUPTIVE, "", "helm upgrade deletes the namespace and everything in it")]
     if key.kind == "CustomResourceDefinition":
-        return [Flag(DISRUPTIVE, "", "helm upgrade deletes the CRD and with it every custom "
-                     "resource of that kind in the cluster")]
+        return [
+            Flag(
+                DISRUPTIVE,
+                "",
+                "helm upgrade deletes the CRD and with it every custom "
+                "resource of that kind in the cluster",
+            )
+        ]
     if key.kind == "PersistentVolumeClaim":
-        return [Flag(DISRUPTIVE, "", "helm upgrade deletes the claim; its data goes too unless "
-                     "the volume's reclaim policy is Retain")]
+        return [
+            Flag(
+                DISRUPTIVE,
+                "",
+                "helm upgrade deletes the claim; its data goes too unless "
+                "the volume's reclaim policy is Retain",
+            )
+        ]
     return [Flag(DISRUPTIVE, "", "helm upgrade deletes it")]
 
 
@@ -532,8 +668,10 @@ class Report:
     def summary(self) -> str:
         if not self.objects and not self.crds:
             return "Summary: no changes."
-        text = (f"Summary: {self.count('added')} added, {self.count('removed')} removed, "
-                f"{self.count('changed')} changed")
+        text = (
+            f"Summary: {self.count('added')} added, {self.count('removed')} removed, "
+            f"{self.count('changed')} changed"
+        )
         extra = []
         if self.refused:
             extra.append(f"{self.refused} refused by Kubernetes")
@@ -543,8 +681,9 @@ class Report:
             text += " (" + ", ".join(extra) + ")"
         to_apply = sum(1 for c in self.crds if c.change != "removed")
         if to_apply:
-            text += f"; {to_apply} CRD{'s' if to_apply != 1 else ''} that helm upgrade will " \
-                    "not apply"
+            text += (
+                f"; {to_apply} CRD{'s' if to_apply != 1 else ''} that helm upgrade will not apply"
+            )
         if len(self.crds) > to_apply:
             left = len(self.crds) - to_apply
             text += f"; {left} CRD{'s' if left != 1 else ''} no longer in the chart"
@@ -557,9 +696,14 @@ class Report:
             "from": self.sides.get("from", {}),
             "to": self.sides.get("to", {}),
             "exitCode": self.exit_code,
-            "summary": {"added": self.count("added"), "removed": self.count("removed"),
-                        "changed": self.count("changed"), "refused": self.refused,
-                        "disruptive": self.disruptive, "crds": len(self.crds)},
+            "summary": {
+                "added": self.count("added"),
+                "removed": self.count("removed"),
+                "changed": self.count("changed"),
+                "refused": self.refused,
+                "disruptive": self.disruptive,
+                "crds": len(self.crds),
+            },
             "objects": [_object_json(o) for o in self.objects],
             "crds": [_object_json(o) for o in self.crds],
             "applyCrds": self.apply_crds,
@@ -568,9 +712,11 @@ class Report:
     def text(self) -> str:
         lines: list[str] = []
         if self.release:
-            lines.append(f"Release {self.release.get('name')} in namespace "
-                         f"{self.release.get('namespace')}, Kubernetes "
-                         f"{self.release.get('kubeVersion')}")
+            lines.append(
+                f"Release {self.release.get('name')} in namespace "
+                f"{self.release.get('namespace')}, Kubernetes "
+                f"{self.release.get('kubeVersion')}"
+            )
         for side in ("from", "to"):
             if side in self.sides:
                 lines.append(f"  {side + ':':<5} {self.sides[side].get('description', '')}")
@@ -586,8 +732,10 @@ class Report:
                 lines += _object_lines(o)
             lines.append("")
         if self.crds:
-            lines.append("CRDs in crds/ folders (Helm installs them on first install only; "
-                         "helm upgrade neither updates nor adds them)")
+            lines.append(
+                "CRDs in crds/ folders (Helm installs them on first install only; "
+                "helm upgrade neither updates nor adds them)"
+            )
             for o in self.crds:
                 lines += _object_lines(o)
             if self.apply_crds:
@@ -602,8 +750,12 @@ _MARK = {"added": "+", "removed": "-", "changed": "~"}
 
 
 def _secret_path(o: ObjectDiff, path: FieldPath) -> bool:
-    return o.key.kind == "Secret" and o.key.group == "" and bool(path) and \
-        path[0] in ("data", "stringData")
+    return (
+        o.key.kind == "Secret"
+        and o.key.group == ""
+        and bool(path)
+        and path[0] in ("data", "stringData")
+    )
 
 
 def _json_value(o: ObjectDiff, c: Change, value: Any) -> Any:
@@ -612,11 +764,20 @@ def _json_value(o: ObjectDiff, c: Change, value: Any) -> Any:
 
 def _object_json(o: ObjectDiff) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "apiVersion": o.api_version, "group": o.key.group, "kind": o.key.kind,
-        "namespace": o.key.namespace or None, "name": o.key.name, "change": o.change,
-        "source": o.source, "hook": o.hook, "kept": o.kept, "fields": [], "flags": [
+        "apiVersion": o.api_version,
+        "group": o.key.group,
+        "kind": o.key.kind,
+        "namespace": o.key.namespace or None,
+        "name": o.key.name,
+        "change": o.change,
+        "source": o.source,
+        "hook": o.hook,
+        "kept": o.kept,
+        "fields": [],
+        "flags": [
             {"severity": f.severity, "path": f.path, "reason": f.reason, "fix": f.fix or None}
-            for f in o.flags],
+            for f in o.flags
+        ],
     }
     for c in o.fields:
         entry: dict[str, Any] = {"path": path_text(c.path)}
@@ -636,7 +797,7 @@ def _short(value: Any) -> str:
     if value is MISSING:
         return "(absent)"
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return text if len(text) <= MAX_TEXT_VALUE else text[:MAX_TEXT_VALUE - 3] + "..."
+    return text if len(text) <= MAX_TEXT_VALUE else text[: MAX_TEXT_VALUE - 3] + "..."
 
 
 def _field_lines(o: ObjectDiff, c: Change) -> list[str]:
@@ -645,12 +806,16 @@ def _field_lines(o: ObjectDiff, c: Change) -> list[str]:
         what = "added" if c.before is MISSING else "removed" if c.after is MISSING else "changed"
         return [f"      {path}: {what} (value hidden)"]
     if isinstance(c.before, str) and isinstance(c.after, str) and "\n" in c.before + c.after:
-        diff = list(difflib.unified_diff(c.before.splitlines(), c.after.splitlines(),
-                                         lineterm="", n=1))[2:]
+        diff = list(
+            difflib.unified_diff(c.before.splitlines(), c.after.splitlines(), lineterm="", n=1)
+        )[2:]
         shown = diff[:MAX_TEXT_DIFF]
         more = len(diff) - len(shown)
-        return ([f"      {path}: (text)"] + [f"        {line}" for line in shown]
-                + ([f"        ... {more} more line(s)"] if more else []))
+        return (
+            [f"      {path}: (text)"]
+            + [f"        {line}" for line in shown]
+            + ([f"        ... {more} more line(s)"] if more else [])
+        )
     return [f"      {path}: {_short(c.before)} -> {_short(c.after)}"]
 
 
@@ -670,8 +835,9 @@ def _object_lines(o: ObjectDiff) -> list[str]:
 # --------------------------------------------------------------------------- comparing two renders
 
 
-def _index(manifests: list[Manifest], namespace: str,
-           cluster: set[tuple[str, str]]) -> dict[Key, Manifest]:
+def _index(
+    manifests: list[Manifest], namespace: str, cluster: set[tuple[str, str]]
+) -> dict[Key, Manifest]:
     out: dict[Key, Manifest] = {}
     for m in manifests:
         out[_key(m, namespace, cluster)] = m  # a duplicate: Helm would refuse it; keep the last
@@ -695,28 +861,50 @@ def compare(before: list[Manifest], after: list[Manifest], namespace: str) -> Re
     for key in sorted(set(old_objects) | set(new_objects)):
         old, new = old_objects.get(key), new_objects.get(key)
         if old is None and new is not None:
-            objects.append(ObjectDiff(key, new.api_version, "added", new.source, new.hook,
-                                      kept=new.kept))
+            objects.append(
+                ObjectDiff(key, new.api_version, "added", new.source, new.hook, kept=new.kept)
+            )
         elif new is None and old is not None:
-            objects.append(ObjectDiff(key, old.api_version, "removed", old.source, old.hook,
-                                      flags=_removed_flags(key, old), kept=old.kept))
+            objects.append(
+                ObjectDiff(
+                    key,
+                    old.api_version,
+                    "removed",
+                    old.source,
+                    old.hook,
+                    flags=_removed_flags(key, old),
+                    kept=old.kept,
+                )
+            )
         elif old is not None and new is not None:
             found = changes(old.obj, new.obj)
             if not found:
                 continue
             rule = RULES.get((key.group, key.kind))
             flags = rule(key, old, new, found) if rule and not (old.hook or new.hook) else []
-            objects.append(ObjectDiff(key, new.api_version, "changed", new.source,
-                                      old.hook or new.hook, found, flags, kept=new.kept))
+            objects.append(
+                ObjectDiff(
+                    key,
+                    new.api_version,
+                    "changed",
+                    new.source,
+                    old.hook or new.hook,
+                    found,
+                    flags,
+                    kept=new.kept,
+                )
+            )
     _moves(objects)
-    crds = _crd_changes([m for m in before if m.in_crds_folder],
-                        [m for m in after if m.in_crds_folder], after)
+    crds = _crd_changes(
+        [m for m in before if m.in_crds_folder], [m for m in after if m.in_crds_folder], after
+    )
     return Report(objects, crds)
 
 
 def _moves(objects: list[ObjectDiff]) -> None:
     """One object removed from a namespace and the same one added in another: a move, which
     Helm makes by deleting and re-creating (several of either side is not one move)."""
+
     def by_name(change: str) -> dict[tuple[str, str, str], list[ObjectDiff]]:
         out: dict[tuple[str, str, str], list[ObjectDiff]] = {}
         for o in objects:
@@ -730,20 +918,29 @@ def _moves(objects: list[ObjectDiff]) -> None:
         if len(removed) != 1 or len(targets) != 1 or removed[0].hook or removed[0].kept:
             continue
         old, new = removed[0], targets[0]
-        old.flags = [Flag(DISRUPTIVE, "metadata.namespace", f"moves to namespace "
-                          f"{new.key.namespace}: helm upgrade deletes it here and creates it "
-                          "there, so its state here is lost")]
-        new.flags.append(Flag(NOTE, "metadata.namespace",
-                              f"moved from namespace {old.key.namespace}"))
+        old.flags = [
+            Flag(
+                DISRUPTIVE,
+                "metadata.namespace",
+                f"moves to namespace "
+                f"{new.key.namespace}: helm upgrade deletes it here and creates it "
+                "there, so its state here is lost",
+            )
+        ]
+        new.flags.append(
+            Flag(NOTE, "metadata.namespace", f"moved from namespace {old.key.namespace}")
+        )
 
 
-def _crd_changes(before: list[Manifest], after: list[Manifest],
-                 rendered: list[Manifest]) -> list[ObjectDiff]:
+def _crd_changes(
+    before: list[Manifest], after: list[Manifest], rendered: list[Manifest]
+) -> list[ObjectDiff]:
     """CRDs of the crds/ folders: every change is one Helm will not make."""
     old = {m.name: m for m in before}
     new = {m.name: m for m in after}
-    known = _crd_kinds(before) | _crd_kinds(m for m in rendered if not m.in_crds_folder
-                                              and m.kind == "CustomResourceDefinition")
+    known = _crd_kinds(before) | _crd_kinds(
+        m for m in rendered if not m.in_crds_folder and m.kind == "CustomResourceDefinition"
+    )
     used = {(m.group, m.kind) for m in rendered if not m.in_crds_folder}
     out: list[ObjectDiff] = []
     for name in sorted(set(old) | set(new)):
@@ -754,19 +951,50 @@ def _crd_changes(before: list[Manifest], after: list[Manifest],
             kinds = _crd_kinds([n]) - known
             users = sorted(f"{k}" for g, k in kinds if (g, k) in used)
             if users:
-                flags = [Flag(REFUSED, "", f"the chart now renders {', '.join(users)}, whose "
-                              "CRD helm upgrade does not install, so the upgrade fails "
-                              "(`no matches for kind`) unless the CRD is already in the "
-                              "cluster", "apply the CRD first (command below)")]
+                flags = [
+                    Flag(
+                        REFUSED,
+                        "",
+                        f"the chart now renders {', '.join(users)}, whose "
+                        "CRD helm upgrade does not install, so the upgrade fails "
+                        "(`no matches for kind`) unless the CRD is already in the "
+                        "cluster",
+                        "apply the CRD first (command below)",
+                    )
+                ]
             out.append(ObjectDiff(key, n.api_version, "added", n.source, flags=flags))
         elif n is None and o is not None:
-            out.append(ObjectDiff(key, o.api_version, "removed", o.source, flags=[
-                Flag(NOTE, "", "no longer in the chart: Helm leaves it in the cluster; delete "
-                     "it by hand only once no custom resource of its kinds is left")]))
+            out.append(
+                ObjectDiff(
+                    key,
+                    o.api_version,
+                    "removed",
+                    o.source,
+                    flags=[
+                        Flag(
+                            NOTE,
+                            "",
+                            "no longer in the chart: Helm leaves it in the cluster; delete "
+                            "it by hand only once no custom resource of its kinds is left",
+                        )
+                    ],
+                )
+            )
         elif o is not None and n is not None:
             found = changes(o.obj, n.obj)
             if found:
-                out.append(ObjectDiff(key, n.api_version, "changed", n.source, fields=found,
-                                      flags=[Flag(NOTE, "", "helm upgrade keeps the old "
-                                                  "definition: apply it by hand")]))
+                out.append(
+                    ObjectDiff(
+                        key,
+                        n.api_version,
+                        "changed",
+                        n.source,
+                        fields=found,
+                        flags=[
+                            Flag(
+                                NOTE, "", "helm upgrade keeps the old definition: apply it by hand"
+                            )
+                        ],
+                    )
+                )
     return out

@@ -35,8 +35,13 @@ def _cdf(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> Non
         if not waits:
             continue
         shares = [(k + 1) / len(waits) for k in range(len(waits))]
-        ax.step(waits, shares, where="post", color=COLORS[i % 4],
-                label=f"{_label(s, many, tags[i])} (median {duration(s.waits.median_s)})")
+        ax.step(
+            waits,
+            shares,
+            where="post",
+            color=COLORS[i % 4],
+            label=f"{_label(s, many, tags[i])} (median {duration(s.waits.median_s)})",
+        )
     for t in WAIT_THRESHOLDS:
         ax.axvline(t, color="grey", linewidth=0.6, linestyle=":")
         ax.text(t, 0.02, f" {t:g} s", color="grey", fontsize=8)
@@ -52,8 +57,13 @@ def _pending(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
     many = len(summaries) > 1
     for i, s in enumerate(summaries):
         times, counts = pending_over_time(s)
-        ax.step(_hours(s, times), counts, where="post", color=COLORS[i % 4],
-                label=_label(s, many, tags[i]))
+        ax.step(
+            _hours(s, times),
+            counts,
+            where="post",
+            color=COLORS[i % 4],
+            label=_label(s, many, tags[i]),
+        )
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -71,17 +81,34 @@ def _gpus(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> No
         color = COLORS[i % 4]
         prefix = f"{tags[i]}: " if many else ""
         hours = _hours(s, s.times)
-        ax.step(hours, s.gpus_available, where="post", color=color,
-                label=f"{prefix}GPUs paid ({s.gpu_hours.paid:,.0f} GPU-h)")
-        ax.fill_between(hours, s.gpus_used, step="post", color=color, alpha=0.25,
-                        label=f"{prefix}GPUs used ({s.gpu_hours.used:,.0f} GPU-h)")
+        ax.step(
+            hours,
+            s.gpus_available,
+            where="post",
+            color=color,
+            label=f"{prefix}GPUs paid ({s.gpu_hours.paid:,.0f} GPU-h)",
+        )
+        ax.fill_between(
+            hours,
+            s.gpus_used,
+            step="post",
+            color=color,
+            alpha=0.25,
+            label=f"{prefix}GPUs used ({s.gpu_hours.used:,.0f} GPU-h)",
+        )
         if s.nodes:
             nodes_ax = nodes_ax or ax.twinx()
             times = [t for t, _ in s.nodes] + [s.end]
             counts = [n for _, n in s.nodes]
-            nodes_ax.step(_hours(s, times), [*counts, counts[-1]], where="post",
-                          color=color if many else "black", linestyle="--", linewidth=0.9,
-                          label=f"{prefix}nodes")
+            nodes_ax.step(
+                _hours(s, times),
+                [*counts, counts[-1]],
+                where="post",
+                color=color if many else "black",
+                linestyle="--",
+                linewidth=0.9,
+                label=f"{prefix}nodes",
+            )
     if nodes_ax is not None:
         nodes_ax.set_ylabel("GPU nodes (dashed)")
         nodes_ax.set_ylim(bottom=0)
@@ -96,8 +123,7 @@ def _gpus(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> No
 def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
     names = sorted({n for s in summaries for n in s.tenants})
     if not names:
-        ax.text(0.5, 0.5, "no per-tenant figures", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(0.5, 0.5, "no per-tenant figures", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return
     width = 0.8 / len(summaries)
@@ -105,8 +131,13 @@ def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
     for i, s in enumerate(summaries):
         values = [s.tenants[n].gpu_hours_used if n in s.tenants else 0.0 for n in names]
         xs = [k + (i - (len(summaries) - 1) / 2) * width for k in range(len(names))]
-        bars = ax.bar(xs, values, width=width, color=COLORS[i % 4],
-                      label=_label(s, len(summaries) > 1, tags[i]))
+        bars = ax.bar(
+            xs,
+            values,
+            width=width,
+            color=COLORS[i % 4],
+            label=_label(s, len(summaries) > 1, tags[i]),
+        )
         ax.bar_label(bars, fmt="%.1f", fontsize=8)
         tallest = max(tallest, *values)
     ax.set_ylim(0, max(tallest, 1.0) * (1.35 if len(summaries) > 1 else 1.15))
@@ -133,13 +164,22 @@ def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
     hours = max((s.end - s.start) / 3600 for s in summaries)
     for ax in (axes[0, 1], axes[1, 0]):
         ax.set_xlim(0, hours)
-    saturated = [t for t, s in zip(tags, summaries, strict=True)
-                 if s.saturation is not None and s.saturation.saturated]
-    title = " vs ".join(f"{t}: {s.source}" for t, s in zip(tags, summaries, strict=True)) \
-        if len(summaries) > 1 else summaries[0].source
+    saturated = [
+        t
+        for t, s in zip(tags, summaries, strict=True)
+        if s.saturation is not None and s.saturation.saturated
+    ]
+    title = (
+        " vs ".join(f"{t}: {s.source}" for t, s in zip(tags, summaries, strict=True))
+        if len(summaries) > 1
+        else summaries[0].source
+    )
     if saturated:
-        title += ("   SATURATED: " + ", ".join(saturated) if len(summaries) > 1
-                  else "   SATURATED: demand outgrew capacity")
+        title += (
+            "   SATURATED: " + ", ".join(saturated)
+            if len(summaries) > 1
+            else "   SATURATED: demand outgrew capacity"
+        )
     fig.suptitle(title, color="darkred" if saturated else "black")
     fig.tight_layout()
     fig.savefig(path, dpi=90)

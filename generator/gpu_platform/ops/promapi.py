@@ -36,8 +36,13 @@ LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Headers whose values the client sets itself or that carry credentials: those go through
 # --bearer-token-* / --basic-auth-*, which read them from files or the environment.
-_RESERVED_HEADERS = {"authorization", "proxy-authorization", "content-type", "content-length",
-                     "host"}
+_RESERVED_HEADERS = {
+    "authorization",
+    "proxy-authorization",
+    "content-type",
+    "content-length",
+    "host",
+}
 _MIN_REDACTED = 4  # shorter secrets are not searched for (they would blank unrelated text)
 
 
@@ -63,39 +68,45 @@ class Credentials:
     def secrets(self) -> list[str]:
         """Every value that must never appear in a message."""
         found = [self.bearer_token, self.basic_password, *self.headers.values()]
-        return sorted({s for s in found if s and len(s) >= _MIN_REDACTED}, key=len,
-                      reverse=True)
+        return sorted({s for s in found if s and len(s) >= _MIN_REDACTED}, key=len, reverse=True)
 
     @property
     def gives_identity(self) -> bool:
         return bool(self.bearer_token or self.basic_user or self.cert_file)
 
 
-def credentials(*, bearer_token_file: str | None = None, bearer_token_env: str | None = None,
-                basic_auth_user: str | None = None, basic_auth_password_file: str | None = None,
-                basic_auth_password_env: str | None = None, ca_file: str | None = None,
-                cert_file: str | None = None, key_file: str | None = None,
-                headers: list[str] | None = None,
-                insecure_skip_tls_verify: bool = False) -> Credentials:
+def credentials(
+    *,
+    bearer_token_file: str | None = None,
+    bearer_token_env: str | None = None,
+    basic_auth_user: str | None = None,
+    basic_auth_password_file: str | None = None,
+    basic_auth_password_env: str | None = None,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+    headers: list[str] | None = None,
+    insecure_skip_tls_verify: bool = False,
+) -> Credentials:
     """Read and check the report's auth flags; every mistake is a UsageError naming the flag
     (and the file or variable), never the secret."""
     token = _secret("--bearer-token", bearer_token_file, bearer_token_env)
-    password = _secret("--basic-auth-password", basic_auth_password_file,
-                       basic_auth_password_env)
+    password = _secret("--basic-auth-password", basic_auth_password_file, basic_auth_password_env)
     if token is not None and (basic_auth_user or password is not None):
         raise UsageError("give either a bearer token or basic auth, not both")
     if (basic_auth_user is None) != (password is None):
-        raise UsageError("basic auth needs both --basic-auth-user and a password "
-                         "(--basic-auth-password-file or --basic-auth-password-env)")
-    if basic_auth_user is not None and (":" in basic_auth_user
-                                        or not basic_auth_user.isprintable()):
-        raise UsageError("--basic-auth-user: a user name holds no ':' and no control "
-                         "characters")
+        raise UsageError(
+            "basic auth needs both --basic-auth-user and a password "
+            "(--basic-auth-password-file or --basic-auth-password-env)"
+        )
+    if basic_auth_user is not None and (
+        ":" in basic_auth_user or not basic_auth_user.isprintable()
+    ):
+        raise UsageError("--basic-auth-user: a user name holds no ':' and no control characters")
     if key_file and not cert_file:
         raise UsageError("--key-file needs --cert-file (the client certificate it belongs to)")
     if insecure_skip_tls_verify and ca_file:
-        raise UsageError("--ca-file and --insecure-skip-tls-verify contradict each other; "
-                         "drop one")
+        raise UsageError("--ca-file and --insecure-skip-tls-verify contradict each other; drop one")
     ca = _readable("--ca-file", ca_file)
     cert = _readable("--cert-file", cert_file)
     key = _readable("--key-file", key_file)
@@ -108,13 +119,22 @@ def credentials(*, bearer_token_file: str | None = None, bearer_token_env: str |
         try:
             ssl.create_default_context().load_cert_chain(str(cert), str(key) if key else None)
         except (ssl.SSLError, ValueError):
-            raise UsageError(f"--cert-file {cert}" + (f" with --key-file {key}" if key else "")
-                             + ": not a PEM client certificate and its private key (a key "
-                             "with a passphrase is not supported)") from None
-    return Credentials(bearer_token=token, basic_user=basic_auth_user,
-                       basic_password=password, ca_file=ca, cert_file=cert, key_file=key,
-                       headers=_headers(headers or []),
-                       insecure_skip_tls_verify=insecure_skip_tls_verify)
+            raise UsageError(
+                f"--cert-file {cert}"
+                + (f" with --key-file {key}" if key else "")
+                + ": not a PEM client certificate and its private key (a key "
+                "with a passphrase is not supported)"
+            ) from None
+    return Credentials(
+        bearer_token=token,
+        basic_user=basic_auth_user,
+        basic_password=password,
+        ca_file=ca,
+        cert_file=cert,
+        key_file=key,
+        headers=_headers(headers or []),
+        insecure_skip_tls_verify=insecure_skip_tls_verify,
+    )
 
 
 def _secret(flag: str, path: str | None, env: str | None) -> str | None:
@@ -139,8 +159,10 @@ def _secret(flag: str, path: str | None, env: str | None) -> str | None:
     if not value:
         raise UsageError(f"{where}: it is empty")
     if not value.isprintable():
-        raise UsageError(f"{where}: it holds a line break or control character, which an "
-                         "HTTP header cannot carry")
+        raise UsageError(
+            f"{where}: it holds a line break or control character, which an "
+            "HTTP header cannot carry"
+        )
     return value
 
 
@@ -166,7 +188,8 @@ def _headers(raw: list[str]) -> dict[str, str]:
             raise UsageError(
                 f"-H {name}: set by the client itself or a credential; use "
                 "--bearer-token-file/-env or --basic-auth-user with --basic-auth-password-"
-                "file/-env, which keep the secret off the command line")
+                "file/-env, which keep the secret off the command line"
+            )
         if not value.isprintable() or not value.isascii():
             raise UsageError(f"-H {name}: the value holds a character a header cannot carry")
         if name.lower() in {n.lower() for n in out}:
@@ -189,11 +212,13 @@ def display_url(url: str) -> str:
 class PrometheusClient:
     """Instant and range queries against one Prometheus base URL (path prefixes allowed)."""
 
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S,
-                 auth: Credentials | None = None) -> None:
+    def __init__(
+        self, url: str, timeout: float = DEFAULT_TIMEOUT_S, auth: Credentials | None = None
+    ) -> None:
         shown = display_url(url)
-        bad = UsageError(f"--prometheus {shown}: expected an http:// or https:// URL, "
-                         "e.g. http://localhost:9090")
+        bad = UsageError(
+            f"--prometheus {shown}: expected an http:// or https:// URL, e.g. http://localhost:9090"
+        )
         try:
             parsed = urllib.parse.urlsplit(url)
             parsed.port  # noqa: B018  (raises ValueError on a port that is not a number)
@@ -205,14 +230,17 @@ class PrometheusClient:
             raise UsageError(
                 f"--prometheus {shown}: the URL carries credentials (user:password@); pass "
                 "--basic-auth-user and --basic-auth-password-file or -env instead, which keep "
-                "the password out of shell history and process listings")
+                "the password out of shell history and process listings"
+            )
         if parsed.query or parsed.fragment:
-            raise UsageError(f"--prometheus {shown}: give the base URL, without ?query or "
-                             "#fragment")
+            raise UsageError(
+                f"--prometheus {shown}: give the base URL, without ?query or #fragment"
+            )
         self.auth = auth or Credentials()
         if parsed.scheme == "http" and (self.auth.ca_file or self.auth.cert_file):
-            raise UsageError(f"--prometheus {shown}: --ca-file and --cert-file need an "
-                             "https:// URL")
+            raise UsageError(
+                f"--prometheus {shown}: --ca-file and --cert-file need an https:// URL"
+            )
         self.url = shown.rstrip("/")
         self.timeout = timeout
         self._session = requests.Session()
@@ -227,32 +255,41 @@ class PrometheusClient:
         # Passed with every request, not set on the session: requests lets REQUESTS_CA_BUNDLE
         # from the environment override a session's verify, which would undo --ca-file and
         # --insecure-skip-tls-verify.
-        self._verify: bool | str = (False if self.auth.insecure_skip_tls_verify
-                                    else str(self.auth.ca_file) if self.auth.ca_file else True)
+        self._verify: bool | str = (
+            False
+            if self.auth.insecure_skip_tls_verify
+            else str(self.auth.ca_file)
+            if self.auth.ca_file
+            else True
+        )
         self._cert: tuple[str, str] | str | None = None
         if self.auth.cert_file:
-            self._cert = ((str(self.auth.cert_file), str(self.auth.key_file))
-                          if self.auth.key_file else str(self.auth.cert_file))
+            self._cert = (
+                (str(self.auth.cert_file), str(self.auth.key_file))
+                if self.auth.key_file
+                else str(self.auth.cert_file)
+            )
 
     def query(self, expr: str, at: float) -> list[dict[str, Any]]:
         """Instant query at ``at``: a list of {"metric": labels, "value": [t, "v"]}."""
         return self._call("query", expr, {"time": _ts(at)}, "vector")
 
-    def query_range(self, expr: str, start: float, end: float,
-                    step: float) -> list[dict[str, Any]]:
+    def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
         """Range query: a list of {"metric": labels, "values": [[t, "v"], ...]}."""
         params = {"start": _ts(start), "end": _ts(end), "step": _ts(step)}
         return self._call("query_range", expr, params, "matrix")
 
-    def _call(self, endpoint: str, expr: str, params: dict[str, str],
-              result_type: str) -> list[dict[str, Any]]:
+    def _call(
+        self, endpoint: str, expr: str, params: dict[str, str], result_type: str
+    ) -> list[dict[str, Any]]:
         try:
             return self._request(endpoint, expr, params, result_type)
         except PrometheusError as exc:
             raise PrometheusError(self._redact(str(exc))) from None
 
-    def _request(self, endpoint: str, expr: str, params: dict[str, str],
-                 result_type: str) -> list[dict[str, Any]]:
+    def _request(
+        self, endpoint: str, expr: str, params: dict[str, str], result_type: str
+    ) -> list[dict[str, Any]]:
         target = f"{self.url}/api/v1/{endpoint}"
         what = f"{endpoint} {_short(expr)}"
         try:
@@ -262,75 +299,112 @@ class PrometheusClient:
                 warnings.filterwarnings("ignore", message="Unverified HTTPS request")
                 # POST keeps long selectors out of the URL (and out of proxy logs); no
                 # redirects, so credentials never follow a Location to another address.
-                response = self._session.post(target, data={"query": expr, **params},
-                                              timeout=self.timeout, allow_redirects=False,
-                                              verify=self._verify, cert=self._cert)
+                response = self._session.post(
+                    target,
+                    data={"query": expr, **params},
+                    timeout=self.timeout,
+                    allow_redirects=False,
+                    verify=self._verify,
+                    cert=self._cert,
+                )
         except requests.exceptions.SSLError as exc:
-            raise PrometheusError(f"TLS with Prometheus at {self.url} failed: "
-                                  f"{_tls_reason(exc)}; {self._tls_hint(exc)}") from None
+            raise PrometheusError(
+                f"TLS with Prometheus at {self.url} failed: "
+                f"{_tls_reason(exc)}; {self._tls_hint(exc)}"
+            ) from None
         except requests.exceptions.Timeout:
-            raise PrometheusError(f"Prometheus at {self.url}: {what} timed out after "
-                                  f"{self.timeout:g} s") from None
+            raise PrometheusError(
+                f"Prometheus at {self.url}: {what} timed out after {self.timeout:g} s"
+            ) from None
         except requests.exceptions.ConnectionError as exc:
             if _tls_alert(exc):
-                raise PrometheusError(f"TLS with Prometheus at {self.url} failed: "
-                                      f"{_tls_reason(exc)}; {self._tls_hint(exc)}") from None
-            raise PrometheusError(f"cannot reach Prometheus at {self.url}: "
-                                  f"{_connection_reason(exc)}") from None
+                raise PrometheusError(
+                    f"TLS with Prometheus at {self.url} failed: "
+                    f"{_tls_reason(exc)}; {self._tls_hint(exc)}"
+                ) from None
+            raise PrometheusError(
+                f"cannot reach Prometheus at {self.url}: {_connection_reason(exc)}"
+            ) from None
         except (requests.exceptions.RequestException, OSError, ValueError) as exc:
-            raise PrometheusError(f"cannot reach Prometheus at {self.url}: "
-                                  f"{type(exc).__name__}") from None
+            raise PrometheusError(
+                f"cannot reach Prometheus at {self.url}: {type(exc).__name__}"
+            ) from None
         raw = response.content
         if 300 <= response.status_code < 400:
             where = display_url(response.headers.get("Location", "(no Location)"))
             raise PrometheusError(
                 f"Prometheus at {self.url}: {what} was redirected (HTTP "
                 f"{response.status_code}) to {where}; give --prometheus the final URL "
-                "(credentials are never sent on to another address)")
+                "(credentials are never sent on to another address)"
+            )
         if response.status_code in (401, 403):
-            raise PrometheusError(f"Prometheus at {self.url}: {what} failed: HTTP "
-                                  f"{response.status_code} {response.reason}; "
-                                  f"{self._auth_hint(response.status_code)}")
+            raise PrometheusError(
+                f"Prometheus at {self.url}: {what} failed: HTTP "
+                f"{response.status_code} {response.reason}; "
+                f"{self._auth_hint(response.status_code)}"
+            )
         if response.status_code >= 400:
             detail = _api_error(raw) or f"HTTP {response.status_code} {response.reason}"
             raise PrometheusError(f"Prometheus at {self.url}: {what} failed: {detail}")
         try:
             body = json.loads(raw)
         except ValueError:
-            raise PrometheusError(f"{target} did not answer with Prometheus API JSON; is "
-                                  f"{self.url} the Prometheus base URL?") from None
+            raise PrometheusError(
+                f"{target} did not answer with Prometheus API JSON; is "
+                f"{self.url} the Prometheus base URL?"
+            ) from None
         if not isinstance(body, dict) or body.get("status") != "success":
             detail = _api_error(raw) or "no status"
             raise PrometheusError(f"Prometheus at {self.url}: {what} failed: {detail}")
         data_out = body.get("data") or {}
         if data_out.get("resultType") != result_type:
-            raise PrometheusError(f"Prometheus at {self.url}: {what} returned "
-                                  f"{data_out.get('resultType')!r}, expected {result_type!r}")
+            raise PrometheusError(
+                f"Prometheus at {self.url}: {what} returned "
+                f"{data_out.get('resultType')!r}, expected {result_type!r}"
+            )
         return list(data_out.get("result") or [])
 
     def _auth_hint(self, status: int) -> str:
         if status == 403:
-            return ("the server refuses this request to these credentials or headers (-H): "
-                    "they may not read this Prometheus")
+            return (
+                "the server refuses this request to these credentials or headers (-H): "
+                "they may not read this Prometheus"
+            )
         if not self.auth.gives_identity:
-            return ("it asks for credentials: pass --bearer-token-file/-env, --basic-auth-user "
-                    "with --basic-auth-password-file/-env, or --cert-file/--key-file")
+            return (
+                "it asks for credentials: pass --bearer-token-file/-env, --basic-auth-user "
+                "with --basic-auth-password-file/-env, or --cert-file/--key-file"
+            )
         return "the server refused the credentials given; check the token, user or password"
 
     def _tls_hint(self, exc: Exception) -> str:
         text = str(exc).lower()
         if "verify failed" in text:
-            return ("pass --ca-file with the CA that signed Prometheus' certificate (or, for "
-                    "a throwaway test only, --insecure-skip-tls-verify)")
+            return (
+                "pass --ca-file with the CA that signed Prometheus' certificate (or, for "
+                "a throwaway test only, --insecure-skip-tls-verify)"
+            )
         # A server that wants a client certificate, or refuses the one given, either sends an
         # alert (certificate required, unknown ca, bad certificate) or just hangs up.
-        if any(word in text for word in ("certificate required", "handshake failure",
-                                         "unknown ca", "bad certificate", "eof occurred")):
+        if any(
+            word in text
+            for word in (
+                "certificate required",
+                "handshake failure",
+                "unknown ca",
+                "bad certificate",
+                "eof occurred",
+            )
+        ):
             if self.auth.cert_file:
-                return ("the server may have refused the client certificate (--cert-file): "
-                        "is it signed by a CA the server trusts?")
-            return ("if the server asks for a client certificate, pass --cert-file and "
-                    "--key-file; else check the URL's scheme and port")
+                return (
+                    "the server may have refused the client certificate (--cert-file): "
+                    "is it signed by a CA the server trusts?"
+                )
+            return (
+                "if the server asks for a client certificate, pass --cert-file and "
+                "--key-file; else check the URL's scheme and port"
+            )
         return "check the URL's scheme and port, --ca-file and --cert-file"
 
     def _redact(self, text: str) -> str:
@@ -358,8 +432,12 @@ def _tls_reason(exc: Exception) -> str:
 def _connection_reason(exc: Exception) -> str:
     """The OS's words ("Connection refused"), without requests' wrapping."""
     text = str(exc)
-    for pattern in (r"\[Errno -?\d+\] ([^'\"()]+)", r"(Connection (?:reset|aborted|refused)"
-                                                    r"[^'\"()]*)", r"(Remote end closed[^'\"()]*)"):
+    for pattern in (
+        r"\[Errno -?\d+\] ([^'\"()]+)",
+        r"(Connection (?:reset|aborted|refused)"
+        r"[^'\"()]*)",
+        r"(Remote end closed[^'\"()]*)",
+    ):
         match = re.search(pattern, text)
         if match:
             return match.group(1).strip().rstrip(".")

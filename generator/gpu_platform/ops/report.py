@@ -79,15 +79,19 @@ unless on ({POD}) last_over_time({PLATFORM_PODS}[{window}])"""
 
 
 def _scheduled(window: str) -> str:
-    return (f"min by ({POD}) (min_over_time(kube_pod_status_scheduled_time[{window}]))\n"
-            f"and on ({POD}) ({_created(window)})")
+    return (
+        f"min by ({POD}) (min_over_time(kube_pod_status_scheduled_time[{window}]))\n"
+        f"and on ({POD}) ({_created(window)})"
+    )
 
 
 def _running(window: str) -> str:
     """The first container start of each GPU pod (a restart later moves a container's start
     time on: the minimum over the window keeps the first)."""
-    return (f"min by ({POD}) (min_over_time(kube_pod_container_state_started[{window}]))\n"
-            f"and on ({POD}) ({_created(window)})")
+    return (
+        f"min by ({POD}) (min_over_time(kube_pod_container_state_started[{window}]))\n"
+        f"and on ({POD}) ({_created(window)})"
+    )
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
@@ -117,7 +121,8 @@ def parse_time(text: str, now: float | None = None) -> float:
     except ValueError:
         raise UsageError(
             f"time {text!r}: expected RFC 3339 (2026-11-28T00:00:00Z), unix seconds, "
-            "or now / now-24h / now-90m") from None
+            "or now / now-24h / now-90m"
+        ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
@@ -185,8 +190,12 @@ def _pod(metric: dict[str, str]) -> tuple[str, str, str]:
     return metric.get("namespace", ""), metric.get("pod", ""), metric.get("uid", "")
 
 
-def _collect(client: PrometheusClient, chunks: list[_Chunk], step: float,
-             progress: Callable[[int, int], None] | None) -> _Collected:
+def _collect(
+    client: PrometheusClient,
+    chunks: list[_Chunk],
+    step: float,
+    progress: Callable[[int, int], None] | None,
+) -> _Collected:
     got = _Collected({}, {}, {}, {}, {}, {})
     for n, chunk in enumerate(chunks, 1):
         first, last = chunk.first_ms / 1000, chunk.last_ms / 1000
@@ -213,8 +222,9 @@ def _collect(client: PrometheusClient, chunks: list[_Chunk], step: float,
     return got
 
 
-def _pods(got: _Collected, start: float, end: float, last_grid: float,
-          step: float) -> list[PodWait]:
+def _pods(
+    got: _Collected, start: float, end: float, last_grid: float, step: float
+) -> list[PodWait]:
     """The GPU pods created in [start, end] as usage.py's ``PodWait``s (the namespace is the
     tenant). A pod not Running by ``end`` waits until ``end``, or until it was last seen
     waiting if it was deleted before.
@@ -251,11 +261,11 @@ def check_period(start: float, end: float, step: float) -> int:
         raise UsageError(f"--end ({end:.0f}) must be after --start ({start:.0f})")
     period = end - start
     if not (math.isfinite(step) and step >= MIN_STEP_S):
-        raise UsageError(f"--step {step:g}: expected a number of seconds, at least "
-                         f"{MIN_STEP_S:g}")
+        raise UsageError(f"--step {step:g}: expected a number of seconds, at least {MIN_STEP_S:g}")
     if step > period:
-        raise UsageError(f"--step {step:g} s is longer than the period ({period:g} s); use at "
-                         f"most {period:g}")
+        raise UsageError(
+            f"--step {step:g} s is longer than the period ({period:g} s); use at most {period:g}"
+        )
     points = math.floor(period / step) + 1
     if points > MAX_TOTAL_POINTS:
         least = math.ceil(period / (MAX_TOTAL_POINTS - 1) * 1000) / 1000
@@ -263,15 +273,22 @@ def check_period(start: float, end: float, step: float) -> int:
         raise UsageError(
             f"--start/--end/--step: {period:g} s at a {step:g} s step is {points:.3g} points; "
             f"a report holds at most {MAX_TOTAL_POINTS}: use --step {shown} or more, or a "
-            "shorter period")
+            "shorter period"
+        )
     return points
 
 
-def build_report(url: str, start: float, end: float, *, step: float = 30.0,
-                 progress: Callable[[int, int], None] | None = None,
-                 max_points: int = MAX_POINTS,
-                 timeout: float = DEFAULT_TIMEOUT_S,
-                 auth: Credentials | None = None) -> UsageSummary:
+def build_report(
+    url: str,
+    start: float,
+    end: float,
+    *,
+    step: float = 30.0,
+    progress: Callable[[int, int], None] | None = None,
+    max_points: int = MAX_POINTS,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    auth: Credentials | None = None,
+) -> UsageSummary:
     """Query Prometheus at ``url`` for [start, end] (unix seconds) at ``step`` seconds, in
     chunks of at most 12 h and ``max_points`` points; ``progress(done, total)`` after each.
     ``auth`` carries the credentials and TLS settings (``promapi.credentials``)."""
@@ -287,8 +304,11 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
     times = [ms / 1000 for ms in grid]
     paid = [got.paid.get(ms, 0.0) for ms in grid]
     by_ns = {ns: [values.get(ms, 0.0) for ms in grid] for ns, values in sorted(got.used.items())}
-    used = [math.fsum(column) for column in zip(*by_ns.values(), strict=True)] if by_ns \
+    used = (
+        [math.fsum(column) for column in zip(*by_ns.values(), strict=True)]
+        if by_ns
         else [0.0] * len(grid)
+    )
     if times[-1] < end:  # the last step holds until the end of the period
         times.append(end)
         paid.append(paid[-1])
@@ -300,13 +320,19 @@ def build_report(url: str, start: float, end: float, *, step: float = 30.0,
     if not any(paid) and not any(used) and not got.created:
         _require_kube_state_metrics(client, start, end)
     return UsageSummary.build(
-        f"prometheus {client.url}", start, end, pods, times, paid, used,
+        f"prometheus {client.url}",
+        start,
+        end,
+        pods,
+        times,
+        paid,
+        used,
         {ns: gpu_hours(times, v) for ns, v in by_ns.items()},
         extra={
-            "unscheduled_pods": sum(1 for p in pods if p.scheduled is None
-                                    or p.scheduled > end),
-            "pods_waiting_at_end": sum(1 for p in pods if not p.ran_by(end)
-                                       and (p.gone is None or p.gone >= end)),
+            "unscheduled_pods": sum(1 for p in pods if p.scheduled is None or p.scheduled > end),
+            "pods_waiting_at_end": sum(
+                1 for p in pods if not p.ran_by(end) and (p.gone is None or p.gone >= end)
+            ),
             "peak_gpus_paid": max(paid),
             "peak_gpus_used": max(used),
             "step_s": step,
@@ -321,7 +347,8 @@ def _require_kube_state_metrics(client: PrometheusClient, start: float, end: flo
         raise PrometheusError(
             f"Prometheus at {client.url} has no kube-state-metrics series (kube_node_info) "
             f"between {_iso(start)} and {_iso(end)}: is kube-state-metrics scraped there, "
-            "and is the period inside its retention?")
+            "and is the period inside its retention?"
+        )
 
 
 def _iso(seconds: float) -> str:

@@ -75,13 +75,17 @@ class Release:
 
     def check(self) -> None:
         if len(self.name) > 53 or not _RELEASE_NAME.fullmatch(self.name):
-            raise UsageError(f"release name {self.name!r}: Helm accepts lower-case letters, "
-                             "digits, '-' and '.', starting and ending with a letter or digit, "
-                             "at most 53 characters")
+            raise UsageError(
+                f"release name {self.name!r}: Helm accepts lower-case letters, "
+                "digits, '-' and '.', starting and ending with a letter or digit, "
+                "at most 53 characters"
+            )
         if len(self.namespace) > 63 or not _NAMESPACE.fullmatch(self.namespace):
-            raise UsageError(f"namespace {self.namespace!r}: a Kubernetes namespace is lower-case "
-                             "letters, digits and '-', starting and ending with a letter or "
-                             "digit, at most 63 characters")
+            raise UsageError(
+                f"namespace {self.namespace!r}: a Kubernetes namespace is lower-case "
+                "letters, digits and '-', starting and ending with a letter or "
+                "digit, at most 63 characters"
+            )
 
 
 @dataclass(frozen=True)
@@ -106,9 +110,11 @@ class Chart:
         """Refuse, before any work, a chart this tool cannot reach with its own Helm home."""
         if self.ref is None:
             if self.version:
-                raise UsageError(f"{self.version_flag} names a version of a chart given as "
-                                 "oci://...; the generated chart is always this tool's "
-                                 f"version {metadata.version()}")
+                raise UsageError(
+                    f"{self.version_flag} names a version of a chart given as "
+                    "oci://...; the generated chart is always this tool's "
+                    f"version {metadata.version()}"
+                )
             return
         if self.remote:
             return
@@ -117,13 +123,21 @@ class Chart:
             if not (path / "Chart.yaml").is_file():
                 raise UsageError(f"{self.ref}: a folder without Chart.yaml is not a chart")
         elif not path.is_file():
-            hint = ("; gpu-platform uses a Helm home of its own, so repository aliases from "
+            hint = (
+                (
+                    "; gpu-platform uses a Helm home of its own, so repository aliases from "
                     "your Helm configuration (repo/chart) are not available: name the chart by "
-                    "path, oci:// reference or https:// URL") if "/" in self.ref else ""
+                    "path, oci:// reference or https:// URL"
+                )
+                if "/" in self.ref
+                else ""
+            )
             raise UsageError(f"{self.ref}: no such chart folder or archive{hint}")
         if self.version:
-            raise UsageError(f"{self.version_flag} applies to oci:// and https:// charts, not to "
-                             f"the local chart {self.ref}")
+            raise UsageError(
+                f"{self.version_flag} applies to oci:// and https:// charts, not to "
+                f"the local chart {self.ref}"
+            )
 
 
 @dataclass(frozen=True)
@@ -192,7 +206,7 @@ def _error_lines(stderr: str) -> list[str]:
     if start is None:
         return [line for line in lines if line and not line.startswith("level=")] or ["failed"]
     kept = [lines[start].removeprefix("Error:").strip()]
-    kept += [line for line in lines[start + 1:] if line and not line.startswith("level=")]
+    kept += [line for line in lines[start + 1 :] if line and not line.startswith("level=")]
     return kept
 
 
@@ -222,20 +236,29 @@ def _fetch(chart: Chart, work: Path, env: dict[str, str], major: int) -> Path:
             f"cannot fetch the chart {chart.describe()}: {reason}; check the reference, the "
             "version and the network, or render a packaged archive instead (`gpu-platform "
             "package --out dist`, then `gpu-platform template NAME dist/"
-            f"{metadata.NAME}-{metadata.version()}.tgz`)") from None
+            f"{metadata.NAME}-{metadata.version()}.tgz`)"
+        ) from None
     pulled = sorted(target.glob("*.tgz"))
     if len(pulled) != 1:
         raise TemplateFailed(f"helm pull {chart.ref} wrote {len(pulled)} archives, expected one")
     return pulled[0]
 
 
-def _chart_path(chart: Chart, values: Checked | ReleaseValues, work: Path,
-                env: dict[str, str], major: int, mode: dependencies.Mode,
-                log: Callable[[str], None]) -> Path:
+def _chart_path(
+    chart: Chart,
+    values: Checked | ReleaseValues,
+    work: Path,
+    env: dict[str, str],
+    major: int,
+    mode: dependencies.Mode,
+    log: Callable[[str], None],
+) -> Path:
     if chart.ref is None:
         if not isinstance(values, Checked):
-            raise UsageError("release values are rendered as they are only with a chart named "
-                             "on the command line; the generated chart needs checked values")
+            raise UsageError(
+                "release values are rendered as they are only with a chart named "
+                "on the command line; the generated chart needs checked values"
+            )
         try:
             deps = dependencies.fetch(mode, major=major, log=log)
         except ToolError as exc:  # the real Dask chart comes from PyPI, which is out of reach
@@ -243,7 +266,8 @@ def _chart_path(chart: Chart, values: Checked | ReleaseValues, work: Path,
                 f"cannot build the generated chart's dependencies: {_tool_reason(exc)}; render "
                 "a packaged archive instead, built where the chart repositories or PyPI are "
                 "reachable (`gpu-platform package --out dist`, then `gpu-platform template "
-                f"NAME dist/{metadata.NAME}-{metadata.version()}.tgz`)") from None
+                f"NAME dist/{metadata.NAME}-{metadata.version()}.tgz`)"
+            ) from None
         path = work / metadata.NAME
         write_chart(chart_files(values, throwaway=True), path)
         dependencies.install_into(path, deps)
@@ -275,24 +299,38 @@ def _explain(exc: HelmError, chart: Chart) -> str:
     text = "\n".join(lines)
     where = chart.describe()
     if "missing in charts/ directory" in text:
-        return (f"helm template {where}: {lines[0]}; build its dependencies first (`helm "
-                f"dependency build {chart.ref}`) or render the packaged archive")
+        return (
+            f"helm template {where}: {lines[0]}; build its dependencies first (`helm "
+            f"dependency build {chart.ref}`) or render the packaged archive"
+        )
     if "could not find template" in text:
-        return (f"helm template {where}: {lines[0]}; --show-only takes a path inside the chart, "
-                "as the `# Source:` lines of the output print it without the chart's name "
-                "(for example templates/scheduling/priorityclass.yaml)")
+        return (
+            f"helm template {where}: {lines[0]}; --show-only takes a path inside the chart, "
+            "as the `# Source:` lines of the output print it without the chart's name "
+            "(for example templates/scheduling/priorityclass.yaml)"
+        )
     return f"helm template {where} failed: " + "\n".join(lines)
 
 
 def _collect(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
-def render(release: Release, chart: Chart, values: Checked | ReleaseValues, *,
-           include_crds: bool = False, show_only: Sequence[str] = (),
-           output_dir: Path | None = None, mode: dependencies.Mode = "auto",
-           log: Callable[[str], None] = lambda m: None) -> Rendered:
+def render(
+    release: Release,
+    chart: Chart,
+    values: Checked | ReleaseValues,
+    *,
+    include_crds: bool = False,
+    show_only: Sequence[str] = (),
+    output_dir: Path | None = None,
+    mode: dependencies.Mode = "auto",
+    log: Callable[[str], None] = lambda m: None,
+) -> Rendered:
     """Run ``helm template`` for this release, chart and values in a Helm home of the tool's
     own; with ``output_dir`` the rendered files replace that folder (see module docstring)."""
     release.check()
@@ -308,11 +346,19 @@ def render(release: Release, chart: Chart, values: Checked | ReleaseValues, *,
         try:
             # Helm given both --output-dir and --show-only writes every file, then fails with
             # "could not find template"; so with --output-dir the filter is applied here.
-            text = helm.template(path, files, major=release.major, env=env,
-                                 kube=release.kube_version, release=release.name,
-                                 namespace=release.namespace, include_crds=include_crds,
-                                 api_versions=release.api_versions,
-                                 show_only=() if staged else show_only, output_dir=staged)
+            text = helm.template(
+                path,
+                files,
+                major=release.major,
+                env=env,
+                kube=release.kube_version,
+                release=release.name,
+                namespace=release.namespace,
+                include_crds=include_crds,
+                api_versions=release.api_versions,
+                show_only=() if staged else show_only,
+                output_dir=staged,
+            )
         except HelmError as exc:
             raise TemplateFailed(_explain(exc, chart)) from None
         if output_dir is None or staged is None:
@@ -327,8 +373,10 @@ def render(release: Release, chart: Chart, values: Checked | ReleaseValues, *,
 
 def _refused(output_dir: Path, exc: WriteRefused) -> WriteRefused:
     reason = str(exc).split(". Nothing was written")[0]
-    return WriteRefused(f"--output-dir: {reason}. Nothing was written: name a new or empty "
-                        "folder, or one an earlier `gpu-platform template --output-dir` wrote")
+    return WriteRefused(
+        f"--output-dir: {reason}. Nothing was written: name a new or empty "
+        "folder, or one an earlier `gpu-platform template --output-dir` wrote"
+    )
 
 
 def _check_output_dir(output_dir: Path) -> None:
@@ -347,22 +395,23 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(out)
 
 
-def _only(files: dict[str, bytes], show_only: Sequence[str],
-          chart: Chart) -> dict[str, bytes]:
+def _only(files: dict[str, bytes], show_only: Sequence[str], chart: Chart) -> dict[str, bytes]:
     """The --output-dir files of the --show-only chart paths (``<chart>/<path>`` on disk)."""
     if not show_only:
         return files
     kept: dict[str, bytes] = {}
     for pattern in show_only:
         matcher = _glob(pattern.strip("/"))
-        found = {rel: data for rel, data in files.items()
-                 if matcher.fullmatch(rel.partition("/")[2])}
+        found = {
+            rel: data for rel, data in files.items() if matcher.fullmatch(rel.partition("/")[2])
+        }
         if not found:
-            raise TemplateFailed(f"helm template {chart.describe()}: could not find template "
-                                 f"{pattern} in chart; --show-only takes a path inside the "
-                                 "chart, as the `# Source:` lines of the output print it without "
-                                 "the chart's name (for example "
-                                 "templates/scheduling/priorityclass.yaml)")
+            raise TemplateFailed(
+                f"helm template {chart.describe()}: could not find template "
+                f"{pattern} in chart; --show-only takes a path inside the "
+                "chart, as the `# Source:` lines of the output print it without "
+                "the chart's name (for example "
+                "templates/scheduling/priorityclass.yaml)"
+            )
         kept.update(found)
     return kept
-

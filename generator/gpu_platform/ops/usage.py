@@ -71,8 +71,10 @@ class WaitStats:
             mean_s=math.fsum(seconds) / n if n else math.nan,
             p95_s=percentile(seconds, 95),
             p99_s=percentile(seconds, 99),
-            share_under={f"{t:g}s": (sum(1 for s in seconds if s < t) / n if n
-                                     else math.nan) for t in WAIT_THRESHOLDS},
+            share_under={
+                f"{t:g}s": (sum(1 for s in seconds if s < t) / n if n else math.nan)
+                for t in WAIT_THRESHOLDS
+            },
         )
 
 
@@ -155,35 +157,53 @@ class Saturation:
 
     @classmethod
     def of(cls, pods: Sequence[PodWait], start: float, end: float, fix: str = "") -> Saturation:
-        stuck = [p.pending(end) for p in pods if not p.ran_by(end)
-                 and (p.gone is None or p.gone >= end)]
+        stuck = [
+            p.pending(end) for p in pods if not p.ran_by(end) and (p.gone is None or p.gone >= end)
+        ]
         long = [w for w in stuck if w >= SATURATION_WAIT_S]
         created = sorted(p.created for p in pods)
         middle = (created[0] + created[-1]) / 2 if created else start
         first = percentile([p.pending(end) for p in pods if p.created < middle], 50)
         second = percentile([p.pending(end) for p in pods if p.created >= middle], 50)
-        growing = (not math.isnan(second) and second >= SATURATION_WAIT_S
-                   and (math.isnan(first) or second > 2 * first))
+        growing = (
+            not math.isnan(second)
+            and second >= SATURATION_WAIT_S
+            and (math.isnan(first) or second > 2 * first)
+        )
         saturated = len(long) >= max(1.0, SATURATION_SHARE * len(pods)) or growing
-        advice = fix or ("add capacity (raise the GPU pools' maxNodes, or add a pool) or lower "
-                         "the load")
-        return cls(len(long), max(stuck, default=0.0), first, second, growing, saturated,
-                   advice if saturated else "")
+        advice = fix or (
+            "add capacity (raise the GPU pools' maxNodes, or add a pool) or lower the load"
+        )
+        return cls(
+            len(long),
+            max(stuck, default=0.0),
+            first,
+            second,
+            growing,
+            saturated,
+            advice if saturated else "",
+        )
 
     def warning(self) -> str:
         if not self.saturated:
             return ""
         evidence = []
         if self.waiting_at_end:
-            evidence.append(f"{self.waiting_at_end} GPU pod(s) were still waiting at the end, "
-                            f"the oldest for {duration(self.oldest_wait_s)}")
+            evidence.append(
+                f"{self.waiting_at_end} GPU pod(s) were still waiting at the end, "
+                f"the oldest for {duration(self.oldest_wait_s)}"
+            )
         if self.growing:
-            evidence.append(f"the median wait grew from {duration(self.first_half_median_s)} "
-                            f"(pods created in the first half) to "
-                            f"{duration(self.second_half_median_s)} (second half)")
-        return ("WARNING: the GPU pools saturated: " + "; ".join(evidence) + ". Demand outgrew "
-                "capacity, so the waits above describe a queue, not the platform. Fix: "
-                f"{self.fix}.")
+            evidence.append(
+                f"the median wait grew from {duration(self.first_half_median_s)} "
+                f"(pods created in the first half) to "
+                f"{duration(self.second_half_median_s)} (second half)"
+            )
+        return (
+            "WARNING: the GPU pools saturated: " + "; ".join(evidence) + ". Demand outgrew "
+            "capacity, so the waits above describe a queue, not the platform. Fix: "
+            f"{self.fix}."
+        )
 
 
 @dataclass
@@ -206,32 +226,53 @@ class UsageSummary:
     nodes: list[tuple[float, int]] = field(default_factory=list)  # node count steps, if known
 
     @classmethod
-    def build(cls, source: str, start: float, end: float, pods: Sequence[PodWait],
-              times: list[float], paid: list[float], used: list[float],
-              tenant_hours: dict[str, float], extra: dict[str, Any] | None = None,
-              nodes: list[tuple[float, int]] | None = None, fix: str = "") -> UsageSummary:
+    def build(
+        cls,
+        source: str,
+        start: float,
+        end: float,
+        pods: Sequence[PodWait],
+        times: list[float],
+        paid: list[float],
+        used: list[float],
+        tenant_hours: dict[str, float],
+        extra: dict[str, Any] | None = None,
+        nodes: list[tuple[float, int]] | None = None,
+        fix: str = "",
+    ) -> UsageSummary:
         """The summary of a period from its GPU pods and its paid/used series: the one place
         the figures are computed, for `report` and `simulate` alike."""
         by_tenant: dict[str, list[float]] = {}
         for pod in pods:
             by_tenant.setdefault(pod.tenant, []).append(pod.pending(end))
-        tenants = {name: TenantFigures(tenant_hours.get(name, 0.0),
-                                       WaitStats.of(by_tenant.get(name, [])))
-                   for name in sorted(set(by_tenant) | set(tenant_hours))}
+        tenants = {
+            name: TenantFigures(tenant_hours.get(name, 0.0), WaitStats.of(by_tenant.get(name, [])))
+            for name in sorted(set(by_tenant) | set(tenant_hours))
+        }
         return cls(
-            source=source, start=start, end=end,
+            source=source,
+            start=start,
+            end=end,
             waits=WaitStats.of([p.pending(end) for p in pods]),
-            gpu_hours=GpuHours.of(times, paid, used), times=times, gpus_available=paid,
-            gpus_used=used, extra=dict(extra or {}),
+            gpu_hours=GpuHours.of(times, paid, used),
+            times=times,
+            gpus_available=paid,
+            gpus_used=used,
+            extra=dict(extra or {}),
             scheduling=WaitStats.of([p.to_scheduled(end) for p in pods]),
-            tenants=tenants, saturation=Saturation.of(pods, start, end, fix), pods=list(pods),
+            tenants=tenants,
+            saturation=Saturation.of(pods, start, end, fix),
+            pods=list(pods),
             nodes=list(nodes or []),
         )
 
     @property
     def waiting_at_end(self) -> int:
-        return sum(1 for p in self.pods if not p.ran_by(self.end)
-                   and (p.gone is None or p.gone >= self.end))
+        return sum(
+            1
+            for p in self.pods
+            if not p.ran_by(self.end) and (p.gone is None or p.gone >= self.end)
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain data; figures that do not exist (no pods) are null, never NaN."""
@@ -240,15 +281,19 @@ class UsageSummary:
             "start": self.start,
             "end": self.end,
             "pending_seconds": asdict(self.waits),
-            "gpu_hours": {"paid": self.gpu_hours.paid, "used": self.gpu_hours.used,
-                          "overhead_pct": self.gpu_hours.overhead_pct},
+            "gpu_hours": {
+                "paid": self.gpu_hours.paid,
+                "used": self.gpu_hours.used,
+                "overhead_pct": self.gpu_hours.overhead_pct,
+            },
         }
         if self.scheduling is not None:
             out["scheduled_seconds"] = asdict(self.scheduling)
         if self.tenants:
-            out["tenants"] = {name: {"gpu_hours_used": t.gpu_hours_used,
-                                     "pending_seconds": asdict(t.pending)}
-                              for name, t in self.tenants.items()}
+            out["tenants"] = {
+                name: {"gpu_hours_used": t.gpu_hours_used, "pending_seconds": asdict(t.pending)}
+                for name, t in self.tenants.items()
+            }
         if self.saturation is not None:
             out["saturation"] = asdict(self.saturation)
         if self.nodes:
@@ -262,13 +307,15 @@ class UsageSummary:
         w, h = self.waits, self.gpu_hours
         lines = [f"{self.source} ({duration(self.end - self.start)})"]
         waiting = self.waiting_at_end
-        lines.append(f"  GPU pods: {w.pods}" + (f" ({waiting} not Running at the end)"
-                                                if waiting else ""))
+        lines.append(
+            f"  GPU pods: {w.pods}" + (f" ({waiting} not Running at the end)" if waiting else "")
+        )
         lines += _wait_lines("pending (created to Running)", w)
         if self.scheduling is not None:
             lines += _wait_lines("time to scheduled", self.scheduling)
-        lines.append(f"  GPU-hours: used {h.used:,.1f}, paid {h.paid:,.1f}, "
-                     f"overhead {h.overhead_pct:.1f}%")
+        lines.append(
+            f"  GPU-hours: used {h.used:,.1f}, paid {h.paid:,.1f}, overhead {h.overhead_pct:.1f}%"
+        )
         if self.tenants:
             lines += _tenant_lines(self.tenants)
         for key, value in self.extra.items():
@@ -283,18 +330,22 @@ class UsageSummary:
 
 def _wait_lines(title: str, w: WaitStats) -> list[str]:
     shares = ", ".join(f"{_pct(v)} under {k[:-1]} s" for k, v in w.share_under.items())
-    return [f"  {title}: median {duration(w.median_s)}, mean {duration(w.mean_s)}, "
-            f"p95 {duration(w.p95_s)}, p99 {duration(w.p99_s)}",
-            f"    {shares}"]
+    return [
+        f"  {title}: median {duration(w.median_s)}, mean {duration(w.mean_s)}, "
+        f"p95 {duration(w.p95_s)}, p99 {duration(w.p99_s)}",
+        f"    {shares}",
+    ]
 
 
 def _tenant_lines(tenants: dict[str, TenantFigures]) -> list[str]:
     width = max(len(n) for n in tenants)
     lines = ["  per tenant (namespace): GPU-hours used; pending median, p95; GPU pods"]
     for name, t in tenants.items():
-        lines.append(f"    {name:<{width}}  {t.gpu_hours_used:>8,.1f}  "
-                     f"{duration(t.pending.median_s):>12}  {duration(t.pending.p95_s):>12}  "
-                     f"{t.pending.pods:>6}")
+        lines.append(
+            f"    {name:<{width}}  {t.gpu_hours_used:>8,.1f}  "
+            f"{duration(t.pending.median_s):>12}  {duration(t.pending.p95_s):>12}  "
+            f"{t.pending.pods:>6}"
+        )
     return lines
 
 
@@ -302,8 +353,10 @@ def _tenant_lines(tenants: dict[str, TenantFigures]) -> list[str]:
 # gpus, seconds (a duration), pct, plain. Keys not listed are shown rounded under their name.
 EXTRA_LABELS: dict[str, tuple[str, str]] = {
     "clusters": ("Dask clusters started", "count"),
-    "clusters_short_handed": ("Dask clusters that worked without all their pods "
-                              "(the user's patience ran out)", "count"),
+    "clusters_short_handed": (
+        "Dask clusters that worked without all their pods (the user's patience ran out)",
+        "count",
+    ),
     "sessions": ("sessions (closed-loop users)", "count"),
     "notebooks": ("long-lived notebooks", "count"),
     "users": ("users", "count"),
@@ -332,8 +385,16 @@ EXTRA_LABELS: dict[str, tuple[str, str]] = {
 
 # Figures about refusals and impatience say nothing on a day without any: left out of the
 # text then.
-QUIET_WHEN_NONE = frozenset({"clusters_short_handed", "quota_refusals", "pods_delayed_by_quota",
-                             "quota_wait_median_s", "quota_wait_p95_s", "pods_refused_at_end"})
+QUIET_WHEN_NONE = frozenset(
+    {
+        "clusters_short_handed",
+        "quota_refusals",
+        "pods_delayed_by_quota",
+        "quota_wait_median_s",
+        "quota_wait_p95_s",
+        "pods_refused_at_end",
+    }
+)
 
 
 def _nothing(value: Any) -> bool:
@@ -410,12 +471,17 @@ def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
     def waits(title: str, x: WaitStats | None, y: WaitStats | None) -> None:
         if x is None or y is None:
             return
-        for name, attr in (("median", "median_s"), ("mean", "mean_s"), ("p95", "p95_s"),
-                           ("p99", "p99_s")):
-            rows.append((f"{title} {name}", duration(getattr(x, attr)),
-                         duration(getattr(y, attr))))
-        rows.extend((f"{title} under {k[:-1]} s", _pct(x.share_under[k]),
-                     _pct(y.share_under[k])) for k in x.share_under)
+        for name, attr in (
+            ("median", "median_s"),
+            ("mean", "mean_s"),
+            ("p95", "p95_s"),
+            ("p99", "p99_s"),
+        ):
+            rows.append((f"{title} {name}", duration(getattr(x, attr)), duration(getattr(y, attr))))
+        rows.extend(
+            (f"{title} under {k[:-1]} s", _pct(x.share_under[k]), _pct(y.share_under[k]))
+            for k in x.share_under
+        )
 
     waits("pending", a.waits, b.waits)
     waits("to scheduled", a.scheduling, b.scheduling)
@@ -426,21 +492,33 @@ def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
     ]
     for name in sorted(set(a.tenants) | set(b.tenants)):
         ta, tb = a.tenants.get(name), b.tenants.get(name)
-        rows.append((f"{name}: GPU-hours used",
-                     f"{ta.gpu_hours_used:,.1f}" if ta else "-",
-                     f"{tb.gpu_hours_used:,.1f}" if tb else "-"))
-        rows.append((f"{name}: pending median",
-                     duration(ta.pending.median_s) if ta else "-",
-                     duration(tb.pending.median_s) if tb else "-"))
+        rows.append(
+            (
+                f"{name}: GPU-hours used",
+                f"{ta.gpu_hours_used:,.1f}" if ta else "-",
+                f"{tb.gpu_hours_used:,.1f}" if tb else "-",
+            )
+        )
+        rows.append(
+            (
+                f"{name}: pending median",
+                duration(ta.pending.median_s) if ta else "-",
+                duration(tb.pending.median_s) if tb else "-",
+            )
+        )
     for key in [k for k in a.extra if k in b.extra and k != "seed"]:
         if key in QUIET_WHEN_NONE and _nothing(a.extra[key]) and _nothing(b.extra[key]):
             continue
         x, y = _extra(key, a.extra[key]), _extra(key, b.extra[key])
         if x is not None and y is not None:
             rows.append((x[0], x[1], y[1]))
-    rows.append(("saturated",
-                 "YES" if a.saturation and a.saturation.saturated else "no",
-                 "YES" if b.saturation and b.saturation.saturated else "no"))
+    rows.append(
+        (
+            "saturated",
+            "YES" if a.saturation and a.saturation.saturated else "no",
+            "YES" if b.saturation and b.saturation.saturated else "no",
+        )
+    )
     width = max(len(r[0]) for r in rows)
     head = f"{'':<{width}}  {'A':>14}  {'B':>14}\n"
     out = head + "".join(f"{k:<{width}}  {x:>14}  {y:>14}\n" for k, x, y in rows)
@@ -451,8 +529,7 @@ def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
     return out
 
 
-def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[float],
-                                                                           list[int]]:
+def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[float], list[int]]:
     """GPU pods created and not yet Running at each time (seconds), for the plots."""
     if not summary.pods:
         return [summary.start, summary.end], [0, 0]

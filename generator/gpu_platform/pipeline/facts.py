@@ -64,12 +64,19 @@ class Rung:
 # cluster autoscaler's --expendable-pods-priority-cutoff (default -10) ignores only pods *below*
 # it, so placeholders at -10 still trigger scale-up like user pods.
 PRIORITY_LADDER: tuple[Rung, ...] = (
-    Rung("user", 0, "PreemptLowerPriority",
-         "Data-science workloads; the same priority as pods with no class."),
-    Rung("prepuller", -5, "Never",
-         "Image prepuller DaemonSets: below users, above placeholders."),
-    Rung("placeholder", -10, "Never",
-         "Warm-capacity placeholder pods: the first evicted when a user pod needs a GPU."),
+    Rung(
+        "user",
+        0,
+        "PreemptLowerPriority",
+        "Data-science workloads; the same priority as pods with no class.",
+    ),
+    Rung("prepuller", -5, "Never", "Image prepuller DaemonSets: below users, above placeholders."),
+    Rung(
+        "placeholder",
+        -10,
+        "Never",
+        "Warm-capacity placeholder pods: the first evicted when a user pod needs a GPU.",
+    ),
 )
 RUNGS = {rung.name: rung for rung in PRIORITY_LADDER}
 AUTOSCALER_EXPENDABLE_CUTOFF = -10  # cluster-autoscaler's default; placeholders sit on it

@@ -116,13 +116,16 @@ class _ValuesSchema(Schema):
         loader = YAML(typ="rt")
         loader.version = version
         rules = loader.resolver.versioned_resolver
-        self._rules[version] = {first: [(str(tag), regexp) for tag, regexp in pairs]
-                                for first, pairs in rules.items()}
+        self._rules[version] = {
+            first: [(str(tag), regexp) for tag, regexp in pairs] for first, pairs in rules.items()
+        }
         constructor = loader.constructor
-        self._builders[version] = {CORE + "int": constructor.construct_yaml_int,
-                                   CORE + "float": constructor.construct_yaml_float,
-                                   CORE + "bool": constructor.construct_yaml_bool,
-                                   CORE + "timestamp": constructor.construct_yaml_timestamp}
+        self._builders[version] = {
+            CORE + "int": constructor.construct_yaml_int,
+            CORE + "float": constructor.construct_yaml_float,
+            CORE + "bool": constructor.construct_yaml_bool,
+            CORE + "timestamp": constructor.construct_yaml_timestamp,
+        }
 
     def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
         if version not in self._rules:
@@ -144,8 +147,10 @@ class _ValuesSchema(Schema):
 
     def key(self, value: Any) -> Hashable:
         if not isinstance(value, str):
-            raise ValueError(f"key {value!r} is not a string ({type(value).__name__}); values "
-                             "keys must be strings: quote it")
+            raise ValueError(
+                f"key {value!r} is not a string ({type(value).__name__}); values "
+                "keys must be strings: quote it"
+            )
         return value
 
 
@@ -200,8 +205,7 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
 
 
-def parse_text(text: str, file: str, what: str = "values file"
-               ) -> tuple[dict[str, Any], Origins]:
+def parse_text(text: str, file: str, what: str = "values file") -> tuple[dict[str, Any], Origins]:
     """Parse one YAML document of values (or of a ``what`` read the same way: a workload or
     settings file); errors carry the file, line and column."""
     origins = Origins()
@@ -209,19 +213,19 @@ def parse_text(text: str, file: str, what: str = "values file"
         docs = [d for d in _documents(text) if d.kind != "scalar" or d.value is not None]
     except Refused as exc:
         line, column = exc.mark
-        raise ValuesInvalid([Problem(dotted(exc.path), exc.message,
-                                     Location(file, line + 1, column + 1))]) from None
+        raise ValuesInvalid(
+            [Problem(dotted(exc.path), exc.message, Location(file, line + 1, column + 1))]
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
         what = " ".join(filter(None, [exc.context, exc.problem])).strip()
-        raise ValuesInvalid(
-            [Problem("", f"malformed YAML: {what}", loc)]
-        ) from None
+        raise ValuesInvalid([Problem("", f"malformed YAML: {what}", loc)]) from None
     except ReaderError as exc:  # a character YAML does not allow (NUL, other controls)
         what = str(exc).split("\n")[0]  # ruamel's wording, without its "in <string>" line
-        raise ValuesInvalid([Problem("", f"malformed YAML: {what}",
-                                     Location(file, *_position(text, exc.position)))]) from None
+        raise ValuesInvalid(
+            [Problem("", f"malformed YAML: {what}", Location(file, *_position(text, exc.position)))]
+        ) from None
     except YAMLError as exc:
         raise ValuesInvalid([Problem("", f"malformed YAML: {exc}", Location(file))]) from None
     if not docs:
@@ -229,16 +233,26 @@ def parse_text(text: str, file: str, what: str = "values file"
     if len(docs) > 1:
         line, column = docs[1].mark
         raise ValuesInvalid(
-            [Problem("", f"a {what} holds one YAML document; found a second one here "
-                     "(after ---)", Location(file, line + 1, column + 1))]
+            [
+                Problem(
+                    "",
+                    f"a {what} holds one YAML document; found a second one here (after ---)",
+                    Location(file, line + 1, column + 1),
+                )
+            ]
         )
     doc = docs[0]
     if doc.kind != "map":
         line, column = doc.mark
         got = "a list" if doc.kind == "seq" else repr(doc.value)
         raise ValuesInvalid(
-            [Problem("", f"a {what} must be a mapping of keys, got {got}",
-                     Location(file, line + 1, column + 1))]
+            [
+                Problem(
+                    "",
+                    f"a {what} must be a mapping of keys, got {got}",
+                    Location(file, line + 1, column + 1),
+                )
+            ]
         )
     data = _plain(doc, (), file, origins)
     return data, origins
@@ -264,9 +278,11 @@ def _special(mode: int) -> str:
 
 def _too_large(name: str, what: str, max_bytes: int, size: int | None = None) -> UsageError:
     how_big = f"{size} bytes" if size is not None else f"over {max_bytes} bytes"
-    return UsageError(f"{name}: {how_big}; a {what} over {max_bytes} bytes "
-                      f"({max_bytes // MIB} MiB) is refused before it is read (no real one "
-                      "comes near it: is this a dump of something else?)")
+    return UsageError(
+        f"{name}: {how_big}; a {what} over {max_bytes} bytes "
+        f"({max_bytes // MIB} MiB) is refused before it is read (no real one "
+        "comes near it: is this a dump of something else?)"
+    )
 
 
 def _read_stdin(max_bytes: int) -> bytes:
@@ -298,9 +314,11 @@ def read_file(path: str, what: str = "values file", max_bytes: int = MAX_VALUES_
         if stat.S_ISDIR(info.st_mode):
             raise UsageError(f"{path}: is a folder, not a {what}; name a file")
         if not stat.S_ISREG(info.st_mode) and not _OWN_DESCRIPTOR.fullmatch(path):
-            raise UsageError(f"{path}: is {_special(info.st_mode)}, not a {what}; reading it "
-                             "might never end: save it to a file, or pipe it to - (standard "
-                             "input)")
+            raise UsageError(
+                f"{path}: is {_special(info.st_mode)}, not a {what}; reading it "
+                "might never end: save it to a file, or pipe it to - (standard "
+                "input)"
+            )
         if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
             raise _too_large(name, what, max_bytes, info.st_size)
         try:
@@ -313,13 +331,17 @@ def read_file(path: str, what: str = "values file", max_bytes: int = MAX_VALUES_
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save "
-                         "it as UTF-8") from None
+        raise UsageError(
+            f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from None
 
 
 def merge_into(
-    base: dict[str, Any], overlay: dict[str, Any], origins: Origins,
-    overlay_origins: Origins, path: PathKey = ()
+    base: dict[str, Any],
+    overlay: dict[str, Any],
+    origins: Origins,
+    overlay_origins: Origins,
+    path: PathKey = (),
 ) -> None:
     """Helm's coalescing: maps merge, other values (lists too) replace.
 

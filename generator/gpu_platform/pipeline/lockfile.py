@@ -71,7 +71,8 @@ def read_lock(path: Path) -> Lock:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise GpuPlatformError(
             f"{where}: Chart.lock is not valid YAML ({problem}); restore it with `git checkout "
-            "Chart.lock` or rewrite it in Helm's lock format") from None
+            "Chart.lock` or rewrite it in Helm's lock format"
+        ) from None
     try:
         charts = tuple(
             PinnedChart(str(d["name"]), str(d["version"]), str(d["repository"]))

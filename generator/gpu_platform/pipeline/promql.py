@@ -41,8 +41,9 @@ ANY_PLATFORM_PODS = platform_pods(f'"{facts.PLATFORM_POD_REGEX}"')
 # GPUs of every node's capacity, each node counted once.
 PAID = f"sum(max by (node) (kube_node_status_capacity{{{GPU}}}))"
 # GPUs each pod requests: per container (deduplicated), summed over the pod's containers.
-POD_GPU_REQUESTS = (f"sum by ({POD}) "
-                    f"(max by ({POD}, container) (kube_pod_container_resource_requests{{{GPU}}}))")
+POD_GPU_REQUESTS = (
+    f"sum by ({POD}) (max by ({POD}, container) (kube_pod_container_resource_requests{{{GPU}}}))"
+)
 
 
 def _in_phase(phase: str) -> str:
@@ -51,20 +52,25 @@ def _in_phase(phase: str) -> str:
 
 def allocated_by_namespace(platform: str) -> str:
     """GPUs requested by Running pods per namespace, the platform's own pods left out."""
-    return (f"sum by (namespace) (({POD_GPU_REQUESTS} * on ({POD}) {_in_phase('Running')}) "
-            f"unless on ({POD}) {platform})")
+    return (
+        f"sum by (namespace) (({POD_GPU_REQUESTS} * on ({POD}) {_in_phase('Running')}) "
+        f"unless on ({POD}) {platform})"
+    )
 
 
 def pending_gpu_pods(platform: str) -> str:
     """Each Pending pod that requests GPUs (value: its GPUs), the platform's own left out."""
-    return (f"({POD_GPU_REQUESTS} > 0) * on ({POD}) {_in_phase('Pending')} "
-            f"unless on ({POD}) {platform}")
+    return (
+        f"({POD_GPU_REQUESTS} > 0) * on ({POD}) {_in_phase('Pending')} unless on ({POD}) {platform}"
+    )
 
 
 def waiting(platform: str) -> str:
     """GPU pods whose containers have not started yet (report: a pod deleted while waiting)."""
-    return (f"({POD_GPU_REQUESTS} > 0) unless on ({POD}) kube_pod_container_state_started "
-            f"unless on ({POD}) {platform}")
+    return (
+        f"({POD_GPU_REQUESTS} > 0) unless on ({POD}) kube_pod_container_state_started "
+        f"unless on ({POD}) {platform}"
+    )
 
 
 BUSY = "count(DCGM_FI_DEV_GPU_UTIL > 0) or vector(0)"
@@ -84,9 +90,13 @@ def cost_rules(platform: str, busy_workload_gpus: str) -> list[tuple[str, str]]:
         ("cluster:gpus_allocated:sum", "sum(namespace:gpus_allocated:sum) or vector(0)"),
         ("namespace:gpus_busy:count", busy_by_namespace(busy_workload_gpus)),
         ("cluster:gpus_busy:count", BUSY),
-        ("cluster:gpu_allocation:ratio",
-         "cluster:gpus_allocated:sum / (cluster:gpus_paid:sum > 0)"),
+        (
+            "cluster:gpu_allocation:ratio",
+            "cluster:gpus_allocated:sum / (cluster:gpus_paid:sum > 0)",
+        ),
         ("cluster:gpu_busy:ratio", "cluster:gpus_busy:count / (cluster:gpus_paid:sum > 0)"),
-        ("cluster:gpu_overhead:ratio",
-         "(cluster:gpus_paid:sum - cluster:gpus_allocated:sum) / (cluster:gpus_paid:sum > 0)"),
+        (
+            "cluster:gpu_overhead:ratio",
+            "(cluster:gpus_paid:sum - cluster:gpus_allocated:sum) / (cluster:gpus_paid:sum > 0)",
+        ),
     ]

@@ -91,8 +91,12 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         documented_extra=(("prometheus-windows-exporter",),),
         crd_dirs=("charts/crds/crds",),
         api_versions=("monitoring.coreos.com/v1", "monitoring.coreos.com/v1alpha1"),
-        images=("prometheusOperator.image", "prometheus.prometheusSpec.image",
-                "alertmanager.alertmanagerSpec.image", "grafana.image"),
+        images=(
+            "prometheusOperator.image",
+            "prometheus.prometheusSpec.image",
+            "alertmanager.alertmanagerSpec.image",
+            "grafana.image",
+        ),
     ),
     SubchartInfo(
         name="prometheus-adapter",

@@ -63,11 +63,15 @@ class SetArg:
         return f"{self.flag} {self.text}"
 
 
-def ordered(sets: Iterable[str] = (), strings: Iterable[str] = (),
-            files: Iterable[str] = ()) -> list[SetArg]:
+def ordered(
+    sets: Iterable[str] = (), strings: Iterable[str] = (), files: Iterable[str] = ()
+) -> list[SetArg]:
     """The flags in Helm's order of application: all --set, then --set-string, --set-file."""
-    return ([SetArg("--set", s) for s in sets] + [SetArg("--set-string", s) for s in strings]
-            + [SetArg("--set-file", s) for s in files])
+    return (
+        [SetArg("--set", s) for s in sets]
+        + [SetArg("--set-string", s) for s in strings]
+        + [SetArg("--set-file", s) for s in files]
+    )
 
 
 def typed(text: str) -> Any:
@@ -116,8 +120,9 @@ def _kind(value: Any) -> str:
 class _Parser:
     """Apply one flag's argument to ``data``, recording the paths it set."""
 
-    def __init__(self, text: str, data: dict[str, Any], reader: Callable[[str], Any],
-                 origins: Origins) -> None:
+    def __init__(
+        self, text: str, data: dict[str, Any], reader: Callable[[str], Any], origins: Origins
+    ) -> None:
         self.text = text
         self.pos = 0
         self.data = data
@@ -151,8 +156,9 @@ class _Parser:
         return self.text[self.pos - 1]
 
     # -- setting -----------------------------------------------------------------------
-    def _set(self, data: dict[str, Any], key: str, value: Any, path: PathKey,
-             leaf: bool = True) -> None:
+    def _set(
+        self, data: dict[str, Any], key: str, value: Any, path: PathKey, leaf: bool = True
+    ) -> None:
         if key:  # Helm ignores an empty name (`=v`, `.a=v`)
             data[key] = value
             if leaf:
@@ -213,9 +219,11 @@ class _Parser:
             where = self.origins.find(path)
             source = f" (set at {where})" if where else ""
             wanted = "a map" if want is dict else "a list"
-            raise _Failed(f"it holds {_kind(value)}{source}, not {wanted}, so nothing can be set "
-                          "inside it (Helm refuses this too); set the whole value instead",
-                          path)
+            raise _Failed(
+                f"it holds {_kind(value)}{source}, not {wanted}, so nothing can be set "
+                "inside it (Helm refuses this too); set the whole value instead",
+                path,
+            )
         return value
 
     # -- Helm's grammar ----------------------------------------------------------------
@@ -225,11 +233,15 @@ class _Parser:
         if stop is None:
             if not name:
                 return _END
-            raise _Failed(f"`{name}` has no value: write {name}=VALUE (`{name}=` sets the empty "
-                          "string)", here)
+            raise _Failed(
+                f"`{name}` has no value: write {name}=VALUE (`{name}=` sets the empty string)", here
+            )
         if stop == ",":
-            raise _Failed(f"`{name}` has no value before the comma: write {name}=VALUE, and "
-                          "escape a comma inside a value as \\,", here)
+            raise _Failed(
+                f"`{name}` has no value before the comma: write {name}=VALUE, and "
+                "escape a comma inside a value as \\,",
+                here,
+            )
         if stop == "[":
             index = self._index(here)
             items = self._existing(data, name, list, here)
@@ -249,8 +261,9 @@ class _Parser:
             return _MORE
         depth += 1  # stop == "."
         if depth > MAX_NESTED_NAMES:
-            raise _Failed(f"names are nested more than {MAX_NESTED_NAMES} deep (Helm's limit)",
-                          here)
+            raise _Failed(
+                f"names are nested more than {MAX_NESTED_NAMES} deep (Helm's limit)", here
+            )
         inner = self._existing(data, name, dict, here)
         status = self.key(inner, here, depth)
         if status == _MORE and not inner:
@@ -259,12 +272,16 @@ class _Parser:
             self._set(data, name, inner, here, leaf=False)
         return status
 
-    def list_item(self, items: list[Any], index: int, path: PathKey,
-                  depth: int) -> tuple[list[Any], str]:
+    def list_item(
+        self, items: list[Any], index: int, path: PathKey, depth: int
+    ) -> tuple[list[Any], str]:
         here = (*path, index)
         if len(here) > MAX_VALUES_DEPTH:  # a[0][0]...: Helm sets no limit, a values file has one
-            raise _Failed(f"names and list indexes are nested more than {MAX_VALUES_DEPTH} deep, "
-                          "the limit of a values file", here)
+            raise _Failed(
+                f"names and list indexes are nested more than {MAX_VALUES_DEPTH} deep, "
+                "the limit of a values file",
+                here,
+            )
         if index < 0:
             raise _Failed(f"list index [{index}] is negative", here)
         rest, stop = self._until("[.=")
@@ -286,8 +303,11 @@ class _Parser:
             if len(items) > index and items[index] is not None:
                 current = items[index]
                 if not isinstance(current, list):
-                    raise _Failed(f"it holds {_kind(current)}, not a list, so nothing can be "
-                                  "set inside it (Helm refuses this too)", here)
+                    raise _Failed(
+                        f"it holds {_kind(current)}, not a list, so nothing can be "
+                        "set inside it (Helm refuses this too)",
+                        here,
+                    )
             else:
                 self.created.append(here)
             nested, status = self.list_item(current, inner_index, here, depth)
@@ -327,16 +347,16 @@ def _segment(text: str, start: int, end: int) -> str:
         elif char == "," and braces == 0:
             break
         stop += 1
-    return text[start:max(stop, end)]
+    return text[start : max(stop, end)]
 
 
 def _file_reader(base: Path) -> Callable[[str], Any]:
     def read(name: str) -> str:
         if not name or name.strip() == "-" or "://" in name:
-            raise _Failed(f"`{name}` is not a local file; --set-file reads a file by its path",
-                          ())
+            raise _Failed(f"`{name}` is not a local file; --set-file reads a file by its path", ())
         path = Path(name) if Path(name).is_absolute() or base == Path.cwd() else base / name
         return read_file(str(path), "file")  # a file it cannot read: a usage error
+
     return read
 
 
@@ -361,9 +381,10 @@ def apply(loaded: LoadedValues, args: Iterable[SetArg], *, base: Path | None = N
                 where = Location(f"{arg.flag} {_segment(arg.text, start, parser.pos)}")
                 raise ValuesInvalid([Problem(dotted(exc.path), exc.message, where)]) from None
             except UsageError as exc:  # a --set-file file that cannot be read
-                raise UsageError(f"{arg.flag} {_segment(arg.text, start, parser.pos)}: {exc}"
-                                 ) from None
-            done = arg.text[start:parser.pos]
+                raise UsageError(
+                    f"{arg.flag} {_segment(arg.text, start, parser.pos)}: {exc}"
+                ) from None
+            done = arg.text[start : parser.pos]
             if done.endswith(",") and not done.endswith("\\,"):
                 done = done[:-1]
             where = Location(f"{arg.flag} {done}")

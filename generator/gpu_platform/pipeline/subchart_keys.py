@@ -121,9 +121,11 @@ def homes(key: str, limit: int = 3) -> tuple[str, ...]:
     """Where a key of this name lives in the subcharts' defaults, shallowest first, as full
     dotted paths (``prometheusSpec`` -> ``kube-prometheus-stack.prometheus.prometheusSpec``):
     the "did you mean" for a subchart key written at the top level of a values file."""
-    found = [(len(path), order, ".".join((chart, *path)))
-             for order, chart in enumerate(registry.NAMES)
-             for path in _index(chart).get(key, [])]
+    found = [
+        (len(path), order, ".".join((chart, *path)))
+        for order, chart in enumerate(registry.NAMES)
+        for path in _index(chart).get(key, [])
+    ]
     return tuple(text for _depth, _order, text in sorted(found)[:limit])
 
 

@@ -65,8 +65,10 @@ HELM_READS = {
     "!!value": "Helm reads the text as a string",
     "!!yaml": "Helm reads the text as a string",
 }
-_UNKNOWN_READ = ("Helm drops a tag it does not know and reads the value as if untagged, so "
-                 "what the tag stands for (a secret, a reference, an object) never happens")
+_UNKNOWN_READ = (
+    "Helm drops a tag it does not know and reads the value as if untagged, so "
+    "what the tag stands for (a secret, a reference, an object) never happens"
+)
 
 
 @dataclass(frozen=True)
@@ -120,14 +122,18 @@ class Schema:
 
 
 def too_many(nodes: int) -> str:
-    return (f"more than {nodes} nodes (keys, values and list items, an alias counted as all "
-            "it repeats); no hand-written file comes near this: is it an alias bomb, or a "
-            "generated dump?")
+    return (
+        f"more than {nodes} nodes (keys, values and list items, an alias counted as all "
+        "it repeats); no hand-written file comes near this: is it an alias bomb, or a "
+        "generated dump?"
+    )
 
 
 def too_deep(limits: Limits) -> str:
-    return (f"nested more than {limits.depth} levels deep (lists and mappings, aliases counted "
-            "as what they repeat); no real file needs this: flatten it")
+    return (
+        f"nested more than {limits.depth} levels deep (lists and mappings, aliases counted "
+        "as what they repeat); no real file needs this: flatten it"
+    )
 
 
 # libyaml's own limit on flow nesting (1,000), which its scanner can reach before the events
@@ -138,21 +144,25 @@ LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 def shown_tag(tag: str) -> str:
     """A tag as people write it: ``!!omap``, ``!vault``, ``!<tag:example.com,2000:x>``."""
     if tag.startswith(CORE):
-        return "!!" + tag[len(CORE):]
+        return "!!" + tag[len(CORE) :]
     return tag if tag.startswith("!") else f"!<{tag}>"
 
 
 def _tag_refusal(tag: str, kind: str) -> str:
     shown = shown_tag(tag)
     if tag in (MAP_TAG, SEQ_TAG) or tag in SCALAR_TAGS:  # a core tag on the wrong kind
-        return (f"tag {shown} on a {kind}; remove the tag (a {kind} needs none)")
+        return f"tag {shown} on a {kind}; remove the tag (a {kind} needs none)"
     if shown.startswith("!!python/"):
-        read = ("Helm drops it and reads the plain value; a Python YAML loader would build "
-                "an object or run a command from it")
+        read = (
+            "Helm drops it and reads the plain value; a Python YAML loader would build "
+            "an object or run a command from it"
+        )
     else:
         read = HELM_READS.get(shown, _UNKNOWN_READ)
-    return (f"tag {shown} is not accepted: {read}; write the plain value without the tag "
-            "(only !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are read)")
+    return (
+        f"tag {shown} is not accepted: {read}; write the plain value without the tag "
+        "(only !!str, !!int, !!float, !!bool, !!null, !!map and !!seq are read)"
+    )
 
 
 def _fits(tag: str, resolved: str) -> bool:
@@ -206,13 +216,13 @@ class Composer:
                 out.append(len(frame.node.items or ()))
             elif frame.key is not None:
                 key = frame.key.value
-                out.append(key if isinstance(key, str | int) and not isinstance(key, bool)
-                           else str(key))
+                out.append(
+                    key if isinstance(key, str | int) and not isinstance(key, bool) else str(key)
+                )
         return tuple(out)
 
     def _reading_key(self) -> bool:
-        return bool(self.stack) and self.stack[-1].node.kind == "map" \
-            and self.stack[-1].key is None
+        return bool(self.stack) and self.stack[-1].node.kind == "map" and self.stack[-1].key is None
 
     def _refuse(self, message: str, mark: Mark, budget: bool = False) -> Refused:
         return Refused(message, mark, self.path(), budget)
@@ -261,21 +271,26 @@ class Composer:
                 raise self._refuse(_tag_refusal(tag, "scalar"), mark)
             if not _fits(tag, resolved):
                 raise self._refuse(
-                    f"tag {shown_tag(tag)} does not fit {text!r}; remove the tag or fix the "
-                    "value", mark)
+                    f"tag {shown_tag(tag)} does not fit {text!r}; remove the tag or fix the value",
+                    mark,
+                )
             resolved = tag
         try:
             value = self.schema.construct(resolved, text, self.version)
         except ValueError as exc:  # a timestamp-like text that is no date (2026-13-45)
-            raise self._refuse(f"{text!r} looks like a {shown_tag(resolved)[2:]} but is not "
-                               f"one ({exc}); quote it to keep it as text", mark) from None
+            raise self._refuse(
+                f"{text!r} looks like a {shown_tag(resolved)[2:]} but is not "
+                f"one ({exc}); quote it to keep it as text",
+                mark,
+            ) from None
         if isinstance(value, float) and not math.isfinite(value) and not self._reading_key():
             frame = self.stack[-1] if self.stack else None
             where = frame.key_mark if frame is not None and frame.key is not None else mark
             raise self._refuse(
                 f"expected a finite number, got {value}; fix: write a finite number (.inf and "
                 ".nan are read nowhere: JSON, and so Helm and kubectl, has no such numbers)",
-                where)
+                where,
+            )
         node = Node("scalar", mark, value, resolved, done=True)
         self._anchor(event, node)
         self._add(node, mark)
@@ -284,11 +299,15 @@ class Composer:
         mark = self._mark(event)
         node = self.anchors.get(event.anchor)
         if node is None:
-            raise self._refuse(f"alias *{event.anchor} names no anchor: define &{event.anchor} "
-                               "before it", mark)
+            raise self._refuse(
+                f"alias *{event.anchor} names no anchor: define &{event.anchor} before it", mark
+            )
         if not node.done:
-            raise self._refuse(f"alias *{event.anchor} repeats a node that contains it (a "
-                               "cycle, which no values file or manifest can hold)", mark)
+            raise self._refuse(
+                f"alias *{event.anchor} repeats a node that contains it (a "
+                "cycle, which no values file or manifest can hold)",
+                mark,
+            )
         self._spend(node.size, node.height, mark)
         self._add(node, mark)
 
@@ -299,8 +318,9 @@ class Composer:
         self._spend(1, 1, mark)
         wanted = MAP_TAG if kind == "map" else SEQ_TAG
         if event.tag is not None and event.tag != wanted:
-            raise self._refuse(_tag_refusal(event.tag, "mapping" if kind == "map" else "list"),
-                               mark)
+            raise self._refuse(
+                _tag_refusal(event.tag, "mapping" if kind == "map" else "list"), mark
+            )
         node = Node(kind, mark, items=[] if kind == "seq" else None)
         self._anchor(event, node)
         self.stack.append(_Open(node))
@@ -328,8 +348,7 @@ class Composer:
             frame.node.items.append((mark, node))
         elif frame.key is None:  # a key: one the reader cannot take stops here
             if node.kind != "scalar":  # an alias of a list or mapping
-                raise self._refuse("a key that is a list or mapping; keys must be strings",
-                                   mark)
+                raise self._refuse("a key that is a list or mapping; keys must be strings", mark)
             if node.tag != MERGE_TAG:
                 try:
                     frame.key_id = self.schema.key(node.value)
@@ -348,15 +367,25 @@ class Composer:
         for index, (key, key_node, key_mark, value, value_mark) in enumerate(frame.pairs):
             if key_node.tag == MERGE_TAG:
                 if merge_at >= 0:
-                    raise self._at_key(key_node, key_mark, (
-                        "a second merge key (<<) in one mapping; Helm would apply both in "
-                        "turn, YAML 1.1 forbids it: merge them in one, <<: [*a, *b]"))
+                    raise self._at_key(
+                        key_node,
+                        key_mark,
+                        (
+                            "a second merge key (<<) in one mapping; Helm would apply both in "
+                            "turn, YAML 1.1 forbids it: merge them in one, <<: [*a, *b]"
+                        ),
+                    )
                 merge_at, merged = index, self._merged(key_node, value, value_mark)
                 continue
             if key in own:
-                raise self._at_key(key_node, key_mark, (
-                    f"duplicate key {key!r} (first set at line {own[key][1][0] + 1}); keep "
-                    "only one: YAML would silently use the last"))
+                raise self._at_key(
+                    key_node,
+                    key_mark,
+                    (
+                        f"duplicate key {key!r} (first set at line {own[key][1][0] + 1}); keep "
+                        "only one: YAML would silently use the last"
+                    ),
+                )
             own[key] = index, key_mark
         entries: dict[Hashable, tuple[Mark, Node]] = {}
         for index, (key, _, key_mark, value, _) in enumerate(frame.pairs):
@@ -367,11 +396,16 @@ class Composer:
                 for merged_key, (mark, merged_value) in (source.entries or {}).items():
                     if merged_key in own and own[merged_key][0] < merge_at:
                         written, at = frame.pairs[own[merged_key][0]][1], own[merged_key][1]
-                        raise self._at_key(written, at, (
-                            f"key {merged_key!r} is set here and again by the merge key (<<) "
-                            f"on line {key_mark[0] + 1}: Helm would use the merged value, YAML "
-                            "1.1 this one; move the <<: line above the mapping's own keys "
-                            "(keys after it win)"))
+                        raise self._at_key(
+                            written,
+                            at,
+                            (
+                                f"key {merged_key!r} is set here and again by the merge key (<<) "
+                                f"on line {key_mark[0] + 1}: Helm would use the merged value, YAML "
+                                "1.1 this one; move the <<: line above the mapping's own keys "
+                                "(keys after it win)"
+                            ),
+                        )
                     if merged_key not in own and merged_key not in entries:
                         entries[merged_key] = mark, merged_value
         return entries
@@ -383,11 +417,19 @@ class Composer:
         items = [item for _, item in value.items or ()]
         if value.kind == "seq" and all(item.kind == "map" for item in items):
             return items
-        got = "a list with something else than mappings" if value.kind == "seq" else \
-            f"the scalar {value.value!r}"
-        raise self._at_key(key, mark, (
-            f"a merge key (<<) takes a mapping or a list of mappings, got {got}; Helm "
-            "refuses this too"))
+        got = (
+            "a list with something else than mappings"
+            if value.kind == "seq"
+            else f"the scalar {value.value!r}"
+        )
+        raise self._at_key(
+            key,
+            mark,
+            (
+                f"a merge key (<<) takes a mapping or a list of mappings, got {got}; Helm "
+                "refuses this too"
+            ),
+        )
 
     def _at_key(self, key: Node | None, mark: Mark, message: str) -> Refused:
         """A problem with one key of the mapping being closed, at that key's path (a merge
@@ -408,8 +450,9 @@ def fast_events(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
-def compose(events: Iterator[Any], schema: Schema, limits: Limits,
-            budget: Budget | None = None) -> Iterator[Node]:
+def compose(
+    events: Iterator[Any], schema: Schema, limits: Limits, budget: Budget | None = None
+) -> Iterator[Node]:
     """Every document of the stream as a ``Node``; parse errors of the event source pass
     through, every broken rule is a ``Refused``."""
     return Composer(schema, limits, budget).documents(events)
@@ -441,7 +484,9 @@ def refusal_of(data: Any, limits: Limits) -> str:
             count += len(value) if isinstance(value, dict) else 0  # the keys
             stack.extend((child, depth + 1) for child in children)
         elif isinstance(value, float) and not math.isfinite(value):
-            return (f"expected a finite number, got {value}; fix: write a finite number (.inf "
-                    "and .nan are read nowhere: JSON, and so Helm and kubectl, has no such "
-                    "numbers)")
+            return (
+                f"expected a finite number, got {value}; fix: write a finite number (.inf "
+                "and .nan are read nowhere: JSON, and so Helm and kubectl, has no such "
+                "numbers)"
+            )
     return ""

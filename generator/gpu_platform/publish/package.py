@@ -36,8 +36,14 @@ def archive_name(version: str | None = None) -> str:
     return f"{metadata.NAME}-{version or metadata.version()}.tgz"
 
 
-def build(checked: Checked, out_dir: Path, *, mode: dependencies.Mode = "auto",
-          major: int = 3, log: Callable[[str], None] = lambda m: None) -> Packaged:
+def build(
+    checked: Checked,
+    out_dir: Path,
+    *,
+    mode: dependencies.Mode = "auto",
+    major: int = 3,
+    log: Callable[[str], None] = lambda m: None,
+) -> Packaged:
     """Write ``out_dir/gpu-platform-<version>.tgz`` for these checked values."""
     if out_dir.exists() and not out_dir.is_dir():
         raise WriteRefused(f"{out_dir} is a file; --out names the folder the archive goes to")
@@ -54,8 +60,11 @@ def build(checked: Checked, out_dir: Path, *, mode: dependencies.Mode = "auto",
             path.write_text(text, encoding="utf-8")
         dependencies.install_into(chart, deps)
         staging = Path(tmp) / "out"
-        helm.run(["package", str(chart), "--destination", str(staging)], major=major,
-                 env=dependencies.helm_env())
+        helm.run(
+            ["package", str(chart), "--destination", str(staging)],
+            major=major,
+            env=dependencies.helm_env(),
+        )
         built = staging / archive_name()
         if not built.is_file():
             raise GpuPlatformError(f"helm package did not write {built.name}")
@@ -66,6 +75,8 @@ def build(checked: Checked, out_dir: Path, *, mode: dependencies.Mode = "auto",
         target = out_dir / built.name
         write_file(target, built.read_bytes())
     if deps.standins:
-        log(f"{target}: built with STAND-INS for {', '.join(deps.standins)} (their chart "
-            "repositories were out of reach); for tests and demos only, not for a cluster")
+        log(
+            f"{target}: built with STAND-INS for {', '.join(deps.standins)} (their chart "
+            "repositories were out of reach); for tests and demos only, not for a cluster"
+        )
     return Packaged(target, deps.standins)

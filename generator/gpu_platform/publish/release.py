@@ -46,10 +46,13 @@ def release(bump: str) -> str:
         raise UsageError(
             f"no changes are written for {new}: add them under '{new}:' in "
             "generator/gpu_platform/publish/changes.yaml (kind: added, changed, deprecated, "
-            "removed, fixed or security), then release again")
+            "removed, fixed or security), then release again"
+        )
     kinds = {c["kind"] for c in metadata.changes(new)} - set(metadata.CHANGE_KINDS)
     if kinds:
-        raise UsageError(f"changes.yaml, {new}: unknown kind(s) {', '.join(sorted(kinds))}; "
-                         f"use {', '.join(metadata.CHANGE_KINDS)}")
+        raise UsageError(
+            f"changes.yaml, {new}: unknown kind(s) {', '.join(sorted(kinds))}; "
+            f"use {', '.join(metadata.CHANGE_KINDS)}"
+        )
     VERSION_FILE.write_text(new + "\n", encoding="utf-8")
     return new

@@ -85,19 +85,29 @@ def _checked(config: Config, workload: Workload) -> Settings:
     scans = workload.hours * 3600 / settings.autoscaler.scanIntervalSeconds
     pools = len(config.values.platform.nodePools)
     if pools * scans > MAX_POOL_SCANS:
-        problems.append(Problem(
-            "platform.nodePools", f"{pools} GPU pools over {workload.hours:g} h at a "
-            f"{settings.autoscaler.scanIntervalSeconds:g} s scan interval is "
-            f"{pools * scans:,.0f} pool scans; a run is sized for {MAX_POOL_SCANS:,} (it would "
-            f"take many minutes): simulate at most {math.floor(MAX_POOL_SCANS / scans)} pools "
-            "at a time, a shorter day or a longer scan interval"))
+        problems.append(
+            Problem(
+                "platform.nodePools",
+                f"{pools} GPU pools over {workload.hours:g} h at a "
+                f"{settings.autoscaler.scanIntervalSeconds:g} s scan interval is "
+                f"{pools * scans:,.0f} pool scans; a run is sized for {MAX_POOL_SCANS:,} (it would "
+                f"take many minutes): simulate at most {math.floor(MAX_POOL_SCANS / scans)} pools "
+                "at a time, a shorter day or a longer scan interval",
+            )
+        )
     if problems:
         raise ValuesInvalid(problems)
     return settings
 
 
-def run(values: Values, workload: Workload | None = None, settings: Settings | None = None,
-        seed: int = 0, progress: Progress | None = None, label: str = "values") -> UsageSummary:
+def run(
+    values: Values,
+    workload: Workload | None = None,
+    settings: Settings | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+    label: str = "values",
+) -> UsageSummary:
     """Simulate one configuration for the workload's hours.
 
     ``settings``: the platform settings (default: a format-1 workload's own, else the cited
@@ -106,12 +116,18 @@ def run(values: Values, workload: Workload | None = None, settings: Settings | N
     """
     workload = workload or default_workload()
     chosen = _checked(Config(values, settings, label), workload)
-    return simulate(values, generate(workload, seed), chosen, workload.hours * 3600.0, seed,
-                    progress, label).summary
+    return simulate(
+        values, generate(workload, seed), chosen, workload.hours * 3600.0, seed, progress, label
+    ).summary
 
 
-def compare(a: Config, b: Config, workload: Workload | None = None, seed: int = 0,
-            progress: Progress | None = None) -> tuple[UsageSummary, UsageSummary]:
+def compare(
+    a: Config,
+    b: Config,
+    workload: Workload | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> tuple[UsageSummary, UsageSummary]:
     """The same seeded day against two configurations (values and/or settings)."""
     workload = workload or default_workload()
     chosen = (_checked(a, workload), _checked(b, workload))
@@ -119,9 +135,20 @@ def compare(a: Config, b: Config, workload: Workload | None = None, seed: int = 
     horizon = workload.hours * 3600.0
     out = []
     for i, (config, settings) in enumerate(zip((a, b), chosen, strict=True)):
+
         def step(done: int, total: int, first: bool = i == 0) -> None:
             if progress is not None:  # one bar for both runs
                 progress(done if first else total + done, 2 * total)
-        out.append(simulate(config.values, plan, settings, horizon, seed,
-                            step if progress else None, config.label).summary)
+
+        out.append(
+            simulate(
+                config.values,
+                plan,
+                settings,
+                horizon,
+                seed,
+                step if progress else None,
+                config.label,
+            ).summary
+        )
     return out[0], out[1]

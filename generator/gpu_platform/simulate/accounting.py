@@ -41,8 +41,7 @@ if TYPE_CHECKING:
     from .quota import Quotas
     from .settings import Settings
 
-SOURCES = {"billing": [EC2_BILLING, GCE_BILLING], "pending": POD_PHASE,
-           "quota": QUOTA_ADMISSION}
+SOURCES = {"billing": [EC2_BILLING, GCE_BILLING], "pending": POD_PHASE, "quota": QUOTA_ADMISSION}
 
 
 @dataclass
@@ -136,37 +135,59 @@ class Meter:
     def hours_at(self, pool: str, nodes: int, end: float) -> float:
         """Hours during which ``pool`` had ``nodes`` or more live nodes."""
         steps = [*self.pool_steps.get(pool, []), (end, 0)]
-        return sum(b[0] - a[0] for a, b in zip(steps, steps[1:], strict=False)
-                   if a[1] >= nodes) / 3600
+        return (
+            sum(b[0] - a[0] for a, b in zip(steps, steps[1:], strict=False) if a[1] >= nodes) / 3600
+        )
 
     def visible_gpu_hours(self, end: float) -> float:
         times = [*self.visible_times, end]
-        return sum(gpus * (times[i + 1] - times[i])
-                   for i, gpus in enumerate(self.visible_series)) / 3600
+        return (
+            sum(gpus * (times[i + 1] - times[i]) for i, gpus in enumerate(self.visible_series))
+            / 3600
+        )
 
     def used_changed(self, delta: int, now: float) -> None:
         self.used += delta
         self._record(now)
 
 
-def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, quotas: Quotas,
-              record: Record, horizon: float, settings: Settings, values: Values,
-              seed: int) -> UsageSummary:
+def summarize(
+    label: str,
+    state: ClusterState,
+    autoscaler: Autoscaler,
+    quotas: Quotas,
+    record: Record,
+    horizon: float,
+    settings: Settings,
+    values: Values,
+    seed: int,
+) -> UsageSummary:
     meter = state.meter
     user = [p for p in state.pods if p.is_user]
-    pods = [PodWait(p.tenant or "", p.created, p.scheduled_at, p.running_at,
-                    p.ended_at if p.running_at is None else None) for p in user]
+    pods = [
+        PodWait(
+            p.tenant or "",
+            p.created,
+            p.scheduled_at,
+            p.running_at,
+            p.ended_at if p.running_at is None else None,
+        )
+        for p in user
+    ]
     tenant_hours: dict[str, float] = {}
     for p in user:
         if p.running_at is not None:
             held = min(p.ended_at if p.ended_at is not None else horizon, horizon) - p.running_at
-            tenant_hours[p.tenant or ""] = tenant_hours.get(p.tenant or "", 0.0) \
-                + p.gpus * held / 3600
+            tenant_hours[p.tenant or ""] = (
+                tenant_hours.get(p.tenant or "", 0.0) + p.gpus * held / 3600
+            )
     times = [*meter.times, horizon]
     paid = [*meter.paid_series, float(meter.paid)]
     used = [*meter.used_series, float(meter.used)]
-    at_max = {pool.name: round(meter.hours_at(pool.name, pool.max_nodes, horizon), 2)
-              for pool in state.pools}
+    at_max = {
+        pool.name: round(meter.hours_at(pool.name, pool.max_nodes, horizon), 2)
+        for pool in state.pools
+    }
     extra: dict[str, Any] = {
         "clusters": record.clusters,
         "clusters_short_handed": record.short_handed,
@@ -198,29 +219,42 @@ def summarize(label: str, state: ClusterState, autoscaler: Autoscaler, quotas: Q
         "sources": SOURCES,
     }
     return UsageSummary.build(
-        f"simulate {label}", 0.0, horizon, pods, times, paid, used, tenant_hours, extra,
+        f"simulate {label}",
+        0.0,
+        horizon,
+        pods,
+        times,
+        paid,
+        used,
+        tenant_hours,
+        extra,
         nodes=list(zip(meter.node_times, meter.node_counts, strict=True)),
         fix=_fix(state, at_max, quotas, values, horizon),
     )
 
 
-def _fix(state: ClusterState, at_max: dict[str, float], quotas: Quotas, values: Values,
-         horizon: float) -> str:
+def _fix(
+    state: ClusterState, at_max: dict[str, float], quotas: Quotas, values: Values, horizon: float
+) -> str:
     """What to change when the day saturates, from what held the pods back."""
     advice = []
-    maxed = sorted(((hours, name) for name, hours in at_max.items() if hours > 0),
-                   reverse=True)
+    maxed = sorted(((hours, name) for name, hours in at_max.items() if hours > 0), reverse=True)
     sizes = {p.name: p for p in values.platform.nodePools}
     for hours, name in maxed:
         pool = sizes[name]
-        advice.append(f"pool {name!r} sat at its maxNodes ({pool.maxNodes}) for "
-                      f"{duration(hours * 3600)} of {duration(horizon)}: raise "
-                      f"platform.nodePools maxNodes of {name!r}")
+        advice.append(
+            f"pool {name!r} sat at its maxNodes ({pool.maxNodes}) for "
+            f"{duration(hours * 3600)} of {duration(horizon)}: raise "
+            f"platform.nodePools maxNodes of {name!r}"
+        )
     if not advice:
-        advice.append("no pool reached its maxNodes, so the wait is in start-up: add warm "
-                      "capacity (placeholders) or minNodes, prepull the images")
+        advice.append(
+            "no pool reached its maxNodes, so the wait is in start-up: add warm "
+            "capacity (placeholders) or minNodes, prepull the images"
+        )
     refused = [name for name, n in quotas.refusals.most_common(3) if n]
     if refused:
-        advice.append(f"tenant quotas refused pods of {', '.join(refused)}: their users "
-                      "also waited for quota")
+        advice.append(
+            f"tenant quotas refused pods of {', '.join(refused)}: their users also waited for quota"
+        )
     return "; ".join(advice) + "; or lower the load"

@@ -104,8 +104,11 @@ class Autoscaler:
         the oldest is younger than 2 s, or the oldest requesting GPUs younger than 30 s."""
         # Each demand's queue is in creation order: its first pod is its oldest. Reading
         # only those keeps this cheap on a saturated day's long queue.
-        heads = [pods[0] for (_, priority, _), pods in self.state.queues.items()
-                 if priority >= self.config.expendablePodsPriorityCutoff]
+        heads = [
+            pods[0]
+            for (_, priority, _), pods in self.state.queues.items()
+            if priority >= self.config.expendablePodsPriorityCutoff
+        ]
         if not heads:
             return False
         if min(p.created for p in heads) + self.config.unschedulablePodBufferSeconds > now:
@@ -121,8 +124,11 @@ class Autoscaler:
         growable = [pool for pool in state.pools if state.live(pool) < pool.max_nodes]
         if not growable:  # cheap exit: a saturated day has long queues
             return []
-        pending = [p for p in state.pending if self._counted(p)
-                   and p.created + config.newPodScaleUpDelaySeconds <= now]
+        pending = [
+            p
+            for p in state.pending
+            if self._counted(p) and p.created + config.newPodScaleUpDelaySeconds <= now
+        ]
         remaining = self._beyond_upcoming(pending)
         options = [o for o in (self._option(pool, remaining) for pool in growable) if o]
         if not options:
@@ -184,9 +190,17 @@ class Autoscaler:
                 continue
             moves: dict[int, int] = {}
             for pod in counted:
-                home = next((n for n in ready if n is not node and n.uid not in removable
-                             and self.state.allowed(pod, n.pool)
-                             and spare[n.uid] - moves.get(n.uid, 0) >= pod.gpus), None)
+                home = next(
+                    (
+                        n
+                        for n in ready
+                        if n is not node
+                        and n.uid not in removable
+                        and self.state.allowed(pod, n.pool)
+                        and spare[n.uid] - moves.get(n.uid, 0) >= pod.gpus
+                    ),
+                    None,
+                )
                 if home is None:
                     break
                 moves[home.uid] = moves.get(home.uid, 0) + pod.gpus
@@ -199,8 +213,10 @@ class Autoscaler:
         return out
 
     def in_cooldown(self, now: float) -> bool:
-        return (self.last_scale_up + self.config.scaleDownDelayAfterAddSeconds > now
-                or self.last_delete + self.config.delay_after_delete_seconds() > now)
+        return (
+            self.last_scale_up + self.config.scaleDownDelayAfterAddSeconds > now
+            or self.last_delete + self.config.delay_after_delete_seconds() > now
+        )
 
     def scale_down(self, now: float, skip: bool = False) -> list[Node]:
         """Track unneeded nodes; remove those due unless in cooldown or ``skip``."""
@@ -209,8 +225,10 @@ class Autoscaler:
         if skip or self.in_cooldown(now):
             return []
         wait = self.config.unneeded_seconds()
-        due = sorted((n for n in unneeded if self.unneeded_since[n.uid] + wait <= now),
-                     key=lambda n: (self.unneeded_since[n.uid], n.uid))
+        due = sorted(
+            (n for n in unneeded if self.unneeded_since[n.uid] + wait <= now),
+            key=lambda n: (self.unneeded_since[n.uid], n.uid),
+        )
         if not due:
             return []
         sizes = {pool.name: self.state.live(pool) for pool in self.state.pools}
@@ -218,8 +236,10 @@ class Autoscaler:
         empty = [n for n in due if not n.pods]
         drained = [n for n in due if n.pods]
         for node in empty:
-            if len(removed) < self.config.maxEmptyBulkDelete \
-                    and sizes[node.pool.name] > node.pool.min_nodes:
+            if (
+                len(removed) < self.config.maxEmptyBulkDelete
+                and sizes[node.pool.name] > node.pool.min_nodes
+            ):
                 sizes[node.pool.name] -= 1
                 removed.append(node)
         for node in drained:  # --max-drain-parallelism: one node with pods per loop

@@ -68,15 +68,22 @@ def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
     specs = []
     for pool in values.platform.nodePools:
         images = [p.image for p in pre.images + pool.prepullImages] if pre.enabled else []
-        specs.append(PoolSpec(
-            name=pool.name, gpus_per_node=pool.gpusPerNode, min_nodes=pool.minNodes,
-            max_nodes=pool.maxNodes, boot=settings.boot(pool.name),
-            driver=settings.driver_install(pool), prepull=tuple(dict.fromkeys(images)),
-            streaming=settings.streaming(pool.name),
-            pull_mb_per_second=settings.pull_mb_per_second(pool.name),
-            placeholders=pool.placeholders.replicas, placeholder_gpus=pool.placeholders.gpusPerPod,
-            pause_image=pre.pauseImage,
-        ))
+        specs.append(
+            PoolSpec(
+                name=pool.name,
+                gpus_per_node=pool.gpusPerNode,
+                min_nodes=pool.minNodes,
+                max_nodes=pool.maxNodes,
+                boot=settings.boot(pool.name),
+                driver=settings.driver_install(pool),
+                prepull=tuple(dict.fromkeys(images)),
+                streaming=settings.streaming(pool.name),
+                pull_mb_per_second=settings.pull_mb_per_second(pool.name),
+                placeholders=pool.placeholders.replicas,
+                placeholder_gpus=pool.placeholders.gpusPerPod,
+                pause_image=pre.pauseImage,
+            )
+        )
     return specs
 
 
@@ -136,8 +143,14 @@ class Node:
 class ClusterState:
     """Nodes, pods and the pending queue; every change is reported to the meter."""
 
-    def __init__(self, pools: list[PoolSpec], settings: Settings, meter: Meter,
-                 image_gb: Callable[[str], float], rng: random.Random) -> None:
+    def __init__(
+        self,
+        pools: list[PoolSpec],
+        settings: Settings,
+        meter: Meter,
+        image_gb: Callable[[str], float],
+        rng: random.Random,
+    ) -> None:
         self.pools = pools
         self.settings = settings
         self.meter = meter
@@ -203,16 +216,44 @@ class ClusterState:
         bisect.insort(self.queues.setdefault(pod.demand(), []), pod, key=Pod.sort_key)
         return pod
 
-    def new_pod(self, kind: str, gpus: int, priority: int, image: str, now: float,
-                pool: str | None = None, cluster: int | None = None,
-                tenant: str | None = None, quota: bool = False,
-                wanted: float | None = None) -> Pod:
-        return self.add_pod(Pod(self._next_uid(), kind, gpus, priority, image, now, pool,
-                                cluster, tenant, quota, now if wanted is None else wanted))
+    def new_pod(
+        self,
+        kind: str,
+        gpus: int,
+        priority: int,
+        image: str,
+        now: float,
+        pool: str | None = None,
+        cluster: int | None = None,
+        tenant: str | None = None,
+        quota: bool = False,
+        wanted: float | None = None,
+    ) -> Pod:
+        return self.add_pod(
+            Pod(
+                self._next_uid(),
+                kind,
+                gpus,
+                priority,
+                image,
+                now,
+                pool,
+                cluster,
+                tenant,
+                quota,
+                now if wanted is None else wanted,
+            )
+        )
 
     def add_placeholder(self, pool: PoolSpec, now: float) -> Pod:
-        return self.new_pod("placeholder", pool.placeholder_gpus, PLACEHOLDER_PRIORITY,
-                            pool.pause_image, now, pool=pool.name)
+        return self.new_pod(
+            "placeholder",
+            pool.placeholder_gpus,
+            PLACEHOLDER_PRIORITY,
+            pool.pause_image,
+            now,
+            pool=pool.name,
+        )
 
     def delete_pod(self, pod: Pod, now: float) -> None:
         if pod.state == "deleted":
@@ -299,8 +340,7 @@ class ClusterState:
         victims, free = [], node.free
         # Evict the lowest priority first; among equals, the newest (the scheduler's reprieve
         # keeps the highest-priority and longest-running pods).
-        for victim in sorted(lower, key=lambda p: (p.priority, -(p.scheduled_at or 0.0),
-                                                    -p.uid)):
+        for victim in sorted(lower, key=lambda p: (p.priority, -(p.scheduled_at or 0.0), -p.uid)):
             if free >= pod.gpus:
                 break
             victims.append(victim)

@@ -27,8 +27,9 @@ Z90 = 1.2815515655446004
 MAX_FIGURE = 7 * 24 * 3600.0
 
 
-def finite(low: float | None = None, high: float = MAX_FIGURE, *, above: float | None = None,
-           **field: Any) -> Any:
+def finite(
+    low: float | None = None, high: float = MAX_FIGURE, *, above: float | None = None, **field: Any
+) -> Any:
     """A Field for a finite float within [low, high] (or above ``above``, exclusive)."""
     bounds: dict[str, Any] = {"le": high, "allow_inf_nan": False}
     if above is not None:
@@ -51,13 +52,16 @@ class SpreadModel(Strict):
     @model_validator(mode="after")
     def _ordered(self) -> SpreadModel:
         if self.p90 < self.median:
-            raise ValueError(f"p90 ({self.p90:g}) is below the median ({self.median:g}); "
-                             "give a p90 at or above the median")
+            raise ValueError(
+                f"p90 ({self.p90:g}) is below the median ({self.median:g}); "
+                "give a p90 at or above the median"
+            )
         if self.max is not None and self.max < self.min:
             raise ValueError(f"max ({self.max:g}) is below min ({self.min:g})")
         if self.median == 0 and self.p90 > 0:
-            raise ValueError("a median of 0 needs a p90 of 0 (a fixed 0); give a median "
-                             "above 0 for a spread")
+            raise ValueError(
+                "a median of 0 needs a p90 of 0 (a fixed 0); give a median above 0 for a spread"
+            )
         return self
 
     @property
@@ -79,8 +83,7 @@ class SpreadModel(Strict):
         return min(max(value, self.min), self.upper)
 
     def text(self) -> str:
-        return f"{self.median:g}" if self.fixed else \
-            f"median {self.median:g}, p90 {self.p90:g}"
+        return f"{self.median:g}" if self.fixed else f"median {self.median:g}, p90 {self.p90:g}"
 
 
 def _number_is_fixed(value: Any) -> Any:

@@ -82,20 +82,32 @@ class Group:
 
 
 class Simulation:
-    def __init__(self, values: Values, settings: Settings, plan: DayPlan, seed: int = 0,
-                 label: str = "values") -> None:
+    def __init__(
+        self,
+        values: Values,
+        settings: Settings,
+        plan: DayPlan,
+        seed: int = 0,
+        label: str = "values",
+    ) -> None:
         self.env = simpy.Environment()
         self.settings = settings
         self.plan = plan
         self.seed = seed
         self.label = label
         self.values = values
-        self.state = ClusterState(pool_specs(values, settings), settings, Meter(),
-                                  plan.image_gb, random.Random(f"{seed}:containers"))
+        self.state = ClusterState(
+            pool_specs(values, settings),
+            settings,
+            Meter(),
+            plan.image_gb,
+            random.Random(f"{seed}:containers"),
+        )
         self.autoscaler = Autoscaler(self.state, settings, random.Random(f"{seed}:autoscaler"))
         self.node_rng = random.Random(f"{seed}:nodes")
-        self.quotas = Quotas({t.name: t.quota.gpus for t in values.platform.tenants},
-                             settings.quota)
+        self.quotas = Quotas(
+            {t.name: t.quota.gpus for t in values.platform.tenants}, settings.quota
+        )
         self.record = Record()
         self.group_of: dict[int, Group] = {}  # pod uid -> its group
         self.groups: list[Group] = []
@@ -126,20 +138,40 @@ class Simulation:
 
     # ----------------------------------------------------------------- pods and quotas
 
-    def _try_create(self, group: Group, kind: str, gpus: int, image: str, pool: str | None,
-                    cluster: int | None, tenant: str, quota: bool, wanted: float) -> bool:
+    def _try_create(
+        self,
+        group: Group,
+        kind: str,
+        gpus: int,
+        image: str,
+        pool: str | None,
+        cluster: int | None,
+        tenant: str,
+        quota: bool,
+        wanted: float,
+    ) -> bool:
         """The controller's create call: admitted (the pod exists, Pending) or refused."""
         if quota and not self.quotas.admits(tenant, gpus):
             self.record.refusals += 1
             return False
-        pod = self.state.new_pod(kind, gpus, USER_PRIORITY, image, self.env.now, pool,
-                                 cluster, tenant, quota, wanted)
+        pod = self.state.new_pod(
+            kind, gpus, USER_PRIORITY, image, self.env.now, pool, cluster, tenant, quota, wanted
+        )
         group.pods.append(pod)
         self.group_of[pod.uid] = group
         return True
 
-    def _retry(self, group: Group, kind: str, gpus: int, image: str, pool: str | None,
-               cluster: int | None, tenant: str, quota: bool) -> ProcessGen:
+    def _retry(
+        self,
+        group: Group,
+        kind: str,
+        gpus: int,
+        image: str,
+        pool: str | None,
+        cluster: int | None,
+        tenant: str,
+        quota: bool,
+    ) -> ProcessGen:
         """A refused pod: the controller tries again after its backoff until admitted or
         its owner is deleted."""
         wanted = self.env.now
@@ -151,21 +183,30 @@ class Simulation:
             if group.deleted:
                 group.refused_waiting -= 1
                 return
-            if self._try_create(group, kind, gpus, image, pool, cluster, tenant, quota,
-                                wanted):
+            if self._try_create(group, kind, gpus, image, pool, cluster, tenant, quota, wanted):
                 group.refused_waiting -= 1
                 self.record.quota_waits.append(self.env.now - wanted)
                 self.reschedule()
                 return
             tries += 1
 
-    def _create_all(self, group: Group, pods: list[tuple[str, int]], image: str,
-                    pool: str | None, cluster: int | None, tenant: str, quota: bool) -> None:
+    def _create_all(
+        self,
+        group: Group,
+        pods: list[tuple[str, int]],
+        image: str,
+        pool: str | None,
+        cluster: int | None,
+        tenant: str,
+        quota: bool,
+    ) -> None:
         for kind, gpus in pods:
-            if not self._try_create(group, kind, gpus, image, pool, cluster, tenant, quota,
-                                    self.env.now):
-                self.env.process(self._retry(group, kind, gpus, image, pool, cluster,
-                                             tenant, quota))
+            if not self._try_create(
+                group, kind, gpus, image, pool, cluster, tenant, quota, self.env.now
+            ):
+                self.env.process(
+                    self._retry(group, kind, gpus, image, pool, cluster, tenant, quota)
+                )
         self.reschedule()
 
     def _delete(self, group: Group) -> None:
@@ -182,15 +223,17 @@ class Simulation:
     def _cluster(self, arrival: ClusterArrival) -> ProcessGen:
         env = self.env
         self.record.clusters += 1
-        specs = ([("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []) \
-            + [("worker", arrival.worker_gpus)] * arrival.workers
+        specs = ([("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []) + [
+            ("worker", arrival.worker_gpus)
+        ] * arrival.workers
         group = Group(len(specs), env.event(), env.event())
         self.groups.append(group)
         if not specs:
             group.all_running.succeed()
             group.first_running.succeed()
-        self._create_all(group, specs, arrival.image, arrival.pool, arrival.index,
-                         arrival.tenant, arrival.quota)
+        self._create_all(
+            group, specs, arrival.image, arrival.pool, arrival.index, arrival.tenant, arrival.quota
+        )
         if arrival.until is None:
             if arrival.patience is None:
                 yield group.all_running
@@ -228,8 +271,15 @@ class Simulation:
         self.record.notebooks += 1
         group = Group(1, env.event(), env.event())
         self.groups.append(group)
-        self._create_all(group, [("notebook", notebook.gpus)], notebook.image, notebook.pool,
-                         None, notebook.tenant, notebook.quota)
+        self._create_all(
+            group,
+            [("notebook", notebook.gpus)],
+            notebook.image,
+            notebook.pool,
+            None,
+            notebook.tenant,
+            notebook.quota,
+        )
         yield env.timeout(max(0.0, notebook.end - env.now))
         self._delete(group)
 
@@ -286,7 +336,8 @@ class Simulation:
                     f"of {horizon / 3600:g} h (a normal day takes tens of thousands): something "
                     "repeats without end, most likely a quota-refused pod retried at a tiny "
                     "backoff; raise quota.retryMaxSeconds in the settings file, or lower the "
-                    "workload's counts")
+                    "workload's counts"
+                )
         env.run(until=horizon)  # nothing is left before the horizon: the clock moves there
 
     def run(self, horizon: float, progress: Progress | None = None) -> SimResult:
@@ -308,15 +359,31 @@ class Simulation:
             progress(math.ceil(horizon / 3600), math.ceil(horizon / 3600))
         self.record.refused_at_end = sum(g.refused_waiting for g in self.groups)
         self.record.users = plan.users()
-        summary = summarize(self.label, self.state, self.autoscaler, self.quotas, self.record,
-                            horizon, self.settings, self.values, self.seed)
-        return SimResult(summary, self.state.pods, self.state.nodes, arrivals, self.autoscaler,
-                         self.record)
+        summary = summarize(
+            self.label,
+            self.state,
+            self.autoscaler,
+            self.quotas,
+            self.record,
+            horizon,
+            self.settings,
+            self.values,
+            self.seed,
+        )
+        return SimResult(
+            summary, self.state.pods, self.state.nodes, arrivals, self.autoscaler, self.record
+        )
 
 
-def simulate(values: Values, plan: DayPlan | list[ClusterArrival], settings: Settings,
-             horizon: float, seed: int = 0, progress: Progress | None = None,
-             label: str = "values") -> SimResult:
+def simulate(
+    values: Values,
+    plan: DayPlan | list[ClusterArrival],
+    settings: Settings,
+    horizon: float,
+    seed: int = 0,
+    progress: Progress | None = None,
+    label: str = "values",
+) -> SimResult:
     """Run the given day (a plan, or bare open-loop clusters) against one configuration for
     ``horizon`` seconds."""
     if not isinstance(plan, DayPlan):

@@ -51,8 +51,7 @@ class LegacyWorkload(Strict):
     users: int = Field(50, ge=1, le=100_000, description="Users (unused since format 2).")
     arrivals: Arrivals = Field(description="When clusters are created.")
     clusters: list[ClusterType] = Field(min_length=1, max_length=100, description="Kinds.")
-    simulation: LegacySimulation = Field(default_factory=LegacySimulation,
-                                         description="Settings.")
+    simulation: LegacySimulation = Field(default_factory=LegacySimulation, description="Settings.")
 
 
 # --------------------------------------------------------------------------- errors
@@ -117,9 +116,13 @@ def _message(error: Any, root: type[BaseModel], path: tuple[str | int, ...]) -> 
         owner = _owner(root, path[:-1])
         known = list(_fields(owner)) if owner else []
         close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)
-        return (f"unknown key; did you mean {' or '.join(close)}?" if close else
-                f"unknown key. Known keys here: {', '.join(known)}" if known else
-                "unknown key")
+        return (
+            f"unknown key; did you mean {' or '.join(close)}?"
+            if close
+            else f"unknown key. Known keys here: {', '.join(known)}"
+            if known
+            else "unknown key"
+        )
     if kind == "missing":
         return "required key is missing; add it"
     message = re.sub(r"^(Value error, |Input should be )", "", str(error["msg"]))
@@ -133,15 +136,22 @@ def _message(error: Any, root: type[BaseModel], path: tuple[str | int, ...]) -> 
     return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", text)
 
 
-def problems_of(exc: ValidationError, origins: Origins, source: str,
-                root: type[BaseModel]) -> list[Problem]:
+def problems_of(
+    exc: ValidationError, origins: Origins, source: str, root: type[BaseModel]
+) -> list[Problem]:
     problems = []
     for error in exc.errors():
         path = tuple(p for p in error["loc"] if isinstance(p, str | int))
-        path = tuple(p for p in path if not (isinstance(p, str) and (
-            p[:1].isupper() or p.startswith("function-"))))
-        problems.append(Problem(dotted(path), _message(error, root, path),
-                                origins.find(path) or Location(source)))
+        path = tuple(
+            p
+            for p in path
+            if not (isinstance(p, str) and (p[:1].isupper() or p.startswith("function-")))
+        )
+        problems.append(
+            Problem(
+                dotted(path), _message(error, root, path), origins.find(path) or Location(source)
+            )
+        )
     return problems
 
 
@@ -160,19 +170,32 @@ def parse_workload(text: str, source: str) -> Workload:
     with file, line and dotted path. Format 1's warnings are on ``Workload.warnings``."""
     data, origins = parse_text(text, source, "workload file")
     if "version" not in data:
-        workload = _from_legacy(_validate(LegacyWorkload, data, origins, source), origins,
-                                source)
+        workload = _from_legacy(_validate(LegacyWorkload, data, origins, source), origins, source)
     else:
         if data.get("version") == 1:
-            raise ValuesInvalid([Problem(
-                "version", "format 1 files have no version key; remove it to load this file "
-                "as format 1, or write format 2 (version: 2)", origins.find(("version",)))])
+            raise ValuesInvalid(
+                [
+                    Problem(
+                        "version",
+                        "format 1 files have no version key; remove it to load this file "
+                        "as format 1, or write format 2 (version: 2)",
+                        origins.find(("version",)),
+                    )
+                ]
+            )
         if "simulation" in data:
-            raise ValuesInvalid([Problem(
-                "simulation", "settings are not part of a format 2 workload: move this block "
-                "(without the simulation: key) to its own file and pass it with --settings, "
-                "so --compare-settings can vary it; image sizes go under images:",
-                origins.find(("simulation",)))])
+            raise ValuesInvalid(
+                [
+                    Problem(
+                        "simulation",
+                        "settings are not part of a format 2 workload: move this block "
+                        "(without the simulation: key) to its own file and pass it with "
+                        "--settings, "
+                        "so --compare-settings can vary it; image sizes go under images:",
+                        origins.find(("simulation",)),
+                    )
+                ]
+            )
         workload = _validate(Workload, data, origins, source)
     workload._source = source
     workload._origins = origins
@@ -187,27 +210,42 @@ def _from_legacy(old: LegacyWorkload, origins: Origins, source: str) -> Workload
     apply when no settings file is given."""
     sim = old.simulation
     workload = Workload(
-        version=2, name=old.name, hours=old.hours, clusters=old.clusters,
+        version=2,
+        name=old.name,
+        hours=old.hours,
+        clusters=old.clusters,
         tenants=[Tenant(name="default", quota=False, arrivals=old.arrivals)],
-        images=dict(sim.images), defaultImageGB=sim.defaultImageGB,
+        images=dict(sim.images),
+        defaultImageGB=sim.defaultImageGB,
     )
-    settings = Settings.model_validate(sim.model_dump(exclude={"images", "defaultImageGB"},
-                                                      by_alias=True))
+    settings = Settings.model_validate(
+        sim.model_dump(exclude={"images", "defaultImageGB"}, by_alias=True)
+    )
     workload._settings = settings
     here = Location(source)
-    warnings = [Problem(
-        "", "workload format 1 (no version key), read as format 2: its arrivals are one "
-        "tenant's ('default', no quota), and each cluster's durationMinutes is now its work "
-        "time, counted once all its pods run (format 1 counted from the scheduler running, "
-        "so workers still waiting lost their work). Write version: 2 with tenants: (sessions, "
-        "notebooks, alwaysOn, arrivals) to say more; see the shipped default workload",
-        here, severity="warning")]
+    warnings = [
+        Problem(
+            "",
+            "workload format 1 (no version key), read as format 2: its arrivals are one "
+            "tenant's ('default', no quota), and each cluster's durationMinutes is now its work "
+            "time, counted once all its pods run (format 1 counted from the scheduler running, "
+            "so workers still waiting lost their work). Write version: 2 with tenants: (sessions, "
+            "notebooks, alwaysOn, arrivals) to say more; see the shipped default workload",
+            here,
+            severity="warning",
+        )
+    ]
     if any(k[:1] == ("simulation",) for k in origins.by_path):
-        warnings.append(Problem(
-            "simulation", "settings in a workload file are read for format 1 only: move "
-            "them to a settings file (--settings) so --compare-settings can vary them; image "
-            "sizes go under images:", origins.find(("simulation",)) or here,
-            severity="warning"))
+        warnings.append(
+            Problem(
+                "simulation",
+                "settings in a workload file are read for format 1 only: move "
+                "them to a settings file (--settings) so --compare-settings can vary them; image "
+                "sizes go under images:",
+                origins.find(("simulation",)) or here,
+                severity="warning",
+            )
+        )
     workload._warnings = warnings
     return workload
 
@@ -226,9 +264,16 @@ def parse_settings(text: str, source: str) -> Settings:
     """Platform settings from YAML text, located like values errors."""
     data, origins = parse_text(text, source, "settings file")
     if "simulation" in data and len(data) == 1:
-        raise ValuesInvalid([Problem(
-            "simulation", "a settings file holds the settings at its top level: remove the "
-            "simulation: key and unindent its block", origins.find(("simulation",)))])
+        raise ValuesInvalid(
+            [
+                Problem(
+                    "simulation",
+                    "a settings file holds the settings at its top level: remove the "
+                    "simulation: key and unindent its block",
+                    origins.find(("simulation",)),
+                )
+            ]
+        )
     settings = _validate(Settings, data, origins, source)
     settings._source = source
     settings._origins = origins

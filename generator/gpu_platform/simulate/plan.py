@@ -95,8 +95,10 @@ class DayPlan:
         return len(self.arrivals) + sum(len(step) for s in self.sessions for step in s.steps)
 
     def users(self) -> int:
-        return len({(a.tenant, a.user) for a in self.arrivals}
-                   | {(s.tenant, s.user) for s in self.sessions})
+        return len(
+            {(a.tenant, a.user) for a in self.arrivals}
+            | {(s.tenant, s.user) for s in self.sessions}
+        )
 
 
 def _days(hours: float) -> list[float]:
@@ -130,8 +132,12 @@ def estimated_pods(workload: Workload) -> int:
             for stage in tenant.arrivals.stages:
                 span = clock_seconds(stage.end) - clock_seconds(stage.start)
                 waves = math.ceil(span / (stage.everyMinutes * 60))
-                pods += waves * stage.width * largest * (1.5 if tenant.arrivals.mode ==
-                                                          "poisson" else 1.0)
+                pods += (
+                    waves
+                    * stage.width
+                    * largest
+                    * (1.5 if tenant.arrivals.mode == "poisson" else 1.0)
+                )
         for s in tenant.sessions:
             pods += s.count * s.steps.max * s.fanOut * largest
         pods += sum(n.count for n in tenant.notebooks)
@@ -142,10 +148,17 @@ def estimated_pods(workload: Workload) -> int:
 def check_size(workload: Workload) -> None:
     pods = estimated_pods(workload)
     if pods > MAX_PODS:
-        raise ValuesInvalid([Problem(
-            "", f"this workload creates up to {pods:,} pods in {workload.hours:g} h; a run is "
-            f"sized for at most {MAX_PODS:,} (it would take many minutes); lower widths, "
-            "counts, steps or hours", workload.locate(()))])
+        raise ValuesInvalid(
+            [
+                Problem(
+                    "",
+                    f"this workload creates up to {pods:,} pods in {workload.hours:g} h; a run is "
+                    f"sized for at most {MAX_PODS:,} (it would take many minutes); lower widths, "
+                    "counts, steps or hours",
+                    workload.locate(()),
+                )
+            ]
+        )
 
 
 class _Drawer:
@@ -155,24 +168,37 @@ class _Drawer:
         self.workload, self.tenant, self.rng = workload, tenant, rng
 
     def kinds(self, names: list[str] | None) -> list[ClusterType]:
-        return [self.workload.cluster_type(n) for n in names] if names else \
-            list(self.workload.clusters)
+        return (
+            [self.workload.cluster_type(n) for n in names]
+            if names
+            else list(self.workload.clusters)
+        )
 
-    def cluster(self, kinds: list[ClusterType], index: int, at: float, user: int,
-                until: float | None = None) -> ClusterArrival:
-        kind = self.rng.choices(kinds, [k.weight for k in kinds])[0] if len(kinds) > 1 \
-            else kinds[0]
+    def cluster(
+        self, kinds: list[ClusterType], index: int, at: float, user: int, until: float | None = None
+    ) -> ClusterArrival:
+        kind = self.rng.choices(kinds, [k.weight for k in kinds])[0] if len(kinds) > 1 else kinds[0]
         return self.of(kind, index, at, user, until)
 
-    def of(self, kind: ClusterType, index: int, at: float, user: int,
-           until: float | None = None) -> ClusterArrival:
+    def of(
+        self, kind: ClusterType, index: int, at: float, user: int, until: float | None = None
+    ) -> ClusterArrival:
         return ClusterArrival(
-            index=index, at=at, user=user, kind=kind.name,
+            index=index,
+            at=at,
+            user=user,
+            kind=kind.name,
             workers=self.rng.randint(kind.workers.min, kind.workers.max),
-            duration=kind.work.sample(self.rng) * 60.0, image=kind.image,
-            scheduler_gpus=kind.schedulerGpus, worker_gpus=kind.workerGpus, pool=kind.pool,
-            tenant=self.tenant.name, quota=self.tenant.quota, until=until,
-            patience=None if kind.patienceMinutes is None else kind.patienceMinutes * 60.0)
+            duration=kind.work.sample(self.rng) * 60.0,
+            image=kind.image,
+            scheduler_gpus=kind.schedulerGpus,
+            worker_gpus=kind.workerGpus,
+            pool=kind.pool,
+            tenant=self.tenant.name,
+            quota=self.tenant.quota,
+            until=until,
+            patience=None if kind.patienceMinutes is None else kind.patienceMinutes * 60.0,
+        )
 
 
 def generate(workload: Workload, seed: int) -> DayPlan:
@@ -187,8 +213,9 @@ def generate(workload: Workload, seed: int) -> DayPlan:
         draw = _Drawer(workload, tenant, rng)
         if tenant.arrivals is not None:
             for at in _arrival_times(tenant.arrivals, workload.hours, rng):
-                plan.arrivals.append(draw.cluster(draw.kinds(tenant.arrivals.clusters),
-                                                  index, at, user))
+                plan.arrivals.append(
+                    draw.cluster(draw.kinds(tenant.arrivals.clusters), index, at, user)
+                )
                 index += 1
                 user += 1
         for sessions in tenant.sessions:
@@ -202,13 +229,15 @@ def generate(workload: Workload, seed: int) -> DayPlan:
         for always in tenant.alwaysOn:
             for start, end in _spans(always.start, always.end, workload.hours):
                 for _ in range(always.count):
-                    plan.arrivals.append(_always_on(draw, workload, always, index, start, end,
-                                                    user))
+                    plan.arrivals.append(
+                        _always_on(draw, workload, always, index, start, end, user)
+                    )
                     index += 1
                     user += 1
     horizon = workload.hours * 3600.0
-    plan.arrivals = sorted((a for a in plan.arrivals if a.at < horizon),
-                           key=lambda a: (a.at, a.index))
+    plan.arrivals = sorted(
+        (a for a in plan.arrivals if a.at < horizon), key=lambda a: (a.at, a.index)
+    )
     plan.sessions = [s for s in plan.sessions if s.start < horizon]
     return plan
 
@@ -235,11 +264,15 @@ def _arrival_times(arrivals: Arrivals, hours: float, rng: random.Random) -> list
     return sorted(times)
 
 
-def _session(draw: _Drawer, sessions: Sessions, day: float, index: int,
-             user: int) -> tuple[Session, int]:
+def _session(
+    draw: _Drawer, sessions: Sessions, day: float, index: int, user: int
+) -> tuple[Session, int]:
     rng = draw.rng
-    start = day + clock_seconds(sessions.start.start) + rng.random() * (
-        clock_seconds(sessions.start.end) - clock_seconds(sessions.start.start))
+    start = (
+        day
+        + clock_seconds(sessions.start.start)
+        + rng.random() * (clock_seconds(sessions.start.end) - clock_seconds(sessions.start.start))
+    )
     kinds = draw.kinds(sessions.clusters)
     steps = []
     for _ in range(rng.randint(sessions.steps.min, sessions.steps.max)):
@@ -254,12 +287,22 @@ def _session(draw: _Drawer, sessions: Sessions, day: float, index: int,
 
 
 def _notebooks(tenant: Tenant, notebooks: Notebooks, hours: float) -> list[Notebook]:
-    return [Notebook(tenant.name, tenant.quota, notebooks.gpus, notebooks.image,
-                     notebooks.pool, start, end)
-            for start, end in _spans(notebooks.start, notebooks.end, hours)
-            for _ in range(notebooks.count)]
+    return [
+        Notebook(
+            tenant.name, tenant.quota, notebooks.gpus, notebooks.image, notebooks.pool, start, end
+        )
+        for start, end in _spans(notebooks.start, notebooks.end, hours)
+        for _ in range(notebooks.count)
+    ]
 
 
-def _always_on(draw: _Drawer, workload: Workload, always: AlwaysOn, index: int,
-               start: float, end: float, user: int) -> ClusterArrival:
+def _always_on(
+    draw: _Drawer,
+    workload: Workload,
+    always: AlwaysOn,
+    index: int,
+    start: float,
+    end: float,
+    user: int,
+) -> ClusterArrival:
     return draw.of(workload.cluster_type(always.cluster), index, start, user, until=end)

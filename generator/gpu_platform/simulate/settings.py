@@ -34,38 +34,51 @@ CA_HOW_FAST = f"{CA_FAQ}#how-fast-is-hpa-when-combined-with-ca"
 CA_PRIORITY = f"{CA_FAQ}#how-does-cluster-autoscaler-work-with-pod-priority-and-preemption"
 CA_EXPANDERS = f"{CA_FAQ}#what-are-expanders"
 CA_SCALE_DOWN = f"{CA_FAQ}#how-does-scale-down-work"
-CA_STATIC_AUTOSCALER = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
-                        "core/static_autoscaler.go")
-CA_DEFAULTS = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
-               "config/const.go")
-CA_GPU_UTILIZATION = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
-                      "simulator/utilization/info.go")
-CA_GPU_ALLOCATABLE = ("https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
-                      "utils/gpu/gpu.go")
+CA_STATIC_AUTOSCALER = (
+    "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
+    "core/static_autoscaler.go"
+)
+CA_DEFAULTS = (
+    "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/config/const.go"
+)
+CA_GPU_UTILIZATION = (
+    "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/"
+    "simulator/utilization/info.go"
+)
+CA_GPU_ALLOCATABLE = (
+    "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/utils/gpu/gpu.go"
+)
 CA_GKE_PROFILE_ISSUE = "https://github.com/kubernetes/autoscaler/issues/2798"
-GKE_PROFILES = ("https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-autoscaler"
-                "#autoscaling_profiles")
+GKE_PROFILES = (
+    "https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-autoscaler"
+    "#autoscaling_profiles"
+)
 # A measured GKE GPU scale-up (VM up after 4.5 min, driver installed 4.5 min later): the
 # calibration case the defaults are checked against, so no default is taken from it.
 GKE_GPU_BOOT = "https://github.com/codalab/codalab-worksheets/issues/4042"
 GKE_INSTALLER_TIME = "https://github.com/GoogleCloudPlatform/cos-gpu-installer/pull/60"
 GPU_OPERATOR_STACK_READY = "https://github.com/NVIDIA/gpu-operator/issues/707"
-POD_STARTUP_SLO = ("https://github.com/kubernetes/community/blob/master/sig-scalability/slos/"
-                   "pod_startup_latency.md")
+POD_STARTUP_SLO = (
+    "https://github.com/kubernetes/community/blob/master/sig-scalability/slos/"
+    "pod_startup_latency.md"
+)
 POD_STARTUP_MEASURED = "https://github.com/knative/serving/issues/2484"
 RAPIDS_PULL_TIMES = "https://github.com/rapidsai/cloud-ml-examples/issues/60"
 CONTAINERD_PULL = "https://github.com/containerd/containerd/issues/11775"
 RAPIDS_IMAGE_SIZE = "https://github.com/rapidsai/deployment/issues/582"
-GKE_IMAGE_STREAMING = ("https://cloud.google.com/blog/products/containers-kubernetes/"
-                       "introducing-container-image-streaming-in-gke")
-SERIAL_PULLS = ("https://kubernetes.io/docs/concepts/containers/images/"
-                "#serial-and-parallel-image-pulls")
-SCHEDULER_SCORING = ("https://kubernetes.io/docs/concepts/scheduling-eviction/"
-                     "resource-bin-packing/")
+GKE_IMAGE_STREAMING = (
+    "https://cloud.google.com/blog/products/containers-kubernetes/"
+    "introducing-container-image-streaming-in-gke"
+)
+SERIAL_PULLS = (
+    "https://kubernetes.io/docs/concepts/containers/images/#serial-and-parallel-image-pulls"
+)
+SCHEDULER_SCORING = "https://kubernetes.io/docs/concepts/scheduling-eviction/resource-bin-packing/"
 POD_PHASE = "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase"
-QUOTA_ADMISSION = ("https://kubernetes.io/docs/concepts/policy/resource-quotas/")
-CONTROLLER_BACKOFF = ("https://github.com/kubernetes/client-go/blob/master/util/workqueue/"
-                      "default_rate_limiters.go")
+QUOTA_ADMISSION = "https://kubernetes.io/docs/concepts/policy/resource-quotas/"
+CONTROLLER_BACKOFF = (
+    "https://github.com/kubernetes/client-go/blob/master/util/workqueue/default_rate_limiters.go"
+)
 QUOTA_BACKOFF_ISSUE = "https://github.com/kubernetes/kubernetes/issues/98656"
 EC2_BILLING = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html"
 GCE_BILLING = "https://cloud.google.com/compute/docs/instances/instance-lifecycle"
@@ -77,8 +90,10 @@ DriverInstall = Literal["operator", "gke-installer", "node-image"]
 
 # What each profile changes; every other figure is the same in both.
 PROFILE_UNNEEDED_SECONDS: dict[str, float] = {"balanced": 600.0, "optimize-utilization": 60.0}
-PROFILE_PLACEMENT: dict[str, Placement] = {"balanced": "least-allocated",
-                                           "optimize-utilization": "most-allocated"}
+PROFILE_PLACEMENT: dict[str, Placement] = {
+    "balanced": "least-allocated",
+    "optimize-utilization": "most-allocated",
+}
 DAY = 24 * 3600.0
 
 
@@ -94,27 +109,37 @@ class AutoscalerSettings(Strict):
         "most-allocated placement for it.",
     )
     scanIntervalSeconds: float = finite(
-        1.0, 600.0, default=10.0,
+        1.0,
+        600.0,
+        default=10.0,
         description=f"--scan-interval: how often the loop runs ({CA_PARAMETERS}); 1 to 600 s.",
     )
     scaleDownUnneededSeconds: float | None = finite(
-        0.0, DAY, default=None,
+        0.0,
+        DAY,
+        default=None,
         description="--scale-down-unneeded-time: how long a node must be unneeded before it is "
         f"removed; null: from the profile (balanced 10 min, {CA_PARAMETERS}; "
         "optimize-utilization 1 min, an assumption).",
     )
     scaleDownDelayAfterAddSeconds: float = finite(
-        0.0, DAY, default=600.0,
+        0.0,
+        DAY,
+        default=600.0,
         description=f"--scale-down-delay-after-add: no scale-down this long after a scale-up "
         f"({CA_PARAMETERS}).",
     )
     scaleDownDelayAfterDeleteSeconds: float | None = finite(
-        0.0, DAY, default=None,
+        0.0,
+        DAY,
+        default=None,
         description="--scale-down-delay-after-delete; null: the scan interval, the upstream "
         f"default ({CA_PARAMETERS}).",
     )
     scaleDownUtilizationThreshold: float = finite(
-        0.0, 1.0, default=0.5,
+        0.0,
+        1.0,
+        default=0.5,
         description="--scale-down-gpu-utilization-threshold: a GPU node is a scale-down "
         "candidate when its GPU requests over GPU allocatable fall below this; CPU and memory "
         "are ignored on GPU nodes, and so is --scale-down-utilization-threshold, which applies "
@@ -122,30 +147,45 @@ class AutoscalerSettings(Strict):
         f"(DefaultScaleDownGpuUtilizationThreshold in {CA_DEFAULTS}).",
     )
     maxEmptyBulkDelete: int = Field(
-        10, ge=1, le=1000, description=f"--max-empty-bulk-delete: empty nodes removed at once "
+        10,
+        ge=1,
+        le=1000,
+        description=f"--max-empty-bulk-delete: empty nodes removed at once "
         f"({CA_SCALE_DOWN}); at most one non-empty node is drained per loop.",
     )
     newPodScaleUpDelaySeconds: float = finite(
-        0.0, DAY, default=0.0, description=f"--new-pod-scale-up-delay: pods younger than this "
+        0.0,
+        DAY,
+        default=0.0,
+        description=f"--new-pod-scale-up-delay: pods younger than this "
         f"are ignored ({CA_PARAMETERS}).",
     )
     unschedulablePodBufferSeconds: float = finite(
-        0.0, 3600.0, default=2.0, description="No scale-up while the oldest pending pod is "
+        0.0,
+        3600.0,
+        default=2.0,
+        description="No scale-up while the oldest pending pod is "
         f"younger than this (unschedulablePodTimeBuffer in {CA_STATIC_AUTOSCALER}).",
     )
     unschedulableGpuPodBufferSeconds: float = finite(
-        0.0, 3600.0, default=30.0, description="No scale-up while the oldest pending GPU pod is "
+        0.0,
+        3600.0,
+        default=30.0,
+        description="No scale-up while the oldest pending GPU pod is "
         "younger than this, to batch GPU pods into one decision "
         f"(unschedulablePodWithGpuTimeBuffer in {CA_STATIC_AUTOSCALER}).",
     )
     expander: Expander = Field(
-        "random", description="--expander: which pool grows when several could "
+        "random",
+        description="--expander: which pool grows when several could "
         f"({CA_EXPANDERS}); random is the upstream default (seeded here). least-waste compares "
         "idle GPUs, since the simulation models GPUs only. Ties that least-waste or most-pods "
         "leave go to the first pool name (upstream: at random).",
     )
     expendablePodsPriorityCutoff: int = Field(
-        -10, ge=-1_000_000_000, le=1_000_000_000,
+        -10,
+        ge=-1_000_000_000,
+        le=1_000_000_000,
         description="--expendable-pods-priority-cutoff: pods below it neither trigger "
         f"scale-up nor block scale-down ({CA_PRIORITY}). The chart's placeholders sit at -10, "
         "so they do both.",
@@ -210,23 +250,29 @@ class NodeSettings(Strict):
         f"pulls excluded ({POD_STARTUP_SLO}). Median 2 s; a p90 of 3.3 s puts the p99 at 5 s.",
     )
     pullMBPerSecond: float = finite(
-        1.0, 100_000.0, default=28.0,
+        1.0,
+        100_000.0,
+        default=28.0,
         description="Image bytes (uncompressed, as registries and kubelet report sizes) made "
         "available per second, download and unpack together: the median of five RAPIDS image "
         f"pulls (10-17 GB in 5-13 min) in {RAPIDS_PULL_TIMES}. Newer containerd measured about 50 "
         f"MB/s on a 4.1 GB image ({CONTAINERD_PULL}).",
     )
     serializeImagePulls: bool = Field(
-        True, description=f"The kubelet pulls one image at a time by default ({SERIAL_PULLS}); "
+        True,
+        description=f"The kubelet pulls one image at a time by default ({SERIAL_PULLS}); "
         "pulls on a node queue behind each other, the prepuller's included.",
     )
     imageStreaming: bool = Field(
-        False, description="GKE image streaming: containers start after a short streaming "
+        False,
+        description="GKE image streaming: containers start after a short streaming "
         "start while the image downloads in the background; later pods on the node start at "
         f"once when the download is done ({GKE_IMAGE_STREAMING}).",
     )
     streamingStartSeconds: float = finite(
-        0.0, 3600.0, default=2.0,
+        0.0,
+        3600.0,
+        default=2.0,
         description="'ImagePulling to Running in a couple of seconds (regardless of "
         f"container size)' ({GKE_IMAGE_STREAMING}). The application itself may read more "
         "before it is useful; that is not modelled.",
@@ -237,7 +283,9 @@ class QuotaSettings(Strict):
     """How controllers retry a pod the tenant's ResourceQuota refused."""
 
     retryBaseSeconds: float = finite(
-        0.001, 3600.0, default=0.005,
+        0.001,
+        3600.0,
+        default=0.005,
         description="A pod over its namespace's quota is refused at creation "
         f"({QUOTA_ADMISSION}) and never exists as Pending; its controller retries with a "
         "per-item exponential backoff. client-go's default controller rate limiter starts at "
@@ -245,7 +293,9 @@ class QuotaSettings(Strict):
         "not documented; we ASSUME the same.",
     )
     retryMaxSeconds: float = finite(
-        1.0, DAY, default=1000.0,
+        1.0,
+        DAY,
+        default=1000.0,
         description=f"The backoff's cap: 1000 s in client-go ({CONTROLLER_BACKOFF}), which "
         f"is why quota-blocked pods were seen waiting up to 16 min after room came back "
         f"({QUOTA_BACKOFF_ISSUE}). At least 1 s: a smaller cap retries a refused pod "
@@ -255,8 +305,10 @@ class QuotaSettings(Strict):
     @model_validator(mode="after")
     def _ordered(self) -> QuotaSettings:
         if self.retryMaxSeconds < self.retryBaseSeconds:
-            raise ValueError(f"retryMaxSeconds ({self.retryMaxSeconds:g}) is below "
-                             f"retryBaseSeconds ({self.retryBaseSeconds:g})")
+            raise ValueError(
+                f"retryMaxSeconds ({self.retryMaxSeconds:g}) is below "
+                f"retryBaseSeconds ({self.retryBaseSeconds:g})"
+            )
         return self
 
 
@@ -327,8 +379,9 @@ class Settings(Strict):
         kind = driver_install_kind(pool)
         if kind == "node-image":
             return None
-        value = self._pool(pool.name, "driverInstallSeconds" if kind == "operator"
-                           else "gkeDriverInstallerSeconds")
+        value = self._pool(
+            pool.name, "driverInstallSeconds" if kind == "operator" else "gkeDriverInstallerSeconds"
+        )
         assert isinstance(value, SpreadModel)
         return value
 
@@ -364,8 +417,11 @@ def reference() -> list[tuple[str, str, str]]:
         for name, info in model.model_fields.items():
             key = f"{prefix}{info.alias or name}"
             annotation = info.annotation
-            if isinstance(annotation, type) and issubclass(annotation, Strict) \
-                    and annotation is not SpreadModel:
+            if (
+                isinstance(annotation, type)
+                and issubclass(annotation, Strict)
+                and annotation is not SpreadModel
+            ):
                 walk(annotation, f"{key}.")
                 continue
             default = info.get_default(call_default_factory=True)
@@ -391,7 +447,8 @@ def effective(settings: Settings) -> dict[str, object]:
     """The settings as a run used them: profile-dependent nulls replaced by their values."""
     data = settings.model_dump(mode="json")
     data["autoscaler"]["scaleDownUnneededSeconds"] = settings.autoscaler.unneeded_seconds()
-    data["autoscaler"]["scaleDownDelayAfterDeleteSeconds"] = \
+    data["autoscaler"]["scaleDownDelayAfterDeleteSeconds"] = (
         settings.autoscaler.delay_after_delete_seconds()
+    )
     data["scheduler"]["placement"] = settings.placement()
     return data

@@ -75,7 +75,9 @@ class ClusterType(Strict):
 
     name: Label = Field(description="A label, referenced by sessions and arrivals.")
     weight: float = finite(
-        above=0.0, high=1e6, default=1.0,
+        above=0.0,
+        high=1e6,
+        default=1.0,
         description="Relative share where several types may be drawn.",
     )
     workers: IntRange = Field(description="Worker pods per cluster.")
@@ -87,17 +89,20 @@ class ClusterType(Strict):
     )
     image: Image = Field(description="Image of the scheduler and the workers.")
     schedulerGpus: int = Field(
-        1, ge=0, le=MAX_GPUS_PER_POD,
+        1,
+        ge=0,
+        le=MAX_GPUS_PER_POD,
         description="GPUs the scheduler requests (0: it runs on CPU nodes, which the "
         "simulation assumes always have room).",
     )
-    workerGpus: int = Field(1, ge=1, le=MAX_GPUS_PER_POD,
-                            description="GPUs each worker requests.")
+    workerGpus: int = Field(1, ge=1, le=MAX_GPUS_PER_POD, description="GPUs each worker requests.")
     pool: DnsLabel | None = Field(
         None, description="Only this GPU pool (nodeSelector); null: any GPU pool."
     )
     patienceMinutes: float | None = finite(
-        0.0, MAX_MINUTES, default=30.0,
+        0.0,
+        MAX_MINUTES,
+        default=30.0,
         description="Minutes the user waits for every pod before working with the pods that "
         "run (Dask computes with the workers it has; the work time stays the same). null: "
         "wait for all, which can deadlock when several clusters each hold part of a tenant's "
@@ -107,8 +112,10 @@ class ClusterType(Strict):
     @model_validator(mode="after")
     def _work_bounded(self) -> ClusterType:
         if self.work.upper > MAX_MINUTES:
-            raise ValueError(f"work time may reach {self.work.upper:g} min; keep max (or ten "
-                             f"times the p90) within a week ({MAX_MINUTES:g} min)")
+            raise ValueError(
+                f"work time may reach {self.work.upper:g} min; keep max (or ten "
+                f"times the p90) within a week ({MAX_MINUTES:g} min)"
+            )
         return self
 
     def gpus_at_most(self) -> int:
@@ -126,7 +133,9 @@ class Stage(Strict):
         1 / 60, 24 * 60.0, description="Minutes from one wave to the next (at least 1 s)."
     )
     spreadSeconds: float = finite(
-        0.0, 24 * 3600.0, default=60.0,
+        0.0,
+        24 * 3600.0,
+        default=60.0,
         description="Each wave's clusters start at uniform times within this.",
     )
 
@@ -140,11 +149,12 @@ class Arrivals(Strict):
     """Open-loop cluster creation: on a schedule, whatever the platform does."""
 
     mode: Literal["waves", "poisson"] = Field(
-        "waves", description="waves: bursts of width clusters; poisson: the same mean rate, "
-        "memoryless."
+        "waves",
+        description="waves: bursts of width clusters; poisson: the same mean rate, memoryless.",
     )
-    stages: list[Stage] = Field(min_length=1, max_length=100,
-                                description="The day's stages, in any order.")
+    stages: list[Stage] = Field(
+        min_length=1, max_length=100, description="The day's stages, in any order."
+    )
     clusters: list[Label] | None = Field(
         None, description="Cluster types to draw from by weight; null: all of them."
     )
@@ -168,15 +178,15 @@ class Sessions(Strict):
     count: int = Field(ge=1, le=10_000, description="Sessions a day (one user each).")
     start: Window = Field(description="Sessions start at uniform times within this window.")
     until: ClockTime | None = Field(
-        None, description="No new cluster after this time (the user goes home); null: the "
-        "session runs all its steps."
+        None,
+        description="No new cluster after this time (the user goes home); null: the "
+        "session runs all its steps.",
     )
     steps: IntRange = Field(
         default_factory=lambda: IntRange(min=1, max=1),
         description="Clusters the session runs one after another.",
     )
-    fanOut: int = Field(1, ge=1, le=100,
-                        description="Clusters started together at each step.")
+    fanOut: int = Field(1, ge=1, le=100, description="Clusters started together at each step.")
     thinkMinutes: Spread = Field(
         default_factory=lambda: spread(5.0, 15.0),
         description="Minutes from a step's clusters being deleted to the next step.",
@@ -231,15 +241,19 @@ class Tenant(Strict):
 
     name: DnsLabel = Field(description="The tenant (namespace) in platform.tenants.")
     quota: bool = Field(
-        True, description="Apply the values' GPU quota of this tenant; false: the pods count "
-        "against no quota (a namespace outside platform.tenants)."
+        True,
+        description="Apply the values' GPU quota of this tenant; false: the pods count "
+        "against no quota (a namespace outside platform.tenants).",
     )
-    sessions: list[Sessions] = Field(default_factory=list, max_length=100,
-                                     description="Closed-loop users.")
-    notebooks: list[Notebooks] = Field(default_factory=list, max_length=100,
-                                       description="Long-lived GPU pods.")
-    alwaysOn: list[AlwaysOn] = Field(default_factory=list, max_length=100,
-                                     description="Long-lived Dask clusters.")
+    sessions: list[Sessions] = Field(
+        default_factory=list, max_length=100, description="Closed-loop users."
+    )
+    notebooks: list[Notebooks] = Field(
+        default_factory=list, max_length=100, description="Long-lived GPU pods."
+    )
+    alwaysOn: list[AlwaysOn] = Field(
+        default_factory=list, max_length=100, description="Long-lived Dask clusters."
+    )
     arrivals: Arrivals | None = Field(None, description="Open-loop clusters.")
 
 
@@ -249,11 +263,14 @@ class Workload(Strict):
     version: Literal[2] = Field(description="The workload format: 2.")
     name: str = Field("workload", max_length=200, description="A label for reports.")
     hours: float = finite(
-        above=0.0, high=24 * 14.0, default=24.0,
+        above=0.0,
+        high=24 * 14.0,
+        default=24.0,
         description="Simulated time from 00:00 (at most two weeks); the day repeats.",
     )
-    clusters: list[ClusterType] = Field(default_factory=list, max_length=100,
-                                        description="Kinds of Dask clusters.")
+    clusters: list[ClusterType] = Field(
+        default_factory=list, max_length=100, description="Kinds of Dask clusters."
+    )
     tenants: list[Tenant] = Field(min_length=1, max_length=1000, description="The tenants.")
     images: dict[str, float] = Field(
         default_factory=lambda: {},
@@ -261,7 +278,9 @@ class Workload(Strict):
         f"The full RAPIDS image is about {RAPIDS_IMAGE_GB} GB ({RAPIDS_IMAGE_SIZE}).",
     )
     defaultImageGB: float = finite(
-        0.0, 1000.0, default=1.0,
+        0.0,
+        1000.0,
+        default=1.0,
         description="Size of images not listed in images (an assumption: set your own).",
     )
 
@@ -273,15 +292,18 @@ class Workload(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
-        for what, names in (("cluster type", [c.name for c in self.clusters]),
-                            ("tenant", [t.name for t in self.tenants])):
+        for what, names in (
+            ("cluster type", [c.name for c in self.clusters]),
+            ("tenant", [t.name for t in self.tenants]),
+        ):
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
                 raise ValueError(f"{what} names must be unique: {', '.join(twice)}")
         for image, size in self.images.items():
             if not (math.isfinite(size) and 0 <= size <= 1000):
-                raise ValueError(f"images[{image!r}]: expected a size in GB from 0 to 1000, "
-                                 f"got {size!r}")
+                raise ValueError(
+                    f"images[{image!r}]: expected a size in GB from 0 to 1000, got {size!r}"
+                )
         return self
 
     @property
@@ -316,24 +338,37 @@ class Workload(Strict):
         for i, tenant in enumerate(self.tenants):
             named: list[tuple[tuple[str | int, ...], str]] = []
             for j, s in enumerate(tenant.sessions):
-                named += [(("tenants", i, "sessions", j, "clusters", k), n)
-                          for k, n in enumerate(s.clusters or [])]
+                named += [
+                    (("tenants", i, "sessions", j, "clusters", k), n)
+                    for k, n in enumerate(s.clusters or [])
+                ]
             for j, a in enumerate(tenant.alwaysOn):
                 named.append((("tenants", i, "alwaysOn", j, "cluster"), a.cluster))
             if tenant.arrivals is not None:
-                named += [(("tenants", i, "arrivals", "clusters", k), n)
-                          for k, n in enumerate(tenant.arrivals.clusters or [])]
+                named += [
+                    (("tenants", i, "arrivals", "clusters", k), n)
+                    for k, n in enumerate(tenant.arrivals.clusters or [])
+                ]
             needs_types = tenant.sessions or tenant.arrivals is not None
             if needs_types and not known:
-                problems.append(Problem(
-                    f"tenants[{i}]", "sessions and arrivals start Dask clusters, but the "
-                    "workload defines no cluster types; add some under clusters:",
-                    self.locate(("tenants", i))))
+                problems.append(
+                    Problem(
+                        f"tenants[{i}]",
+                        "sessions and arrivals start Dask clusters, but the "
+                        "workload defines no cluster types; add some under clusters:",
+                        self.locate(("tenants", i)),
+                    )
+                )
             for path, name in named:
                 if name not in known:
-                    problems.append(Problem(
-                        dotted(path), f"no cluster type {name!r}; the workload defines "
-                        f"{', '.join(sorted(known)) or 'none'}", self.locate(path)))
+                    problems.append(
+                        Problem(
+                            dotted(path),
+                            f"no cluster type {name!r}; the workload defines "
+                            f"{', '.join(sorted(known)) or 'none'}",
+                            self.locate(path),
+                        )
+                    )
         return problems
 
     def problems_with(self, values: Values, settings: Settings | None = None) -> list[Problem]:
@@ -346,34 +381,55 @@ class Workload(Strict):
             return [Problem("platform.nodePools", "no GPU pools to simulate; add one")]
         problems = self.references()
         sized: list[tuple[tuple[str | int, ...], str | None, list[tuple[str, int]]]] = [
-            (("clusters", i), c.pool, [("schedulerGpus", c.schedulerGpus),
-                                       ("workerGpus", c.workerGpus)])
-            for i, c in enumerate(self.clusters)]
+            (
+                ("clusters", i),
+                c.pool,
+                [("schedulerGpus", c.schedulerGpus), ("workerGpus", c.workerGpus)],
+            )
+            for i, c in enumerate(self.clusters)
+        ]
         for i, tenant in enumerate(self.tenants):
-            sized += [(("tenants", i, "notebooks", j), n.pool, [("gpus", n.gpus)])
-                      for j, n in enumerate(tenant.notebooks)]
+            sized += [
+                (("tenants", i, "notebooks", j), n.pool, [("gpus", n.gpus)])
+                for j, n in enumerate(tenant.notebooks)
+            ]
         for path, pool, requests in sized:
             if pool is not None and pool not in pools:
-                problems.append(Problem(
-                    dotted((*path, "pool")), f"pool {pool!r} is not in the values' "
-                    f"platform.nodePools ({', '.join(pools)})", self.locate((*path, "pool"))))
+                problems.append(
+                    Problem(
+                        dotted((*path, "pool")),
+                        f"pool {pool!r} is not in the values' "
+                        f"platform.nodePools ({', '.join(pools)})",
+                        self.locate((*path, "pool")),
+                    )
+                )
                 continue
             usable = {pool: pools[pool]} if pool is not None else pools
             largest = max(usable.values())
             sizes = ", ".join(f"{name}: {gpus}" for name, gpus in usable.items())
             for key, gpus in requests:
                 if gpus > largest:
-                    problems.append(Problem(
-                        dotted((*path, key)), f"{gpus} GPUs per pod, but the nodes it may use "
-                        f"have at most {largest} (gpusPerNode of {sizes}), so the pod would "
-                        f"never run; request {largest} or fewer, or give it a pool with "
-                        f"gpusPerNode of {gpus} or more", self.locate((*path, key))))
+                    problems.append(
+                        Problem(
+                            dotted((*path, key)),
+                            f"{gpus} GPUs per pod, but the nodes it may use "
+                            f"have at most {largest} (gpusPerNode of {sizes}), so the pod would "
+                            f"never run; request {largest} or fewer, or give it a pool with "
+                            f"gpusPerNode of {gpus} or more",
+                            self.locate((*path, key)),
+                        )
+                    )
         problems += self._tenant_problems(values)
         if settings is not None:
-            problems += [Problem(f"pools.{name}", f"pool {name!r} is not in the values' "
-                                 f"platform.nodePools ({', '.join(pools)})",
-                                 settings_location(settings, ("pools", name)))
-                         for name in settings.pools if name not in pools]
+            problems += [
+                Problem(
+                    f"pools.{name}",
+                    f"pool {name!r} is not in the values' platform.nodePools ({', '.join(pools)})",
+                    settings_location(settings, ("pools", name)),
+                )
+                for name in settings.pools
+                if name not in pools
+            ]
         return problems
 
     def _tenant_problems(self, values: Values) -> list[Problem]:
@@ -384,10 +440,15 @@ class Workload(Strict):
                 continue
             path: tuple[str | int, ...] = ("tenants", i, "name")
             if quotas and tenant.name not in quotas:
-                problems.append(Problem(
-                    dotted(path), f"tenant {tenant.name!r} is not in the values' "
-                    f"platform.tenants ({', '.join(quotas)}); use one of them, or set "
-                    "quota: false for a namespace without a quota", self.locate(path)))
+                problems.append(
+                    Problem(
+                        dotted(path),
+                        f"tenant {tenant.name!r} is not in the values' "
+                        f"platform.tenants ({', '.join(quotas)}); use one of them, or set "
+                        "quota: false for a namespace without a quota",
+                        self.locate(path),
+                    )
+                )
                 continue
             if tenant.name not in quotas:
                 continue  # no tenants in the values: no quotas to apply
@@ -395,18 +456,28 @@ class Workload(Strict):
             for kind, used in self._types_used(tenant):
                 need = kind.gpus_at_most()
                 if need > limit:
-                    problems.append(Problem(
-                        dotted(path), f"cluster type {kind.name!r} needs up to {need} GPUs at "
-                        f"once, over tenant {tenant.name!r}'s GPU quota of {limit}, so its "
-                        f"clusters would never start ({used}); raise platform.tenants quota."
-                        f"gpus to {need} or use fewer workers", self.locate(path)))
+                    problems.append(
+                        Problem(
+                            dotted(path),
+                            f"cluster type {kind.name!r} needs up to {need} GPUs at "
+                            f"once, over tenant {tenant.name!r}'s GPU quota of {limit}, so its "
+                            f"clusters would never start ({used}); raise platform.tenants quota."
+                            f"gpus to {need} or use fewer workers",
+                            self.locate(path),
+                        )
+                    )
             for j, notebooks in enumerate(tenant.notebooks):
                 if notebooks.gpus > limit:
                     where = ("tenants", i, "notebooks", j, "gpus")
-                    problems.append(Problem(
-                        dotted(where), f"{notebooks.gpus} GPUs per notebook, over tenant "
-                        f"{tenant.name!r}'s GPU quota of {limit}; the pod would be refused "
-                        "all day", self.locate(where)))
+                    problems.append(
+                        Problem(
+                            dotted(where),
+                            f"{notebooks.gpus} GPUs per notebook, over tenant "
+                            f"{tenant.name!r}'s GPU quota of {limit}; the pod would be refused "
+                            "all day",
+                            self.locate(where),
+                        )
+                    )
         return problems
 
     def _types_used(self, tenant: Tenant) -> list[tuple[ClusterType, str]]:

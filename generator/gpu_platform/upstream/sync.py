@@ -206,8 +206,7 @@ def stamp(info: SubchartInfo, version: str, chart_yaml: bytes) -> bytes:
     except UnicodeDecodeError:  # not text: ``verify`` says so
         return chart_yaml
     for key, placeholder in info.stamped:
-        text = re.sub(rf"""(?m)^{key}:\s*["']?{placeholder}["']?\s*$""", f"{key}: {version}",
-                      text)
+        text = re.sub(rf"""(?m)^{key}:\s*["']?{placeholder}["']?\s*$""", f"{key}: {version}", text)
     return text.encode()
 
 

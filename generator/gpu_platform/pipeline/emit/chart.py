@@ -100,8 +100,9 @@ def own_images(checked: Checked) -> list[dict[str, str]]:
     return images
 
 
-def chart_yaml(lock: Lock, checked: Checked,
-               extra_annotations: dict[str, str] | None = None) -> str:
+def chart_yaml(
+    lock: Lock, checked: Checked, extra_annotations: dict[str, str] | None = None
+) -> str:
     version = metadata.version()
     data: dict[str, Any] = {
         "apiVersion": "v2",
@@ -116,8 +117,10 @@ def chart_yaml(lock: Lock, checked: Checked,
         "icon": metadata.ICON,
         "keywords": list(metadata.KEYWORDS),
         "maintainers": [dict(m) for m in metadata.MAINTAINERS],
-        "annotations": {**metadata.artifacthub_annotations(own_images(checked)),
-                        **(extra_annotations or {})},
+        "annotations": {
+            **metadata.artifacthub_annotations(own_images(checked)),
+            **(extra_annotations or {}),
+        },
         "dependencies": [chart.requested() for chart in lock.charts],
     }
     sources = f"{THIS_FILE}, generator/gpu_platform/publish/metadata.py and the root Chart.lock"
@@ -126,9 +129,7 @@ def chart_yaml(lock: Lock, checked: Checked,
 
 
 def readme(checked: Checked, lock: Lock) -> str:
-    pins = "\n".join(
-        f"| {c.name} | {c.version} | {c.repository} |" for c in lock.charts
-    )
+    pins = "\n".join(f"| {c.name} | {c.version} | {c.repository} |" for c in lock.charts)
     source = _header(f"{THIS_FILE} and the values model")
     return f"""<!-- {source} -->
 # gpu-platform chart
@@ -165,16 +166,20 @@ Keys marked *Derived* follow a `platform.*` knob; change the knob instead.
 {values_reference()}"""
 
 
-def chart_files(checked: Checked, lock: Lock | None = None, *,
-                throwaway: bool = False) -> dict[str, str]:
+def chart_files(
+    checked: Checked, lock: Lock | None = None, *, throwaway: bool = False
+) -> dict[str, str]:
     """Every file of the chart, by path relative to the chart folder. ``throwaway``: a chart
     rendered once and deleted (`gpu-platform template`) gets the same values.yaml without its
     reference comments and no README, which Helm never reads: writing the comments is most
     of the time at 1000 tenants."""
     lock = lock or pinned_lock()
     env = _env()
-    values_file = (f"# {_header(THIS_FILE)}\n{dump_yaml(checked.resolved)}" if throwaway
-                   else values_yaml(checked.resolved))
+    values_file = (
+        f"# {_header(THIS_FILE)}\n{dump_yaml(checked.resolved)}"
+        if throwaway
+        else values_yaml(checked.resolved)
+    )
     files: dict[str, str] = {
         "Chart.yaml": chart_yaml(lock, checked),
         "Chart.lock": render_lock(lock),
@@ -182,7 +187,7 @@ def chart_files(checked: Checked, lock: Lock | None = None, *,
         "values.schema.json": schema_json(),
         **({} if throwaway else {"README.md": readme(checked, lock)}),
         ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n"
-                       f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
+        f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
         **dashboard_files(),
     }
     context: dict[str, Any] = {
@@ -194,7 +199,8 @@ def chart_files(checked: Checked, lock: Lock | None = None, *,
         "tenant_label": facts.TENANT_LABEL,
         "ladder": facts.PRIORITY_LADDER,
         "restricted_security_context": dump_yaml(
-            facts.RESTRICTED_CONTAINER_SECURITY_CONTEXT).rstrip("\n"),
+            facts.RESTRICTED_CONTAINER_SECURITY_CONTEXT
+        ).rstrip("\n"),
         "pool_grant_prefix": facts.POOL_GRANT_PREFIX,
         "pool_grant_value": facts.POOL_GRANT_VALUE,
         "gpu_resource": facts.GPU_RESOURCE,
@@ -207,8 +213,9 @@ def chart_files(checked: Checked, lock: Lock | None = None, *,
         # release's own priority classes, the workload GPU series (label mode) above 0.
         "promql": promql,
         "platform_pods": promql.platform_pods("{{ $platformClasses | quote }}"),
-        "busy_workload_gpus":
-            "{{ $open }}DCGM_FI_DEV_GPU_UTIL{ {{- $workload -}} } > 0{{ $close }}",
+        "busy_workload_gpus": (
+            "{{ $open }}DCGM_FI_DEV_GPU_UTIL{ {{- $workload -}} } > 0{{ $close }}"
+        ),
         "item_lists": components.helper_context(),
         "component_label": components.COMPONENT_LABEL,
     }
@@ -218,8 +225,11 @@ def chart_files(checked: Checked, lock: Lock | None = None, *,
         text = template.render(header=_header(f"{SOURCE_DIR}/{rel}"), **context)
         files[rel] = text
     files["templates/validate.yaml"] = validate_yaml(
-        _header("the rule catalogue, generator/gpu_platform/pipeline/rules/ "
-                "(generator/gpu_platform/pipeline/emit/guard.py)"))
+        _header(
+            "the rule catalogue, generator/gpu_platform/pipeline/rules/ "
+            "(generator/gpu_platform/pipeline/emit/guard.py)"
+        )
+    )
     return dict(sorted(files.items()))
 
 

@@ -27,16 +27,18 @@ NAMESPACE = "gpu-platform"
 
 
 def _block(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(<!-- generated: {name} -->\n)(.*?)(<!-- /generated: {name} -->)",
-                      re.DOTALL)
+    return re.compile(
+        rf"(<!-- generated: {name} -->\n)(.*?)(<!-- /generated: {name} -->)", re.DOTALL
+    )
 
 
 def components() -> str:
     rows = ["| Component | Chart | Repository | Pinned |", "|---|---|---|---|"]
     for chart in lock().charts:
         info = registry.info(chart.name)
-        rows.append(f"| {info.description} | `{chart.name}` | {chart.repository} | "
-                    f"{chart.version} |")
+        rows.append(
+            f"| {info.description} | `{chart.name}` | {chart.repository} | {chart.version} |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -46,40 +48,48 @@ def _sh(lines: list[str]) -> str:
 
 def install_oci() -> str:
     version = metadata.version()
-    return _sh([
-        "gpu-platform validate -f site.yaml",
-        "gpu-platform values -f site.yaml > resolved.yaml",
-        f"helm install {RELEASE} {REGISTRY}/{metadata.NAME} --version {version} "
-        f"-n {NAMESPACE} --create-namespace -f resolved.yaml",
-    ])
+    return _sh(
+        [
+            "gpu-platform validate -f site.yaml",
+            "gpu-platform values -f site.yaml > resolved.yaml",
+            f"helm install {RELEASE} {REGISTRY}/{metadata.NAME} --version {version} "
+            f"-n {NAMESPACE} --create-namespace -f resolved.yaml",
+        ]
+    )
 
 
 def publish() -> str:
     archive = f"dist/{metadata.NAME}-{metadata.version()}.tgz"
-    return _sh([
-        "gpu-platform package --out dist",
-        f"helm push {archive} {REGISTRY}",
-    ])
+    return _sh(
+        [
+            "gpu-platform package --out dist",
+            f"helm push {archive} {REGISTRY}",
+        ]
+    )
 
 
 def install_checkout() -> str:
     repos = [f"helm repo add {alias} {url}" for url, alias in registry.repositories().items()]
-    return _sh([
-        *repos,
-        "helm dependency build charts/gpu-platform",
-        "gpu-platform values -f site.yaml > resolved.yaml",
-        f"helm install {RELEASE} charts/gpu-platform -n {NAMESPACE} --create-namespace "
-        "-f resolved.yaml",
-    ])
+    return _sh(
+        [
+            *repos,
+            "helm dependency build charts/gpu-platform",
+            "gpu-platform values -f site.yaml > resolved.yaml",
+            f"helm install {RELEASE} charts/gpu-platform -n {NAMESPACE} --create-namespace "
+            "-f resolved.yaml",
+        ]
+    )
 
 
 def upgrade() -> str:
     version = metadata.version()
-    return _sh([
-        "gpu-platform values -f site.yaml > resolved.yaml",
-        f"helm upgrade {RELEASE} {REGISTRY}/{metadata.NAME} --version {version} "
-        f"-n {NAMESPACE} -f resolved.yaml",
-    ])
+    return _sh(
+        [
+            "gpu-platform values -f site.yaml > resolved.yaml",
+            f"helm upgrade {RELEASE} {REGISTRY}/{metadata.NAME} --version {version} "
+            f"-n {NAMESPACE} -f resolved.yaml",
+        ]
+    )
 
 
 EXAMPLE_SITE = "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
@@ -130,24 +140,34 @@ def plain_helm(rules: Iterable[Rule] | None = None) -> str:
     derived = [r for r in errors if r.guard is not None and "derived" in r.tags]
     unguarded = [r for r in errors if r.guard is None]
     warned = [r for r in rules if r.severity == "warning"]
-    lines = [f"`templates/validate.yaml` refuses, at install time and in `gpu-platform "
-             f"validate`'s words, values that break any of these {len(guarded) + len(derived)} "
-             "rules of the catalogue:", ""]
+    lines = [
+        f"`templates/validate.yaml` refuses, at install time and in `gpu-platform "
+        f"validate`'s words, values that break any of these {len(guarded) + len(derived)} "
+        "rules of the catalogue:",
+        "",
+    ]
     lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in guarded]
     if derived:
-        lines.append(f"- a derived key differs from what the tool computes ({len(derived)} "
-                     "keys): " + ", ".join(f"`{r.id.split(':', 1)[1]}`" if ":" in r.id
-                                           else f"`{r.id}`" for r in derived))
+        lines.append(
+            f"- a derived key differs from what the tool computes ({len(derived)} "
+            "keys): "
+            + ", ".join(
+                f"`{r.id.split(':', 1)[1]}`" if ":" in r.id else f"`{r.id}`" for r in derived
+            )
+        )
     lines.append("")
     if unguarded:
         lines += ["Only `gpu-platform validate` refuses (no Helm template can check these):", ""]
-        lines += [f"- {_cell(r.summary)} (`{r.id}`): {_cell(r.no_guard or '')}"
-                  for r in unguarded]
+        lines += [f"- {_cell(r.summary)} (`{r.id}`): {_cell(r.no_guard or '')}" for r in unguarded]
     else:
         lines.append("Every rule `gpu-platform validate` refuses by has an install-time guard.")
     if warned:
-        lines += ["", "Warnings, printed by `gpu-platform validate` only (a Helm template can "
-                  "refuse, not warn):", ""]
+        lines += [
+            "",
+            "Warnings, printed by `gpu-platform validate` only (a Helm template can "
+            "refuse, not warn):",
+            "",
+        ]
         lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in warned]
     return "\n".join(lines) + "\n"
 
@@ -171,10 +191,11 @@ def apply(text: str, source: str = "README.md") -> str:
         if not pattern.search(text):
             raise GpuPlatformError(
                 f"{source}: no <!-- generated: {name} --> ... <!-- /generated: {name} --> "
-                "block; add the markers where the generated text belongs")
+                "block; add the markers where the generated text belongs"
+            )
         match = pattern.search(text)
         assert match is not None
-        text = text[: match.start(2)] + build() + text[match.end(2):]
+        text = text[: match.start(2)] + build() + text[match.end(2) :]
     return text
 
 

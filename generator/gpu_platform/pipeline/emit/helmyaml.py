@@ -38,45 +38,88 @@ from ruamel.yaml.representer import RoundTripRepresenter
 
 # Plain scalars some reader resolves from a table (YAML 1.1 bools and nulls, go-yaml v2's
 # table, YAML 1.1's merge and value keys).
-_WORDS = frozenset({
-    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
-    "true", "True", "TRUE", "false", "False", "FALSE",
-    "on", "On", "ON", "off", "Off", "OFF",
-    "", "~", "null", "Null", "NULL",
-    ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-    "-.inf", "-.Inf", "-.INF", "<<", "=",
-})
+_WORDS = frozenset(
+    {
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "",
+        "~",
+        "null",
+        "Null",
+        "NULL",
+        ".nan",
+        ".NaN",
+        ".NAN",
+        ".inf",
+        ".Inf",
+        ".INF",
+        "+.inf",
+        "+.Inf",
+        "+.INF",
+        "-.inf",
+        "-.Inf",
+        "-.INF",
+        "<<",
+        "=",
+    }
+)
 
 # Plain scalars some reader resolves by pattern (matched against the whole string).
-_PATTERNS = tuple(re.compile(p) for p in (
-    # YAML 1.1 int: binary, octal, decimal, hexadecimal, base 60
-    r"[-+]?0b[01_]+",
-    r"[-+]?0[0-7_]+",
-    r"[-+]?(?:0|[1-9][0-9_]*)",
-    r"[-+]?0x[0-9a-fA-F_]+",
-    r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
-    # YAML 1.1 float: decimal (the dot may stand alone), base 60
-    r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?",
-    r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*",
-    # YAML 1.1 timestamp (date, or date and time)
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}",
-    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
-    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?",
-    # YAML 1.2 core schema: int (decimal, 0o octal, 0x hexadecimal) and float
-    r"[-+]?[0-9]+",
-    r"0o[0-7]+",
-    r"0x[0-9a-fA-F]+",
-    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?",
-))
+_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        # YAML 1.1 int: binary, octal, decimal, hexadecimal, base 60
+        r"[-+]?0b[01_]+",
+        r"[-+]?0[0-7_]+",
+        r"[-+]?(?:0|[1-9][0-9_]*)",
+        r"[-+]?0x[0-9a-fA-F_]+",
+        r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+        # YAML 1.1 float: decimal (the dot may stand alone), base 60
+        r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?",
+        r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*",
+        # YAML 1.1 timestamp (date, or date and time)
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}",
+        r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
+        r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?",
+        # YAML 1.2 core schema: int (decimal, 0o octal, 0x hexadecimal) and float
+        r"[-+]?[0-9]+",
+        r"0o[0-7]+",
+        r"0x[0-9a-fA-F]+",
+        r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?",
+    )
+)
 
 # go-yaml v2 tries these only on text that starts with a sign or a digit, with underscores
 # removed: Go's integer syntax (strconv.ParseInt/ParseUint with base 0), its float pattern,
 # and dates in time.Parse's layouts (any text that starts YYYY-M-D).
 _GO_NUMERIC_START = frozenset("+-0123456789")
-_GO_PATTERNS = tuple(re.compile(p) for p in (
-    r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)",
-    r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+][0-9]+)?",
-))
+_GO_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)",
+        r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+][0-9]+)?",
+    )
+)
 _GO_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL)
 
 
@@ -84,8 +127,9 @@ _GO_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL)
 # C1 controls (tab and newline aside), the Unicode line and paragraph separators (line breaks
 # to YAML 1.1, which a reader folds), the byte-order mark, surrogates and non-characters.
 # Only a double-quoted scalar carries them, as escapes.
-_ESCAPE_ONLY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff"
-                          "\ufffe\uffff]")
+_ESCAPE_ONLY = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]"
+)
 
 
 def ambiguous(text: str) -> bool:
@@ -156,11 +200,27 @@ def _register() -> None:
     through the methods above, so no formatting a loader preserved leaks into the output."""
     from ruamel.yaml import scalarbool, scalarfloat, scalarint, scalarstring
 
-    strings = [str, *(getattr(scalarstring, name) for name in (
-        "LiteralScalarString", "FoldedScalarString", "SingleQuotedScalarString",
-        "DoubleQuotedScalarString", "PlainScalarString", "ScalarString"))]
-    ints = [int, *(getattr(scalarint, name) for name in (
-        "ScalarInt", "BinaryInt", "OctalInt", "HexInt", "HexCapsInt", "DecimalInt"))]
+    strings = [
+        str,
+        *(
+            getattr(scalarstring, name)
+            for name in (
+                "LiteralScalarString",
+                "FoldedScalarString",
+                "SingleQuotedScalarString",
+                "DoubleQuotedScalarString",
+                "PlainScalarString",
+                "ScalarString",
+            )
+        ),
+    ]
+    ints = [
+        int,
+        *(
+            getattr(scalarint, name)
+            for name in ("ScalarInt", "BinaryInt", "OctalInt", "HexInt", "HexCapsInt", "DecimalInt")
+        ),
+    ]
     for kind in strings:
         HelmRepresenter.add_representer(kind, HelmRepresenter.represent_str)
     for kind in ints:

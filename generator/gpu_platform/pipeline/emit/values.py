@@ -34,8 +34,7 @@ HEADER = (
 
 def _field_docs(model: type[BaseModel]) -> dict[str, str]:
     return {
-        (info.alias or name): (info.description or "")
-        for name, info in model.model_fields.items()
+        (info.alias or name): (info.description or "") for name, info in model.model_fields.items()
     }
 
 
@@ -104,8 +103,12 @@ def values_yaml(resolved: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- JSON schema
 
 
-def _upstream_node(default: Any, path: tuple[str, ...], documented: frozenset[tuple[str, ...]],
-                   chart_roots: set[tuple[str, ...]]) -> dict[str, Any]:
+def _upstream_node(
+    default: Any,
+    path: tuple[str, ...],
+    documented: frozenset[tuple[str, ...]],
+    chart_roots: set[tuple[str, ...]],
+) -> dict[str, Any]:
     """Schema of one spot in a subchart's defaults: closed where the defaults are a map of
     keys (as the subchart key check sees them), anything where they are free-form. Upstream's
     own keys carry no description: their documentation is upstream's, and the values
@@ -113,8 +116,10 @@ def _upstream_node(default: Any, path: tuple[str, ...], documented: frozenset[tu
     node: dict[str, Any] = {}
     if upstream.is_free_form(default) or not isinstance(default, dict):
         return node
-    props = {str(k): _upstream_node(v, (*path, str(k)), documented, chart_roots)
-             for k, v in default.items()}
+    props = {
+        str(k): _upstream_node(v, (*path, str(k)), documented, chart_roots)
+        for k, v in default.items()
+    }
     for doc in sorted(documented):
         if doc[:-1] == path and doc[-1] not in props:
             props[doc[-1]] = {}
@@ -133,8 +138,11 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
     roots = {(), *((nested,) for nested in registry.info(chart).nested)}
     tree = _upstream_node(upstream.defaults(chart), (), upstream.documented(chart), roots)
     props = tree.get("properties", {})
-    props["enabled"] = {"type": "boolean", "description": "Install this component.",
-                        "default": True}
+    props["enabled"] = {
+        "type": "boolean",
+        "description": "Install this component.",
+        "default": True,
+    }
     schema: dict[str, Any] = {
         "type": "object",
         "description": registry.info(chart).description,
@@ -147,7 +155,8 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
         node = schema
         for key in derivation.path[:-1]:
             node = node.setdefault("properties", {}).setdefault(
-                key, {"additionalProperties": False, "properties": {}})
+                key, {"additionalProperties": False, "properties": {}}
+            )
             node["type"] = "object"
             node["description"] = f"Passed to {chart}."
         node.setdefault("properties", {})[derivation.path[-1]] = {
@@ -253,8 +262,14 @@ def _rows(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tup
         shown = "" if default is None and "default" not in prop else json.dumps(default)
         if len(shown) > 60:
             shown = "(see values.yaml)"
-        rows.append((path, _type_name(prop, defs), shown, prop.get("description")
-                     or target.get("description", "")))
+        rows.append(
+            (
+                path,
+                _type_name(prop, defs),
+                shown,
+                prop.get("description") or target.get("description", ""),
+            )
+        )
         if target.get("type") == "object" and "properties" in target:
             rows.extend(_rows(target, defs, path))
         items = target.get("items", {}) if target.get("type") == "array" else {}
@@ -291,18 +306,30 @@ def values_reference() -> str:
             seen.add(row[0])
             rows.append(row)
     # A platform knob with keys of its own below it gets its own section.
-    sections = {f"platform.{m.group(1)}" for path, *_ in rows
-                if (m := re.match(r"platform\.([A-Za-z0-9]+)[.\[]", path))}
+    sections = {
+        f"platform.{m.group(1)}"
+        for path, *_ in rows
+        if (m := re.match(r"platform\.([A-Za-z0-9]+)[.\[]", path))
+    }
     grouped: dict[str, list[tuple[str, ...]]] = {}
     for row in rows:
         grouped.setdefault(_section(row[0], sections), []).append(row)
     about = {path: desc for path, _kind, _default, desc in rows}
-    toc = [f"- [`{name}`](#{_anchor(name)}): {about.get(name, '')} "
-           f"({len(group)} key{'' if len(group) == 1 else 's'})" for name, group in grouped.items()]
+    toc = [
+        f"- [`{name}`](#{_anchor(name)}): {about.get(name, '')} "
+        f"({len(group)} key{'' if len(group) == 1 else 's'})"
+        for name, group in grouped.items()
+    ]
     out = ["\n".join(toc), ""]
     for name, group in grouped.items():
-        out += [f'<a id="{_anchor(name)}"></a>', "", f"### `{name}`", "",
-                "| Key | Type | Default | Description |", "|---|---|---|---|"]
+        out += [
+            f'<a id="{_anchor(name)}"></a>',
+            "",
+            f"### `{name}`",
+            "",
+            "| Key | Type | Default | Description |",
+            "|---|---|---|---|",
+        ]
         for path, kind, default, desc in group:
             cell = default.replace("|", "\\|")
             shown = f"`{cell}`" if cell else ""

@@ -33,10 +33,13 @@ def advertised_gpu_resources(values: Values) -> list[str]:
 @rule(
     id="tenant-egress-any",
     summary="a tenant's egress may not open every address unless acknowledged",
-    reads=("platform.tenants[].network.egressCIDRs", "platform.tenants[].network.acknowledgeAnyEgress"),
+    reads=(
+        "platform.tenants[].network.egressCIDRs",
+        "platform.tenants[].network.acknowledgeAnyEgress",
+    ),
     fmt="%s opens egress to every address, which on some network plugins includes every "
-        "tenant's pods and the platform's Prometheus; list the destinations, or set "
-        "network.acknowledgeAnyEgress: true",
+    "tenant's pods and the platform's Prometheus; list the destinations, or set "
+    "network.acknowledgeAnyEgress: true",
     guard="""\
 {{- range $i, $t := $tenants -}}
 {{- if not $t.network.acknowledgeAnyEgress -}}
@@ -75,8 +78,11 @@ def tenant_gpu_quota_not_gpu(ctx: Context) -> Iterable[Hit]:
     for i, tenant in enumerate(ctx.values.platform.tenants):
         for name in sorted(tenant.quota.gpuResources):
             if name == facts.GPU_RESOURCE:
-                yield Hit(("platform", "tenants", i, "quota", "gpuResources", name), (name,),
-                          at=("platform", "tenants", i, "quota", "gpuResources"))
+                yield Hit(
+                    ("platform", "tenants", i, "quota", "gpuResources", name),
+                    (name,),
+                    at=("platform", "tenants", i, "quota", "gpuResources"),
+                )
 
 
 @rule(
@@ -84,7 +90,7 @@ def tenant_gpu_quota_not_gpu(ctx: Context) -> Iterable[Hit]:
     summary="quota.gpuResources names only resources a pool advertises",
     reads=("platform.tenants[].quota.gpuResources", "platform.nodePools[].gpuResources"),
     fmt="no pool advertises %s (platform.nodePools[].gpuResources: %s); add it to the pools "
-        "that have it",
+    "that have it",
     guard="""\
 {{- $gpuNames := (include "gpu-platform.gpuResources" $ | fromJson).names -}}
 {{- range $i, $t := $tenants -}}
@@ -100,9 +106,11 @@ def tenant_gpu_quota_advertised(ctx: Context) -> Iterable[Hit]:
     for i, tenant in enumerate(ctx.values.platform.tenants):
         for name in sorted(tenant.quota.gpuResources):
             if name != facts.GPU_RESOURCE and name not in advertised:
-                yield Hit(("platform", "tenants", i, "quota", "gpuResources", name),
-                          (name, ", ".join(advertised)),
-                          at=("platform", "tenants", i, "quota", "gpuResources"))
+                yield Hit(
+                    ("platform", "tenants", i, "quota", "gpuResources", name),
+                    (name, ", ".join(advertised)),
+                    at=("platform", "tenants", i, "quota", "gpuResources"),
+                )
 
 
 @rule(
@@ -110,8 +118,8 @@ def tenant_gpu_quota_advertised(ctx: Context) -> Iterable[Hit]:
     summary="MIG strategy mixed needs the pools to list the MIG profiles they advertise",
     reads=("gpu-operator.mig.strategy", "platform.nodePools[].gpuResources"),
     fmt="MIG strategy mixed advertises nvidia.com/mig-<profile> resources, but no pool lists "
-        "one in platform.nodePools[].gpuResources, so no tenant quota would count them; list "
-        "the MIG profiles the pools expose (e.g. nvidia.com/mig-1g.10gb)",
+    "one in platform.nodePools[].gpuResources, so no tenant quota would count them; list "
+    "the MIG profiles the pools expose (e.g. nvidia.com/mig-1g.10gb)",
     guard="""\
 {{- if $gpuop.enabled -}}
 {{- $mig := false -}}
@@ -129,8 +137,7 @@ def mig_mixed_needs_pools(ctx: Context) -> Iterable[Hit]:
     if not found:
         found, strategy = get_path(upstream.defaults("gpu-operator"), ("mig", "strategy"))
     advertised = advertised_gpu_resources(ctx.values)
-    if strategy == "mixed" and not any(n.startswith(facts.MIG_RESOURCE_PREFIX)
-                                       for n in advertised):
+    if strategy == "mixed" and not any(n.startswith(facts.MIG_RESOURCE_PREFIX) for n in advertised):
         yield Hit(("gpu-operator", "mig", "strategy"), at=("gpu-operator",))
 
 
@@ -151,8 +158,8 @@ def _sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
     summary="time-slicing or MPS with renameByDefault needs the pools to list <name>.shared",
     reads=("gpu-operator.devicePlugin.config.data", "platform.nodePools[].gpuResources"),
     fmt="%s renameByDefault advertises %s, which no pool lists in "
-        "platform.nodePools[].gpuResources, so no tenant quota would count it; add %s to the "
-        "pools that share GPUs",
+    "platform.nodePools[].gpuResources, so no tenant quota would count it; add %s to the "
+    "pools that share GPUs",
     guard="""\
 {{- if $gpuop.enabled -}}
 {{- $gpuNames := (include "gpu-platform.gpuResources" $ | fromJson).names -}}
@@ -193,5 +200,7 @@ def shared_gpus_need_pools(ctx: Context) -> Iterable[Hit]:
                     continue
                 shared = f"{name}{facts.SHARED_SUFFIX}"
                 if shared not in advertised:
-                    yield Hit(("gpu-operator", "devicePlugin", "config", "data", key),
-                              (mode, shared, shared))
+                    yield Hit(
+                        ("gpu-operator", "devicePlugin", "config", "data", key),
+                        (mode, shared, shared),
+                    )

@@ -83,8 +83,16 @@ class Rule:
             at = ctx.remap(hit.at) if hit.at else None
             location = ctx.origins.find(path) or (ctx.origins.find(at) if at else None)
             subject = next((a for a in hit.args if isinstance(a, str)), dotted(hit.at or path))
-            out.append(Problem(dotted(path), sprintf(self.fmt, *hit.args), location,
-                               severity=self.severity, rule=self.id, subject=subject))
+            out.append(
+                Problem(
+                    dotted(path),
+                    sprintf(self.fmt, *hit.args),
+                    location,
+                    severity=self.severity,
+                    rule=self.id,
+                    subject=subject,
+                )
+            )
         return out
 
 

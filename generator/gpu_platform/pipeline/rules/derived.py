@@ -19,12 +19,16 @@ from gpu_platform.pipeline.model import duration_ms
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Hit, Rule, rule
 from gpu_platform.pipeline.rules.gofmt import quote, to_json
 
-KNOB_FMT = "is %s, but gpu-platform derives %s from %s (%s); set %s and let `gpu-platform " \
+KNOB_FMT = (
+    "is %s, but gpu-platform derives %s from %s (%s); set %s and let `gpu-platform "
     "values` compute this key"
+)
 FIXED_FMT = "is %s, but gpu-platform sets it to %s (%s); remove this key"
 # Objects and lists are too long to quote in a message: name what differs, not the value.
-OBJECT_FMT = "differs from what gpu-platform derives from %s (%s); set %s and let " \
+OBJECT_FMT = (
+    "differs from what gpu-platform derives from %s (%s); set %s and let "
     "`gpu-platform values` compute this key"
+)
 
 
 def _fixed(derivation: Derivation) -> bool:
@@ -55,8 +59,17 @@ def _check(derivation: Derivation):  # type: ignore[no-untyped-def]
         elif _fixed(derivation):
             yield Hit(full, (to_json(given), to_json(expected), derivation.why))
         else:
-            yield Hit(full, (to_json(given), to_json(expected), derivation.source,
-                             derivation.why, derivation.source))
+            yield Hit(
+                full,
+                (
+                    to_json(given),
+                    to_json(expected),
+                    derivation.source,
+                    derivation.why,
+                    derivation.source,
+                ),
+            )
+
     return check
 
 
@@ -72,30 +85,36 @@ def _guard(derivation: Derivation) -> str:
     elif _fixed(derivation):
         args = f"$actual $want {quote(derivation.why)}"
     else:
-        args = (f"$actual $want {quote(derivation.source)} {quote(derivation.why)} "
-                f"{quote(derivation.source)}")
+        args = (
+            f"$actual $want {quote(derivation.source)} {quote(derivation.why)} "
+            f"{quote(derivation.source)}"
+        )
     assert derivation.go is not None
-    return (f"{derivation.go}\n"
-            f"{{{{- $actual := toJson {_dig(derivation)} -}}}}\n"
-            "{{- if ne $actual $want -}}\n"
-            f"{{{{- $errors = append $errors (printf [[ fmt ]] {quote(dotted)} {args}) -}}}}\n"
-            "{{- end -}}")
+    return (
+        f"{derivation.go}\n"
+        f"{{{{- $actual := toJson {_dig(derivation)} -}}}}\n"
+        "{{- if ne $actual $want -}}\n"
+        f"{{{{- $errors = append $errors (printf [[ fmt ]] {quote(dotted)} {args}) -}}}}\n"
+        "{{- end -}}"
+    )
 
 
 for _derivation in DERIVATIONS:
     if _derivation.merged:
         continue
-    RULES.append(Rule(
-        id=f"derived:{'.'.join((_derivation.chart, *_derivation.path))}",
-        summary=f"`{'.'.join((_derivation.chart, *_derivation.path))}` must be what "
-                f"{'gpu-platform sets' if _fixed(_derivation) else _derivation.source + ' gives'}"
-                f" ({_derivation.why})",
-        reads=(_derivation.source, ".".join((_derivation.chart, *_derivation.path))),
-        fmt=_fmt(_derivation),
-        check=_check(_derivation),
-        guard=_guard(_derivation),
-        tags=("derived",),
-    ))
+    RULES.append(
+        Rule(
+            id=f"derived:{'.'.join((_derivation.chart, *_derivation.path))}",
+            summary=f"`{'.'.join((_derivation.chart, *_derivation.path))}` must be what "
+            f"{'gpu-platform sets' if _fixed(_derivation) else _derivation.source + ' gives'}"
+            f" ({_derivation.why})",
+            reads=(_derivation.source, ".".join((_derivation.chart, *_derivation.path))),
+            fmt=_fmt(_derivation),
+            check=_check(_derivation),
+            guard=_guard(_derivation),
+            tags=("derived",),
+        )
+    )
 
 
 @rule(
@@ -103,7 +122,7 @@ for _derivation in DERIVATIONS:
     summary=f"the DCGM exporter's `{DCGM_INTERVAL_ENV}` must equal the scrape interval (ms)",
     reads=("platform.monitoring.scrapeInterval", "gpu-operator.dcgmExporter.env"),
     fmt=f"{DCGM_INTERVAL_ENV} is %q but follows platform.monitoring.scrapeInterval (%s ms); "
-        "set the scrape interval instead of this entry",
+    "set the scrape interval instead of this entry",
     guard="""\
 {{- range $i, $e := (dig "dcgmExporter" "env" list $gpuop) -}}
 {{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") -}}
@@ -119,10 +138,14 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
     _, given = get_path(ctx.data.get("gpu-operator"), ("dcgmExporter", "env"))
     want = str(duration_ms(ctx.values.platform.monitoring.scrapeInterval))
     for index, entry in enumerate(given if isinstance(given, list) else []):
-        if (isinstance(entry, dict) and entry.get("name") == DCGM_INTERVAL_ENV
-                and str(entry.get("value")) != want):
-            yield Hit(("gpu-operator", "dcgmExporter", "env", index),
-                      (str(entry.get("value")), want))
+        if (
+            isinstance(entry, dict)
+            and entry.get("name") == DCGM_INTERVAL_ENV
+            and str(entry.get("value")) != want
+        ):
+            yield Hit(
+                ("gpu-operator", "dcgmExporter", "env", index), (str(entry.get("value")), want)
+            )
 
 
 @rule(
@@ -130,7 +153,7 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
     summary=f"the DCGM exporter's env must set `{DCGM_INTERVAL_ENV}` (its default is 30 s)",
     reads=("gpu-operator.dcgmExporter.env",),
     fmt=f"has no {DCGM_INTERVAL_ENV}, so the exporter collects every 30 s whatever the scrape "
-        "interval; run `gpu-platform values -f <your values files>` and install with the result",
+    "interval; run `gpu-platform values -f <your values files>` and install with the result",
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $found := false -}}
@@ -150,11 +173,14 @@ def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
 @rule(
     id="operator-tolerates-pools",
     summary="gpu-operator's DaemonSets and the NFD workers must tolerate every pool taint",
-    reads=("platform.nodePools[].taints", "gpu-operator.daemonsets.tolerations",
-           "gpu-operator.node-feature-discovery.worker.tolerations"),
+    reads=(
+        "platform.nodePools[].taints",
+        "gpu-operator.daemonsets.tolerations",
+        "gpu-operator.node-feature-discovery.worker.tolerations",
+    ),
     fmt="does not tolerate the taint %s of platform.nodePools[%d] (%s), so the operator's pods "
-        "never run there; run `gpu-platform values -f <your values files>` and install with "
-        "the result",
+    "never run there; run `gpu-platform values -f <your values files>` and install with "
+    "the result",
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $lists := dict "daemonsets.tolerations" (dig "daemonsets" "tolerations" list $gpuop) "node-feature-discovery.worker.tolerations" (dig "node-feature-discovery" "worker" "tolerations" list $gpuop) -}}

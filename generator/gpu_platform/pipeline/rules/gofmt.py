@@ -74,7 +74,7 @@ def sprintf(fmt: str, *args: Any) -> str:
     out: list[str] = []
     position = 0
     for match in _VERB.finditer(fmt):
-        out.append(fmt[position:match.start()])
+        out.append(fmt[position : match.start()])
         position = match.end()
         verb = match.group(1)
         if verb == "%":

@@ -43,9 +43,9 @@ def hpa_unique(ctx: Context) -> Iterable[Hit]:
     summary="an HPA may not target a Dask resource (use a DaskAutoscaler)",
     reads=("platform.hpas[].scaleTargetRef.kind",),
     fmt="an HPA cannot scale a %s: Dask resources expose no label selector in their scale "
-        "subresource, so the HPA fails with InvalidSelector. Use a DaskAutoscaler "
-        "(kubernetes.dask.org/v1, spec.cluster/minimum/maximum) for Dask clusters, or target "
-        "a Deployment/StatefulSet",
+    "subresource, so the HPA fails with InvalidSelector. Use a DaskAutoscaler "
+    "(kubernetes.dask.org/v1, spec.cluster/minimum/maximum) for Dask clusters, or target "
+    "a Deployment/StatefulSet",
     guard="""\
 {{- range $i, $h := $hpas -}}
 {{- if has (toString $h.scaleTargetRef.kind) (list [[ dask_kinds ]]) -}}
@@ -56,8 +56,7 @@ def hpa_unique(ctx: Context) -> Iterable[Hit]:
 def hpa_not_dask(ctx: Context) -> Iterable[Hit]:
     for i, hpa in enumerate(ctx.values.platform.hpas):
         if hpa.scaleTargetRef.kind in DASK_KINDS:
-            yield Hit(("platform", "hpas", i, "scaleTargetRef", "kind"),
-                      (hpa.scaleTargetRef.kind,))
+            yield Hit(("platform", "hpas", i, "scaleTargetRef", "kind"), (hpa.scaleTargetRef.kind,))
 
 
 @rule(
@@ -107,8 +106,8 @@ def hpa_replica_bounds(ctx: Context) -> Iterable[Hit]:
     summary="an HPA lives in the release namespace or a tenant's (namespaces the chart creates)",
     reads=("platform.hpas[].namespace", "platform.tenants[].name"),
     fmt="namespace %q is not created by this chart, so on a fresh cluster the HPA cannot be "
-        "installed; use a tenant's namespace (add a tenant named %q under platform.tenants) or "
-        "leave it empty for the release namespace",
+    "installed; use a tenant's namespace (add a tenant named %q under platform.tenants) or "
+    "leave it empty for the release namespace",
     guard="""\
 {{- $tenantNames := list -}}{{- range $tenants }}{{ $tenantNames = append $tenantNames (toString .name) }}{{ end -}}
 {{- range $i, $h := $hpas -}}
@@ -131,7 +130,7 @@ def hpa_namespace_exists(ctx: Context) -> Iterable[Hit]:
     summary="an HPA's custom metric is one of platform.monitoring.gpuSignals",
     reads=("platform.hpas[].metrics[].pods.metric.name", "platform.monitoring.gpuSignals"),
     fmt="no adapter rule serves the metric %q; available: %s (add a signal under "
-        "platform.monitoring.gpuSignals to serve a new one)",
+    "platform.monitoring.gpuSignals to serve a new one)",
     guard="""\
 {{- range $i, $h := $hpas -}}
 {{- range $j, $m := $h.metrics -}}
@@ -149,8 +148,10 @@ def hpa_metric_served(ctx: Context) -> Iterable[Hit]:
     for i, hpa in enumerate(ctx.values.platform.hpas):
         for j, metric in enumerate(hpa.metrics):
             if isinstance(metric, PodsMetric) and metric.pods.metric.name not in signals:
-                yield Hit(("platform", "hpas", i, "metrics", j, "pods", "metric", "name"),
-                          (metric.pods.metric.name, ", ".join(signals) or "(none)"))
+                yield Hit(
+                    ("platform", "hpas", i, "metrics", j, "pods", "metric", "name"),
+                    (metric.pods.metric.name, ", ".join(signals) or "(none)"),
+                )
 
 
 @rule(
@@ -158,7 +159,7 @@ def hpa_metric_served(ctx: Context) -> Iterable[Hit]:
     summary="an HPA on a GPU signal needs prometheus-adapter enabled",
     reads=("platform.hpas[].metrics[].pods.metric.name", "prometheus-adapter.enabled"),
     fmt="uses the GPU signal %q but prometheus-adapter.enabled is false, so no custom metrics "
-        "API serves it; enable prometheus-adapter",
+    "API serves it; enable prometheus-adapter",
     guard="""\
 {{- if not $adapter.enabled -}}
 {{- range $i, $h := $hpas -}}
@@ -178,8 +179,10 @@ def hpa_metric_adapter(ctx: Context) -> Iterable[Hit]:
     for i, hpa in enumerate(ctx.values.platform.hpas):
         for j, metric in enumerate(hpa.metrics):
             if isinstance(metric, PodsMetric) and metric.pods.metric.name in signals:
-                yield Hit(("platform", "hpas", i, "metrics", j, "pods", "metric", "name"),
-                          (metric.pods.metric.name,))
+                yield Hit(
+                    ("platform", "hpas", i, "metrics", j, "pods", "metric", "name"),
+                    (metric.pods.metric.name,),
+                )
 
 
 @rule(
@@ -206,8 +209,7 @@ def hpa_pods_target(ctx: Context) -> Iterable[Hit]:
                 continue
             target = metric.pods.target
             if target.type != "AverageValue" or not target.averageValue:
-                yield Hit(("platform", "hpas", i, "metrics", j, "pods", "target"),
-                          (target.type,))
+                yield Hit(("platform", "hpas", i, "metrics", j, "pods", "target"), (target.type,))
 
 
 @rule(
@@ -215,7 +217,7 @@ def hpa_pods_target(ctx: Context) -> Iterable[Hit]:
     summary="a Resource metric targets a Utilization (with averageUtilization) or AverageValue",
     reads=("platform.hpas[].metrics[].resource.target",),
     fmt="a Resource metric needs type Utilization with averageUtilization (percent of requests) "
-        "or type AverageValue with averageValue, got type %s",
+    "or type AverageValue with averageValue, got type %s",
     guard="""\
 {{- range $i, $h := $hpas -}}
 {{- range $j, $m := $h.metrics -}}
@@ -237,8 +239,10 @@ def hpa_resource_target(ctx: Context) -> Iterable[Hit]:
             if isinstance(metric, PodsMetric):
                 continue
             target = metric.resource.target
-            ok = ((target.type == "Utilization" and target.averageUtilization is not None)
-                  or (target.type == "AverageValue" and bool(target.averageValue)))
+            ok = (target.type == "Utilization" and target.averageUtilization is not None) or (
+                target.type == "AverageValue" and bool(target.averageValue)
+            )
             if not ok:
-                yield Hit(("platform", "hpas", i, "metrics", j, "resource", "target"),
-                          (target.type,))
+                yield Hit(
+                    ("platform", "hpas", i, "metrics", j, "resource", "target"), (target.type,)
+                )

@@ -20,15 +20,22 @@ from gpu_platform.pipeline.load import Origins, dotted
 from gpu_platform.pipeline.rules.messages import _describe, _type_word
 from gpu_platform.pipeline.yamltree import PathKey
 
-_SCHEMA_TYPES = {"array": "a list", "object": "a mapping of keys", "string": "a string",
-                 "integer": "a whole number", "boolean": "true or false"}
+_SCHEMA_TYPES = {
+    "array": "a list",
+    "object": "a mapping of keys",
+    "string": "a string",
+    "integer": "a whole number",
+    "boolean": "true or false",
+}
 
 
 def _message(error: SchemaError) -> str:
     what = error.validator_value
     if error.validator == "type":
-        return (f"expected {_SCHEMA_TYPES.get(str(what), str(what))}, got "
-                f"{_type_word(error.instance)} {_describe(error.instance)}")
+        return (
+            f"expected {_SCHEMA_TYPES.get(str(what), str(what))}, got "
+            f"{_type_word(error.instance)} {_describe(error.instance)}"
+        )
     if error.validator == "required":
         missing = [k for k in what if isinstance(error.instance, dict) and k not in error.instance]
         return f"each entry needs {', '.join(missing)}; got {_describe(error.instance)}"
@@ -53,9 +60,13 @@ def merged_list_problems(data: dict[str, Any], origins: Origins) -> list[Problem
         validator = Draft202012Validator(derivation.schema)
         for error in sorted(validator.iter_errors(given), key=lambda e: list(e.absolute_path)):
             path = (*base, *error.absolute_path)
-            problems.append(Problem(
-                dotted(path),
-                f"{_message(error)}; fix: write it as upstream does (see this key in the chart's "
-                "values.yaml); the platform adds its own entries to it",
-                origins.find(path) or origins.find(base)))
+            problems.append(
+                Problem(
+                    dotted(path),
+                    f"{_message(error)}; fix: write it as upstream does (see this key in the "
+                    "chart's "
+                    "values.yaml); the platform adds its own entries to it",
+                    origins.find(path) or origins.find(base),
+                )
+            )
     return problems

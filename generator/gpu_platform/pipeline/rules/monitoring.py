@@ -21,9 +21,12 @@ SPEC = ("prometheus", "prometheusSpec")
 # (docs/upstream-facts.md, "The DCGM ServiceMonitor the operator creates").
 DCGM_MONITOR_LABELS = {"app": "nvidia-dcgm-exporter"}
 # The labels of this chart's PrometheusRule that do not depend on the release.
-RULE_LABELS = {"app.kubernetes.io/name": "gpu-platform", "app.kubernetes.io/part-of":
-               "gpu-platform", "app.kubernetes.io/managed-by": "Helm",
-               facts.COMPONENT_LABEL: "monitoring"}
+RULE_LABELS = {
+    "app.kubernetes.io/name": "gpu-platform",
+    "app.kubernetes.io/part-of": "gpu-platform",
+    "app.kubernetes.io/managed-by": "Helm",
+    facts.COMPONENT_LABEL: "monitoring",
+}
 
 
 @rule(
@@ -43,8 +46,7 @@ RULE_LABELS = {"app.kubernetes.io/name": "gpu-platform", "app.kubernetes.io/part
 def signal_unique(ctx: Context) -> Iterable[Hit]:
     signals = ctx.values.platform.monitoring.gpuSignals
     for index in duplicates([s.name for s in signals]):
-        yield Hit(("platform", "monitoring", "gpuSignals", index, "name"),
-                  (signals[index].name,))
+        yield Hit(("platform", "monitoring", "gpuSignals", index, "name"), (signals[index].name,))
 
 
 def _selector(ctx: Context, which: str) -> Any:
@@ -59,19 +61,20 @@ def _unsatisfied(selector: Any, labels: dict[str, str]) -> bool:
     if selector.get("matchExpressions"):
         return True
     wanted = selector.get("matchLabels") or {}
-    return not isinstance(wanted, dict) or any(labels.get(k) != str(v) for k, v in
-                                               wanted.items())
+    return not isinstance(wanted, dict) or any(labels.get(k) != str(v) for k, v in wanted.items())
 
 
 @rule(
     id="monitor-selector-keeps-dcgm",
     summary="an explicit serviceMonitorSelector must select the DCGM exporter's ServiceMonitor",
-    reads=("kube-prometheus-stack.prometheus.prometheusSpec.serviceMonitorSelector",
-           "gpu-operator.dcgmExporter.serviceMonitor.additionalLabels"),
+    reads=(
+        "kube-prometheus-stack.prometheus.prometheusSpec.serviceMonitorSelector",
+        "gpu-operator.dcgmExporter.serviceMonitor.additionalLabels",
+    ),
     fmt="selects ServiceMonitors by %s, which the DCGM exporter's ServiceMonitor (labels %s) "
-        "does not match, so Prometheus would scrape no GPU metric: no HPA signal, no alert. "
-        "Remove the selector (gpu-platform lets Prometheus select every ServiceMonitor) or add "
-        "the labels to gpu-operator.dcgmExporter.serviceMonitor.additionalLabels",
+    "does not match, so Prometheus would scrape no GPU metric: no HPA signal, no alert. "
+    "Remove the selector (gpu-platform lets Prometheus select every ServiceMonitor) or add "
+    "the labels to gpu-operator.dcgmExporter.serviceMonitor.additionalLabels",
     guard="""\
 {{- if and $kps.enabled (index $.Values "gpu-operator").enabled -}}
 {{- $sel := dig "prometheus" "prometheusSpec" "serviceMonitorSelector" dict $kps -}}
@@ -89,17 +92,25 @@ def _unsatisfied(selector: Any, labels: dict[str, str]) -> bool:
 )
 def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
-    if not (values.subchart("kube-prometheus-stack").enabled
-            and values.subchart("gpu-operator").enabled):
+    if not (
+        values.subchart("kube-prometheus-stack").enabled and values.subchart("gpu-operator").enabled
+    ):
         return
     selector = _selector(ctx, "serviceMonitorSelector")
-    _, extra = get_path(values.subchart("gpu-operator").model_extra or {},
-                        ("dcgmExporter", "serviceMonitor", "additionalLabels"))
-    labels = {**{str(k): str(v) for k, v in (extra or {}).items()}, **DCGM_MONITOR_LABELS} \
-        if isinstance(extra, dict) or extra is None else dict(DCGM_MONITOR_LABELS)
+    _, extra = get_path(
+        values.subchart("gpu-operator").model_extra or {},
+        ("dcgmExporter", "serviceMonitor", "additionalLabels"),
+    )
+    labels = (
+        {**{str(k): str(v) for k, v in (extra or {}).items()}, **DCGM_MONITOR_LABELS}
+        if isinstance(extra, dict) or extra is None
+        else dict(DCGM_MONITOR_LABELS)
+    )
     if _unsatisfied(selector, labels):
-        yield Hit(("kube-prometheus-stack", *SPEC, "serviceMonitorSelector"),
-                  (to_json(selector), to_json(labels)))
+        yield Hit(
+            ("kube-prometheus-stack", *SPEC, "serviceMonitorSelector"),
+            (to_json(selector), to_json(labels)),
+        )
 
 
 @rule(
@@ -107,8 +118,8 @@ def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
     summary="an explicit ruleSelector must select this chart's PrometheusRule",
     reads=("kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector",),
     fmt="selects PrometheusRules by %s, which this chart's rules (labels %s) do not match, so "
-        "no GPU recording rule or alert would load. Remove the selector (gpu-platform lets "
-        "Prometheus select every rule) or select by those labels",
+    "no GPU recording rule or alert would load. Remove the selector (gpu-platform lets "
+    "Prometheus select every rule) or select by those labels",
     guard="""\
 {{- if and $kps.enabled $mon.rules.enabled -}}
 {{- $sel := dig "prometheus" "prometheusSpec" "ruleSelector" dict $kps -}}
@@ -125,10 +136,14 @@ def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
 {{- end -}}""",
 )
 def rule_selector_keeps_rules(ctx: Context) -> Iterable[Hit]:
-    if not (ctx.values.subchart("kube-prometheus-stack").enabled
-            and ctx.values.platform.monitoring.rules.enabled):
+    if not (
+        ctx.values.subchart("kube-prometheus-stack").enabled
+        and ctx.values.platform.monitoring.rules.enabled
+    ):
         return
     selector = _selector(ctx, "ruleSelector")
     if _unsatisfied(selector, RULE_LABELS):
-        yield Hit(("kube-prometheus-stack", *SPEC, "ruleSelector"),
-                  (to_json(selector), to_json(RULE_LABELS)))
+        yield Hit(
+            ("kube-prometheus-stack", *SPEC, "ruleSelector"),
+            (to_json(selector), to_json(RULE_LABELS)),
+        )

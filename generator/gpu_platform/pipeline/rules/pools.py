@@ -58,7 +58,7 @@ def pool_node_bounds(ctx: Context) -> Iterable[Hit]:
     summary="a placeholder asks for no more GPUs than a node of its pool has",
     reads=("platform.nodePools[].placeholders.gpusPerPod", "platform.nodePools[].gpusPerNode"),
     fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
-        "forever. Use at most %d",
+    "forever. Use at most %d",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
@@ -71,9 +71,11 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
         if warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
-            yield Hit(("platform", "nodePools", i, "placeholders", "gpusPerPod"),
-                      (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
-                      at=("platform", "nodePools", i))
+            yield Hit(
+                ("platform", "nodePools", i, "placeholders", "gpusPerPod"),
+                (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
+                at=("platform", "nodePools", i),
+            )
 
 
 @rule(
@@ -81,7 +83,7 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     summary="a pool's placeholders need no more GPUs than the pool can ever have",
     reads=("platform.nodePools[].placeholders", "platform.nodePools[].maxNodes"),
     fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
-        "%d); lower replicas or raise maxNodes",
+    "%d); lower replicas or raise maxNodes",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
@@ -97,18 +99,28 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
         warm = pool.placeholders
         want = warm.replicas * warm.gpusPerPod
         if warm.replicas and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_gpus:
-            yield Hit(("platform", "nodePools", i, "placeholders", "replicas"),
-                      (warm.replicas, warm.gpusPerPod, want, pool.name, pool.maxNodes,
-                       pool.gpusPerNode, pool.max_gpus), at=("platform", "nodePools", i))
+            yield Hit(
+                ("platform", "nodePools", i, "placeholders", "replicas"),
+                (
+                    warm.replicas,
+                    warm.gpusPerPod,
+                    want,
+                    pool.name,
+                    pool.maxNodes,
+                    pool.gpusPerNode,
+                    pool.max_gpus,
+                ),
+                at=("platform", "nodePools", i),
+            )
 
 
 @rule(
     id="prepull-names-unique",
     summary="the images a pool's prepuller pulls have distinct names (they become init "
-            "containers of one pod)",
+    "containers of one pod)",
     reads=("platform.prepuller.images[].name", "platform.nodePools[].prepullImages[].name"),
     fmt="image name %q is used twice for pool %q's prepuller; the images become init "
-        "containers of one pod, so their names must differ",
+    "containers of one pod, so their names must differ",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $seen := dict -}}
@@ -134,9 +146,12 @@ def prepull_names_unique(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(platform.nodePools):
         pulled: list[tuple[PathKey, str]] = [
             (("platform", "prepuller", "images", j, "name"), image.name)
-            for j, image in enumerate(platform.prepuller.images)]
-        pulled += [(("platform", "nodePools", i, "prepullImages", j, "name"), image.name)
-                   for j, image in enumerate(pool.prepullImages)]
+            for j, image in enumerate(platform.prepuller.images)
+        ]
+        pulled += [
+            (("platform", "nodePools", i, "prepullImages", j, "name"), image.name)
+            for j, image in enumerate(pool.prepullImages)
+        ]
         for index in duplicates([name for _, name in pulled]):
             where, name = pulled[index]
             if where[1] == "prepuller" and i > 0:
@@ -149,7 +164,7 @@ def prepull_names_unique(ctx: Context) -> Iterable[Hit]:
     summary="every pool runs on the same cloud (or is generic)",
     reads=("platform.nodePools[].cloud",),
     fmt="pools name several clouds (%s); one cluster runs on one cloud: use the same cloud (or "
-        "generic) for every pool",
+    "generic) for every pool",
     guard="""\
 {{- $clouds := list -}}
 {{- range $pools }}{{ if ne (toString .cloud) "generic" }}{{ $clouds = append $clouds (toString .cloud) }}{{ end }}{{ end -}}
@@ -186,10 +201,10 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
 @rule(
     id="cloud-driver-settings",
     summary="each pool's cloud and driver mode get the gpu-operator settings they need (e.g. "
-            "toolkit.enabled: false on the EKS NVIDIA AMI)",
+    "toolkit.enabled: false on the EKS NVIDIA AMI)",
     reads=("platform.nodePools[].cloud", "platform.nodePools[].driver", "gpu-operator.*"),
     fmt="pool %q (cloud %s, driver %s) needs gpu-operator.%s: %s (%s); it is %s. Set it under "
-        "gpu-operator, or change the pool's driver mode",
+    "gpu-operator, or change the pool's driver mode",
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $table := [[ requirements ]] | fromJson -}}
@@ -220,22 +235,25 @@ def cloud_driver_settings(ctx: Context) -> Iterable[Hit]:
     if not ctx.values.subchart("gpu-operator").enabled:
         return
     for i, pool in enumerate(ctx.values.platform.nodePools):
-        for key, (wanted, why) in sorted(gpu_operator_requirements(pool.cloud,
-                                                                    pool.driver).items()):
+        for key, (wanted, why) in sorted(
+            gpu_operator_requirements(pool.cloud, pool.driver).items()
+        ):
             found, given = _configured(ctx, key)
             actual = to_json(given) if found else "unset"
             if actual != to_json(wanted):
-                yield Hit(("platform", "nodePools", i, "driver"),
-                          (pool.name, pool.cloud, pool.driver, key, to_json(wanted), why,
-                           actual))
+                yield Hit(
+                    ("platform", "nodePools", i, "driver"),
+                    (pool.name, pool.cloud, pool.driver, key, to_json(wanted), why, actual),
+                )
 
 
 def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
     """gpu-operator values that only another cloud's driver mode asks for, set here although
     no pool runs there: (key, value, cloud/driver that wants it)."""
     present = {(p.cloud, p.driver) for p in ctx.values.platform.nodePools}
-    needed_here = {key for cloud, driver in present
-                   for key in gpu_operator_requirements(cloud, driver)}
+    needed_here = {
+        key for cloud, driver in present for key in gpu_operator_requirements(cloud, driver)
+    }
     out = []
     for mode, wants in requirements_table().items():
         cloud, driver = mode.split("/")
@@ -255,10 +273,10 @@ def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
 @rule(
     id="cloud-foreign-settings",
     summary="no gpu-operator setting another cloud needs is left over (layering one cloud's "
-            "profile over another's)",
+    "profile over another's)",
     reads=("gpu-operator.*", "platform.nodePools[].cloud"),
     fmt="is %s, which %s pools need, but no pool runs on %s; remove it (a profile for another "
-        "cloud left it behind) or set it to the chart's default",
+    "cloud left it behind) or set it to the chart's default",
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $table := [[ requirements ]] | fromJson -}}

@@ -89,8 +89,7 @@ def recover(data: dict[str, Any], error: ValidationError) -> Recovered | None:
                 del node[key]
             elif isinstance(node, list) and isinstance(key, int) and key < len(node):
                 list_path = target[:-1]
-                indexes = kept.setdefault(_map_back(kept, list_path),
-                                          list(range(len(node))))
+                indexes = kept.setdefault(_map_back(kept, list_path), list(range(len(node))))
                 del node[key]
                 del indexes[key]
         try:

@@ -41,9 +41,11 @@ def prepuller_requests_within_limits(ctx: Context) -> Iterable[Hit]:
         request = getattr(resources.requests, name)
         limit = getattr(resources.limits, name)
         if _above(request, limit):
-            yield Hit(("platform", "prepuller", "resources", "requests", name),
-                      (request, limit, f"platform.prepuller.resources.limits.{name}"),
-                      at=("platform", "prepuller", "resources"))
+            yield Hit(
+                ("platform", "prepuller", "resources", "requests", name),
+                (request, limit, f"platform.prepuller.resources.limits.{name}"),
+                at=("platform", "prepuller", "resources"),
+            )
 
 
 _TENANT_FIELDS = (("cpu", "cpu"), ("memory", "memory"), ("ephemeralStorage", "ephemeralStorage"))
@@ -54,7 +56,7 @@ _TENANT_FIELDS = (("cpu", "cpu"), ("memory", "memory"), ("ephemeralStorage", "ep
     summary="a tenant's default requests are not above its default limits",
     reads=("platform.tenants[].limits.defaultRequest", "platform.tenants[].limits.default"),
     fmt="%s is above the default limit %s (%s), so the API server refuses the tenant's "
-        "LimitRange; " + FIX,
+    "LimitRange; " + FIX,
     guard="""\
 {{- range $i, $t := $tenants -}}
 {{- range $name := list "cpu" "memory" "ephemeralStorage" -}}
@@ -74,6 +76,8 @@ def tenant_default_request_within_limit(ctx: Context) -> Iterable[Hit]:
             request = getattr(tenant.limits.defaultRequest, name)
             limit = getattr(tenant.limits.default, name)
             if _above(request, limit):
-                yield Hit(("platform", "tenants", i, "limits", "defaultRequest", name),
-                          (request, limit, f"platform.tenants[{i}].limits.default.{name}"),
-                          at=("platform", "tenants", i))
+                yield Hit(
+                    ("platform", "tenants", i, "limits", "defaultRequest", name),
+                    (request, limit, f"platform.tenants[{i}].limits.default.{name}"),
+                    at=("platform", "tenants", i),
+                )

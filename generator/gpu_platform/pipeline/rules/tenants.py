@@ -34,7 +34,7 @@ def tenant_unique(ctx: Context) -> Iterable[Hit]:
     summary="a tenant is never the release's own namespace",
     reads=("platform.tenants[].name",),
     fmt="%q is this release's namespace: its default-deny policies and Pod Security would apply "
-        "to the platform itself; give the tenant its own namespace",
+    "to the platform itself; give the tenant its own namespace",
     guard="""\
 {{- range $i, $t := $tenants -}}
 {{- if eq (toString $t.name) $.Release.Namespace -}}
@@ -67,5 +67,6 @@ def tenant_pools_exist(ctx: Context) -> Iterable[Hit]:
     for i, tenant in enumerate(ctx.values.platform.tenants):
         for j, name in enumerate(tenant.nodePools):
             if name not in names:
-                yield Hit(("platform", "tenants", i, "nodePools", j),
-                          (name, ", ".join(names) or "(none)"))
+                yield Hit(
+                    ("platform", "tenants", i, "nodePools", j), (name, ", ".join(names) or "(none)")
+                )
