@@ -52,7 +52,7 @@ demo: tools
 	$(BIN)/gpu-platform render
 	$(BIN)/python ci/demo.py
 
-test: test-venv tools system-packages
+test: test-venv tools system-packages lint
 	$(BIN)/gpu-platform render --check
 	$(BIN)/gpu-platform upstream sync --check
 	$(BIN)/python -m pytest -q
@@ -63,8 +63,10 @@ fuzz: test-venv tools
 	$(BIN)/gpu-platform render --check
 	GPU_PLATFORM_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest -q -rN tests/properties
 
+# ruff, the formatter and mypy --strict (strict = true in pyproject.toml); also a pre-commit hook.
 lint: test-venv
 	$(BIN)/ruff check generator tests ci bench
+	$(BIN)/ruff format --check generator tests ci bench
 	$(BIN)/mypy generator/gpu_platform
 
 clean:
