@@ -23,12 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from gpu_platform.pipeline.derive import adapter_rules, metrics_query  # noqa: E402
-from gpu_platform.pipeline.model import GpuSignal, Values  # noqa: E402
-from integration.harness import (  # noqa: E402
+from gpu_platform.ops.promharness import (
     DcgmExporter,
     ExporterServer,
     Gpu,
@@ -37,6 +32,8 @@ from integration.harness import (  # noqa: E402
     prometheus_available,
     servicemonitor_job,
 )
+from gpu_platform.pipeline.derive import adapter_rules, metrics_query
+from gpu_platform.pipeline.model import GpuSignal, Values
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from .harness import (
+from gpu_platform.ops.promharness import (
     DcgmExporter,
     ExporterServer,
     Gpu,

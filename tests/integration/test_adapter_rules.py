@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from gpu_platform.ops.promharness import OPERATOR_TARGET_LABELS, Gpu, Prometheus
 from gpu_platform.pipeline.derive import adapter_rules, pod_labels
 from gpu_platform.pipeline.model import GpuSignal, Values
 
 from .conftest import MODE_LABEL
-from .harness import OPERATOR_TARGET_LABELS, Gpu, Prometheus
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.errors import GpuPlatformError
+from gpu_platform.ops.promharness import Prometheus, prometheus_available
 from gpu_platform.ops.report import PrometheusError, build_report
 from gpu_platform.ops.usage import WAIT_THRESHOLDS, GpuHours, UsageSummary, WaitStats, plot
 
 from .authproxy import OPENSSL, AuthFront, Check, Pki, make_pki
-from .harness import Prometheus, prometheus_available
 from .ksm_day import DAY, END, SCRAPE_S, Day, build_day, write_openmetrics
 
 pytestmark = pytest.mark.integration

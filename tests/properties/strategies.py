@@ -93,6 +93,34 @@ SIGNAL_SETS = [
 ]
 
 
+# The sizing formula's inputs over their whole range (model bounds included), so the guard's
+# Go copy of pipeline/sizing.py is compared with Python's on figures of every magnitude.
+SIZING_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "gpuNodes": st.integers(0, 10_000),
+    "gpusPerNode": st.integers(1, 64),
+    "seriesPerGpu": st.integers(1, 10_000),
+    "otherSeries": st.integers(0, 100_000_000),
+    "bytesPerSample": st.floats(0.01, 16),
+    "indexBytesPerSeries": st.floats(0, 1_000_000),
+    "indexBytesPerChunk": st.floats(0, 10_000),
+    "walBytesPerSample": st.floats(0.01, 1_000),
+    "memoryBaseMiB": st.floats(0, 1_048_576),
+    "memoryPerSeriesKiB": st.floats(0, 1_048_576),
+    "memoryPerHeadChunkBytes": st.floats(0, 1_048_576),
+    "cpuMicrosPerSample": st.floats(0, 1_000_000),
+    "cpuMicrosPerGpuScrape": st.floats(0, 1_000_000),
+    "cpuMicrosPerRelistedSeries": st.floats(0, 1_000_000),
+    "retention": st.sampled_from(["1h", "6h", "2d", "1w", "30d", "52w"]),
+    "walHeadroom": st.floats(1, 10),
+}
+
+
+@st.composite
+def sizing(draw: st.DrawFn) -> dict[str, Any]:
+    names = draw(st.lists(st.sampled_from(sorted(SIZING_FIELDS)), max_size=6, unique=True))
+    return {name: draw(SIZING_FIELDS[name]) for name in names}
+
+
 @st.composite
 def valid_site(draw: st.DrawFn) -> dict[str, Any]:
     cloud = draw(st.sampled_from(["generic", "kind", "gke", "eks", "aks"]))
@@ -128,6 +156,8 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
                 {"egressCIDRs": ["0.0.0.0/0"], "acknowledgeAnyEgress": True}]))
         platform["tenants"].append(tenant)
     data_mig = "nvidia.com/mig-1g.10gb" in advertised and draw(st.booleans())
+    if draw(st.booleans()):
+        platform["monitoring"]["sizing"] = draw(sizing())
     signals = draw(st.sampled_from(SIGNAL_SETS))
     if signals is not None:
         platform["monitoring"]["gpuSignals"] = signals

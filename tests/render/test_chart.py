@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import registry, sizing
+from gpu_platform.pipeline.model import Values
 from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
@@ -149,8 +150,13 @@ class TestPlainHelmInstallPath:
             self._template(built_chart, chart_repo,
                            "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 500\n",
                            tmp_path)
-        # (500*2*30 + 20000) series * 1/s * 2.0 B * 172800 s = 16.09 GiB -> 17
-        assert ('retentionSize: is "7GiB", but gpu-platform derives "17GiB" from '
+        # 500 nodes x 1 GPU (the default pool's) x 25 + 20 000 series: the template's own
+        # arithmetic must land on Python's figure (tests/unit/test_model.py works it by hand).
+        ours = sizing.plan_for(Values()).retention_gib
+        theirs = sizing.plan_for(Values.model_validate(
+            {"platform": {"monitoring": {"sizing": {"gpuNodes": 500}}}})).retention_gib
+        assert theirs > ours
+        assert (f'retentionSize: is "{ours}GiB", but gpu-platform derives "{theirs}GiB" from '
                 'platform.monitoring.sizing' in exc.value.stderr)
 
     def test_label_mode_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):

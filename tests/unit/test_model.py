@@ -104,15 +104,30 @@ def test_signal_names_must_be_unique(write_values):
         'platform.monitoring.gpuSignals[1].name: signal name "x" is used twice; names must differ')
 
 
+# Worked by hand with the formula of pipeline/sizing.py (tests/unit/test_sizing.py checks each
+# term): blocks for retention + one block range, WAL and head chunks at their peak. The
+# coefficients are pinned here so the figures do not move with the measured defaults.
+PINNED = {"bytesPerSample": 2.1, "indexBytesPerSeries": 300.0, "indexBytesPerChunk": 5.3,
+          "walBytesPerSample": 7.2}
+
+
 @pytest.mark.parametrize(("sizing", "interval", "expected_gib"), [
-    # (4*2*30 + 20000) series * 1 sample/s * 2.0 B * 2 days = 6.99e9 B = 6.51 GiB -> 7
-    ({}, "1s", 7),
-    # 50 nodes * 2 GPUs * 30 series = 3000 GPU series, no others, 5 s scrape, 7 days:
-    # 3000 * 0.2 * 1.5 * 604800 = 544_320_000 B = 0.507 GiB -> 1
-    ({"gpuNodes": 50, "otherSeries": 0, "retention": "1w", "bytesPerSample": 1.5}, "5s", 1),
-    # 100k series at 1 s for 1 day at 1.5 B: 12.96e9 B = 12.07 GiB -> 13 (about 13 GB a day)
-    ({"gpuNodes": 0, "otherSeries": 100_000, "retention": "1d", "bytesPerSample": 1.5}, "1s",
-     13),
+    # The default pool's 4 GPUs x 25 + 20 000 = 20 100 series at 1 s, 2d.
+    # Blocks: 25 x 20 100 x (7200 x 2.1 + 300 + 60 x 5.3) = 7 908 345 000 B; WAL: 144 720 B/s
+    # x (10 800 + 2.5 x 927.43) s = 1 898 520 320 B; head chunks: 42 210 B/s x (10 800 +
+    # 3179.76) s = 590 085 728 B; 10 396 951 048 B = 9.68 GiB -> 10.
+    (PINNED, "1s", 10),
+    # 50 nodes x 1 GPU (the widest pool) x 25 = 1250 series, 5 s scrape, 1 week: 6 h blocks at
+    # most (16.8 h limit), so (168 h + 6 h) / 2 h = 87 block ranges of 1250 x (1440 x 1.5 +
+    # 300 + 12 x 5.3) B: 274 441 500 B; WAL
+    # 1800 B/s x 28 800 s, head 375 B/s x 18 000 s: 333 031 500 B -> 1 GiB.
+    ({**PINNED, "gpuNodes": 50, "otherSeries": 0, "retention": "1w", "bytesPerSample": 1.5},
+     "5s", 1),
+    # 100k series at 1 s for 1 day at 1.5 B: 13 x 100 000 x 11 418 = 14 843 400 000 B, WAL
+    # 720 000 B/s x 11 266.0 s = 8 111 544 320 B, head 150 000 B/s x 11 694.8 s = 1 754 217 728
+    # B: 24 709 162 048 B = 23.01 GiB -> 24 (about 13 GB a day of blocks; the WAL is on top).
+    ({**PINNED, "gpuNodes": 0, "otherSeries": 100_000, "retention": "1d",
+      "bytesPerSample": 1.5}, "1s", 24),
 ])
 def test_storage_formula(sizing, interval, expected_gib):
     v = Values.model_validate(

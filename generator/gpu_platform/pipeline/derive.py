@@ -8,13 +8,12 @@ list, so a new derived key cannot be half-wired.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.model import (
     GpuSignal,
@@ -152,28 +151,16 @@ def driver_enabled(values: Values) -> bool:
     return any(p.driver == "operator" for p in values.platform.nodePools)
 
 
-GIB = 1024**3
-
-
-def active_series(values: Values) -> int:
-    z = values.platform.monitoring.sizing
-    return z.gpuNodes * z.gpusPerNode * z.seriesPerGpu + z.otherSeries
-
-
-def storage_bytes(values: Values) -> float:
-    """Disk for the retention window: series x samples/s x bytes/sample x seconds."""
-    z = values.platform.monitoring.sizing
-    per_second = 1000 / duration_ms(values.platform.monitoring.scrapeInterval)
-    seconds = duration_ms(z.retention) / 1000
-    return active_series(values) * per_second * z.bytesPerSample * seconds
+GIB = sizing.GIB
 
 
 def retention_gib(values: Values) -> int:
-    return max(1, math.ceil(storage_bytes(values) / GIB))
+    """retentionSize in whole GiB: blocks for the retention, WAL and head chunks at their peak."""
+    return sizing.plan_for(values).retention_gib
 
 
 def pvc_gib(values: Values) -> int:
-    return math.ceil(retention_gib(values) * values.platform.monitoring.sizing.walHeadroom)
+    return sizing.pvc_gib(retention_gib(values), values.platform.monitoring.sizing.walHeadroom)
 
 
 def storage_spec(values: Values) -> dict[str, Any]:
@@ -187,16 +174,18 @@ def storage_spec(values: Values) -> dict[str, Any]:
 
 
 def prometheus_resources(values: Values) -> dict[str, Any]:
-    """Rule of thumb: ~8 KiB of memory per active series at a short scrape interval (head
-    chunks fill every 120 samples), plus a base; one core per ~100k samples/s."""
-    series = active_series(values)
-    per_second = series * 1000 / duration_ms(values.platform.monitoring.scrapeInterval)
-    memory_mib = 512 + math.ceil(series * 8 / 1024)
-    cpu_m = max(250, math.ceil(per_second / 100))
+    """Memory for the active series at the head's peak, CPU to ingest them (sizing.py)."""
+    plan = sizing.plan_for(values)
     return {
-        "requests": {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"},
-        "limits": {"memory": f"{memory_mib * 2}Mi"},
+        "requests": {"cpu": f"{plan.cpu_m}m", "memory": f"{plan.memory_mib}Mi"},
+        "limits": {"memory": f"{plan.memory_mib * 2}Mi"},
     }
+
+
+def relist_interval(values: Values) -> str:
+    """prometheus-adapter's metricsRelistInterval (sizing.relist_interval_ms)."""
+    ms = duration_ms(values.platform.monitoring.scrapeInterval)
+    return sizing.duration_text(sizing.relist_interval_ms(ms))
 
 
 _STR = {"type": "string"}
@@ -224,7 +213,8 @@ DERIVATIONS: tuple[Derivation, ...] = (
                go="{{- $want := toJson (toString $mon.sizing.retention) -}}"),
     Derivation(_KPS, (*_SPEC, "retentionSize"), "platform.monitoring.sizing",
                lambda v: f"{retention_gib(v)}GiB", _STR,
-               "series x samples/s x bytes/sample x retention, in GiB",
+               "blocks for the retention plus WAL and head chunks at their peak, in GiB "
+               "(Prometheus counts the WAL in retentionSize)",
                go='{{- $want := toJson (printf "%dGiB" $retentionGib) -}}'),
     Derivation(_KPS, (*_SPEC, "storageSpec"), "platform.monitoring.sizing", storage_spec,
                {"type": "object"}, "a PVC of retentionSize x walHeadroom (default is emptyDir)",
@@ -236,7 +226,8 @@ DERIVATIONS: tuple[Derivation, ...] = (
                    "{{- end -}}"
                    '{{- $want := toJson (dict "volumeClaimTemplate" (dict "spec" $pvc)) -}}')),
     Derivation(_KPS, (*_SPEC, "resources"), "platform.monitoring.sizing", prometheus_resources,
-               {"type": "object"}, "memory and CPU for the active series at this interval",
+               {"type": "object"},
+               "memory for the active series at the head's peak, CPU to ingest and relist them",
                go=(
                    '{{- $want := toJson (dict "requests" (dict "cpu" (printf "%dm" $cpuMilli) '
                    '"memory" (printf "%dMi" $memoryMib)) "limits" (dict "memory" '
@@ -298,6 +289,12 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("prometheus-adapter", ("prometheus", "port"), "(this release's Prometheus)",
                lambda v: PROMETHEUS_PORT, _INT, "Prometheus' port",
                go=f"{{{{- $want := toJson {PROMETHEUS_PORT} -}}}}"),
+    Derivation("prometheus-adapter", ("metricsRelistInterval",), _INTERVAL, relist_interval,
+               _STR, f"{sizing.RELIST_SCRAPES} scrape intervals, at least "
+               f"{sizing.RELIST_FLOOR_MS // 1000}s: a new pod's GPU metric is served within "
+               "seconds (the adapter's default 1m delays the first pod of a workload)",
+               go=('{{- $want := toJson (ternary (printf "%ds" (div $relistMs 1000)) '
+                   '(printf "%dms" $relistMs) (eq (mod $relistMs 1000) 0)) -}}')),
     Derivation("prometheus-adapter", ("rules", "default"), "(fixed)", lambda v: False, _BOOL,
                "the generic rules would expose every DCGM series under the wrong labels",
                go=_FALSE),

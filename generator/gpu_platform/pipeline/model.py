@@ -202,31 +202,100 @@ def default_signals() -> list[GpuSignal]:
     ]
 
 
+# Bounds on the sizing's counts: Kubernetes supports clusters of up to 5,000 nodes; the
+# largest GPU servers carry 16 GPUs (64 leaves room for what comes next).
+MAX_SIZING_NODES = 10_000
+MAX_GPUS_PER_NODE = 64
+# Where the measured defaults come from; the README's "Prometheus sizing" quotes the runs.
+_RUN = "bench/scrape_cost.py run of 2026-12-01, README \"Prometheus sizing\""
+
+
 class PrometheusSizing(Strict):
-    """Inputs of the Prometheus storage formula (documented in the README).
+    """Inputs of the Prometheus sizing formula (``pipeline/sizing.py``; README, "Prometheus
+    sizing"). Series: GPUs x seriesPerGpu + otherSeries, GPUs from the node pools unless
+    gpuNodes/gpusPerNode are set. retentionSize: blocks for the retention plus one block range,
+    and the WAL and head chunks at their peak (Prometheus counts both in retentionSize).
+    Memory: a base plus, per active series, a fixed part and a part per head chunk. CPU: per
+    sample, per dcgm-exporter scrape and per series the adapter relists. Every coefficient was
+    measured on a real Prometheus scraping synthetic dcgm-exporters at 1 s.
 
-    bytes = (gpuNodes x gpusPerNode x seriesPerGpu + otherSeries) x (1 / scrape interval in s)
-            x bytesPerSample x retention in s
-    retentionSize is that, in whole GiB (rounded up); the PVC adds walHeadroom on top.
-    """
+    Every number is bounded: a count or coefficient beyond any real cluster is a typo, and an
+    unbounded one overflows the formula (Python's and the Helm guard's)."""
 
-    gpuNodes: int = Field(4, ge=0, description="GPU nodes the cluster runs at its busiest.")
-    gpusPerNode: int = Field(2, ge=1, description="GPUs per GPU node.")
+    gpuNodes: int | None = Field(
+        None, ge=0, le=MAX_SIZING_NODES,
+        description="GPU nodes at the busiest; null: the sum of platform.nodePools[].maxNodes.",
+    )
+    gpusPerNode: int | None = Field(
+        None, ge=1, le=MAX_GPUS_PER_NODE,
+        description="GPUs per GPU node; null: each pool's gpusPerNode (with gpuNodes set: the "
+        "largest).",
+    )
     seriesPerGpu: int = Field(
-        30, ge=1, description="DCGM series per GPU (about 30 with the operator's default set)."
+        25, ge=1, le=10_000,
+        description="DCGM series per GPU: 25 with the gpu-operator's default field set "
+        "(dcp-metrics-included.csv); more with custom fields or MIG.",
     )
     otherSeries: int = Field(
-        20_000, ge=0,
+        20_000, ge=0, le=100_000_000,
         description="All other active series (kube-state-metrics, node-exporter, kubelet, ...).",
     )
     bytesPerSample: float = Field(
-        2.0, gt=0,
-        description="Compressed bytes per sample on disk. Prometheus quotes 1-2; "
-        "bench/scrape_cost.py measured 2.2 on GPU series that change every second.",
+        2.1, gt=0, le=16,
+        description=f"Compressed chunk bytes per sample in a block (16: an uncompressed "
+        f"sample): 1.84-2.02 measured with 20 000 other series, 2.3-2.5 on DCGM series alone "
+        f"({_RUN}).",
+    )
+    indexBytesPerSeries: float = Field(
+        300.0, ge=0, le=1_000_000,
+        description=f"Block index bytes per series in every block (labels, postings): 266-314 "
+        f"measured ({_RUN}).",
+    )
+    indexBytesPerChunk: float = Field(
+        5.3, ge=0, le=10_000,
+        description=f"Block index bytes per chunk (a 2h block at 1 s holds 60 per series): 5.3 "
+        f"measured ({_RUN}).",
+    )
+    walBytesPerSample: float = Field(
+        7.2, gt=0, le=1_000,
+        description=f"WAL bytes per appended sample, counted in retentionSize: 6.87-7.29 "
+        f"measured with 20 000 other series, about 8 on DCGM series alone ({_RUN}).",
+    )
+    memoryBaseMiB: float = Field(
+        54.0, ge=0, le=1_048_576,
+        description=f"Prometheus RSS with one scrape target: 54 measured ({_RUN}).",
+    )
+    memoryPerSeriesKiB: float = Field(
+        5.7, ge=0, le=1_048_576,
+        description=f"RSS per active series besides its head chunks: 5.4-6.1 measured ({_RUN}).",
+    )
+    memoryPerHeadChunkBytes: float = Field(
+        92.0, ge=0, le=1_048_576,
+        description=f"RSS per series per head chunk (120 samples; at its peak the head holds "
+        f"1.5 x 2h of them, 90 per series at 1 s): 92 measured by the head-age replay, 3 h of "
+        f"samples pushed through remote write ({_RUN}).",
+    )
+    cpuMicrosPerSample: float = Field(
+        1.95, ge=0, le=1_000_000,
+        description=f"Prometheus CPU per appended sample: 1.95 us fitted over 4 sizes ({_RUN}).",
+    )
+    cpuMicrosPerGpuScrape: float = Field(
+        570.0, ge=0, le=1_000_000,
+        description=f"Prometheus CPU per scrape of one dcgm-exporter: 570 us fitted over 4 "
+        f"sizes ({_RUN}).",
+    )
+    cpuMicrosPerRelistedSeries: float = Field(
+        2.4, ge=0, le=1_000_000,
+        description=f"Prometheus CPU per active series for each prometheus-adapter relist (its "
+        f"series queries match on namespace!=\"\", which walks every namespaced series): "
+        f"2.2-2.9 us measured ({_RUN}).",
     )
     retention: Retention = Field("2d", description="How long Prometheus keeps samples.")
     walHeadroom: float = Field(
-        1.3, ge=1, description="PVC size = retentionSize x this (room for WAL and compaction)."
+        1.3, ge=1, le=10,
+        description="PVC size = retentionSize x this. The WAL is inside retentionSize; this "
+        "is room for compaction's output before old blocks go (Prometheus' storage docs advise "
+        "a retentionSize of at most 80-85 % of the disk).",
     )
     storageClassName: str = Field("", description="StorageClass of the PVC; empty: default.")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 
 # What to do about a tenant without API access, said once for one tenant and for many.
@@ -105,3 +106,27 @@ def signals_without_exporter(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
     if values.platform.monitoring.gpuSignals and not values.subchart("gpu-operator").enabled:
         yield Hit(("gpu-operator", "enabled"), at=("gpu-operator",))
+
+
+@rule(id="sizing-below-pools", severity="warning",
+      summary="Prometheus sized for fewer GPUs than the pools can reach",
+      reads=("platform.monitoring.sizing.gpuNodes", "platform.monitoring.sizing.gpusPerNode",
+             "platform.nodePools[].maxNodes", "platform.nodePools[].gpusPerNode"),
+      fmt="%s. Remove gpuNodes and gpusPerNode to follow the pools, or raise them")
+def sizing_below_pools(ctx: Context) -> Iterable[Hit]:
+    found = sizing.below_pools(ctx.values)
+    if found:
+        key, text = found
+        yield Hit(("platform", "monitoring", "sizing", key), (text,),
+                  at=("platform", "monitoring", "sizing"))
+
+
+@rule(id="scrape-interval-implausible", severity="warning",
+      summary="a scrape interval below 1s or above 5m, with what it costs",
+      reads=("platform.monitoring.scrapeInterval",),
+      fmt="%s")
+def scrape_interval_implausible(ctx: Context) -> Iterable[Hit]:
+    text = sizing.implausible_interval(ctx.values)
+    if text:
+        yield Hit(("platform", "monitoring", "scrapeInterval"), (text,),
+                  at=("platform", "monitoring"))

@@ -127,6 +127,13 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         expected = (error.get("ctx") or {}).get("expected_tags", "")
         tag = (error.get("ctx") or {}).get("tag")
         return f"type must be one of {expected}, got {_describe(tag)}"
+    bounds = {"less_than_equal": ("le", "at most"), "less_than": ("lt", "below"),
+              "greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "above")}
+    if kind in bounds:
+        key, words = bounds[kind]
+        limit = (error.get("ctx") or {}).get(key)
+        limit_text = f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
+        return f"expected a number {words} {limit_text}, got {_describe(given)}"
     for prefix, expected in _TYPE_WORDS.items():
         if kind.startswith(prefix):
             return f"expected {expected}, got {_type_word(given)} {_describe(given)}"
