@@ -24,8 +24,12 @@ Prometheus and 10 min into another: the RSS difference per series per head chunk
 memory a full head adds at a 1 s scrape (90 chunks per series) that a short run never shows.
 A baseline Prometheus scraping one GPU node gives the memory base.
 
+``--rescore REPORT`` measures nothing: it reads the measurements a saved report printed
+(bench/reports/ keeps the one the defaults come from) and compares them with the formula's
+defaults as they are now, so re-measured defaults are checked against the same run.
+
     .venv/bin/python bench/scrape_cost.py [--nodes 5,20,50,200] [--other-series 20000]
-        [--duration 300] [--quick]
+        [--duration 300] [--quick] [--rescore REPORT]
 """
 
 from __future__ import annotations
@@ -299,6 +303,80 @@ def fit_cpu(runs: list[Run]) -> tuple[float, float]:
     return float(us_sample), float(us_scrape)
 
 
+def print_comparison(runs: list[Run], coeff: sizing.Coefficients) -> None:
+    """Measured vs the formula with ``coeff``, for the same inputs, every series counted."""
+    print("\nMeasured vs the chart's formula (its defaults; same inputs, every series counted):")
+    header = (f"{'nodes':>5} {'series':>7} {'samples/s':>9} | {'retentionSize 2d GiB':>20} "
+              f"{'kept d':>6} {'old':>5} | {'RSS MiB':>15} | {'ingest CPU m':>15} | "
+              f"{'relist ms CPU':>15}")
+    print(header)
+    print("-" * len(header))
+    for r in runs:
+        if r.error:
+            print(f"{r.nodes:>5} error: {r.error}")
+            continue
+        _, inputs = chart_inputs(r)
+        rates = measured_coefficients(r, coeff)
+        predicted = sizing.plan(inputs, coeff)
+        at_rates = sizing.plan(inputs, rates)
+        kept = sizing.kept_retention_s(predicted.retention_gib * sizing.GIB, inputs, rates)
+        old_gib = max(1, math.ceil(old_formula_bytes(inputs) / sizing.GIB))
+        old = sizing.kept_retention_s(old_gib * sizing.GIB, inputs, rates)
+        rss = sizing.memory_bytes(inputs, coeff, r.chunks_per_series) / 2**20
+        cpu = sizing.ingest_cores(inputs, coeff) * 1000
+        relist = inputs.series * coeff.cpu_us_per_relisted_series / 1000
+        size = (f"{predicted.retention_size_bytes / sizing.GIB:6.2f} /"
+                f"{at_rates.retention_size_bytes / sizing.GIB:6.2f} "
+                f"{pct(predicted.retention_size_bytes, at_rates.retention_size_bytes):>5}")
+        print(f"{r.nodes:>5} {r.series:>7} {r.samples_per_s:>9.0f} | {size:>20} "
+              f"{kept / 86400:>6.2f} {old / 86400:>5.2f} | "
+              f"{rss:4.0f} /{r.rss_mib:4.0f} {pct(rss, r.rss_mib):>5} | "
+              f"{cpu:4.0f} /{r.cpu_cores * 1000:4.0f} {pct(cpu, r.cpu_cores * 1000):>5} | "
+              f"{relist:4.0f} /{r.relist_ms_cpu:4.0f} {pct(relist, r.relist_ms_cpu):>5}")
+        for note in r.notes:
+            print(f"      note: {note}")
+    print("predicted / measured, then the deviation. retentionSize: the chart's defaults / the "
+          "same formula with this run's bytes per sample, index and WAL; kept d: the retention "
+          "the chart's retentionSize (whole GiB) keeps at the measured rates (asked: 2); old: "
+          "the same for the formula before issue 17 (2.0 B/sample, no WAL, no index); RSS at "
+          "the run's head age; ingest CPU per second of scraping; relist: one adapter relist.")
+
+
+def runs_from_report(text: str, other: int) -> list[Run]:
+    """The measurements a report of this script printed (the measured side of its comparison
+    and its "Per run, as measured" table), to compare them with the formula's defaults as they
+    are now (``--rescore``): a re-measured default is checked without a second 35-minute run.
+    Figures come back as printed (rounded), so deviations can differ by a point."""
+    lines = text.splitlines()
+    runs: dict[int, Run] = {}
+    start = lines.index("Measured vs the chart's formula (its defaults; same inputs, every "
+                        "series counted):")
+    for line in lines[start + 3:]:
+        if "|" not in line:
+            break
+        cells = line.split("|")
+        nodes, series, per_s = (float(x) for x in cells[0].split())
+        run = Run(int(nodes), other, series=int(series), samples_per_s=per_s)
+        run.rss_mib = float(cells[2].split("/")[1].split()[0])
+        run.cpu_cores = float(cells[3].split("/")[1].split()[0]) / 1000
+        run.relist_ms_cpu = float(cells[4].split("/")[1].split()[0])
+        # every target adds its 5 scrape series (up, scrape_duration_seconds, ...)
+        run.targets = (run.series - run.gpu_series - other) // SCRAPE_SERIES_PER_TARGET
+        runs[run.nodes] = run
+    start = lines.index("Per run, as measured:")
+    for line in lines[start + 3:]:
+        cells = line.split()
+        if not cells or not cells[0].isdigit():
+            break
+        run = runs.get(int(cells[0]))
+        if run is None:
+            continue  # the 1-node baseline
+        (run.chunk_bytes_per_sample, run.full_chunk_bytes_per_sample, run.index_per_series,
+         run.index_per_chunk, run.wal_per_sample, _, run.anon_mib, run.chunks_per_series,
+         run.cpu_us_per_sample) = (float(x) for x in cells[2:11])
+    return list(runs.values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="5,20,50,200", help="cluster sizes (GPU nodes)")
@@ -311,7 +389,18 @@ def main() -> int:
                         help="series in the head-age replay (0: skip it)")
     parser.add_argument("--quick", action="store_true",
                         help="150 s per size, 30 s settle, 1000 replay series")
+    parser.add_argument("--rescore", metavar="REPORT",
+                        help="measure nothing: compare the runs a saved report of this script "
+                        "printed with the formula's current defaults")
     args = parser.parse_args()
+    if args.rescore:
+        report = Path(args.rescore).read_text()
+        print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+        print(f"the measurements of {args.rescore} ({report.splitlines()[1].split(',')[0]}), "
+              "against the formula's current defaults")
+        print_comparison(runs_from_report(report, args.other_series),
+                         sizing.coefficients(PrometheusSizing()))
+        return 0
     if args.quick:
         args.duration, args.settle, args.replay_series = 150.0, 30.0, 1000
     if not prometheus_available():
@@ -344,42 +433,8 @@ def main() -> int:
           f"(shared host); scrape 1 s; {GPUS_PER_NODE} GPUs/node x {SERIES_PER_GPU} DCGM "
           f"series; other series mix {', '.join(f'{k} {v:.0%}' for k, v in OTHER_MIX)}; "
           f"{args.duration:g} s measured per size after {args.settle:g} s, one size at a time")
-    print("\nMeasured vs the chart's formula (its defaults; same inputs, every series counted):")
-    header = (f"{'nodes':>5} {'series':>7} {'samples/s':>9} | {'retentionSize 2d GiB':>20} "
-              f"{'kept d':>6} {'old':>5} | {'RSS MiB':>15} | {'ingest CPU m':>15} | "
-              f"{'relist ms CPU':>15}")
-    print(header)
-    print("-" * len(header))
+    print_comparison(runs, coeff)
     good = [r for r in runs if not r.error]
-    for r in runs:
-        if r.error:
-            print(f"{r.nodes:>5} error: {r.error}")
-            continue
-        _, inputs = chart_inputs(r)
-        rates = measured_coefficients(r, coeff)
-        predicted = sizing.plan(inputs, coeff)
-        at_rates = sizing.plan(inputs, rates)
-        kept = sizing.kept_retention_s(predicted.retention_gib * sizing.GIB, inputs, rates)
-        old_gib = max(1, math.ceil(old_formula_bytes(inputs) / sizing.GIB))
-        old = sizing.kept_retention_s(old_gib * sizing.GIB, inputs, rates)
-        rss = sizing.memory_bytes(inputs, coeff, r.chunks_per_series) / 2**20
-        cpu = sizing.ingest_cores(inputs, coeff) * 1000
-        relist = inputs.series * coeff.cpu_us_per_relisted_series / 1000
-        size = (f"{predicted.retention_size_bytes / sizing.GIB:6.2f} /"
-                f"{at_rates.retention_size_bytes / sizing.GIB:6.2f} "
-                f"{pct(predicted.retention_size_bytes, at_rates.retention_size_bytes):>5}")
-        print(f"{r.nodes:>5} {r.series:>7} {r.samples_per_s:>9.0f} | {size:>20} "
-              f"{kept / 86400:>6.2f} {old / 86400:>5.2f} | "
-              f"{rss:4.0f} /{r.rss_mib:4.0f} {pct(rss, r.rss_mib):>5} | "
-              f"{cpu:4.0f} /{r.cpu_cores * 1000:4.0f} {pct(cpu, r.cpu_cores * 1000):>5} | "
-              f"{relist:4.0f} /{r.relist_ms_cpu:4.0f} {pct(relist, r.relist_ms_cpu):>5}")
-        for note in r.notes:
-            print(f"      note: {note}")
-    print("predicted / measured, then the deviation. retentionSize: the chart's defaults / the "
-          "same formula with this run's bytes per sample, index and WAL; kept d: the retention "
-          "the chart's retentionSize (whole GiB) keeps at the measured rates (asked: 2); old: "
-          "the same for the formula before issue 17 (2.0 B/sample, no WAL, no index); RSS at "
-          "the run's head age; ingest CPU per second of scraping; relist: one adapter relist.")
 
     print("\nPer run, as measured:")
     header = (f"{'nodes':>5} {'series':>7} {'B/sample':>8} {'full':>5} {'index B/series':>14} "

@@ -206,8 +206,10 @@ def default_signals() -> list[GpuSignal]:
 # largest GPU servers carry 16 GPUs (64 leaves room for what comes next).
 MAX_SIZING_NODES = 10_000
 MAX_GPUS_PER_NODE = 64
-# Where the measured defaults come from; the README's "Prometheus sizing" quotes the runs.
-_RUN = "bench/scrape_cost.py run of 2026-12-01, README \"Prometheus sizing\""
+# Where the measured defaults come from: README "Prometheus sizing" quotes the run. Disk and
+# memory terms take the largest of the four cluster sizes (rounded up), so the asked retention
+# and memory hold at each; CPU terms the least-squares fit or the median.
+_RUN = "bench/scrape_cost.py, run of 2026-12-01 02:06 UTC"
 
 
 class PrometheusSizing(Strict):
@@ -217,7 +219,8 @@ class PrometheusSizing(Strict):
     and the WAL and head chunks at their peak (Prometheus counts both in retentionSize).
     Memory: a base plus, per active series, a fixed part and a part per head chunk. CPU: per
     sample, per dcgm-exporter scrape and per series the adapter relists. Every coefficient was
-    measured on a real Prometheus scraping synthetic dcgm-exporters at 1 s.
+    measured on a real Prometheus scraping synthetic dcgm-exporters at 1 s, at 5, 20, 50 and
+    200 GPU nodes (2 GPUs each) plus 20 000 other series.
 
     Every number is bounded: a count or coefficient beyond any real cluster is a typo, and an
     unbounded one overflows the formula (Python's and the Helm guard's)."""
@@ -241,54 +244,56 @@ class PrometheusSizing(Strict):
         description="All other active series (kube-state-metrics, node-exporter, kubelet, ...).",
     )
     bytesPerSample: float = Field(
-        2.1, gt=0, le=16,
+        2.5, gt=0, le=16,
         description=f"Compressed chunk bytes per sample in a block (16: an uncompressed "
-        f"sample): 1.84-2.02 measured with 20 000 other series, 2.3-2.5 on DCGM series alone "
-        f"({_RUN}).",
+        f"sample): 2.07-2.48 measured, the largest at 5 and 200 nodes ({_RUN}).",
     )
     indexBytesPerSeries: float = Field(
-        300.0, ge=0, le=1_000_000,
+        314.0, ge=0, le=1_000_000,
         description=f"Block index bytes per series in every block (labels, postings): 266-314 "
         f"measured ({_RUN}).",
     )
     indexBytesPerChunk: float = Field(
         5.3, ge=0, le=10_000,
         description=f"Block index bytes per chunk (a 2h block at 1 s holds 60 per series): 5.3 "
-        f"measured ({_RUN}).",
+        f"measured at every size ({_RUN}).",
     )
     walBytesPerSample: float = Field(
-        7.2, gt=0, le=1_000,
-        description=f"WAL bytes per appended sample, counted in retentionSize: 6.87-7.29 "
-        f"measured with 20 000 other series, about 8 on DCGM series alone ({_RUN}).",
+        7.3, gt=0, le=1_000,
+        description=f"WAL bytes per appended sample, counted in retentionSize: 6.87-7.22 "
+        f"measured ({_RUN}).",
     )
     memoryBaseMiB: float = Field(
-        54.0, ge=0, le=1_048_576,
-        description=f"Prometheus RSS with one scrape target: 54 measured ({_RUN}).",
+        52.0, ge=0, le=1_048_576,
+        description=f"Prometheus RSS scraping one GPU node (55 series): 52 measured ({_RUN}).",
     )
     memoryPerSeriesKiB: float = Field(
-        5.7, ge=0, le=1_048_576,
-        description=f"RSS per active series besides its head chunks: 5.4-6.1 measured ({_RUN}).",
+        6.5, ge=0, le=1_048_576,
+        description=f"RSS per active series besides its head chunks: 6.17-6.45 measured "
+        f"({_RUN}).",
     )
     memoryPerHeadChunkBytes: float = Field(
-        92.0, ge=0, le=1_048_576,
+        19.0, ge=0, le=1_048_576,
         description=f"RSS per series per head chunk (120 samples; at its peak the head holds "
-        f"1.5 x 2h of them, 90 per series at 1 s): 92 measured by the head-age replay, 3 h of "
-        f"samples pushed through remote write ({_RUN}).",
+        f"1.5 x 2h of them, 90 per series at 1 s; the chunks themselves are m-mapped files): "
+        f"19 measured by replaying 3 h against 10 min of 5000 series through remote write "
+        f"({_RUN}).",
     )
     cpuMicrosPerSample: float = Field(
-        1.95, ge=0, le=1_000_000,
-        description=f"Prometheus CPU per appended sample: 1.95 us fitted over 4 sizes ({_RUN}).",
-    )
-    cpuMicrosPerGpuScrape: float = Field(
-        570.0, ge=0, le=1_000_000,
-        description=f"Prometheus CPU per scrape of one dcgm-exporter: 570 us fitted over 4 "
+        1.74, ge=0, le=1_000_000,
+        description=f"Prometheus CPU per appended sample: 1.74 us, least squares over the four "
         f"sizes ({_RUN}).",
     )
+    cpuMicrosPerGpuScrape: float = Field(
+        380.0, ge=0, le=1_000_000,
+        description=f"Prometheus CPU per scrape of one dcgm-exporter: 380 us, the same fit "
+        f"({_RUN}).",
+    )
     cpuMicrosPerRelistedSeries: float = Field(
-        2.4, ge=0, le=1_000_000,
+        2.5, ge=0, le=1_000_000,
         description=f"Prometheus CPU per active series for each prometheus-adapter relist (its "
         f"series queries match on namespace!=\"\", which walks every namespaced series): "
-        f"2.2-2.9 us measured ({_RUN}).",
+        f"2.31-2.58 us measured, median 2.46 ({_RUN}).",
     )
     retention: Retention = Field("2d", description="How long Prometheus keeps samples.")
     walHeadroom: float = Field(
