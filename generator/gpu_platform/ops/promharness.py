@@ -3,6 +3,10 @@
 The adapter rules are PromQL text; the only way to know they bind to the right pods is to run
 them against series shaped like the real exporter's, scraped the way prometheus-operator
 scrapes them. Everything here listens on 127.0.0.1 only.
+
+It lives in the package so tests/integration and bench/ share it without bench/ importing
+tests/; nothing in the tool imports it, and it needs the test extra (prometheus-client) and a
+``prometheus`` binary.
 """
 
 from __future__ import annotations
