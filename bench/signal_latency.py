@@ -23,12 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from gpu_platform.pipeline.derive import adapter_rules, metrics_query  # noqa: E402
-from gpu_platform.pipeline.model import GpuSignal, Values  # noqa: E402
-from integration.harness import (  # noqa: E402
+from gpu_platform.ops.promharness import (
     DcgmExporter,
     ExporterServer,
     Gpu,
@@ -37,6 +32,8 @@ from integration.harness import (  # noqa: E402
     prometheus_available,
     servicemonitor_job,
 )
+from gpu_platform.pipeline.derive import adapter_rules, metrics_query
+from gpu_platform.pipeline.model import GpuSignal, Values
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"
@@ -58,13 +55,22 @@ class Lane:
 def variants(long_window: bool) -> dict[str, str]:
     """Variant name -> metricsQuery, from the generator (plus a 3 m window if asked)."""
     values = Values.model_validate(
-        {"platform": {"monitoring": {"dcgmLabelMode": "honorLabels", "scrapeInterval": "1s"}}})
+        {"platform": {"monitoring": {"dcgmLabelMode": "honorLabels", "scrapeInterval": "1s"}}}
+    )
     by_name = {r["name"]["as"]: r["metricsQuery"] for r in adapter_rules(values)}
-    out = {"_current": by_name["gpu_utilization_current"],
-           "_over_time (30s)": by_name["gpu_utilization_over_time"]}
+    out = {
+        "_current": by_name["gpu_utilization_current"],
+        "_over_time (30s)": by_name["gpu_utilization_over_time"],
+    }
     if long_window:
-        signal = GpuSignal(name="gpu_utilization_3m", series=UTIL, aggregation="avg",
-                           window="3m", clampMin=0, clampMax=100)
+        signal = GpuSignal(
+            name="gpu_utilization_3m",
+            series=UTIL,
+            aggregation="avg",
+            window="3m",
+            clampMin=0,
+            clampMax=100,
+        )
         out["avg_over_time 3m"] = metrics_query(signal, "1s")
     return out
 
@@ -72,17 +78,22 @@ def variants(long_window: bool) -> dict[str, str]:
 def expand(template: str, pods: list[str]) -> str:
     """As prometheus-adapter expands it for the HPA's pods (honorLabels mode)."""
     matchers = f'namespace="{NAMESPACE}",pod=~"{"|".join(pods)}"'
-    return (template.replace("<<.Series>>", UTIL).replace("<<.LabelMatchers>>", matchers)
-            .replace("<<.GroupBy>>", "pod"))
+    return (
+        template.replace("<<.Series>>", UTIL)
+        .replace("<<.LabelMatchers>>", matchers)
+        .replace("<<.GroupBy>>", "pod")
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs (lanes) per refresh cadence")
-    parser.add_argument("--quick", action="store_true",
-                        help="2 runs, no 3 m window (about 1.5 min)")
-    parser.add_argument("--long-window", action="store_true",
-                        help="include the 3 m window even with --quick")
+    parser.add_argument(
+        "--quick", action="store_true", help="2 runs, no 3 m window (about 1.5 min)"
+    )
+    parser.add_argument(
+        "--long-window", action="store_true", help="include the 3 m window even with --quick"
+    )
     parser.add_argument("--target", type=float, default=40.0, help="HPA target (percent)")
     parser.add_argument("--refresh", default="1,30", help="exporter refresh intervals, s")
     parser.add_argument("--poll", type=float, default=0.25, help="query period, s")
@@ -106,9 +117,16 @@ def main() -> int:
             gpu = Gpu(f"node-{name}", 0, Workload(NAMESPACE, name), {UTIL: 0})
             exporter = DcgmExporter([gpu], refresh_s=refresh)
             server.add(f"/{name}/metrics", exporter)
-            jobs.append(servicemonitor_job(name, server.address, True, "honor",
-                                           metrics_path=f"/{name}/metrics",
-                                           extra_labels={"instance": name}))
+            jobs.append(
+                servicemonitor_job(
+                    name,
+                    server.address,
+                    True,
+                    "honor",
+                    metrics_path=f"/{name}/metrics",
+                    extra_labels={"instance": name},
+                )
+            )
             lanes.append(Lane(name, refresh, exporter, gpu, step_at=0.0))
     pods = [lane.name for lane in lanes]
     expanded = {v: expand(q, pods) for v, q in queries.items()}
@@ -123,8 +141,11 @@ def main() -> int:
             for lane in lanes:
                 lane.step_at = start + rng.uniform(0, 5)
             deadline = start + 5 + max(refreshes) + window_s + 60
-            print(f"{len(lanes)} lanes; stepping in {start - time.time():.0f} s; "
-                  f"done by {deadline - time.time():.0f} s at the latest", file=sys.stderr)
+            print(
+                f"{len(lanes)} lanes; stepping in {start - time.time():.0f} s; "
+                f"done by {deadline - time.time():.0f} s at the latest",
+                file=sys.stderr,
+            )
             while time.time() < deadline:
                 now = time.time()
                 for lane in lanes:
@@ -133,8 +154,9 @@ def main() -> int:
                         lane.stepped_at = time.time()
                 for variant, query in expanded.items():
                     at = time.time()
-                    values = {r["metric"]["pod"]: float(r["value"][1])
-                              for r in prom.query(query, at=at)}
+                    values = {
+                        r["metric"]["pod"]: float(r["value"][1]) for r in prom.query(query, at=at)
+                    }
                     for lane in lanes:
                         value = values.get(lane.name)
                         if value is None or value < args.target or variant in lane.crossed:
@@ -150,19 +172,26 @@ def main() -> int:
             server.close()
 
     print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
-    print(f"scrape 1 s; HPA target {args.target:g} %; {runs} run(s) per row; poll "
-          f"{args.poll:g} s; latency = step at the GPU -> query >= target")
-    header = f"{'variant':<18} {'exporter refresh':>16} {'runs':>5} {'median s':>9} " \
-             f"{'min s':>7} {'max s':>7}"
+    print(
+        f"scrape 1 s; HPA target {args.target:g} %; {runs} run(s) per row; poll "
+        f"{args.poll:g} s; latency = step at the GPU -> query >= target"
+    )
+    header = (
+        f"{'variant':<18} {'exporter refresh':>16} {'runs':>5} {'median s':>9} "
+        f"{'min s':>7} {'max s':>7}"
+    )
     print(header)
     print("-" * len(header))
     for variant in expanded:
         for refresh in refreshes:
-            got = [lane.crossed[variant] for lane in lanes
-                   if lane.refresh_s == refresh and variant in lane.crossed]
+            got = [
+                lane.crossed[variant]
+                for lane in lanes
+                if lane.refresh_s == refresh and variant in lane.crossed
+            ]
             missed = sum(1 for lane in lanes if lane.refresh_s == refresh) - len(got)
             if got:
-                row = (f"{statistics.median(got):>9.1f} {min(got):>7.1f} {max(got):>7.1f}")
+                row = f"{statistics.median(got):>9.1f} {min(got):>7.1f} {max(got):>7.1f}"
             else:
                 row = f"{'-':>9} {'-':>7} {'-':>7}"
             note = f"  ({missed} never crossed)" if missed else ""

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from .harness import (
+from gpu_platform.ops.promharness import (
     MODE_LABEL,
     DcgmExporter,
     ExporterServer,
@@ -36,13 +35,18 @@ def build_cluster() -> list[Gpu]:
     return [
         Gpu(a, 0, train, {UTIL: 80, ENGINE: 0.7, FB: 40000}),
         Gpu(a, 1, train, {UTIL: 60, ENGINE: 0.5, FB: 38000}),
-        Gpu(a, 2, Workload("team-a", "infer-0", "server"),
-            {UTIL: 4294967295, ENGINE: 1.7, FB: 12000}),  # bogus: clamps to 100 and 1
+        Gpu(
+            a,
+            2,
+            Workload("team-a", "infer-0", "server"),
+            {UTIL: 4294967295, ENGINE: 1.7, FB: 12000},
+        ),  # bogus: clamps to 100 and 1
         Gpu(a, 3, None, {UTIL: 3, ENGINE: 0.01, FB: 400}),  # idle: no pod labels
         Gpu(b, 0, Workload("team-b", "sim-0", "sim"), {UTIL: 25, ENGINE: 0.2, FB: 5000}),
         Gpu(b, 1, Workload("team-b", "sim-1", "sim"), {UTIL: 55, ENGINE: 0.45, FB: 20000}),
-        Gpu(b, 2, Workload("team-a", "infer-1", "server"),
-            {UTIL: 10, ENGINE: -0.25, FB: 3000}),  # negative ratio: clamps to 0
+        Gpu(
+            b, 2, Workload("team-a", "infer-1", "server"), {UTIL: 10, ENGINE: -0.25, FB: 3000}
+        ),  # negative ratio: clamps to 0
         Gpu(b, 3, None, {UTIL: 0, ENGINE: 0.0, FB: 0}),
     ]
 
@@ -53,8 +57,9 @@ def cluster() -> list[Gpu]:
 
 
 @pytest.fixture(scope="session")
-def prometheus(tmp_path_factory: pytest.TempPathFactory,
-               cluster: list[Gpu]) -> Iterator[Prometheus]:
+def prometheus(
+    tmp_path_factory: pytest.TempPathFactory, cluster: list[Gpu]
+) -> Iterator[Prometheus]:
     """Prometheus scraping the exporter at 1 s through both jobs, with a few samples in."""
     if not prometheus_available():
         pytest.skip("no prometheus binary (make prometheus installs Debian's)")
@@ -62,8 +67,10 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory,
     server.add("/metrics", DcgmExporter(cluster))
     prom = Prometheus(
         Path(tmp_path_factory.mktemp("prometheus")),
-        [servicemonitor_job("dcgm-honor", server.address, True, MODE_LABEL["honorLabels"]),
-         servicemonitor_job("dcgm-exported", server.address, False, MODE_LABEL["exported"])],
+        [
+            servicemonitor_job("dcgm-honor", server.address, True, MODE_LABEL["honorLabels"]),
+            servicemonitor_job("dcgm-exported", server.address, False, MODE_LABEL["exported"]),
+        ],
     )
     try:
         prom.start()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .harness import Gpu, Workload
+from gpu_platform.ops.promharness import Gpu, Workload
 
 DAY = datetime(2026, 11, 1, tzinfo=UTC).timestamp()
 END = DAY + 86400
@@ -107,12 +107,20 @@ def _nodes() -> list[Node]:
     """Two nodes all day; the rest follow the working day with scale-ups and scale-downs at
     odd times, so the node count steps between 2 and 8."""
     h = 3600
-    spans = [(-6 * h, 25 * h), (-6 * h, 25 * h), (7 * h + 41 * 60 + 13, 20 * h + 11 * 60 + 2),
-             (8 * h + 23 * 60 + 47, 17 * h + 58 * 60 + 20), (8 * h + 23 * 60 + 51, 12 * h + 1037),
-             (9 * h + 2 * 60 + 31, 22 * h + 39 * 60 + 40), (9 * h + 2 * 60 + 31, 16 * h + 77),
-             (13 * h + 45 * 60 + 55, 17 * h + 58 * 60 + 20), (10 * h + 30 * 60 + 9, 15 * h + 5)]
-    return [Node(f"gpu-h100-{i}", GPUS_PER_NODE, DAY + a, DAY + b)
-            for i, (a, b) in enumerate(spans)]
+    spans = [
+        (-6 * h, 25 * h),
+        (-6 * h, 25 * h),
+        (7 * h + 41 * 60 + 13, 20 * h + 11 * 60 + 2),
+        (8 * h + 23 * 60 + 47, 17 * h + 58 * 60 + 20),
+        (8 * h + 23 * 60 + 51, 12 * h + 1037),
+        (9 * h + 2 * 60 + 31, 22 * h + 39 * 60 + 40),
+        (9 * h + 2 * 60 + 31, 16 * h + 77),
+        (13 * h + 45 * 60 + 55, 17 * h + 58 * 60 + 20),
+        (10 * h + 30 * 60 + 9, 15 * h + 5),
+    ]
+    return [
+        Node(f"gpu-h100-{i}", GPUS_PER_NODE, DAY + a, DAY + b) for i, (a, b) in enumerate(spans)
+    ]
 
 
 def _wait(rng: random.Random) -> int:
@@ -132,9 +140,18 @@ def build_day(seed: int = 20261101) -> Day:
     def uid() -> str:
         return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
-    def add(namespace: str, name: str, gpus: int, created: int, wait: int | None,
-            runtime: float, priority_class: str = "", deleted: float | None = None,
-            failed: bool = False, sidecar: bool = False) -> Pod | None:
+    def add(
+        namespace: str,
+        name: str,
+        gpus: int,
+        created: int,
+        wait: int | None,
+        runtime: float,
+        priority_class: str = "",
+        deleted: float | None = None,
+        failed: bool = False,
+        sidecar: bool = False,
+    ) -> Pod | None:
         scheduled = None if wait is None else created + wait
         run = None
         node = ""
@@ -150,22 +167,64 @@ def build_day(seed: int = 20261101) -> Day:
             # Most finished pods go at once; some stay until their Job's TTL (an hour).
             linger = rng.choice((3600, *[rng.randint(5, 120)] * 3))
             deleted = DATA_TO if run is None else min(DATA_TO, run[1] + linger)
-        pod = Pod(namespace, name, uid(), gpus, created, scheduled, run, float(deleted),
-                  priority_class, node, indices, failed, sidecar)
+        pod = Pod(
+            namespace,
+            name,
+            uid(),
+            gpus,
+            created,
+            scheduled,
+            run,
+            float(deleted),
+            priority_class,
+            node,
+            indices,
+            failed,
+            sidecar,
+        )
         pods.append(pod)
         return pod
 
     # Warm capacity first, as the chart's placeholders would hold it: never demand.
-    add("gpu-platform", "gpu-platform-placeholder-7d9f-a", 1, int(DAY + 7.5 * 3600), 40,
-        11 * 3600, priority_class=PLACEHOLDER)
-    add("gpu-platform", "gpu-platform-placeholder-7d9f-b", 1, int(DAY + 7.5 * 3600), 3,
-        11 * 3600, priority_class=PLACEHOLDER)
-    add("lab", "lab-gpu-platform-placeholder-5c4b-a", 2, int(DAY + 9.2 * 3600), 600,
-        4 * 3600, priority_class="lab-gpu-platform-placeholder")
+    add(
+        "gpu-platform",
+        "gpu-platform-placeholder-7d9f-a",
+        1,
+        int(DAY + 7.5 * 3600),
+        40,
+        11 * 3600,
+        priority_class=PLACEHOLDER,
+    )
+    add(
+        "gpu-platform",
+        "gpu-platform-placeholder-7d9f-b",
+        1,
+        int(DAY + 7.5 * 3600),
+        3,
+        11 * 3600,
+        priority_class=PLACEHOLDER,
+    )
+    add(
+        "lab",
+        "lab-gpu-platform-placeholder-5c4b-a",
+        2,
+        int(DAY + 9.2 * 3600),
+        600,
+        4 * 3600,
+        priority_class="lab-gpu-platform-placeholder",
+    )
     for node in nodes:  # one prepuller per GPU node: no GPU, but the platform's own
         created = int(max(node.up, DATA_FROM))
-        pod = add("gpu-platform", f"gpu-platform-prepuller-{node.name[-1]}x7", 0, created, 1,
-                  node.down - created - 25, priority_class=PREPULLER, deleted=node.down)
+        pod = add(
+            "gpu-platform",
+            f"gpu-platform-prepuller-{node.name[-1]}x7",
+            0,
+            created,
+            1,
+            node.down - created - 25,
+            priority_class=PREPULLER,
+            deleted=node.down,
+        )
         assert pod is not None
         pod.node = node.name
     # A CPU-only Dask scheduler that waited: not a GPU pod, so not in the waits.
@@ -181,16 +240,30 @@ def build_day(seed: int = 20261101) -> Day:
         namespace = rng.choice(("team-a", "team-b", "research"))
         gpus = rng.choice((1, 1, 1, 2, 4))
         n += 1
-        add(namespace, f"{namespace}-job-{n:03d}-{rng.randrange(16**5):05x}", gpus, int(t),
-            _wait(rng), rng.uniform(10 * 60, 100 * 60), failed=rng.random() < 0.1,
-            sidecar=rng.random() < 0.4)
+        add(
+            namespace,
+            f"{namespace}-job-{n:03d}-{rng.randrange(16**5):05x}",
+            gpus,
+            int(t),
+            _wait(rng),
+            rng.uniform(10 * 60, 100 * 60),
+            failed=rng.random() < 0.1,
+            sidecar=rng.random() < 0.4,
+        )
 
     # The same name twice (a notebook restarted): two pods, told apart by uid.
     add("research", "jupyter-alice", 1, int(DAY + 11 * 3600), 7, 3600, deleted=DAY + 12.1 * 3600)
     add("research", "jupyter-alice", 1, int(DAY + 12.2 * 3600), 65, 3600)
     # Deleted while still waiting (a Dask worker scaled away): waits until it was deleted.
-    add("team-b", "dask-worker-team-b-abandoned", 2, int(DAY + 14 * 3600 + 131), None, 0,
-        deleted=DAY + 14 * 3600 + 1180)
+    add(
+        "team-b",
+        "dask-worker-team-b-abandoned",
+        2,
+        int(DAY + 14 * 3600 + 131),
+        None,
+        0,
+        deleted=DAY + 14 * 3600 + 1180,
+    )
     # Still waiting at the end of the day, and scheduled only after it: both count to the end.
     add("team-a", "train-stuck-0", 4, int(END - 1800), None, 0)
     add("team-b", "infer-late-0", 1, int(END - 600), 695, 1200)
@@ -231,12 +304,19 @@ def write_openmetrics(day: Day, path: Path, seed: int = 7) -> int:
             if not node.up <= t < node.down:
                 continue
             w.add("kube_node_info", {**KSM, "node": node.name, "kubelet_version": "v1.33.5"}, t, 1)
-            for resource, unit, value in (("cpu", "core", 48.0), ("memory", "byte", 7.7e11),
-                                          ("nvidia_com_gpu", "integer", float(node.gpus))):
+            for resource, unit, value in (
+                ("cpu", "core", 48.0),
+                ("memory", "byte", 7.7e11),
+                ("nvidia_com_gpu", "integer", float(node.gpus)),
+            ):
                 if resource == "nvidia_com_gpu" and not node.gpus:
                     continue  # a CPU node has no such capacity at all
-                w.add("kube_node_status_capacity",
-                      {**KSM, "node": node.name, "resource": resource, "unit": unit}, t, value)
+                w.add(
+                    "kube_node_status_capacity",
+                    {**KSM, "node": node.name, "resource": resource, "unit": unit},
+                    t,
+                    value,
+                )
         busy: dict[tuple[str, int], Pod] = {}
         for pod in day.pods:
             if not pod.created <= t < pod.deleted:
@@ -252,8 +332,9 @@ def write_openmetrics(day: Day, path: Path, seed: int = 7) -> int:
                 workload = Workload(holder.namespace, holder.name) if holder else None
                 labels = Gpu(node.name, index, workload).labels("Hostname")
                 labels |= {"job": "nvidia-dcgm-exporter", "instance": f"{node.name}:9400"}
-                w.add("DCGM_FI_DEV_GPU_UTIL", labels, t, float(rng.randint(35, 99) if holder
-                                                               else 0))
+                w.add(
+                    "DCGM_FI_DEV_GPU_UTIL", labels, t, float(rng.randint(35, 99) if holder else 0)
+                )
     return w.write(path)
 
 
@@ -263,10 +344,21 @@ def _pod_series(w: OpenMetricsWriter, pod: Pod, t: int) -> None:
     node = pod.node if bound else ""
     ident = {**KSM, "namespace": pod.namespace, "pod": pod.name, "uid": pod.uid}
     w.add("kube_pod_created", ident, t, float(pod.created))
-    w.add("kube_pod_info", {**ident, "node": node, "host_ip": "10.0.3.4" if bound else "",
-                            "pod_ip": f"10.1.{len(pod.name)}.{pod.created % 250}" if bound else "",
-                            "created_by_kind": "Job", "created_by_name": pod.name.rsplit("-", 1)[0],
-                            "priority_class": pod.priority_class, "host_network": "false"}, t, 1)
+    w.add(
+        "kube_pod_info",
+        {
+            **ident,
+            "node": node,
+            "host_ip": "10.0.3.4" if bound else "",
+            "pod_ip": f"10.1.{len(pod.name)}.{pod.created % 250}" if bound else "",
+            "created_by_kind": "Job",
+            "created_by_name": pod.name.rsplit("-", 1)[0],
+            "priority_class": pod.priority_class,
+            "host_network": "false",
+        },
+        t,
+        1,
+    )
     phase = pod.phase(t)
     for p in PHASES:
         w.add("kube_pod_status_phase", {**ident, "phase": p}, t, float(p == phase))
@@ -278,11 +370,18 @@ def _pod_series(w: OpenMetricsWriter, pod: Pod, t: int) -> None:
     if pod.sidecar:
         requests.append(("log-shipper", "cpu", "core", 0.1))
     for container, resource, unit, value in requests:
-        w.add("kube_pod_container_resource_requests",
-              {**ident, "container": container, "node": node, "resource": resource,
-               "unit": unit}, t, value)
+        w.add(
+            "kube_pod_container_resource_requests",
+            {**ident, "container": container, "node": node, "resource": resource, "unit": unit},
+            t,
+            value,
+        )
     if pod.run is not None and t >= pod.run[0]:
         # every container started with the pod; the start time stays once it has run
         for container in sorted({c for c, _, _, _ in requests}):
-            w.add("kube_pod_container_state_started", {**ident, "container": container}, t,
-                  float(pod.run[0]))
+            w.add(
+                "kube_pod_container_state_started",
+                {**ident, "container": container},
+                t,
+                float(pod.run[0]),
+            )

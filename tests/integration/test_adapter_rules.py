@@ -13,10 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from gpu_platform.ops.promharness import MODE_LABEL, OPERATOR_TARGET_LABELS, Gpu, Prometheus
 from gpu_platform.pipeline.derive import adapter_rules, pod_labels
 from gpu_platform.pipeline.model import GpuSignal, Values
-
-from .harness import MODE_LABEL, OPERATOR_TARGET_LABELS, Gpu, Prometheus
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +26,8 @@ NAMESPACES = ("team-a", "team-b")
 
 def values_for(mode: str) -> Values:
     return Values.model_validate(
-        {"platform": {"monitoring": {"dcgmLabelMode": mode, "scrapeInterval": "1s"}}})
+        {"platform": {"monitoring": {"dcgmLabelMode": mode, "scrapeInterval": "1s"}}}
+    )
 
 
 def rule_cases() -> list[Any]:
@@ -49,12 +49,23 @@ def with_matcher(selector: str, matcher: str) -> str:
     return f"{selector}{{{matcher}}}"
 
 
-def expand(rule: dict[str, Any], series: str, ns_label: str, pod_label: str, namespace: str,
-           pods: list[str], extra_matcher: str) -> str:
+def expand(
+    rule: dict[str, Any],
+    series: str,
+    ns_label: str,
+    pod_label: str,
+    namespace: str,
+    pods: list[str],
+    extra_matcher: str,
+) -> str:
     """The metricsQuery as prometheus-adapter renders it for pods in one namespace."""
     matchers = f'{ns_label}="{namespace}",{pod_label}=~"{"|".join(pods)}",{extra_matcher}'
-    return (rule["metricsQuery"].replace("<<.Series>>", series)
-            .replace("<<.LabelMatchers>>", matchers).replace("<<.GroupBy>>", pod_label))
+    return (
+        rule["metricsQuery"]
+        .replace("<<.Series>>", series)
+        .replace("<<.LabelMatchers>>", matchers)
+        .replace("<<.GroupBy>>", pod_label)
+    )
 
 
 def expected(signal: GpuSignal, gpus: list[Gpu]) -> float:
@@ -69,7 +80,11 @@ def expected(signal: GpuSignal, gpus: list[Gpu]) -> float:
             value = min(value, signal.clampMax)
         samples.append(value)
     combine: dict[str, Callable[[list[float]], float]] = {
-        "avg": lambda v: sum(v) / len(v), "max": max, "min": min, "sum": sum}
+        "avg": lambda v: sum(v) / len(v),
+        "max": max,
+        "min": min,
+        "sum": sum,
+    }
     return float(combine[signal.aggregation](samples))
 
 
@@ -91,9 +106,9 @@ def result_by_pod(result: list[dict[str, Any]], pod_label: str) -> dict[str, flo
 
 
 @pytest.mark.parametrize(("mode", "rule", "signal"), rule_cases())
-def test_series_query_binds_each_gpu_to_its_pod(prometheus: Prometheus, cluster: list[Gpu],
-                                                mode: str, rule: dict[str, Any],
-                                                signal: GpuSignal) -> None:
+def test_series_query_binds_each_gpu_to_its_pod(
+    prometheus: Prometheus, cluster: list[Gpu], mode: str, rule: dict[str, Any], signal: GpuSignal
+) -> None:
     ns_label, pod_label = pod_labels(values_for(mode))
     assert set(rule["resources"]["overrides"]) == {ns_label, pod_label}
     found = prometheus.series(with_matcher(rule["seriesQuery"], f'mode="{MODE_LABEL[mode]}"'))
@@ -101,8 +116,7 @@ def test_series_query_binds_each_gpu_to_its_pod(prometheus: Prometheus, cluster:
     assert {s["__name__"] for s in found} == {signal.series}
     by_uuid = {gpu.uuid: gpu for gpu in cluster}
     bound = {s["UUID"]: (s[ns_label], s[pod_label]) for s in found}
-    want = {gpu.uuid: (gpu.workload.namespace, gpu.workload.pod)
-            for gpu in cluster if gpu.workload}
+    want = {gpu.uuid: (gpu.workload.namespace, gpu.workload.pod) for gpu in cluster if gpu.workload}
     if mode == "honorLabels":
         # Idle GPUs carry no pod labels, so the target's fill in (docs/upstream-facts.md, DCGM
         # labels): they bind to the exporter pod in the operator namespace, never to a workload pod.
@@ -118,32 +132,53 @@ def test_series_query_binds_each_gpu_to_its_pod(prometheus: Prometheus, cluster:
 
 @pytest.mark.parametrize("namespace", NAMESPACES)
 @pytest.mark.parametrize(("mode", "rule", "signal"), rule_cases())
-def test_metrics_query_per_pod_values(prometheus: Prometheus, cluster: list[Gpu], mode: str,
-                                      rule: dict[str, Any], signal: GpuSignal,
-                                      namespace: str) -> None:
+def test_metrics_query_per_pod_values(
+    prometheus: Prometheus,
+    cluster: list[Gpu],
+    mode: str,
+    rule: dict[str, Any],
+    signal: GpuSignal,
+    namespace: str,
+) -> None:
     ns_label, pod_label = pod_labels(values_for(mode))
     series = {s["__name__"] for s in prometheus.series(rule["seriesQuery"])}
     assert series == {signal.series}  # what the adapter substitutes for <<.Series>>
     pods = workload_pods(cluster, namespace)
     # Ask for the exporter pod too: whatever the mode, it must not answer in a workload ns.
-    query = expand(rule, signal.series, ns_label, pod_label, namespace,
-                   [*sorted(pods), EXPORTER_POD], f'mode="{MODE_LABEL[mode]}"')
+    query = expand(
+        rule,
+        signal.series,
+        ns_label,
+        pod_label,
+        namespace,
+        [*sorted(pods), EXPORTER_POD],
+        f'mode="{MODE_LABEL[mode]}"',
+    )
     got = result_by_pod(prometheus.query(query), pod_label)
     assert set(got) == set(pods), query
     for pod, gpus in pods.items():
         assert math.isclose(got[pod], expected(signal, gpus), rel_tol=1e-9, abs_tol=1e-9), (
-            pod, query)
+            pod,
+            query,
+        )
 
 
 @pytest.mark.parametrize(("mode", "rule", "signal"), rule_cases())
-def test_exporter_pod_in_operator_namespace(prometheus: Prometheus, cluster: list[Gpu],
-                                            mode: str, rule: dict[str, Any],
-                                            signal: GpuSignal) -> None:
+def test_exporter_pod_in_operator_namespace(
+    prometheus: Prometheus, cluster: list[Gpu], mode: str, rule: dict[str, Any], signal: GpuSignal
+) -> None:
     """A request for the exporter pod itself: nothing in exported mode; in honorLabels mode
     the idle GPUs answer for it (harmless unless an HPA lives in the operator namespace)."""
     ns_label, pod_label = pod_labels(values_for(mode))
-    query = expand(rule, signal.series, ns_label, pod_label, EXPORTER_NS, [EXPORTER_POD],
-                   f'mode="{MODE_LABEL[mode]}"')
+    query = expand(
+        rule,
+        signal.series,
+        ns_label,
+        pod_label,
+        EXPORTER_NS,
+        [EXPORTER_POD],
+        f'mode="{MODE_LABEL[mode]}"',
+    )
     got = result_by_pod(prometheus.query(query), pod_label)
     if mode == "exported":
         assert got == {}
@@ -160,7 +195,8 @@ def _rules(mode: str) -> list[tuple[dict[str, Any], GpuSignal]]:
 
 
 def test_honor_labels_rules_on_exported_series_bind_to_the_exporter_pod(
-        prometheus: Prometheus, cluster: list[Gpu]) -> None:
+    prometheus: Prometheus, cluster: list[Gpu]
+) -> None:
     """The label mode matters: honorLabels rules over an honor_labels: false scrape see every
     GPU as the exporter pod and no workload pod at all."""
     ns_label, pod_label = pod_labels(values_for("honorLabels"))
@@ -173,8 +209,7 @@ def test_honor_labels_rules_on_exported_series_bind_to_the_exporter_pod(
             pods = sorted(workload_pods(cluster, namespace))
             query = expand(rule, signal.series, ns_label, pod_label, namespace, pods, wrong)
             assert prometheus.query(query) == [], query
-        query = expand(rule, signal.series, ns_label, pod_label, EXPORTER_NS, [EXPORTER_POD],
-                       wrong)
+        query = expand(rule, signal.series, ns_label, pod_label, EXPORTER_NS, [EXPORTER_POD], wrong)
         got = result_by_pod(prometheus.query(query), pod_label)
         # One number for the whole node pool, served as the exporter pod's.
         assert math.isclose(got[EXPORTER_POD], expected(signal, cluster), abs_tol=1e-9)

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.errors import GpuPlatformError
+from gpu_platform.ops.promharness import Prometheus, prometheus_available
 from gpu_platform.ops.report import PrometheusError, build_report
 from gpu_platform.ops.usage import WAIT_THRESHOLDS, GpuHours, UsageSummary, WaitStats, plot
 
 from .authproxy import OPENSSL, AuthFront, Check, Pki, make_pki
-from .harness import Prometheus, prometheus_available
 from .ksm_day import DAY, END, SCRAPE_S, Day, build_day, write_openmetrics
 
 pytestmark = pytest.mark.integration
@@ -47,11 +47,26 @@ def day_prometheus(tmp_path_factory: pytest.TempPathFactory, day: Day) -> Iterat
     workdir = tmp_path_factory.mktemp("report-prometheus")
     om = workdir / "day.om"
     write_openmetrics(day, om)
-    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(om),
-                    str(workdir / "data")], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            promtool,
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            "--quiet",
+            str(om),
+            str(workdir / "data"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     om.unlink()
-    prom = Prometheus(workdir, [], extra_args=[f"--query.lookback-delta={LOOKBACK_S}s",
-                                               "--storage.tsdb.retention.time=10y"])
+    prom = Prometheus(
+        workdir,
+        [],
+        extra_args=[f"--query.lookback-delta={LOOKBACK_S}s", "--storage.tsdb.retention.time=10y"],
+    )
     try:
         prom.start()
         yield prom
@@ -74,8 +89,9 @@ def true_waits(day: Day, until: str = "run") -> tuple[list[float], int, int]:
         if not pod.gpus or pod.platform or not day.start <= pod.created <= day.end:
             continue
         unscheduled += pod.scheduled is None or pod.scheduled > day.end
-        reached = pod.scheduled if until == "scheduled" else \
-            (pod.run[0] if pod.run is not None else None)
+        reached = (
+            pod.scheduled if until == "scheduled" else (pod.run[0] if pod.run is not None else None)
+        )
         if reached is not None and reached <= day.end:
             waits.append(float(reached - pod.created))
             continue
@@ -92,8 +108,7 @@ def changes(spans: list[tuple[float, float, int]], day: Day) -> int:
     """GPUs of the spans that start or stop inside the day. Both ends of a span are seen late
     (start: by the next scrape, then the next step; end: the same, or by the lookback), so
     its measured length is off by less than EDGE_S."""
-    return sum(gpus for a, b, gpus in spans
-               if day.start < a < day.end or day.start < b < day.end)
+    return sum(gpus for a, b, gpus in spans if day.start < a < day.end or day.start < b < day.end)
 
 
 def paid_spans(day: Day) -> list[tuple[float, float, int]]:
@@ -101,8 +116,11 @@ def paid_spans(day: Day) -> list[tuple[float, float, int]]:
 
 
 def used_spans(day: Day, namespace: str | None = None) -> list[tuple[float, float, int]]:
-    return [(*p.run, p.gpus) for p in day.pods
-            if p.run and p.gpus and not p.platform and namespace in (None, p.namespace)]
+    return [
+        (*p.run, p.gpus)
+        for p in day.pods
+        if p.run and p.gpus and not p.platform and namespace in (None, p.namespace)
+    ]
 
 
 def hours(spans: list[tuple[float, float, int]], day: Day) -> float:
@@ -136,8 +154,9 @@ class TestWaits:
     def test_the_day_spans_every_threshold(self, day: Day):
         # the time to scheduled spans all four; pending adds 2-20 s of start-up to each
         waits, _, _ = true_waits(day, "scheduled")
-        buckets = [sum(1 for w in waits if lo <= w < hi)
-                   for lo, hi in ((0, 2), (2, 5), (5, 60), (60, 1e9))]
+        buckets = [
+            sum(1 for w in waits if lo <= w < hi) for lo, hi in ((0, 2), (2, 5), (5, 60), (60, 1e9))
+        ]
         assert all(count >= 10 for count in buckets), buckets
 
 
@@ -169,8 +188,9 @@ class TestGpuHours:
         assert report.times[0] == DAY and report.times[-1] == END
         assert len(report.times) == (END - DAY) / STEP + 1
         checked = 0
-        for t, paid, used in zip(report.times, report.gpus_available, report.gpus_used,
-                                 strict=True):
+        for t, paid, used in zip(
+            report.times, report.gpus_available, report.gpus_used, strict=True
+        ):
             for series, spans in ((paid, paid_spans(day)), (used, used_spans(day))):
                 if any(t - EDGE_S < x <= t for a, b, _ in spans for x in (a, b)):
                     continue
@@ -180,11 +200,18 @@ class TestGpuHours:
 
 
 class TestChunks:
-    def test_progress_once_per_chunk_and_same_figures(self, day_prometheus: Prometheus,
-                                                      report: UsageSummary):
+    def test_progress_once_per_chunk_and_same_figures(
+        self, day_prometheus: Prometheus, report: UsageSummary
+    ):
         calls: list[tuple[int, int]] = []
-        chunked = build_report(day_prometheus.url, DAY, END, step=STEP, max_points=500,
-                               progress=lambda done, total: calls.append((done, total)))
+        chunked = build_report(
+            day_prometheus.url,
+            DAY,
+            END,
+            step=STEP,
+            max_points=500,
+            progress=lambda done, total: calls.append((done, total)),
+        )
         assert calls == [(i, 6) for i in range(1, 7)]  # 2881 points: 5 x 499 + 386
         assert chunked.waits == report.waits
         assert chunked.gpu_hours.paid == pytest.approx(report.gpu_hours.paid, abs=1e-9)
@@ -223,16 +250,34 @@ def test_plot_is_written(report: UsageSummary, tmp_path: Path):
     assert path.stat().st_size > 10_000
 
 
-def test_cli_report_json_and_plot(day_prometheus: Prometheus, report: UsageSummary,
-                                  tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+def test_cli_report_json_and_plot(
+    day_prometheus: Prometheus,
+    report: UsageSummary,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+):
     """`gpu-platform report` prints the same figures as the library, as JSON, and draws."""
     import json
 
     from gpu_platform.cli import main
 
     out = tmp_path / "day.png"
-    code = main(["report", "--prometheus", day_prometheus.url, "--start", str(DAY),
-                 "--end", str(END), "--step", str(STEP), "--json", "--plot", str(out)])
+    code = main(
+        [
+            "report",
+            "--prometheus",
+            day_prometheus.url,
+            "--start",
+            str(DAY),
+            "--end",
+            str(END),
+            "--step",
+            str(STEP),
+            "--json",
+            "--plot",
+            str(out),
+        ]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["gpu_hours"]["paid"] == pytest.approx(report.gpu_hours.paid)
@@ -259,8 +304,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 @pytest.fixture
 def secret_files(tmp_path: Path) -> dict[str, str]:
-    files = {"token": TOKEN + "\n", "wrong-token": "tok-not-it\n", "password": PASSWORD,
-             "wrong-password": "pw-not-it"}
+    files = {
+        "token": TOKEN + "\n",
+        "wrong-token": "tok-not-it\n",
+        "password": PASSWORD,
+        "wrong-password": "pw-not-it",
+    }
     out = {}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -268,12 +317,28 @@ def secret_files(tmp_path: Path) -> dict[str, str]:
     return out
 
 
-def run_report(url: str, *flags: str, capsys: pytest.CaptureFixture[str],
-               ) -> tuple[int, str, str]:
+def run_report(
+    url: str,
+    *flags: str,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[int, str, str]:
     from gpu_platform.cli import main
 
-    code = main(["report", "--prometheus", url, "--start", str(DAY), "--end", str(END),
-                 "--step", str(STEP), "--json", *flags])
+    code = main(
+        [
+            "report",
+            "--prometheus",
+            url,
+            "--start",
+            str(DAY),
+            "--end",
+            str(END),
+            "--step",
+            str(STEP),
+            "--json",
+            *flags,
+        ]
+    )
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -304,96 +369,129 @@ class TestTls:
         assert "warning" not in err
 
     @pytest.mark.parametrize("which", ["system", "other"])
-    def test_an_untrusted_certificate_is_a_clear_error(self, day_prometheus, pki, capsys,
-                                                       which):
+    def test_an_untrusted_certificate_is_a_clear_error(self, day_prometheus, pki, capsys, which):
         flags = ["--ca-file", str(pki.other_ca)] if which == "other" else []
         with AuthFront(day_prometheus.url, Check(), pki) as front:
             err = failed_cleanly(*run_report(front.url, *flags, capsys=capsys))
-            assert err.startswith(f"error: TLS with Prometheus at {front.url} failed: "
-                                  "certificate verify failed"), err
+            assert err.startswith(
+                f"error: TLS with Prometheus at {front.url} failed: certificate verify failed"
+            ), err
         assert "--ca-file" in err
 
-    def test_insecure_skip_verify_is_explicit_and_warned(self, day_prometheus, pki, report,
-                                                         capsys):
+    def test_insecure_skip_verify_is_explicit_and_warned(self, day_prometheus, pki, report, capsys):
         with AuthFront(day_prometheus.url, Check(), pki) as front:
-            code, out, err = run_report(front.url, "--insecure-skip-tls-verify",
-                                        capsys=capsys)
+            code, out, err = run_report(front.url, "--insecure-skip-tls-verify", capsys=capsys)
         assert code == 0, err
         same_figures(out, report)
         assert "TLS certificate is not checked (--insecure-skip-tls-verify)" in err
 
     def test_mutual_tls_with_a_client_certificate(self, day_prometheus, pki, report, capsys):
         with AuthFront(day_prometheus.url, Check(), pki, client_ca=pki.ca) as front:
-            code, out, err = run_report(front.url, "--ca-file", str(pki.ca), "--cert-file",
-                                        str(pki.client_cert), "--key-file",
-                                        str(pki.client_key), capsys=capsys)
+            code, out, err = run_report(
+                front.url,
+                "--ca-file",
+                str(pki.ca),
+                "--cert-file",
+                str(pki.client_cert),
+                "--key-file",
+                str(pki.client_key),
+                capsys=capsys,
+            )
         assert code == 0, err
         same_figures(out, report)
 
     @pytest.mark.parametrize("client", ["none", "other"])
-    def test_mutual_tls_without_a_trusted_client_certificate(self, day_prometheus, pki,
-                                                             capsys, client):
-        flags = ["--cert-file", str(pki.other_client_cert), "--key-file",
-                 str(pki.other_client_key)] if client == "other" else []
+    def test_mutual_tls_without_a_trusted_client_certificate(
+        self, day_prometheus, pki, capsys, client
+    ):
+        flags = (
+            ["--cert-file", str(pki.other_client_cert), "--key-file", str(pki.other_client_key)]
+            if client == "other"
+            else []
+        )
         with AuthFront(day_prometheus.url, Check(), pki, client_ca=pki.ca) as front:
-            err = failed_cleanly(*run_report(front.url, "--ca-file", str(pki.ca), *flags,
-                                             capsys=capsys))
+            err = failed_cleanly(
+                *run_report(front.url, "--ca-file", str(pki.ca), *flags, capsys=capsys)
+            )
         assert f"Prometheus at {front.url}" in err
         assert "client certificate" in err, err
 
 
 class TestCredentials:
     @pytest.mark.parametrize("source", ["file", "env"])
-    def test_bearer_token(self, day_prometheus, pki, report, secret_files, capsys,
-                          monkeypatch, source):
+    def test_bearer_token(
+        self, day_prometheus, pki, report, secret_files, capsys, monkeypatch, source
+    ):
         monkeypatch.setenv("PROM_TOKEN", TOKEN)
-        flags = (["--bearer-token-file", secret_files["token"]] if source == "file"
-                 else ["--bearer-token-env", "PROM_TOKEN"])
+        flags = (
+            ["--bearer-token-file", secret_files["token"]]
+            if source == "file"
+            else ["--bearer-token-env", "PROM_TOKEN"]
+        )
         with AuthFront(day_prometheus.url, Check(bearer=TOKEN), pki) as front:
-            code, out, err = run_report(front.url, "--ca-file", str(pki.ca), *flags,
-                                        capsys=capsys)
+            code, out, err = run_report(front.url, "--ca-file", str(pki.ca), *flags, capsys=capsys)
         assert code == 0, err
         same_figures(out, report)
         assert set(front.seen) == {f"Bearer {TOKEN}"}  # the file's newline is not sent
 
     @pytest.mark.parametrize("source", ["file", "env"])
-    def test_basic_auth(self, day_prometheus, report, secret_files, capsys, monkeypatch,
-                        source):
+    def test_basic_auth(self, day_prometheus, report, secret_files, capsys, monkeypatch, source):
         monkeypatch.setenv("PROM_PASSWORD", PASSWORD)
-        flags = (["--basic-auth-password-file", secret_files["password"]] if source == "file"
-                 else ["--basic-auth-password-env", "PROM_PASSWORD"])
+        flags = (
+            ["--basic-auth-password-file", secret_files["password"]]
+            if source == "file"
+            else ["--basic-auth-password-env", "PROM_PASSWORD"]
+        )
         with AuthFront(day_prometheus.url, Check(basic=("grafana", PASSWORD))) as front:
-            code, out, err = run_report(front.url, "--basic-auth-user", "grafana", *flags,
-                                        capsys=capsys)
+            code, out, err = run_report(
+                front.url, "--basic-auth-user", "grafana", *flags, capsys=capsys
+            )
         assert code == 0, err
         same_figures(out, report)
 
     def test_extra_headers(self, day_prometheus, report, capsys):
         with AuthFront(day_prometheus.url, Check(header=TENANT)) as front:
-            code, out, err = run_report(front.url, "-H", f"{TENANT[0]}: {TENANT[1]}",
-                                        capsys=capsys)
+            code, out, err = run_report(front.url, "-H", f"{TENANT[0]}: {TENANT[1]}", capsys=capsys)
             assert code == 0, err
             same_figures(out, report)
-            err = failed_cleanly(*run_report(front.url, "-H", f"{TENANT[0]}: team-b",
-                                             capsys=capsys))
+            err = failed_cleanly(
+                *run_report(front.url, "-H", f"{TENANT[0]}: team-b", capsys=capsys)
+            )
         assert "HTTP 403 Forbidden" in err and "may not read this Prometheus" in err
 
-    def test_a_wrong_token_is_refused_without_echoing_it(self, day_prometheus, pki,
-                                                         secret_files, capsys):
+    def test_a_wrong_token_is_refused_without_echoing_it(
+        self, day_prometheus, pki, secret_files, capsys
+    ):
         with AuthFront(day_prometheus.url, Check(bearer=TOKEN), pki) as front:
-            err = failed_cleanly(*run_report(front.url, "--ca-file", str(pki.ca),
-                                             "--bearer-token-file",
-                                             secret_files["wrong-token"], capsys=capsys),
-                                 "tok-not-it")
+            err = failed_cleanly(
+                *run_report(
+                    front.url,
+                    "--ca-file",
+                    str(pki.ca),
+                    "--bearer-token-file",
+                    secret_files["wrong-token"],
+                    capsys=capsys,
+                ),
+                "tok-not-it",
+            )
         assert err.startswith(f"error: Prometheus at {front.url}: query_range "), err
         assert "HTTP 401 Unauthorized" in err and "refused the credentials" in err
 
-    def test_a_wrong_password_is_refused_without_echoing_it(self, day_prometheus,
-                                                            secret_files, capsys):
+    def test_a_wrong_password_is_refused_without_echoing_it(
+        self, day_prometheus, secret_files, capsys
+    ):
         with AuthFront(day_prometheus.url, Check(basic=("grafana", PASSWORD))) as front:
-            err = failed_cleanly(*run_report(
-                front.url, "--basic-auth-user", "grafana", "--basic-auth-password-file",
-                secret_files["wrong-password"], capsys=capsys), "pw-not-it")
+            err = failed_cleanly(
+                *run_report(
+                    front.url,
+                    "--basic-auth-user",
+                    "grafana",
+                    "--basic-auth-password-file",
+                    secret_files["wrong-password"],
+                    capsys=capsys,
+                ),
+                "pw-not-it",
+            )
         assert "HTTP 401 Unauthorized" in err
 
     def test_no_credentials_says_which_flags_give_them(self, day_prometheus, capsys):
@@ -401,8 +499,7 @@ class TestCredentials:
             err = failed_cleanly(*run_report(front.url, capsys=capsys))
         assert "HTTP 401" in err and "--bearer-token-file" in err
 
-    def test_credentials_in_the_url_are_refused_and_not_printed(self, day_prometheus,
-                                                                capsys):
+    def test_credentials_in_the_url_are_refused_and_not_printed(self, day_prometheus, capsys):
         with AuthFront(day_prometheus.url, Check(basic=("grafana", PASSWORD))) as front:
             url = front.url.replace("http://", f"http://grafana:{PASSWORD}@")
             code, out, err = run_report(url, capsys=capsys)
@@ -414,7 +511,8 @@ class TestCredentials:
     def test_a_redirect_is_not_followed(self, day_prometheus, secret_files, capsys):
         elsewhere = "http://127.0.0.1:9/steal?token=x"
         with AuthFront(day_prometheus.url, Check(redirect_to=elsewhere)) as front:
-            err = failed_cleanly(*run_report(front.url, "--bearer-token-file",
-                                             secret_files["token"], capsys=capsys))
+            err = failed_cleanly(
+                *run_report(front.url, "--bearer-token-file", secret_files["token"], capsys=capsys)
+            )
         assert "redirected (HTTP 302) to http://127.0.0.1:9/steal;" in err
         assert len(front.seen) == 1  # one request, not followed

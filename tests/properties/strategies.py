@@ -22,19 +22,25 @@ GPU = "nvidia.com/gpu"
 # Other GPU resources a pool may advertise (MIG profiles, shared GPUs) and tenants may quota.
 EXTRA_GPU_RESOURCES = ["nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"]
 TENANT_NAMES = ["team-a", "team-b", "research"]
-TAINTS = st.sampled_from([
-    {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
-    {"key": "dedicated", "value": "ml", "effect": "NoExecute"},
-    {"key": "spot", "effect": "PreferNoSchedule"},
-])
+TAINTS = st.sampled_from(
+    [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "dedicated", "value": "ml", "effect": "NoExecute"},
+        {"key": "spot", "effect": "PreferNoSchedule"},
+    ]
+)
 # The gpu-operator settings each cloud's preinstalled drivers need (clouds/requirements.py
 # holds them with their sources; the file writes them as a user following the message would).
 PREINSTALLED = {
-    "gke": {"hostPaths": {"driverInstallDir": GKE_DRIVER_DIR},
-            "toolkit": {"installDir": GKE_DRIVER_DIR}},
+    "gke": {
+        "hostPaths": {"driverInstallDir": GKE_DRIVER_DIR},
+        "toolkit": {"installDir": GKE_DRIVER_DIR},
+    },
     "eks": {"toolkit": {"enabled": False}},
-    "aks": {"toolkit": {"enabled": False},
-            "operator": {"runtimeClass": "nvidia-container-runtime"}},
+    "aks": {
+        "toolkit": {"enabled": False},
+        "operator": {"runtimeClass": "nvidia-container-runtime"},
+    },
 }
 
 
@@ -43,15 +49,28 @@ def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
     gpus = draw(st.integers(1, 4))
     low = draw(st.integers(0, 3))
     return {
-        "name": name, "cloud": cloud, "driver": driver, "gpusPerNode": gpus,
-        "minNodes": low, "maxNodes": low + draw(st.integers(1, 5)),
+        "name": name,
+        "cloud": cloud,
+        "driver": driver,
+        "gpusPerNode": gpus,
+        "minNodes": low,
+        "maxNodes": low + draw(st.integers(1, 5)),
         "taints": draw(st.lists(TAINTS, max_size=2, unique_by=lambda t: t["key"])),
-        "prepullImages": draw(st.lists(st.sampled_from([
-            {"name": "extra", "image": "nvcr.io/nvidia/tritonserver:24.05-py3"}]), max_size=1)),
-        "placeholders": {"replicas": draw(st.integers(0, 2)),
-                         "gpusPerPod": draw(st.integers(1, gpus))},
-        "gpuResources": draw(st.lists(st.sampled_from(EXTRA_GPU_RESOURCES), max_size=2,
-                                      unique=True)),
+        "prepullImages": draw(
+            st.lists(
+                st.sampled_from(
+                    [{"name": "extra", "image": "nvcr.io/nvidia/tritonserver:24.05-py3"}]
+                ),
+                max_size=1,
+            )
+        ),
+        "placeholders": {
+            "replicas": draw(st.integers(0, 2)),
+            "gpusPerPod": draw(st.integers(1, gpus)),
+        },
+        "gpuResources": draw(
+            st.lists(st.sampled_from(EXTRA_GPU_RESOURCES), max_size=2, unique=True)
+        ),
     }
 
 
@@ -59,12 +78,25 @@ def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
 def metric(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         value = draw(st.sampled_from([40, "500m", 0.5, "2"]))
-        return {"type": "Pods", "pods": {
-            "metric": {"name": draw(st.sampled_from(["gpu_utilization_current",
-                                                      "gpu_engine_active_over_time"]))},
-            "target": {"type": "AverageValue", "averageValue": value}}}
-    target = draw(st.sampled_from([{"type": "Utilization", "averageUtilization": 60},
-                                   {"type": "AverageValue", "averageValue": "2"}]))
+        return {
+            "type": "Pods",
+            "pods": {
+                "metric": {
+                    "name": draw(
+                        st.sampled_from(["gpu_utilization_current", "gpu_engine_active_over_time"])
+                    )
+                },
+                "target": {"type": "AverageValue", "averageValue": value},
+            },
+        }
+    target = draw(
+        st.sampled_from(
+            [
+                {"type": "Utilization", "averageUtilization": 60},
+                {"type": "AverageValue", "averageValue": "2"},
+            ]
+        )
+    )
     return {"type": "Resource", "resource": {"name": "cpu", "target": target}}
 
 
@@ -74,9 +106,11 @@ def hpa(draw: st.DrawFn, name: str, tenants: list[str]) -> dict[str, Any]:
     return {
         "name": name,
         "namespace": draw(st.sampled_from(["", *tenants])),
-        "scaleTargetRef": {"apiVersion": "apps/v1",
-                           "kind": draw(st.sampled_from(["Deployment", "StatefulSet"])),
-                           "name": "workers"},
+        "scaleTargetRef": {
+            "apiVersion": "apps/v1",
+            "kind": draw(st.sampled_from(["Deployment", "StatefulSet"])),
+            "name": "workers",
+        },
         "minReplicas": low,
         "maxReplicas": low + draw(st.integers(0, 4)),
         "metrics": draw(st.lists(metric(), min_size=1, max_size=2)),
@@ -85,12 +119,50 @@ def hpa(draw: st.DrawFn, name: str, tenants: list[str]) -> dict[str, Any]:
 
 SIGNAL_SETS = [
     None,  # the defaults
-    [{"name": "gpu_utilization_current", "series": "DCGM_FI_DEV_GPU_UTIL",
-      "clampMin": 0, "clampMax": 100},
-     {"name": "gpu_engine_active_over_time", "series": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-      "window": "1m", "clampMin": 0.5},
-     {"name": "fb_max", "series": "DCGM_FI_DEV_FB_USED", "aggregation": "max", "window": "30s"}],
+    [
+        {
+            "name": "gpu_utilization_current",
+            "series": "DCGM_FI_DEV_GPU_UTIL",
+            "clampMin": 0,
+            "clampMax": 100,
+        },
+        {
+            "name": "gpu_engine_active_over_time",
+            "series": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+            "window": "1m",
+            "clampMin": 0.5,
+        },
+        {"name": "fb_max", "series": "DCGM_FI_DEV_FB_USED", "aggregation": "max", "window": "30s"},
+    ],
 ]
+
+
+# The sizing formula's inputs over their whole range (model bounds included), so the guard's
+# Go copy of pipeline/sizing.py is compared with Python's on figures of every magnitude.
+SIZING_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "gpuNodes": st.integers(0, 10_000),
+    "gpusPerNode": st.integers(1, 64),
+    "seriesPerGpu": st.integers(1, 10_000),
+    "otherSeries": st.integers(0, 100_000_000),
+    "bytesPerSample": st.floats(0.01, 16),
+    "indexBytesPerSeries": st.floats(0, 1_000_000),
+    "indexBytesPerChunk": st.floats(0, 10_000),
+    "walBytesPerSample": st.floats(0.01, 1_000),
+    "memoryBaseMiB": st.floats(0, 1_048_576),
+    "memoryPerSeriesKiB": st.floats(0, 1_048_576),
+    "memoryPerHeadChunkBytes": st.floats(0, 1_048_576),
+    "cpuMicrosPerSample": st.floats(0, 1_000_000),
+    "cpuMicrosPerGpuScrape": st.floats(0, 1_000_000),
+    "cpuMicrosPerRelistedSeries": st.floats(0, 1_000_000),
+    "retention": st.sampled_from(["1h", "6h", "2d", "1w", "30d", "52w"]),
+    "walHeadroom": st.floats(1, 10),
+}
+
+
+@st.composite
+def sizing(draw: st.DrawFn) -> dict[str, Any]:
+    names = draw(st.lists(st.sampled_from(sorted(SIZING_FIELDS)), max_size=6, unique=True))
+    return {name: draw(SIZING_FIELDS[name]) for name in names}
 
 
 @st.composite
@@ -108,42 +180,62 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
         },
         "nodePools": [draw(pool(n, cloud, driver)) for n in names],
         "tenants": [],
-        "hpas": [draw(hpa(h, tenants)) for h in draw(st.lists(
-            st.sampled_from(["workers", "gpu-workers"]), max_size=2, unique=True))],
+        "hpas": [
+            draw(hpa(h, tenants))
+            for h in draw(
+                st.lists(st.sampled_from(["workers", "gpu-workers"]), max_size=2, unique=True)
+            )
+        ],
         "crdUpgradeJobs": draw(st.booleans()),
     }
     advertised = sorted({r for p in platform["nodePools"] for r in p["gpuResources"]})
     for t in tenants:
         quota: dict[str, Any] = {"gpus": draw(st.integers(0, 8))}
-        others = draw(st.lists(st.sampled_from(advertised), max_size=2, unique=True)
-                      if advertised else st.just([]))
+        others = draw(
+            st.lists(st.sampled_from(advertised), max_size=2, unique=True)
+            if advertised
+            else st.just([])
+        )
         if others:
             quota["gpuResources"] = {r: draw(st.integers(0, 4)) for r in others}
         tenant: dict[str, Any] = {
-            "name": t, "quota": quota,
-            "nodePools": draw(st.lists(st.sampled_from(names), max_size=2, unique=True))}
+            "name": t,
+            "quota": quota,
+            "nodePools": draw(st.lists(st.sampled_from(names), max_size=2, unique=True)),
+        }
         if draw(st.booleans()):  # a default CPU limit at or above the default request
             tenant["limits"] = {"default": {"cpu": draw(st.sampled_from(["500m", "0.5", "2"]))}}
         if draw(st.booleans()):
-            tenant["network"] = draw(st.sampled_from([
-                {"egressCIDRs": ["10.0.0.0/8"]},
-                {"egressCIDRs": ["0.0.0.0/0"], "acknowledgeAnyEgress": True}]))
+            tenant["network"] = draw(
+                st.sampled_from(
+                    [
+                        {"egressCIDRs": ["10.0.0.0/8"]},
+                        {"egressCIDRs": ["0.0.0.0/0"], "acknowledgeAnyEgress": True},
+                    ]
+                )
+            )
         platform["tenants"].append(tenant)
     data_mig = "nvidia.com/mig-1g.10gb" in advertised and draw(st.booleans())
+    if draw(st.booleans()):
+        platform["monitoring"]["sizing"] = draw(sizing())
     signals = draw(st.sampled_from(SIGNAL_SETS))
     if signals is not None:
         platform["monitoring"]["gpuSignals"] = signals
     if draw(st.booleans()):
-        platform["prepuller"] = {"images": [
-            {"name": "rapids", "image": "nvcr.io/nvidia/rapidsai/base:25.08-cuda12.9-py3.12"}]}
+        platform["prepuller"] = {
+            "images": [
+                {"name": "rapids", "image": "nvcr.io/nvidia/rapidsai/base:25.08-cuda12.9-py3.12"}
+            ]
+        }
     data: dict[str, Any] = {"platform": platform}
     if driver == "preinstalled" and cloud in PREINSTALLED:
         data["gpu-operator"] = copy.deepcopy(PREINSTALLED[cloud])
     if data_mig:  # mixed MIG with a pool that lists its profile: accepted
         _set(data, "gpu-operator", ("mig", "strategy"), "mixed")
     if draw(st.booleans()):  # a derived key written as the tool writes it: accepted
-        data["kube-prometheus-stack"] = {"prometheus": {"prometheusSpec": {
-            "scrapeInterval": interval}}}
+        data["kube-prometheus-stack"] = {
+            "prometheus": {"prometheusSpec": {"scrapeInterval": interval}}
+        }
     return data
 
 
@@ -168,12 +260,28 @@ def _tenant(d: dict[str, Any], **fields: Any) -> None:
 
 
 def _hpa(d: dict[str, Any], **ref: Any) -> None:
-    d["platform"]["hpas"].append({
-        "name": "extra", "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
-                                            "name": "w", **ref.pop("ref", {})},
-        "maxReplicas": 3, "metrics": [{"type": "Resource", "resource": {
-            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
-        **ref})
+    d["platform"]["hpas"].append(
+        {
+            "name": "extra",
+            "scaleTargetRef": {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": "w",
+                **ref.pop("ref", {}),
+            },
+            "maxReplicas": 3,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 50},
+                    },
+                }
+            ],
+            **ref,
+        }
+    )
 
 
 def _pool0(d: dict[str, Any], **fields: Any) -> None:
@@ -184,75 +292,159 @@ def _pool0(d: dict[str, Any], **fields: Any) -> None:
 FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "pool-unique": _dup_pool,
     "pool-node-bounds": lambda d: _pool0(d, minNodes=9, maxNodes=2),
-    "placeholder-fits-node": lambda d: _pool0(d, gpusPerNode=1,
-                                              placeholders={"replicas": 1, "gpusPerPod": 4}),
-    "placeholders-fit-pool": lambda d: _pool0(d, gpusPerNode=2, maxNodes=1,
-                                              placeholders={"replicas": 3, "gpusPerPod": 2}),
-    "prepull-names-unique": lambda d: _pool0(d, prepullImages=[
-        {"name": "rapids", "image": "r/base:1"}, {"name": "rapids", "image": "r/base:2"}]),
+    "placeholder-fits-node": lambda d: _pool0(
+        d, gpusPerNode=1, placeholders={"replicas": 1, "gpusPerPod": 4}
+    ),
+    "placeholders-fit-pool": lambda d: _pool0(
+        d, gpusPerNode=2, maxNodes=1, placeholders={"replicas": 3, "gpusPerPod": 2}
+    ),
+    "prepull-names-unique": lambda d: _pool0(
+        d,
+        prepullImages=[
+            {"name": "rapids", "image": "r/base:1"},
+            {"name": "rapids", "image": "r/base:2"},
+        ],
+    ),
     "pools-one-cloud": lambda d: d["platform"]["nodePools"].extend(
-        [{"name": "elsewhere", "cloud": "gke"}, {"name": "farther", "cloud": "eks"}]),
-    "cloud-driver-settings": lambda d: _set(d, "gpu-operator", ("toolkit", "enabled"), False)
-    if d["platform"]["nodePools"][0]["cloud"] in ("gke", "aks")
-    or d["platform"]["nodePools"][0]["driver"] == "operator"
-    else _set(d, "gpu-operator", ("toolkit", "enabled"), True),
-    "cloud-foreign-settings": lambda d: _set(d, "gpu-operator", ("hostPaths", "driverInstallDir"),
-                                             GKE_DRIVER_DIR),
+        [{"name": "elsewhere", "cloud": "gke"}, {"name": "farther", "cloud": "eks"}]
+    ),
+    "cloud-driver-settings": lambda d: (
+        _set(d, "gpu-operator", ("toolkit", "enabled"), False)
+        if d["platform"]["nodePools"][0]["cloud"] in ("gke", "aks")
+        or d["platform"]["nodePools"][0]["driver"] == "operator"
+        else _set(d, "gpu-operator", ("toolkit", "enabled"), True)
+    ),
+    "cloud-foreign-settings": lambda d: _set(
+        d, "gpu-operator", ("hostPaths", "driverInstallDir"), GKE_DRIVER_DIR
+    ),
     "tenant-unique": lambda d: (_tenant(d), _tenant(d)),
     "tenant-pools-exist": lambda d: _tenant(d, nodePools=["missing"]),
     "hpa-unique": lambda d: (_hpa(d), _hpa(d)),
-    "hpa-not-dask": lambda d: _hpa(d, ref={"apiVersion": "kubernetes.dask.org/v1",
-                                           "kind": "DaskWorkerGroup"}),
+    "hpa-not-dask": lambda d: _hpa(
+        d, ref={"apiVersion": "kubernetes.dask.org/v1", "kind": "DaskWorkerGroup"}
+    ),
     "hpa-target-scalable": lambda d: _hpa(d, ref={"apiVersion": "apps/v1beta1"}),
     "hpa-replica-bounds": lambda d: _hpa(d, minReplicas=5, maxReplicas=2),
     "hpa-namespace-exists": lambda d: _hpa(d, namespace="ray"),
-    "hpa-metric-served": lambda d: _hpa(d, metrics=[{"type": "Pods", "pods": {
-        "metric": {"name": "gpu_util"}, "target": {"type": "AverageValue", "averageValue": 1}}}]),
-    "hpa-pods-target": lambda d: _hpa(d, metrics=[{"type": "Pods", "pods": {
-        "metric": {"name": "gpu_utilization_current"}, "target": {"type": "Value",
-                                                                  "value": "1"}}}]),
-    "hpa-resource-target": lambda d: _hpa(d, metrics=[{"type": "Resource", "resource": {
-        "name": "memory", "target": {"type": "Utilization"}}}]),
-    "hpa-metric-adapter": lambda d: (_hpa(d, metrics=[{"type": "Pods", "pods": {
-        "metric": {"name": "gpu_utilization_current"},
-        "target": {"type": "AverageValue", "averageValue": 1}}}]),
-        _set(d, "prometheus-adapter", ("enabled",), False)),
-    "signal-unique": lambda d: d["platform"]["monitoring"].__setitem__("gpuSignals", [
-        {"name": "x", "series": "DCGM_FI_DEV_GPU_UTIL"},
-        {"name": "x", "series": "DCGM_FI_DEV_FB_USED"}]),
+    "hpa-metric-served": lambda d: _hpa(
+        d,
+        metrics=[
+            {
+                "type": "Pods",
+                "pods": {
+                    "metric": {"name": "gpu_util"},
+                    "target": {"type": "AverageValue", "averageValue": 1},
+                },
+            }
+        ],
+    ),
+    "hpa-pods-target": lambda d: _hpa(
+        d,
+        metrics=[
+            {
+                "type": "Pods",
+                "pods": {
+                    "metric": {"name": "gpu_utilization_current"},
+                    "target": {"type": "Value", "value": "1"},
+                },
+            }
+        ],
+    ),
+    "hpa-resource-target": lambda d: _hpa(
+        d,
+        metrics=[
+            {"type": "Resource", "resource": {"name": "memory", "target": {"type": "Utilization"}}}
+        ],
+    ),
+    "hpa-metric-adapter": lambda d: (
+        _hpa(
+            d,
+            metrics=[
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": "gpu_utilization_current"},
+                        "target": {"type": "AverageValue", "averageValue": 1},
+                    },
+                }
+            ],
+        ),
+        _set(d, "prometheus-adapter", ("enabled",), False),
+    ),
+    "signal-unique": lambda d: d["platform"]["monitoring"].__setitem__(
+        "gpuSignals",
+        [
+            {"name": "x", "series": "DCGM_FI_DEV_GPU_UTIL"},
+            {"name": "x", "series": "DCGM_FI_DEV_FB_USED"},
+        ],
+    ),
     "monitor-selector-keeps-dcgm": lambda d: _set(
-        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "serviceMonitorSelector"),
-        {"matchLabels": {"release": "x"}}),
+        d,
+        "kube-prometheus-stack",
+        ("prometheus", "prometheusSpec", "serviceMonitorSelector"),
+        {"matchLabels": {"release": "x"}},
+    ),
     "rule-selector-keeps-rules": lambda d: _set(
-        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "ruleSelector"),
-        {"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+        d,
+        "kube-prometheus-stack",
+        ("prometheus", "prometheusSpec", "ruleSelector"),
+        {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+    ),
     "derived-set-wrong": lambda d: _set(
-        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "evaluationInterval"), "2m"),
+        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "evaluationInterval"), "2m"
+    ),
     "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("prometheus", "port"), 9091),
-    "dcgm-exporter-interval": lambda d: _set(d, "gpu-operator", ("dcgmExporter", "env"), [
-        {"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"}]),
+    "dcgm-exporter-interval": lambda d: _set(
+        d,
+        "gpu-operator",
+        ("dcgmExporter", "env"),
+        [{"name": "DCGM_EXPORTER_INTERVAL", "value": "30000"}],
+    ),
     # requests above limits
-    "prepuller-requests-within-limits": lambda d: d["platform"].__setitem__("prepuller", {
-        "resources": {"requests": {"cpu": "2", "memory": "16Mi"},
-                      "limits": {"cpu": "1500m", "memory": "16Mi"}}}),
-    "tenant-default-request-within-limit": lambda d: _tenant(d, limits={
-        "defaultRequest": {"cpu": "1", "memory": "1Gi", "ephemeralStorage": "1Gi"},
-        "default": {"cpu": "999m"}}),
+    "prepuller-requests-within-limits": lambda d: d["platform"].__setitem__(
+        "prepuller",
+        {
+            "resources": {
+                "requests": {"cpu": "2", "memory": "16Mi"},
+                "limits": {"cpu": "1500m", "memory": "16Mi"},
+            }
+        },
+    ),
+    "tenant-default-request-within-limit": lambda d: _tenant(
+        d,
+        limits={
+            "defaultRequest": {"cpu": "1", "memory": "1Gi", "ephemeralStorage": "1Gi"},
+            "default": {"cpu": "999m"},
+        },
+    ),
     # the tenant boundary
     "tenant-egress-any": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/0"]}),
-    "tenant-gpu-quota-not-gpu": lambda d: _tenant(d, quota={"gpus": 1,
-                                                            "gpuResources": {GPU: 2}}),
-    "tenant-gpu-quota-advertised": lambda d: _tenant(d, quota={"gpuResources": {
-        "nvidia.com/mig-7g.80gb": 1}}),
+    "tenant-gpu-quota-not-gpu": lambda d: _tenant(d, quota={"gpus": 1, "gpuResources": {GPU: 2}}),
+    "tenant-gpu-quota-advertised": lambda d: _tenant(
+        d, quota={"gpuResources": {"nvidia.com/mig-7g.80gb": 1}}
+    ),
     "mig-mixed-needs-pools": lambda d: (
         _set(d, "gpu-operator", ("mig", "strategy"), "mixed"),
-        [p.__setitem__("gpuResources", [r for r in p.get("gpuResources", [])
-                                        if not r.startswith("nvidia.com/mig-")])
-         for p in d["platform"]["nodePools"]]),
+        [
+            p.__setitem__(
+                "gpuResources",
+                [r for r in p.get("gpuResources", []) if not r.startswith("nvidia.com/mig-")],
+            )
+            for p in d["platform"]["nodePools"]
+        ],
+    ),
     "shared-gpus-need-pools": lambda d: _set(
-        d, "gpu-operator", ("devicePlugin", "config"), {"name": "sharing", "data": {
-            "any": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
-                   "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}}),
+        d,
+        "gpu-operator",
+        ("devicePlugin", "config"),
+        {
+            "name": "sharing",
+            "data": {
+                "any": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
+                "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+            },
+        },
+    ),
 }
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import registry, sizing
+from gpu_platform.pipeline.model import Values
 from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
@@ -38,8 +39,9 @@ class TestDependencies:
         major, chart = built_chart
         tgz = sorted(p.name for p in (chart / "charts").glob("*.tgz"))
         assert tgz == sorted(f"{n}-{v}.tgz" for n, v in PINNED.items())
-        listing = helm.run(["dependency", "list", str(chart)], major=major,
-                           env=chart_repo.env()).stdout
+        listing = helm.run(
+            ["dependency", "list", str(chart)], major=major, env=chart_repo.env()
+        ).stdout
         rows = [line.split() for line in listing.splitlines()[1:] if line.strip()]
         assert {r[0]: r[-1] for r in rows} == {n: "ok" for n in PINNED}
 
@@ -76,18 +78,22 @@ class TestProfiles:
         objects = render_chart(values, major=major)
         hpas = _by_kind(objects, "HorizontalPodAutoscaler")
         assert sorted(h["metadata"]["name"] for h in hpas) == sorted(
-            h["name"] for h in resolved["platform"]["hpas"])
+            h["name"] for h in resolved["platform"]["hpas"]
+        )
         for hpa in hpas:
             assert hpa["apiVersion"] == "autoscaling/v2"
         pre = resolved["platform"]["prepuller"]
-        daemonsets = [d for d in _by_kind(objects, "DaemonSet")
-                      if d["metadata"]["labels"].get("app.kubernetes.io/component") == "prepuller"]
+        daemonsets = [
+            d
+            for d in _by_kind(objects, "DaemonSet")
+            if d["metadata"]["labels"].get("app.kubernetes.io/component") == "prepuller"
+        ]
         pools = resolved["platform"]["nodePools"]
         with_images = [p for p in pools if pre["images"] or p["prepullImages"]]
         assert len(daemonsets) == (len(with_images) if pre["enabled"] else 0)
         for ds in daemonsets:
             pulled = [c["image"] for c in ds["spec"]["template"]["spec"]["initContainers"]]
-            assert pulled[:len(pre["images"])] == [i["image"] for i in pre["images"]]
+            assert pulled[: len(pre["images"])] == [i["image"] for i in pre["images"]]
 
 
 class TestSubchartValues:
@@ -126,54 +132,93 @@ class TestPlainHelmInstallPath:
         return render(built_chart, [site], chart_repo.env())
 
     def test_consistent_site_file_installs(self, built_chart, chart_repo, tmp_path):
-        objects = self._template(built_chart, chart_repo, (
-            "platform:\n  hpas:\n    - name: w\n      scaleTargetRef: {apiVersion: apps/v1, "
-            "kind: Deployment, name: w}\n      maxReplicas: 4\n      metrics:\n"
-            "        - type: Pods\n          pods: {metric: {name: gpu_utilization_current},"
-            " target: {type: AverageValue, averageValue: '40'}}\n"), tmp_path)
+        objects = self._template(
+            built_chart,
+            chart_repo,
+            (
+                "platform:\n  hpas:\n    - name: w\n      scaleTargetRef: {apiVersion: apps/v1, "
+                "kind: Deployment, name: w}\n      maxReplicas: 4\n      metrics:\n"
+                "        - type: Pods\n          pods: {metric: {name: gpu_utilization_current},"
+                " target: {type: AverageValue, averageValue: '40'}}\n"
+            ),
+            tmp_path,
+        )
         assert len(_by_kind(objects, "HorizontalPodAutoscaler")) == 1
 
     def test_changed_knob_without_resolving_fails_naming_keys_and_fix(
-            self, built_chart, chart_repo, tmp_path):
+        self, built_chart, chart_repo, tmp_path
+    ):
         with pytest.raises(HelmError) as exc:
-            self._template(built_chart, chart_repo,
-                           "platform:\n  monitoring:\n    scrapeInterval: 5s\n", tmp_path)
+            self._template(
+                built_chart,
+                chart_repo,
+                "platform:\n  monitoring:\n    scrapeInterval: 5s\n",
+                tmp_path,
+            )
         text = exc.value.stderr
-        assert ('kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is "1s", but '
-                'gpu-platform derives "5s" from platform.monitoring.scrapeInterval') in text
+        assert (
+            'kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is "1s", but '
+            'gpu-platform derives "5s" from platform.monitoring.scrapeInterval'
+        ) in text
         assert "gpu-operator.dcgmExporter.serviceMonitor.interval" in text
         assert "DCGM_EXPORTER_INTERVAL" in text
         assert "gpu-platform values" in text
 
     def test_sizing_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):
         with pytest.raises(HelmError) as exc:
-            self._template(built_chart, chart_repo,
-                           "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 500\n",
-                           tmp_path)
-        # (500*2*30 + 20000) series * 1/s * 2.0 B * 172800 s = 16.09 GiB -> 17
-        assert ('retentionSize: is "7GiB", but gpu-platform derives "17GiB" from '
-                'platform.monitoring.sizing' in exc.value.stderr)
+            self._template(
+                built_chart,
+                chart_repo,
+                "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 500\n",
+                tmp_path,
+            )
+        # 500 nodes x 1 GPU (the default pool's) x 25 + 20 000 series: the template's own
+        # arithmetic must land on Python's figure (tests/unit/test_model.py works it by hand).
+        ours = sizing.plan_for(Values()).retention_gib
+        theirs = sizing.plan_for(
+            Values.model_validate({"platform": {"monitoring": {"sizing": {"gpuNodes": 500}}}})
+        ).retention_gib
+        assert theirs > ours
+        assert (
+            f'retentionSize: is "{ours}GiB", but gpu-platform derives "{theirs}GiB" from '
+            "platform.monitoring.sizing" in exc.value.stderr
+        )
 
     def test_label_mode_change_without_resolving_fails(self, built_chart, chart_repo, tmp_path):
         with pytest.raises(HelmError) as exc:
-            self._template(built_chart, chart_repo,
-                           "platform:\n  monitoring:\n    dcgmLabelMode: exported\n", tmp_path)
-        assert ("gpu-operator.dcgmExporter.serviceMonitor.honorLabels: is true, but gpu-platform "
-                "derives false from platform.monitoring.dcgmLabelMode") in exc.value.stderr
-        assert ("prometheus-adapter.rules.custom: differs from what gpu-platform derives from "
-                "platform.monitoring.gpuSignals") in exc.value.stderr
+            self._template(
+                built_chart,
+                chart_repo,
+                "platform:\n  monitoring:\n    dcgmLabelMode: exported\n",
+                tmp_path,
+            )
+        assert (
+            "gpu-operator.dcgmExporter.serviceMonitor.honorLabels: is true, but gpu-platform "
+            "derives false from platform.monitoring.dcgmLabelMode"
+        ) in exc.value.stderr
+        assert (
+            "prometheus-adapter.rules.custom: differs from what gpu-platform derives from "
+            "platform.monitoring.gpuSignals"
+        ) in exc.value.stderr
 
     def test_hpa_on_unserved_metric_fails(self, built_chart, chart_repo, tmp_path):
         with pytest.raises(HelmError) as exc:
-            self._template(built_chart, chart_repo, (
-                "platform:\n  hpas:\n    - name: w\n      scaleTargetRef: {kind: Deployment, "
-                "name: w}\n      maxReplicas: 2\n      metrics:\n        - type: Pods\n"
-                "          pods: {metric: {name: gpu_util}, target: {type: AverageValue, "
-                "averageValue: '1'}}\n"), tmp_path)
+            self._template(
+                built_chart,
+                chart_repo,
+                (
+                    "platform:\n  hpas:\n    - name: w\n      scaleTargetRef: {kind: Deployment, "
+                    "name: w}\n      maxReplicas: 2\n      metrics:\n        - type: Pods\n"
+                    "          pods: {metric: {name: gpu_util}, target: {type: AverageValue, "
+                    "averageValue: '1'}}\n"
+                ),
+                tmp_path,
+            )
         assert 'no adapter rule serves the metric "gpu_util"' in exc.value.stderr
 
     def test_mis_nested_subchart_key_is_refused_by_helm_and_by_validate(
-            self, built_chart, chart_repo, tmp_path):
+        self, built_chart, chart_repo, tmp_path
+    ):
         """Upstream ships no schema, so Helm alone would ignore this no-op; the chart's schema,
         built from the subcharts' defaults, refuses it as `gpu-platform validate` does."""
         text = "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
@@ -185,14 +230,21 @@ class TestPlainHelmInstallPath:
         site = tmp_path / "site.yaml"
         assert main(["validate", "-f", str(site)]) == 1
 
-    @pytest.mark.parametrize(("text", "fragment"), [
-        ("platform:\n  prepuler: {}\n", "prepuler"),
-        ("platform:\n  monitoring:\n    scrapeInterval: 1.5s\n", "scrapeInterval"),
-        ("platform:\n  hpas: [{name: w, scaleTargetRef: {kind: Deployment, name: w}, "
-         "maxReplicas: two, metrics: []}]\n", "maxReplicas"),
-    ])
-    def test_schema_rejects_wrong_types_and_unknown_keys(self, built_chart, chart_repo,
-                                                         tmp_path, text, fragment):
+    @pytest.mark.parametrize(
+        ("text", "fragment"),
+        [
+            ("platform:\n  prepuler: {}\n", "prepuler"),
+            ("platform:\n  monitoring:\n    scrapeInterval: 1.5s\n", "scrapeInterval"),
+            (
+                "platform:\n  hpas: [{name: w, scaleTargetRef: {kind: Deployment, name: w}, "
+                "maxReplicas: two, metrics: []}]\n",
+                "maxReplicas",
+            ),
+        ],
+    )
+    def test_schema_rejects_wrong_types_and_unknown_keys(
+        self, built_chart, chart_repo, tmp_path, text, fragment
+    ):
         with pytest.raises(HelmError) as exc:
             self._template(built_chart, chart_repo, text, tmp_path)
         assert "schema" in exc.value.stderr.lower()
@@ -211,15 +263,31 @@ class TestTemplateCommand:
 
         profile = PROFILES[0].parent / "ray-gpu-workers.yaml"
         proc = subprocess.run(
-            [sys.executable, "-m", "gpu_platform.cli", "template", "-f", str(profile),
-             "--kube-version", "1.29", "--helm", str(major), "--skip-refresh"],
-            capture_output=True, text=True, env=chart_repo.env(), cwd=tmp_path)
+            [
+                sys.executable,
+                "-m",
+                "gpu_platform.cli",
+                "template",
+                "-f",
+                str(profile),
+                "--kube-version",
+                "1.29",
+                "--helm",
+                str(major),
+                "--skip-refresh",
+            ],
+            capture_output=True,
+            text=True,
+            env=chart_repo.env(),
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         assert "$> helm template" in proc.stderr and "--kube-version 1.29.0" in proc.stderr
         assert "--api-versions apiregistration.k8s.io/v1" in proc.stderr
         objects = load_manifests(proc.stdout)
         assert [o["metadata"]["name"] for o in _by_kind(objects, "HorizontalPodAutoscaler")] == [
-            "ray-gpu-workers"]
+            "ray-gpu-workers"
+        ]
         assert validate_objects(objects, "1.29") == []
 
     def test_template_with_bad_values_runs_no_helm(self, chart_repo, tmp_path, write_values):
@@ -229,7 +297,11 @@ class TestTemplateCommand:
         bad = write_values("platform:\n  hpas: [{}]\n")
         proc = subprocess.run(
             [sys.executable, "-m", "gpu_platform.cli", "template", "-f", bad, "--skip-refresh"],
-            capture_output=True, text=True, env=chart_repo.env(), cwd=tmp_path)
+            capture_output=True,
+            text=True,
+            env=chart_repo.env(),
+            cwd=tmp_path,
+        )
         assert proc.returncode == 1
         assert "platform.hpas[0].name: required key is missing" in proc.stderr
         assert "$> helm" not in proc.stderr

@@ -10,8 +10,9 @@ from gpu_platform.pipeline.rules import check_files
 from pydantic import ValidationError
 
 
-@pytest.mark.parametrize(("text", "ms"), [("1s", 1000), ("500ms", 500), ("2m", 120000),
-                                          ("1h", 3600000)])
+@pytest.mark.parametrize(
+    ("text", "ms"), [("1s", 1000), ("500ms", 500), ("2m", 120000), ("1h", 3600000)]
+)
 def test_duration_ms(text, ms):
     assert duration_ms(text) == ms
 
@@ -32,7 +33,10 @@ def test_defaults_scrape_every_second_and_feed_the_exporter():
     dcgm = resolved["gpu-operator"]["dcgmExporter"]
     assert {"name": "DCGM_EXPORTER_INTERVAL", "value": "1000"} in dcgm["env"]
     assert dcgm["serviceMonitor"] == {
-        "enabled": True, "interval": "1s", "scrapeTimeout": "1s", "honorLabels": True,
+        "enabled": True,
+        "interval": "1s",
+        "scrapeTimeout": "1s",
+        "honorLabels": True,
     }
 
 
@@ -51,9 +55,10 @@ def test_user_env_entries_are_kept_beside_the_derived_interval():
     assert env == [{"name": "A", "value": "1"}, {"name": "DCGM_EXPORTER_INTERVAL", "value": "1000"}]
 
 
-@pytest.mark.parametrize(("mode", "ns", "pod"), [("honorLabels", "namespace", "pod"),
-                                                 ("exported", "exported_namespace",
-                                                  "exported_pod")])
+@pytest.mark.parametrize(
+    ("mode", "ns", "pod"),
+    [("honorLabels", "namespace", "pod"), ("exported", "exported_namespace", "exported_pod")],
+)
 def test_adapter_rules_follow_the_label_mode(mode, ns, pod):
     v = Values.model_validate({"platform": {"monitoring": {"dcgmLabelMode": mode}}})
     rules = adapter_rules(v)
@@ -61,15 +66,15 @@ def test_adapter_rules_follow_the_label_mode(mode, ns, pod):
     for rule in rules:
         assert f'{ns}!=""' in rule["seriesQuery"] and f'{pod}!=""' in rule["seriesQuery"]
         assert rule["resources"]["overrides"] == {
-            ns: {"resource": "namespace"}, pod: {"resource": "pod"},
+            ns: {"resource": "namespace"},
+            pod: {"resource": "pod"},
         }
     honor = resolve(v)["gpu-operator"]["dcgmExporter"]["serviceMonitor"]["honorLabels"]
     assert honor is (mode == "honorLabels")
 
 
 def test_metrics_query_clamps_each_sample_before_the_window():
-    s = GpuSignal(name="u", series="DCGM_FI_DEV_GPU_UTIL", window="30s", clampMin=0,
-                  clampMax=100)
+    s = GpuSignal(name="u", series="DCGM_FI_DEV_GPU_UTIL", window="30s", clampMin=0, clampMax=100)
     assert metrics_query(s, "1s") == (
         "avg(avg_over_time(clamp(<<.Series>>{<<.LabelMatchers>>}, 0, 100)[30s:1s])) "
         "by (<<.GroupBy>>)"
@@ -87,10 +92,18 @@ def test_prepuller_images_must_be_pinned(image):
 
 
 def test_digest_and_registry_port_images_are_accepted():
-    v = Values.model_validate({"platform": {"prepuller": {"images": [
-        {"name": "a", "image": "reg.io:5000/a/b:1.0"},
-        {"name": "b", "image": "reg.io/a/b@sha256:" + "0" * 64},
-    ]}}})
+    v = Values.model_validate(
+        {
+            "platform": {
+                "prepuller": {
+                    "images": [
+                        {"name": "a", "image": "reg.io:5000/a/b:1.0"},
+                        {"name": "b", "image": "reg.io/a/b@sha256:" + "0" * 64},
+                    ]
+                }
+            }
+        }
+    )
     assert len(v.platform.prepuller.images) == 2
 
 
@@ -101,22 +114,58 @@ def test_signal_names_must_be_unique(write_values):
         check_files([path])
     (problem,) = exc.value.problems
     assert problem.render().endswith(
-        'platform.monitoring.gpuSignals[1].name: signal name "x" is used twice; names must differ')
+        'platform.monitoring.gpuSignals[1].name: signal name "x" is used twice; names must differ'
+    )
 
 
-@pytest.mark.parametrize(("sizing", "interval", "expected_gib"), [
-    # (4*2*30 + 20000) series * 1 sample/s * 2.0 B * 2 days = 6.99e9 B = 6.51 GiB -> 7
-    ({}, "1s", 7),
-    # 50 nodes * 2 GPUs * 30 series = 3000 GPU series, no others, 5 s scrape, 7 days:
-    # 3000 * 0.2 * 1.5 * 604800 = 544_320_000 B = 0.507 GiB -> 1
-    ({"gpuNodes": 50, "otherSeries": 0, "retention": "1w", "bytesPerSample": 1.5}, "5s", 1),
-    # 100k series at 1 s for 1 day at 1.5 B: 12.96e9 B = 12.07 GiB -> 13 (about 13 GB a day)
-    ({"gpuNodes": 0, "otherSeries": 100_000, "retention": "1d", "bytesPerSample": 1.5}, "1s",
-     13),
-])
+# Worked by hand with the formula of pipeline/sizing.py (tests/unit/test_sizing.py checks each
+# term): blocks for retention + one block range, WAL and head chunks at their peak. The
+# coefficients are pinned here so the figures do not move with the measured defaults.
+PINNED = {
+    "bytesPerSample": 2.1,
+    "indexBytesPerSeries": 300.0,
+    "indexBytesPerChunk": 5.3,
+    "walBytesPerSample": 7.2,
+}
+
+
+@pytest.mark.parametrize(
+    ("sizing", "interval", "expected_gib"),
+    [
+        # The default pool's 4 GPUs x 25 + 20 000 = 20 100 series at 1 s, 2d.
+        # Blocks: 25 x 20 100 x (7200 x 2.1 + 300 + 60 x 5.3) = 7 908 345 000 B; WAL: 144 720 B/s
+        # x (10 800 + 2.5 x 927.43) s = 1 898 520 320 B; head chunks: 42 210 B/s x (10 800 +
+        # 3179.76) s = 590 085 728 B; 10 396 951 048 B = 9.68 GiB -> 10.
+        (PINNED, "1s", 10),
+        # 50 nodes x 1 GPU (the widest pool) x 25 = 1250 series, 5 s scrape, 1 week: 6 h blocks at
+        # most (16.8 h limit), so (168 h + 6 h) / 2 h = 87 block ranges of 1250 x (1440 x 1.5 +
+        # 300 + 12 x 5.3) B: 274 441 500 B; WAL
+        # 1800 B/s x 28 800 s, head 375 B/s x 18 000 s: 333 031 500 B -> 1 GiB.
+        (
+            {**PINNED, "gpuNodes": 50, "otherSeries": 0, "retention": "1w", "bytesPerSample": 1.5},
+            "5s",
+            1,
+        ),
+        # 100k series at 1 s for 1 day at 1.5 B: 13 x 100 000 x 11 418 = 14 843 400 000 B, WAL
+        # 720 000 B/s x 11 266.0 s = 8 111 544 320 B, head 150 000 B/s x 11 694.8 s = 1 754 217 728
+        # B: 24 709 162 048 B = 23.01 GiB -> 24 (about 13 GB a day of blocks; the WAL is on top).
+        (
+            {
+                **PINNED,
+                "gpuNodes": 0,
+                "otherSeries": 100_000,
+                "retention": "1d",
+                "bytesPerSample": 1.5,
+            },
+            "1s",
+            24,
+        ),
+    ],
+)
 def test_storage_formula(sizing, interval, expected_gib):
     v = Values.model_validate(
-        {"platform": {"monitoring": {"scrapeInterval": interval, "sizing": sizing}}})
+        {"platform": {"monitoring": {"scrapeInterval": interval, "sizing": sizing}}}
+    )
     spec = resolve(v)["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
     assert spec["retentionSize"] == f"{expected_gib}GiB"
     pvc = spec["storageSpec"]["volumeClaimTemplate"]["spec"]["resources"]["requests"]["storage"]

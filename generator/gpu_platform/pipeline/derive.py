@@ -8,13 +8,12 @@ list, so a new derived key cannot be half-wired.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.model import (
     GpuSignal,
@@ -149,8 +148,7 @@ def with_pool_tolerations(values: Values, path: tuple[str, ...]) -> list[dict[st
         if not any(tolerates(t, taint) for t in present):
             result.append(taint.toleration().model_dump(mode="json", exclude_defaults=False))
             present.append(taint.toleration())
-    return [{k: v for k, v in t.items() if v != ""} if isinstance(t, dict) else t
-            for t in result]
+    return [{k: v for k, v in t.items() if v != ""} if isinstance(t, dict) else t for t in result]
 
 
 def driver_enabled(values: Values) -> bool:
@@ -158,28 +156,16 @@ def driver_enabled(values: Values) -> bool:
     return any(p.driver == "operator" for p in values.platform.nodePools)
 
 
-GIB = 1024**3
-
-
-def active_series(values: Values) -> int:
-    z = values.platform.monitoring.sizing
-    return z.gpuNodes * z.gpusPerNode * z.seriesPerGpu + z.otherSeries
-
-
-def storage_bytes(values: Values) -> float:
-    """Disk for the retention window: series x samples/s x bytes/sample x seconds."""
-    z = values.platform.monitoring.sizing
-    per_second = 1000 / duration_ms(values.platform.monitoring.scrapeInterval)
-    seconds = duration_ms(z.retention) / 1000
-    return active_series(values) * per_second * z.bytesPerSample * seconds
+GIB = sizing.GIB
 
 
 def retention_gib(values: Values) -> int:
-    return max(1, math.ceil(storage_bytes(values) / GIB))
+    """retentionSize in whole GiB: blocks for the retention, WAL and head chunks at their peak."""
+    return sizing.plan_for(values).retention_gib
 
 
 def pvc_gib(values: Values) -> int:
-    return math.ceil(retention_gib(values) * values.platform.monitoring.sizing.walHeadroom)
+    return sizing.pvc_gib(retention_gib(values), values.platform.monitoring.sizing.walHeadroom)
 
 
 def storage_spec(values: Values) -> dict[str, Any]:
@@ -193,33 +179,49 @@ def storage_spec(values: Values) -> dict[str, Any]:
 
 
 def prometheus_resources(values: Values) -> dict[str, Any]:
-    """Rule of thumb: ~8 KiB of memory per active series at a short scrape interval (head
-    chunks fill every 120 samples), plus a base; one core per ~100k samples/s."""
-    series = active_series(values)
-    per_second = series * 1000 / duration_ms(values.platform.monitoring.scrapeInterval)
-    memory_mib = 512 + math.ceil(series * 8 / 1024)
-    cpu_m = max(250, math.ceil(per_second / 100))
+    """Memory for the active series at the head's peak, CPU to ingest them (sizing.py)."""
+    plan = sizing.plan_for(values)
     return {
-        "requests": {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"},
-        "limits": {"memory": f"{memory_mib * 2}Mi"},
+        "requests": {"cpu": f"{plan.cpu_m}m", "memory": f"{plan.memory_mib}Mi"},
+        "limits": {"memory": f"{plan.memory_mib * 2}Mi"},
     }
+
+
+def relist_interval(values: Values) -> str:
+    """prometheus-adapter's metricsRelistInterval (sizing.relist_interval_ms)."""
+    ms = duration_ms(values.platform.monitoring.scrapeInterval)
+    return sizing.duration_text(sizing.relist_interval_ms(ms))
 
 
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
 # The merged lists are typed item by item: the platform adds to them, so a wrong entry of the
 # user's would reach the DaemonSet as an object the API server refuses.
-ENV_LIST_SCHEMA: dict[str, Any] = {"type": "array", "items": {
-    "type": "object", "required": ["name"],
-    "properties": {"name": {"type": "string", "minLength": 1}, "value": {"type": "string"},
-                   "valueFrom": {"type": "object"}}}}
-TOLERATIONS_SCHEMA: dict[str, Any] = {"type": "array", "items": {
-    "type": "object",
-    "properties": {"key": {"type": "string"},
-                   "operator": {"enum": ["Exists", "Equal"]},
-                   "value": {"type": "string"},
-                   "effect": {"enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
-                   "tolerationSeconds": {"type": "integer"}}}}
+ENV_LIST_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "value": {"type": "string"},
+            "valueFrom": {"type": "object"},
+        },
+    },
+}
+TOLERATIONS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "key": {"type": "string"},
+            "operator": {"enum": ["Exists", "Equal"]},
+            "value": {"type": "string"},
+            "effect": {"enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
+            "tolerationSeconds": {"type": "integer"},
+        },
+    },
+}
 _INT = {"type": "integer"}
 _KPS = "kube-prometheus-stack"
 _SPEC = ("prometheus", "prometheusSpec")
@@ -227,127 +229,278 @@ _SM = ("dcgmExporter", "serviceMonitor")
 _INTERVAL = "platform.monitoring.scrapeInterval"
 
 _COPY_INTERVAL = "{{- $want := toJson (toString $mon.scrapeInterval) -}}"
-_TIMEOUT = ('{{- $want := toJson (ternary (toString $mon.scrapeInterval) "10s" '
-            "(le $intervalMs 10000)) -}}")
+_TIMEOUT = (
+    '{{- $want := toJson (ternary (toString $mon.scrapeInterval) "10s" (le $intervalMs 10000)) -}}'
+)
 _FALSE = "{{- $want := toJson false -}}"
 
 DERIVATIONS: tuple[Derivation, ...] = (
-    Derivation(_KPS, (*_SPEC, "scrapeInterval"), _INTERVAL,
-               lambda v: v.platform.monitoring.scrapeInterval, _STR,
-               "the global scrape interval", go=_COPY_INTERVAL),
-    Derivation(_KPS, (*_SPEC, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
-               "min(scrape interval, 10s): a timeout above the interval breaks the config",
-               go=_TIMEOUT),
-    Derivation(_KPS, (*_SPEC, "retention"), "platform.monitoring.sizing.retention",
-               lambda v: v.platform.monitoring.sizing.retention, _STR, "retention window",
-               go="{{- $want := toJson (toString $mon.sizing.retention) -}}"),
-    Derivation(_KPS, (*_SPEC, "retentionSize"), "platform.monitoring.sizing",
-               lambda v: f"{retention_gib(v)}GiB", _STR,
-               "series x samples/s x bytes/sample x retention, in GiB",
-               go='{{- $want := toJson (printf "%dGiB" $retentionGib) -}}'),
-    Derivation(_KPS, (*_SPEC, "storageSpec"), "platform.monitoring.sizing", storage_spec,
-               {"type": "object"}, "a PVC of retentionSize x walHeadroom (default is emptyDir)",
-               go=(
-                   '{{- $pvc := dict "accessModes" (list "ReadWriteOnce") "resources" '
-                   '(dict "requests" (dict "storage" (printf "%dGi" $pvcGib))) -}}'
-                   "{{- if $mon.sizing.storageClassName -}}"
-                   '{{- $_ := set $pvc "storageClassName" (toString $mon.sizing.storageClassName) -}}'
-                   "{{- end -}}"
-                   '{{- $want := toJson (dict "volumeClaimTemplate" (dict "spec" $pvc)) -}}')),
-    Derivation(_KPS, (*_SPEC, "resources"), "platform.monitoring.sizing", prometheus_resources,
-               {"type": "object"}, "memory and CPU for the active series at this interval",
-               go=(
-                   '{{- $want := toJson (dict "requests" (dict "cpu" (printf "%dm" $cpuMilli) '
-                   '"memory" (printf "%dMi" $memoryMib)) "limits" (dict "memory" '
-                   '(printf "%dMi" (mul $memoryMib 2)))) -}}')),
-    Derivation(_KPS, (*_SPEC, "evaluationInterval"), "platform.monitoring.evaluationInterval",
-               lambda v: v.platform.monitoring.evaluationInterval, _STR, "rule evaluation",
-               go="{{- $want := toJson (toString $mon.evaluationInterval) -}}"),
+    Derivation(
+        _KPS,
+        (*_SPEC, "scrapeInterval"),
+        _INTERVAL,
+        lambda v: v.platform.monitoring.scrapeInterval,
+        _STR,
+        "the global scrape interval",
+        go=_COPY_INTERVAL,
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "scrapeTimeout"),
+        _INTERVAL,
+        scrape_timeout,
+        _STR,
+        "min(scrape interval, 10s): a timeout above the interval breaks the config",
+        go=_TIMEOUT,
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "retention"),
+        "platform.monitoring.sizing.retention",
+        lambda v: v.platform.monitoring.sizing.retention,
+        _STR,
+        "retention window",
+        go="{{- $want := toJson (toString $mon.sizing.retention) -}}",
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "retentionSize"),
+        "platform.monitoring.sizing",
+        lambda v: f"{retention_gib(v)}GiB",
+        _STR,
+        "blocks for the retention plus WAL and head chunks at their peak, in GiB "
+        "(Prometheus counts the WAL in retentionSize)",
+        go='{{- $want := toJson (printf "%dGiB" $retentionGib) -}}',
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "storageSpec"),
+        "platform.monitoring.sizing",
+        storage_spec,
+        {"type": "object"},
+        "a PVC of retentionSize x walHeadroom (default is emptyDir)",
+        go=(
+            '{{- $pvc := dict "accessModes" (list "ReadWriteOnce") "resources" '
+            '(dict "requests" (dict "storage" (printf "%dGi" $pvcGib))) -}}'
+            "{{- if $mon.sizing.storageClassName -}}"
+            '{{- $_ := set $pvc "storageClassName" (toString $mon.sizing.storageClassName) -}}'
+            "{{- end -}}"
+            '{{- $want := toJson (dict "volumeClaimTemplate" (dict "spec" $pvc)) -}}'
+        ),
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "resources"),
+        "platform.monitoring.sizing",
+        prometheus_resources,
+        {"type": "object"},
+        "memory for the active series at the head's peak, CPU to ingest and relist them",
+        go=(
+            '{{- $want := toJson (dict "requests" (dict "cpu" (printf "%dm" $cpuMilli) '
+            '"memory" (printf "%dMi" $memoryMib)) "limits" (dict "memory" '
+            '(printf "%dMi" (mul $memoryMib 2)))) -}}'
+        ),
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "evaluationInterval"),
+        "platform.monitoring.evaluationInterval",
+        lambda v: v.platform.monitoring.evaluationInterval,
+        _STR,
+        "rule evaluation",
+        go="{{- $want := toJson (toString $mon.evaluationInterval) -}}",
+    ),
     *(
-        Derivation(_KPS, (*_SPEC, f"{flag}SelectorNilUsesHelmValues"), "(fixed)",
-                   lambda v: False, _BOOL,
-                   "select monitors without a release label (DCGM, Dask)", go=_FALSE)
+        Derivation(
+            _KPS,
+            (*_SPEC, f"{flag}SelectorNilUsesHelmValues"),
+            "(fixed)",
+            lambda v: False,
+            _BOOL,
+            "select monitors without a release label (DCGM, Dask)",
+            go=_FALSE,
+        )
         for flag in SELECTOR_FLAGS
     ),
-    Derivation("gpu-operator", (*_SM, "enabled"), "(fixed)", lambda v: True, _BOOL,
-               "the one DCGM ServiceMonitor (the operator's); never a second scrape",
-               go="{{- $want := toJson true -}}"),
-    Derivation("gpu-operator", (*_SM, "interval"), _INTERVAL,
-               lambda v: v.platform.monitoring.scrapeInterval, _STR,
-               "GPU metrics at the global interval", go=_COPY_INTERVAL),
-    Derivation("gpu-operator", (*_SM, "scrapeTimeout"), _INTERVAL, scrape_timeout, _STR,
-               "never above the interval, or prometheus-operator drops the monitor",
-               go=_TIMEOUT),
-    Derivation("gpu-operator", (*_SM, "honorLabels"), "platform.monitoring.dcgmLabelMode",
-               lambda v: v.platform.monitoring.dcgmLabelMode == "honorLabels", _BOOL,
-               "the label mode", go="{{- $want := toJson $honor -}}"),
-    Derivation("gpu-operator", ("dcgmExporter", "env"), _INTERVAL, dcgm_env, ENV_LIST_SCHEMA,
-               f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s",
-               merged=True),
-    Derivation("gpu-operator", ("daemonsets", "tolerations"), "platform.nodePools[].taints",
-               lambda v: with_pool_tolerations(v, ("daemonsets", "tolerations")),
-               TOLERATIONS_SCHEMA,
-               "the operator's DaemonSets (driver, toolkit, device plugin, DCGM) tolerate "
-               "every pool taint", merged=True),
-    Derivation("gpu-operator", ("node-feature-discovery", "worker", "tolerations"),
-               "platform.nodePools[].taints",
-               lambda v: with_pool_tolerations(
-                   v, ("node-feature-discovery", "worker", "tolerations")),
-               TOLERATIONS_SCHEMA,
-               "NFD workers label GPU nodes; on a tainted pool without this, no node is ever "
-               "detected as a GPU node", merged=True),
-    Derivation("gpu-operator", ("driver", "enabled"), "platform.nodePools[].driver",
-               driver_enabled, _BOOL,
-               "true when any pool has driver: operator", go=(
-                   "{{- $any := false -}}{{- range $pools -}}"
-                   '{{- if eq (toString .driver) "operator" }}{{ $any = true }}{{ end -}}'
-                   "{{- end -}}{{- $want := toJson $any -}}")),
-    Derivation(_KPS, ("crds", "upgradeJob", "enabled"), "platform.crdUpgradeJobs",
-               lambda v: v.platform.crdUpgradeJobs, _BOOL,
-               "apply the new monitoring.coreos.com CRDs before each upgrade",
-               go="{{- $want := toJson $p.crdUpgradeJobs -}}"),
-    Derivation("gpu-operator", ("operator", "upgradeCRD"), "platform.crdUpgradeJobs",
-               lambda v: v.platform.crdUpgradeJobs, _BOOL,
-               "apply the new nvidia.com CRDs before each upgrade",
-               go="{{- $want := toJson $p.crdUpgradeJobs -}}"),
-    Derivation("prometheus-adapter", ("prometheus", "url"), "(this release's Prometheus)",
-               lambda v: PROMETHEUS_URL, _STR, "prometheus-operated in the release namespace",
-               go="{{- $want := toJson `" + PROMETHEUS_URL + "` -}}"),
-    Derivation("prometheus-adapter", ("prometheus", "port"), "(this release's Prometheus)",
-               lambda v: PROMETHEUS_PORT, _INT, "Prometheus' port",
-               go=f"{{{{- $want := toJson {PROMETHEUS_PORT} -}}}}"),
-    Derivation("prometheus-adapter", ("nameOverride",), "(fixed)", lambda v: ADAPTER_NAME,
-               _STR, "names that stay apart from node-exporter's at a 53-character release "
-               "name", go="{{- $want := toJson `" + ADAPTER_NAME + "` -}}"),
-    Derivation("prometheus-adapter", ("rules", "default"), "(fixed)", lambda v: False, _BOOL,
-               "the generic rules would expose every DCGM series under the wrong labels",
-               go=_FALSE),
-    Derivation("prometheus-adapter", ("rules", "custom"), "platform.monitoring.gpuSignals",
-               adapter_rules, {"type": "array", "items": {"type": "object"}},
-               "one rule per GPU signal, labels per dcgmLabelMode", go=(
-                   "{{- $rules := list -}}"
-                   "{{- range $s := $signals -}}"
-                   '{{- $expr := "<<.Series>>{<<.LabelMatchers>>}" -}}'
-                   "{{- $lo := ne (toString $s.clampMin) \"<nil>\" -}}"
-                   "{{- $hi := ne (toString $s.clampMax) \"<nil>\" -}}"
-                   '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr '
-                   "$s.clampMin $s.clampMax -}}"
-                   '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr '
-                   "$s.clampMin -}}"
-                   '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr '
-                   "$s.clampMax -}}{{- end -}}"
-                   "{{- if $s.window -}}"
-                   '{{- $w := ternary (printf "[%s:%s]" $s.window $interval) '
-                   '(printf "[%s]" $s.window) (or $lo $hi) -}}'
-                   '{{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}'
-                   "{{- end -}}"
-                   '{{- $rules = append $rules (dict "seriesQuery" (printf "%s{%s!=\\"\\",'
-                   '%s!=\\"\\"}" $s.series $nsLabel $podLabel) "resources" (dict "overrides" '
-                   '(dict $nsLabel (dict "resource" "namespace") $podLabel (dict "resource" '
-                   '"pod"))) "name" (dict "matches" (printf "^%s$" $s.series) "as" $s.name) '
-                   '"metricsQuery" (printf "%s(%s) by (<<.GroupBy>>)" $s.aggregation $expr)) -}}'
-                   "{{- end -}}"
-                   "{{- $want := toJson $rules -}}")),
+    Derivation(
+        "gpu-operator",
+        (*_SM, "enabled"),
+        "(fixed)",
+        lambda v: True,
+        _BOOL,
+        "the one DCGM ServiceMonitor (the operator's); never a second scrape",
+        go="{{- $want := toJson true -}}",
+    ),
+    Derivation(
+        "gpu-operator",
+        (*_SM, "interval"),
+        _INTERVAL,
+        lambda v: v.platform.monitoring.scrapeInterval,
+        _STR,
+        "GPU metrics at the global interval",
+        go=_COPY_INTERVAL,
+    ),
+    Derivation(
+        "gpu-operator",
+        (*_SM, "scrapeTimeout"),
+        _INTERVAL,
+        scrape_timeout,
+        _STR,
+        "never above the interval, or prometheus-operator drops the monitor",
+        go=_TIMEOUT,
+    ),
+    Derivation(
+        "gpu-operator",
+        (*_SM, "honorLabels"),
+        "platform.monitoring.dcgmLabelMode",
+        lambda v: v.platform.monitoring.dcgmLabelMode == "honorLabels",
+        _BOOL,
+        "the label mode",
+        go="{{- $want := toJson $honor -}}",
+    ),
+    Derivation(
+        "gpu-operator",
+        ("dcgmExporter", "env"),
+        _INTERVAL,
+        dcgm_env,
+        ENV_LIST_SCHEMA,
+        f"{DCGM_INTERVAL_ENV} (ms) = scrape interval; the exporter's default is 30 s",
+        merged=True,
+    ),
+    Derivation(
+        "gpu-operator",
+        ("daemonsets", "tolerations"),
+        "platform.nodePools[].taints",
+        lambda v: with_pool_tolerations(v, ("daemonsets", "tolerations")),
+        TOLERATIONS_SCHEMA,
+        "the operator's DaemonSets (driver, toolkit, device plugin, DCGM) tolerate "
+        "every pool taint",
+        merged=True,
+    ),
+    Derivation(
+        "gpu-operator",
+        ("node-feature-discovery", "worker", "tolerations"),
+        "platform.nodePools[].taints",
+        lambda v: with_pool_tolerations(v, ("node-feature-discovery", "worker", "tolerations")),
+        TOLERATIONS_SCHEMA,
+        "NFD workers label GPU nodes; on a tainted pool without this, no node is ever "
+        "detected as a GPU node",
+        merged=True,
+    ),
+    Derivation(
+        "gpu-operator",
+        ("driver", "enabled"),
+        "platform.nodePools[].driver",
+        driver_enabled,
+        _BOOL,
+        "true when any pool has driver: operator",
+        go=(
+            "{{- $any := false -}}{{- range $pools -}}"
+            '{{- if eq (toString .driver) "operator" }}{{ $any = true }}{{ end -}}'
+            "{{- end -}}{{- $want := toJson $any -}}"
+        ),
+    ),
+    Derivation(
+        _KPS,
+        ("crds", "upgradeJob", "enabled"),
+        "platform.crdUpgradeJobs",
+        lambda v: v.platform.crdUpgradeJobs,
+        _BOOL,
+        "apply the new monitoring.coreos.com CRDs before each upgrade",
+        go="{{- $want := toJson $p.crdUpgradeJobs -}}",
+    ),
+    Derivation(
+        "gpu-operator",
+        ("operator", "upgradeCRD"),
+        "platform.crdUpgradeJobs",
+        lambda v: v.platform.crdUpgradeJobs,
+        _BOOL,
+        "apply the new nvidia.com CRDs before each upgrade",
+        go="{{- $want := toJson $p.crdUpgradeJobs -}}",
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("prometheus", "url"),
+        "(this release's Prometheus)",
+        lambda v: PROMETHEUS_URL,
+        _STR,
+        "prometheus-operated in the release namespace",
+        go="{{- $want := toJson `" + PROMETHEUS_URL + "` -}}",
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("prometheus", "port"),
+        "(this release's Prometheus)",
+        lambda v: PROMETHEUS_PORT,
+        _INT,
+        "Prometheus' port",
+        go=f"{{{{- $want := toJson {PROMETHEUS_PORT} -}}}}",
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("nameOverride",),
+        "(fixed)",
+        lambda v: ADAPTER_NAME,
+        _STR,
+        "names that stay apart from node-exporter's at a 53-character release name",
+        go="{{- $want := toJson `" + ADAPTER_NAME + "` -}}",
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("metricsRelistInterval",),
+        _INTERVAL,
+        relist_interval,
+        _STR,
+        f"{sizing.RELIST_SCRAPES} scrape intervals, at least "
+        f"{sizing.RELIST_FLOOR_MS // 1000}s: a new pod's GPU metric is served within "
+        "seconds (the adapter's default 1m delays the first pod of a workload)",
+        go=(
+            '{{- $want := toJson (ternary (printf "%ds" (div $relistMs 1000)) '
+            '(printf "%dms" $relistMs) (eq (mod $relistMs 1000) 0)) -}}'
+        ),
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("rules", "default"),
+        "(fixed)",
+        lambda v: False,
+        _BOOL,
+        "the generic rules would expose every DCGM series under the wrong labels",
+        go=_FALSE,
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("rules", "custom"),
+        "platform.monitoring.gpuSignals",
+        adapter_rules,
+        {"type": "array", "items": {"type": "object"}},
+        "one rule per GPU signal, labels per dcgmLabelMode",
+        go=(
+            "{{- $rules := list -}}"
+            "{{- range $s := $signals -}}"
+            '{{- $expr := "<<.Series>>{<<.LabelMatchers>>}" -}}'
+            '{{- $lo := ne (toString $s.clampMin) "<nil>" -}}'
+            '{{- $hi := ne (toString $s.clampMax) "<nil>" -}}'
+            '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr '
+            "$s.clampMin $s.clampMax -}}"
+            '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr '
+            "$s.clampMin -}}"
+            '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr '
+            "$s.clampMax -}}{{- end -}}"
+            "{{- if $s.window -}}"
+            '{{- $w := ternary (printf "[%s:%s]" $s.window $interval) '
+            '(printf "[%s]" $s.window) (or $lo $hi) -}}'
+            '{{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}'
+            "{{- end -}}"
+            '{{- $rules = append $rules (dict "seriesQuery" (printf "%s{%s!=\\"\\",'
+            '%s!=\\"\\"}" $s.series $nsLabel $podLabel) "resources" (dict "overrides" '
+            '(dict $nsLabel (dict "resource" "namespace") $podLabel (dict "resource" '
+            '"pod"))) "name" (dict "matches" (printf "^%s$" $s.series) "as" $s.name) '
+            '"metricsQuery" (printf "%s(%s) by (<<.GroupBy>>)" $s.aggregation $expr)) -}}'
+            "{{- end -}}"
+            "{{- $want := toJson $rules -}}"
+        ),
+    ),
 )
 
 

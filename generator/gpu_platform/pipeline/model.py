@@ -46,7 +46,7 @@ PoolName = Annotated[
 # The Kubernetes quantity grammar (k8s.io/apimachinery resource.Quantity), without a minus
 # sign: every quantity here is an amount of something. 500m, 2, 1.5Gi, 16Mi, 1e3, .5.
 _NUMBER = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)"
-QUANTITY_PATTERN = (rf"^\+?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?{_NUMBER}))?$")
+QUANTITY_PATTERN = rf"^\+?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?{_NUMBER}))?$"
 Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
 
 
@@ -71,12 +71,17 @@ QuantityOrNumber = Annotated[
     str,
     BeforeValidator(_number_as_quantity),
     StringConstraints(pattern=QUANTITY_PATTERN),
-    WithJsonSchema({"anyOf": [{"type": "string", "pattern": QUANTITY_PATTERN},
-                              {"type": "number", "minimum": 0}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": QUANTITY_PATTERN},
+                {"type": "number", "minimum": 0},
+            ]
+        }
+    ),
 ]
 
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
-            "w": 604_800_000}
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 
 
 def duration_ms(value: str) -> int:
@@ -142,8 +147,9 @@ def parse_tolerations(raw: Any) -> list[Toleration]:
     for entry in raw if isinstance(raw, list) else []:
         if not isinstance(entry, dict):
             continue
-        fields = {k: entry[k] for k in ("key", "operator", "value", "effect")
-                  if entry.get(k) is not None}
+        fields = {
+            k: entry[k] for k in ("key", "operator", "value", "effect") if entry.get(k) is not None
+        }
         try:
             out.append(Toleration.model_validate(fields))
         except ValueError:
@@ -182,14 +188,27 @@ class GpuSignal(Strict):
     clampMax: float | None = Field(None, description="Clamp each sample to at most this.")
 
 
-def _signals(series: str, stem: str, aggregation: str, clamp: tuple[float, float] | None,
-             window: str) -> list[GpuSignal]:
+def _signals(
+    series: str, stem: str, aggregation: str, clamp: tuple[float, float] | None, window: str
+) -> list[GpuSignal]:
     lo, hi = clamp if clamp else (None, None)
     return [
-        GpuSignal(name=f"{stem}_current", series=series, aggregation=aggregation,  # type: ignore[arg-type]
-                  window=None, clampMin=lo, clampMax=hi),
-        GpuSignal(name=f"{stem}_over_time", series=series, aggregation=aggregation,  # type: ignore[arg-type]
-                  window=window, clampMin=lo, clampMax=hi),
+        GpuSignal(
+            name=f"{stem}_current",
+            series=series,
+            aggregation=aggregation,  # type: ignore[arg-type]
+            window=None,
+            clampMin=lo,
+            clampMax=hi,
+        ),
+        GpuSignal(
+            name=f"{stem}_over_time",
+            series=series,
+            aggregation=aggregation,  # type: ignore[arg-type]
+            window=window,
+            clampMin=lo,
+            clampMax=hi,
+        ),
     ]
 
 
@@ -201,31 +220,134 @@ def default_signals() -> list[GpuSignal]:
     ]
 
 
+# Bounds on the sizing's counts: Kubernetes supports clusters of up to 5,000 nodes; the
+# largest GPU servers carry 16 GPUs (64 leaves room for what comes next).
+MAX_SIZING_NODES = 10_000
+MAX_GPUS_PER_NODE = 64
+# Where the measured defaults come from: README "Prometheus sizing" quotes the run. Disk and
+# memory terms take the largest of the four cluster sizes (rounded up), so the asked retention
+# and memory hold at each; CPU terms the least-squares fit or the median.
+_RUN = "bench/scrape_cost.py, run of 2026-12-01 02:06 UTC"
+
+
 class PrometheusSizing(Strict):
-    """Inputs of the Prometheus storage formula (documented in the README).
+    """Inputs of the Prometheus sizing formula (``pipeline/sizing.py``; README, "Prometheus
+    sizing"). Series: GPUs x seriesPerGpu + otherSeries, GPUs from the node pools unless
+    gpuNodes/gpusPerNode are set. retentionSize: blocks for the retention plus one block range,
+    and the WAL and head chunks at their peak (Prometheus counts both in retentionSize).
+    Memory: a base plus, per active series, a fixed part and a part per head chunk. CPU: per
+    sample, per dcgm-exporter scrape and per series the adapter relists. Every coefficient was
+    measured on a real Prometheus scraping synthetic dcgm-exporters at 1 s, at 5, 20, 50 and
+    200 GPU nodes (2 GPUs each) plus 20 000 other series.
 
-    bytes = (gpuNodes x gpusPerNode x seriesPerGpu + otherSeries) x (1 / scrape interval in s)
-            x bytesPerSample x retention in s
-    retentionSize is that, in whole GiB (rounded up); the PVC adds walHeadroom on top.
-    """
+    Every number is bounded: a count or coefficient beyond any real cluster is a typo, and an
+    unbounded one overflows the formula (Python's and the Helm guard's)."""
 
-    gpuNodes: int = Field(4, ge=0, description="GPU nodes the cluster runs at its busiest.")
-    gpusPerNode: int = Field(2, ge=1, description="GPUs per GPU node.")
+    gpuNodes: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_SIZING_NODES,
+        description="GPU nodes at the busiest; null: the sum of platform.nodePools[].maxNodes.",
+    )
+    gpusPerNode: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_GPUS_PER_NODE,
+        description="GPUs per GPU node; null: each pool's gpusPerNode (with gpuNodes set: the "
+        "largest).",
+    )
     seriesPerGpu: int = Field(
-        30, ge=1, description="DCGM series per GPU (about 30 with the operator's default set)."
+        25,
+        ge=1,
+        le=10_000,
+        description="DCGM series per GPU: 25 with the gpu-operator's default field set "
+        "(dcp-metrics-included.csv); more with custom fields or MIG.",
     )
     otherSeries: int = Field(
-        20_000, ge=0,
+        20_000,
+        ge=0,
+        le=100_000_000,
         description="All other active series (kube-state-metrics, node-exporter, kubelet, ...).",
     )
     bytesPerSample: float = Field(
-        2.0, gt=0,
-        description="Compressed bytes per sample on disk. Prometheus quotes 1-2; "
-        "bench/scrape_cost.py measured 2.2 on GPU series that change every second.",
+        2.5,
+        gt=0,
+        le=16,
+        description=f"Compressed chunk bytes per sample in a block (16: an uncompressed "
+        f"sample): 2.07-2.48 measured, the largest at 5 and 200 nodes ({_RUN}).",
+    )
+    indexBytesPerSeries: float = Field(
+        314.0,
+        ge=0,
+        le=1_000_000,
+        description=f"Block index bytes per series in every block (labels, postings): 266-314 "
+        f"measured ({_RUN}).",
+    )
+    indexBytesPerChunk: float = Field(
+        5.3,
+        ge=0,
+        le=10_000,
+        description=f"Block index bytes per chunk (a 2h block at 1 s holds 60 per series): 5.3 "
+        f"measured at every size ({_RUN}).",
+    )
+    walBytesPerSample: float = Field(
+        7.3,
+        gt=0,
+        le=1_000,
+        description=f"WAL bytes per appended sample, counted in retentionSize: 6.87-7.22 "
+        f"measured ({_RUN}).",
+    )
+    memoryBaseMiB: float = Field(
+        52.0,
+        ge=0,
+        le=1_048_576,
+        description=f"Prometheus RSS scraping one GPU node (55 series): 52 measured ({_RUN}).",
+    )
+    memoryPerSeriesKiB: float = Field(
+        6.5,
+        ge=0,
+        le=1_048_576,
+        description=f"RSS per active series besides its head chunks: 6.17-6.45 measured ({_RUN}).",
+    )
+    memoryPerHeadChunkBytes: float = Field(
+        19.0,
+        ge=0,
+        le=1_048_576,
+        description=f"RSS per series per head chunk (120 samples; at its peak the head holds "
+        f"1.5 x 2h of them, 90 per series at 1 s; the chunks themselves are m-mapped files): "
+        f"19 measured by replaying 3 h against 10 min of 5000 series through remote write "
+        f"({_RUN}).",
+    )
+    cpuMicrosPerSample: float = Field(
+        1.74,
+        ge=0,
+        le=1_000_000,
+        description=f"Prometheus CPU per appended sample: 1.74 us, least squares over the four "
+        f"sizes ({_RUN}).",
+    )
+    cpuMicrosPerGpuScrape: float = Field(
+        380.0,
+        ge=0,
+        le=1_000_000,
+        description=f"Prometheus CPU per scrape of one dcgm-exporter: 380 us, the same fit "
+        f"({_RUN}).",
+    )
+    cpuMicrosPerRelistedSeries: float = Field(
+        2.5,
+        ge=0,
+        le=1_000_000,
+        description=f"Prometheus CPU per active series for each prometheus-adapter relist (its "
+        f'series queries match on namespace!="", which walks every namespaced series): '
+        f"2.31-2.58 us measured, median 2.46 ({_RUN}).",
     )
     retention: Retention = Field("2d", description="How long Prometheus keeps samples.")
     walHeadroom: float = Field(
-        1.3, ge=1, description="PVC size = retentionSize x this (room for WAL and compaction)."
+        1.3,
+        ge=1,
+        le=10,
+        description="PVC size = retentionSize x this. The WAL is inside retentionSize; this "
+        "is room for compaction's output before old blocks go (Prometheus' storage docs advise "
+        "a retentionSize of at most 80-85 % of the disk).",
     )
     storageClassName: str = Field("", description="StorageClass of the PVC; empty: default.")
 
@@ -378,8 +500,11 @@ MACHINE_TYPE_PATTERNS = {
     "eks": r"^[a-z][-a-z0-9]{0,30}\.[a-z0-9]{1,30}$",
     "aks": r"^Standard_[A-Za-z0-9][A-Za-z0-9_]{0,62}$",
 }
-MACHINE_TYPE_EXAMPLES = {"gke": "n1-standard-8", "eks": "g4dn.xlarge",
-                         "aks": "Standard_NC4as_T4_v3"}
+MACHINE_TYPE_EXAMPLES = {
+    "gke": "n1-standard-8",
+    "eks": "g4dn.xlarge",
+    "aks": "Standard_NC4as_T4_v3",
+}
 # Empty (a default for the accelerator), or a machine type of any of the three clouds.
 MACHINE_TYPE_PATTERN = "^(" + "|".join(p[1:-1] for p in MACHINE_TYPE_PATTERNS.values()) + ")?$"
 
@@ -426,55 +551,73 @@ def _schema_of(patterns: str | tuple[str, ...], max_length: int) -> WithJsonSche
 
 
 _QUALIFIED_MAX = 253 + 1 + 63
-_KEY_WORDS = ("an optional DNS-subdomain prefix and '/', then at most 63 letters, digits, "
-              "'-', '_' or '.', starting and ending with a letter or digit")
-_VALUE_WORDS = ("empty, or at most 63 letters, digits, '-', '_' or '.', starting and ending "
-                "with a letter or digit")
+_KEY_WORDS = (
+    "an optional DNS-subdomain prefix and '/', then at most 63 letters, digits, "
+    "'-', '_' or '.', starting and ending with a letter or digit"
+)
+_VALUE_WORDS = (
+    "empty, or at most 63 letters, digits, '-', '_' or '.', starting and ending "
+    "with a letter or digit"
+)
 LabelKey = Annotated[
     str,
-    _held_to(QUALIFIED_NAME_PATTERNS, f"a Kubernetes label key: {_KEY_WORDS} (e.g. team or "
-             "example.com/team)", _QUALIFIED_MAX),
+    _held_to(
+        QUALIFIED_NAME_PATTERNS,
+        f"a Kubernetes label key: {_KEY_WORDS} (e.g. team or example.com/team)",
+        _QUALIFIED_MAX,
+    ),
     _schema_of(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
 ]
 TaintKey = Annotated[
     str,
-    _held_to(QUALIFIED_NAME_PATTERNS, f"a Kubernetes taint key: {_KEY_WORDS} (e.g. "
-             "nvidia.com/gpu)", _QUALIFIED_MAX),
+    _held_to(
+        QUALIFIED_NAME_PATTERNS,
+        f"a Kubernetes taint key: {_KEY_WORDS} (e.g. nvidia.com/gpu)",
+        _QUALIFIED_MAX,
+    ),
     _schema_of(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
 ]
 LabelValue = Annotated[
     str,
-    _held_to(LABEL_VALUE_PATTERN, f"a Kubernetes label value: {_VALUE_WORDS} (e.g. ml-team)",
-             63),
+    _held_to(LABEL_VALUE_PATTERN, f"a Kubernetes label value: {_VALUE_WORDS} (e.g. ml-team)", 63),
     _schema_of(LABEL_VALUE_PATTERN, 63),
 ]
 TaintValue = Annotated[
     str,
-    _held_to(LABEL_VALUE_PATTERN, f"a Kubernetes taint value: {_VALUE_WORDS} (e.g. present)",
-             63),
+    _held_to(LABEL_VALUE_PATTERN, f"a Kubernetes taint value: {_VALUE_WORDS} (e.g. present)", 63),
     _schema_of(LABEL_VALUE_PATTERN, 63),
 ]
 Accelerator = Annotated[
     str,
-    _held_to(ACCELERATOR_PATTERN, "a GKE accelerator type: lower-case letters, digits and "
-             "'-', starting with a letter, at most 63 (e.g. nvidia-tesla-t4, nvidia-l4)", 63),
+    _held_to(
+        ACCELERATOR_PATTERN,
+        "a GKE accelerator type: lower-case letters, digits and "
+        "'-', starting with a letter, at most 63 (e.g. nvidia-tesla-t4, nvidia-l4)",
+        63,
+    ),
     _schema_of(ACCELERATOR_PATTERN, 63),
 ]
 MachineType = Annotated[
     str,
-    _held_to(MACHINE_TYPE_PATTERN, "a machine type as the cloud spells it (GKE n1-standard-8, "
-             "EKS g4dn.xlarge, AKS Standard_NC4as_T4_v3), or empty for the accelerator's "
-             "default", 64),
+    _held_to(
+        MACHINE_TYPE_PATTERN,
+        "a machine type as the cloud spells it (GKE n1-standard-8, "
+        "EKS g4dn.xlarge, AKS Standard_NC4as_T4_v3), or empty for the accelerator's "
+        "default",
+        64,
+    ),
     _schema_of(MACHINE_TYPE_PATTERN, 64),
 ]
 # A label map: keys and values checked one by one; the schema says the same of every entry.
 NodeLabels = Annotated[
     dict[LabelKey, LabelValue],
-    WithJsonSchema({
-        "type": "object",
-        "propertyNames": _string_schema(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
-        "additionalProperties": _string_schema(LABEL_VALUE_PATTERN, 63),
-    }),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": _string_schema(QUALIFIED_NAME_PATTERNS, _QUALIFIED_MAX),
+            "additionalProperties": _string_schema(LABEL_VALUE_PATTERN, 63),
+        }
+    ),
 ]
 
 
@@ -486,18 +629,24 @@ NodeLabels = Annotated[
 GPU_RESOURCE_PATTERN = r"^nvidia\.com/[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$"
 GpuResourceName = Annotated[
     str,
-    _held_to(GPU_RESOURCE_PATTERN, "an NVIDIA extended resource name: nvidia.com/ then at "
-             "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
-             "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)", 74),
+    _held_to(
+        GPU_RESOURCE_PATTERN,
+        "an NVIDIA extended resource name: nvidia.com/ then at "
+        "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
+        "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)",
+        74,
+    ),
     _schema_of(GPU_RESOURCE_PATTERN, 74),
 ]
 GpuQuotas = Annotated[
     dict[GpuResourceName, Annotated[int, Field(ge=0)]],
-    WithJsonSchema({
-        "type": "object",
-        "propertyNames": _string_schema(GPU_RESOURCE_PATTERN, 74),
-        "additionalProperties": {"type": "integer", "minimum": 0},
-    }),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": _string_schema(GPU_RESOURCE_PATTERN, 74),
+            "additionalProperties": {"type": "integer", "minimum": 0},
+        }
+    ),
 ]
 
 
@@ -513,13 +662,13 @@ class Taint(Strict):
     def toleration(self) -> Toleration:
         """The narrowest toleration that tolerates exactly this taint."""
         if self.value:
-            return Toleration(key=self.key, operator="Equal", value=self.value,
-                              effect=self.effect)
+            return Toleration(key=self.key, operator="Equal", value=self.value, effect=self.effect)
         return Toleration(key=self.key, operator="Exists", effect=self.effect)
 
     def text(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else \
-            f"{self.key}:{self.effect}"
+        return (
+            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        )
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:
@@ -630,7 +779,8 @@ def _tenant_name(value: str) -> str:
     if value in facts.SYSTEM_NAMESPACES or value.startswith(facts.RESERVED_NAMESPACE_PREFIX):
         raise ValueError(
             f"{value!r} is a system namespace; a tenant needs a namespace of its own (quota, "
-            "policies and RBAC would apply to cluster components)")
+            "policies and RBAC would apply to cluster components)"
+        )
     return value
 
 
@@ -638,11 +788,19 @@ TenantName = Annotated[
     str,
     StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63),
     AfterValidator(_tenant_name),
-    WithJsonSchema({
-        "type": "string", "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63,
-        "not": {"anyOf": [{"enum": list(facts.SYSTEM_NAMESPACES)},
-                          {"pattern": f"^{facts.RESERVED_NAMESPACE_PREFIX}"}]},
-    }),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "maxLength": 63,
+            "not": {
+                "anyOf": [
+                    {"enum": list(facts.SYSTEM_NAMESPACES)},
+                    {"pattern": f"^{facts.RESERVED_NAMESPACE_PREFIX}"},
+                ]
+            },
+        }
+    ),
 ]
 
 # RBAC subjects. Kubernetes' own identities start with "system:": system:authenticated is every
@@ -650,8 +808,10 @@ TenantName = Annotated[
 # binding one hands the tenant's rights to everybody. One named service account
 # (system:serviceaccount:<namespace>:<name>) is a user like any other.
 # https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-subjects
-_SERVICE_ACCOUNT_USER = (r"^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
-                         r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_SERVICE_ACCOUNT_USER = (
+    r"^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
+    r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+)
 
 
 def _user(value: str) -> str:
@@ -660,7 +820,8 @@ def _user(value: str) -> str:
             f"{_describe_input(value)} is a Kubernetes system identity, not a person; binding "
             "it would hand the tenant's rights to whoever holds it. Name a user of your "
             "identity provider, or one service account as "
-            "system:serviceaccount:<namespace>:<name>")
+            "system:serviceaccount:<namespace>:<name>"
+        )
     return value
 
 
@@ -670,26 +831,37 @@ def _group(value: str) -> str:
             f"{_describe_input(value)} is a Kubernetes system group (system:authenticated is "
             "every signed-in user, system:serviceaccounts every service account); binding it "
             "would hand the tenant's rights to all its members. Name a group of your identity "
-            "provider")
+            "provider"
+        )
     return value
 
 
 TenantUser = Annotated[
-    str, StringConstraints(min_length=1), AfterValidator(_user),
-    WithJsonSchema({"type": "string", "minLength": 1,
-                    "anyOf": [{"not": {"pattern": "^system:"}},
-                              {"pattern": _SERVICE_ACCOUNT_USER}]}),
+    str,
+    StringConstraints(min_length=1),
+    AfterValidator(_user),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "anyOf": [{"not": {"pattern": "^system:"}}, {"pattern": _SERVICE_ACCOUNT_USER}],
+        }
+    ),
 ]
 TenantGroup = Annotated[
-    str, StringConstraints(min_length=1), AfterValidator(_group),
+    str,
+    StringConstraints(min_length=1),
+    AfterValidator(_group),
     WithJsonSchema({"type": "string", "minLength": 1, "not": {"pattern": "^system:"}}),
 ]
 
 # A CIDR as NetworkPolicy ipBlock takes it: an address, '/', a prefix length. The schema checks
 # the shape; the tool also refuses host bits (10.0.0.1/8 means something else than it says).
 _OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-CIDR_PATTERN = (rf"^({_OCTET}(\.{_OCTET}){{3}}/([0-9]|[12][0-9]|3[0-2])"
-                r"|[0-9a-fA-F:]*:[0-9a-fA-F:.]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$")
+CIDR_PATTERN = (
+    rf"^({_OCTET}(\.{_OCTET}){{3}}/([0-9]|[12][0-9]|3[0-2])"
+    r"|[0-9a-fA-F:]*:[0-9a-fA-F:.]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$"
+)
 
 
 def _cidr(value: str) -> str:
@@ -707,8 +879,9 @@ def _cidr(value: str) -> str:
     return value
 
 
-Cidr = Annotated[str, AfterValidator(_cidr), WithJsonSchema({"type": "string",
-                                                              "pattern": CIDR_PATTERN})]
+Cidr = Annotated[
+    str, AfterValidator(_cidr), WithJsonSchema({"type": "string", "pattern": CIDR_PATTERN})
+]
 
 
 def covers_everything(cidr: str) -> bool:
@@ -750,8 +923,10 @@ class TenantRequests(Strict):
 
 class TenantLimitDefaults(Strict):
     cpu: Quantity | None = Field(
-        None, description="Default CPU limit; null (the default): none, so pods are not "
-        "throttled below what the node has free.")
+        None,
+        description="Default CPU limit; null (the default): none, so pods are not "
+        "throttled below what the node has free.",
+    )
     memory: Quantity = Field(
         "16Gi",
         description="Default memory limit, so one container that sets none cannot take a node's "
@@ -815,9 +990,7 @@ class TenantNetwork(Strict):
 class Tenant(Strict):
     """A team sharing the cluster: its namespace, quota, access and isolation."""
 
-    name: TenantName = Field(
-        description="Tenant name, also its namespace (not default or kube-*)."
-    )
+    name: TenantName = Field(description="Tenant name, also its namespace (not default or kube-*).")
     podSecurity: Literal["restricted", "baseline"] = Field(
         "restricted", description="Pod Security Admission level enforced in the namespace."
     )
@@ -880,9 +1053,11 @@ class MetricTarget(Strict):
         None, ge=1, description="Percent of requests, for Resource metrics."
     )
     averageValue: QuantityOrNumber | None = Field(
-        None, description="Per-pod average (a quantity, or a number such as 40).")
+        None, description="Per-pod average (a quantity, or a number such as 40)."
+    )
     value: QuantityOrNumber | None = Field(
-        None, description="Total value (a quantity, or a number such as 40).")
+        None, description="Total value (a quantity, or a number such as 40)."
+    )
 
 
 class PodsMetricSource(Strict):
@@ -929,11 +1104,14 @@ class HpaScalingRules(_OmitUnset):
     """scaleUp or scaleDown: Kubernetes fills whatever is left out with its defaults."""
 
     stabilizationWindowSeconds: int | None = Field(
-        None, ge=0, le=3600, description="Window of past recommendations, 0-3600 s.")
+        None, ge=0, le=3600, description="Window of past recommendations, 0-3600 s."
+    )
     selectPolicy: Literal["Max", "Min", "Disabled"] | None = Field(
-        None, description="Which policy wins: Max, Min, or Disabled (no scaling this way).")
+        None, description="Which policy wins: Max, Min, or Disabled (no scaling this way)."
+    )
     policies: list[HpaScalingPolicy] | None = Field(
-        None, min_length=1, description="At least one policy when given.")
+        None, min_length=1, description="At least one policy when given."
+    )
 
 
 class HpaBehavior(_OmitUnset):
@@ -1013,8 +1191,9 @@ class _Values(BaseModel):
     """The whole values file of the gpu-platform chart (its subchart blocks come from the
     subchart registry; see ``Values`` below)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True,
-                              strict=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, strict=True
+    )
 
     platform: Platform = Field(
         default_factory=Platform, description="Platform knobs that fan out to components."
@@ -1033,8 +1212,7 @@ def _subchart_fields() -> dict[str, Any]:
     return {
         info.field_name: (
             SubchartValues,
-            Field(default_factory=SubchartValues, alias=info.name,
-                  description=info.description),
+            Field(default_factory=SubchartValues, alias=info.name, description=info.description),
         )
         for info in registry.SUBCHARTS
     }
@@ -1046,7 +1224,9 @@ if TYPE_CHECKING:
     Values = _Values
 else:
     Values = create_model(
-        "Values", __base__=_Values, __module__=__name__,
+        "Values",
+        __base__=_Values,
+        __module__=__name__,
         __doc__="The whole values file of the gpu-platform chart.",
         **_subchart_fields(),
     )

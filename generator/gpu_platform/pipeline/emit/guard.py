@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from gpu_platform.clouds.requirements import requirements_table
-from gpu_platform.pipeline import facts
+from gpu_platform.pipeline import facts, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
 from gpu_platform.pipeline.rules import RULES, Rule
@@ -26,11 +26,14 @@ from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
 from gpu_platform.pipeline.rules.gofmt import quote
 
-FIX = ("run `gpu-platform values -f <your values files> > resolved.yaml` and install with "
-       "-f resolved.yaml")
+FIX = (
+    "run `gpu-platform values -f <your values files> > resolved.yaml` and install with "
+    "-f resolved.yaml"
+)
 
-# What every fragment may use. The sizing lines mirror pipeline/derive.py's formula (float64
-# arithmetic in the same order, so both round alike; tests compare them on many inputs).
+# What every fragment may use. The sizing lines mirror pipeline/sizing.py's formula (float64
+# arithmetic in the same order; every ceil rounds to 6 places first, see sizing.whole; tests
+# compare them on many inputs).
 PRELUDE = """\
 {{- $errors := list -}}
 {{- $p := .Values.platform -}}
@@ -51,15 +54,45 @@ PRELUDE = """\
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
 {{- $anyOperatorPool := false -}}
 {{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
+{{- /* The sizing formula, operation for operation as pipeline/sizing.py computes it (plan). */ -}}
 {{- $z := $mon.sizing -}}
-{{- $series := add (mul (int $z.gpuNodes) (int $z.gpusPerNode) (int $z.seriesPerGpu)) (int $z.otherSeries) -}}
-{{- $retentionMs := include "gpu-platform.durationMs" (toString $z.retention) | float64 -}}
-{{- $bytes := mulf (float64 $series) (divf 1000.0 (float64 $intervalMs)) (float64 $z.bytesPerSample) (divf $retentionMs 1000.0) -}}
-{{- $retentionGib := max 1 (int64 (ceil (divf $bytes [[ gib ]].0))) -}}
-{{- $pvcGib := int64 (ceil (mulf (float64 $retentionGib) (float64 $z.walHeadroom))) -}}
-{{- $memoryMib := add 512 (int64 (ceil (divf (mulf (float64 $series) 8.0) 1024.0))) -}}
-{{- $perSecond := divf (mulf (float64 $series) 1000.0) (float64 $intervalMs) -}}
-{{- $cpuMilli := max 250 (int64 (ceil (divf $perSecond 100.0))) -}}
+{{- $poolNodes := 0 -}}{{- $poolGpus := 0 -}}{{- $widest := 1 -}}
+{{- range $pools -}}
+{{- $poolNodes = add $poolNodes (int64 .maxNodes) -}}
+{{- $poolGpus = add $poolGpus (mul (int64 .maxNodes) (int64 .gpusPerNode)) -}}
+{{- $widest = max $widest (int64 .gpusPerNode) -}}
+{{- end -}}
+{{- $hasNodes := not (kindIs "invalid" $z.gpuNodes) -}}
+{{- $hasPerNode := not (kindIs "invalid" $z.gpusPerNode) -}}
+{{- $gpuNodes := $poolNodes -}}{{- $gpus := $poolGpus -}}
+{{- if and $hasNodes $hasPerNode -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) (int64 $z.gpusPerNode) -}}
+{{- else if $hasNodes -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) $widest -}}
+{{- else if $hasPerNode -}}{{- $gpus = mul $poolNodes (int64 $z.gpusPerNode) -}}
+{{- end -}}
+{{- $series := float64 (add (mul $gpus (int64 $z.seriesPerGpu)) (int64 $z.otherSeries)) -}}
+{{- $intervalS := divf (float64 $intervalMs) 1000.0 -}}
+{{- $retentionS := divf (include "gpu-platform.durationMs" (toString $z.retention) | float64) 1000.0 -}}
+{{- $block := [[ block_range_s ]] -}}
+{{- $limit := maxf $block (minf (divf $retentionS 10.0) [[ max_block_range_s ]]) -}}
+{{- $widestBlock := $block -}}
+{{- range until 20 -}}{{- if le (mulf $widestBlock 3.0) $limit -}}{{- $widestBlock = mulf $widestBlock 3.0 -}}{{- end -}}{{- end -}}
+{{- $samples := divf $block $intervalS -}}
+{{- $perSeries := addf (addf (mulf $samples (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samples [[ samples_per_chunk ]].0) (float64 $z.indexBytesPerChunk)) -}}
+{{- $blockBytes := mulf (divf (addf $retentionS $widestBlock) $block) (mulf $series $perSeries) -}}
+{{- $walPerS := mulf (divf $series $intervalS) (float64 $z.walBytesPerSample) -}}
+{{- $walBytes := mulf $walPerS (addf (mulf [[ head_span ]] $block) (mulf [[ wal_segment_weight ]] (minf (divf [[ wal_segment_bytes ]] $walPerS) $block))) -}}
+{{- $headPerS := mulf (divf $series $intervalS) (float64 $z.bytesPerSample) -}}
+{{- $headBytes := mulf $headPerS (addf (mulf [[ head_span ]] $block) (minf (divf [[ head_chunk_file_bytes ]] $headPerS) $block)) -}}
+{{- $retentionGib := max 1 (int64 (ceil (round (divf (addf (addf $blockBytes $walBytes) $headBytes) [[ gib ]].0) 6))) -}}
+{{- $pvcGib := int64 (ceil (round (mulf (float64 $retentionGib) (float64 $z.walHeadroom)) 6)) -}}
+{{- $chunks := divf (mulf [[ head_span ]] $block) (mulf [[ samples_per_chunk ]].0 $intervalS) -}}
+{{- $memPerSeries := addf (mulf (float64 $z.memoryPerSeriesKiB) 1024.0) (mulf (float64 $z.memoryPerHeadChunkBytes) $chunks) -}}
+{{- $memoryMib := int64 (ceil (round (divf (addf (mulf (float64 $z.memoryBaseMiB) [[ mib ]].0) (mulf $series $memPerSeries)) [[ mib ]].0) 6)) -}}
+{{- /* prometheus-adapter's relist interval (sizing.relist_interval_ms) */ -}}
+{{- $relistMs := max [[ relist_floor_ms ]] (mul [[ relist_scrapes ]] $intervalMs) -}}
+{{- $ingest := divf (addf (mulf (divf $series $intervalS) (float64 $z.cpuMicrosPerSample)) (mulf (divf (float64 $gpuNodes) $intervalS) (float64 $z.cpuMicrosPerGpuScrape))) 1000000.0 -}}
+{{- $relistCores := divf (divf (mulf $series (float64 $z.cpuMicrosPerRelistedSeries)) (divf (float64 $relistMs) 1000.0)) 1000000.0 -}}
+{{- $cpuMilli := max [[ cpu_floor_m ]] (int64 (ceil (round (mulf (addf $ingest $relistCores) 1000.0) 6))) -}}
 """
 
 # helm lint renders in "lint mode", where `fail` (and `required`) only log an [INFO] line and
@@ -108,15 +141,21 @@ def _context() -> dict[str, Any]:
         "dcgm_labels": quote(json.dumps(monitoring_rules.DCGM_MONITOR_LABELS, sort_keys=True)),
         "rule_labels": quote(json.dumps(monitoring_rules.RULE_LABELS, sort_keys=True)),
         "fix": quote(FIX),
+        **sizing.template_constants(),
     }
 
 
 def _env() -> jinja2.Environment:
     return jinja2.Environment(
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-        variable_start_string="[[", variable_end_string="]]",
-        block_start_string="[%%", block_end_string="%%]",
-        comment_start_string="[#", comment_end_string="#]",
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        variable_start_string="[[",
+        variable_end_string="]]",
+        block_start_string="[%%",
+        block_end_string="%%]",
+        comment_start_string="[#",
+        comment_end_string="#]",
     )
 
 
@@ -129,19 +168,23 @@ def fragment(rule: Rule, env: jinja2.Environment | None = None) -> str:
     assert rule.guard is not None
     env = env or _env()
     body = env.from_string(rule.guard).render(fmt=quote("%s: " + rule.fmt), **_context())
-    return (f"{{{{- /* rule {rule.id}: {rule.summary.replace('*/', '* /')} */ -}}}}\n"
-            "{{- if true -}}\n" + body.rstrip("\n") + "\n{{- end -}}\n")
+    return (
+        f"{{{{- /* rule {rule.id}: {rule.summary.replace('*/', '* /')} */ -}}}}\n"
+        "{{- if true -}}\n" + body.rstrip("\n") + "\n{{- end -}}\n"
+    )
 
 
 def validate_yaml(header: str) -> str:
     """The whole of templates/validate.yaml."""
     env = _env()
     context = _context()
-    doc = ("{{- /*\n" + header + "\n\n"
-           "Install-time guard for a plain `helm install -f site.yaml`, generated from the rule\n"
-           "catalogue (generator/gpu_platform/pipeline/rules/): every rule `gpu-platform\n"
-           "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
-           "It renders nothing when all is well.\n*/ -}}\n")
+    doc = (
+        "{{- /*\n" + header + "\n\n"
+        "Install-time guard for a plain `helm install -f site.yaml`, generated from the rule\n"
+        "catalogue (generator/gpu_platform/pipeline/rules/): every rule `gpu-platform\n"
+        "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
+        "It renders nothing when all is well.\n*/ -}}\n"
+    )
     parts = [doc, env.from_string(PRELUDE).render(**context)]
     parts += [fragment(r, env) for r in guarded()]
     parts.append(env.from_string(FOOTER).render(**context))

@@ -8,23 +8,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 
 # What to do about a tenant without API access, said once for one tenant and for many.
-_API_ADVICE = ("list the API server's addresses in network.apiServerCIDRs (kubectl get "
-               "endpointslices -n default -l kubernetes.io/service-name=kubernetes), or let "
-               "`gpu-platform values --discover` fill them")
-_UNTAINTED_ADVICE = ("CPU-only pods can land on GPU nodes, take room from GPU pods and keep the "
-                     "nodes from scaling down; add {key: nvidia.com/gpu, value: present, "
-                     "effect: NoSchedule}")
+_API_ADVICE = (
+    "list the API server's addresses in network.apiServerCIDRs (kubectl get "
+    "endpointslices -n default -l kubernetes.io/service-name=kubernetes), or let "
+    "`gpu-platform values --discover` fill them"
+)
+_UNTAINTED_ADVICE = (
+    "CPU-only pods can land on GPU nodes, take room from GPU pods and keep the "
+    "nodes from scaling down; add {key: nvidia.com/gpu, value: present, "
+    "effect: NoSchedule}"
+)
 
 
-@rule(id="quota-oversubscribed", severity="warning",
-      summary="tenant GPU quotas add up to more than the pools can ever have",
-      reads=("platform.tenants[].quota.gpus", "platform.nodePools[].maxNodes"),
-      fmt="tenant GPU quotas add up to %d GPUs but the pools can have at most %d; tenants will "
-          "see Pending pods under quota at peak (oversubscribed; fine if intended, else lower "
-          "quota.gpus or raise maxNodes)")
+@rule(
+    id="quota-oversubscribed",
+    severity="warning",
+    summary="tenant GPU quotas add up to more than the pools can ever have",
+    reads=("platform.tenants[].quota.gpus", "platform.nodePools[].maxNodes"),
+    fmt="tenant GPU quotas add up to %d GPUs but the pools can have at most %d; tenants will "
+    "see Pending pods under quota at peak (oversubscribed; fine if intended, else lower "
+    "quota.gpus or raise maxNodes)",
+)
 def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
     platform = ctx.values.platform
     total = sum(p.max_gpus for p in platform.nodePools)
@@ -33,75 +41,142 @@ def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
         yield Hit(("platform", "tenants"), (quotas, total))
 
 
-@rule(id="quota-beyond-pools", severity="warning",
-      summary="a tenant's GPU quota exceeds what its pools can have",
-      reads=("platform.tenants[].quota.gpus", "platform.tenants[].nodePools"),
-      fmt="tenant %q: quota of %d GPUs but the tenant's pools have at most %d",
-      many="%d tenants have GPU quotas beyond what their pools can ever have (%s)")
+@rule(
+    id="quota-beyond-pools",
+    severity="warning",
+    summary="a tenant's GPU quota exceeds what its pools can have",
+    reads=("platform.tenants[].quota.gpus", "platform.tenants[].nodePools"),
+    fmt="tenant %q: quota of %d GPUs but the tenant's pools have at most %d",
+    many="%d tenants have GPU quotas beyond what their pools can ever have (%s)",
+)
 def quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
     pools = {p.name: p for p in ctx.values.platform.nodePools}
     for i, tenant in enumerate(ctx.values.platform.tenants):
         usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
         reach = sum(p.max_gpus for p in usable)
         if tenant.quota.gpus > reach:
-            yield Hit(("platform", "tenants", i, "quota", "gpus"),
-                      (tenant.name, tenant.quota.gpus, reach), at=("platform", "tenants", i))
+            yield Hit(
+                ("platform", "tenants", i, "quota", "gpus"),
+                (tenant.name, tenant.quota.gpus, reach),
+                at=("platform", "tenants", i),
+            )
 
 
-@rule(id="pool-untainted", severity="warning",
-      summary="a GPU pool without a NoSchedule taint",
-      reads=("platform.nodePools[].taints",),
-      fmt="pool %q has no NoSchedule taint: " + _UNTAINTED_ADVICE,
-      many="%d pools have no NoSchedule taint (%s): " + _UNTAINTED_ADVICE)
+@rule(
+    id="pool-untainted",
+    severity="warning",
+    summary="a GPU pool without a NoSchedule taint",
+    reads=("platform.nodePools[].taints",),
+    fmt="pool %q has no NoSchedule taint: " + _UNTAINTED_ADVICE,
+    many="%d pools have no NoSchedule taint (%s): " + _UNTAINTED_ADVICE,
+)
 def pool_untainted(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         if not any(t.effect in ("NoSchedule", "NoExecute") for t in pool.taints):
-            yield Hit(("platform", "nodePools", i, "taints"), (pool.name,),
-                      at=("platform", "nodePools", i))
+            yield Hit(
+                ("platform", "nodePools", i, "taints"),
+                (pool.name,),
+                at=("platform", "nodePools", i),
+            )
 
 
-@rule(id="tenant-without-api", severity="warning",
-      summary="a tenant whose notebooks cannot reach the Kubernetes API",
-      reads=("platform.tenants[].network.apiServerCIDRs",),
-      fmt="tenant %q has no route to the Kubernetes API, so notebooks in its namespace cannot "
-          "create Dask clusters (KubeCluster); " + _API_ADVICE,
-      many="%d tenants have no route to the Kubernetes API (%s): notebooks in their namespaces "
-           "cannot create Dask clusters (KubeCluster); " + _API_ADVICE)
+@rule(
+    id="tenant-without-api",
+    severity="warning",
+    summary="a tenant whose notebooks cannot reach the Kubernetes API",
+    reads=("platform.tenants[].network.apiServerCIDRs",),
+    fmt="tenant %q has no route to the Kubernetes API, so notebooks in its namespace cannot "
+    "create Dask clusters (KubeCluster); " + _API_ADVICE,
+    many="%d tenants have no route to the Kubernetes API (%s): notebooks in their namespaces "
+    "cannot create Dask clusters (KubeCluster); " + _API_ADVICE,
+)
 def tenant_without_api(ctx: Context) -> Iterable[Hit]:
     for i, tenant in enumerate(ctx.values.platform.tenants):
         if not tenant.network.apiServerCIDRs:
-            yield Hit(("platform", "tenants", i, "network", "apiServerCIDRs"), (tenant.name,),
-                      at=("platform", "tenants", i))
+            yield Hit(
+                ("platform", "tenants", i, "network", "apiServerCIDRs"),
+                (tenant.name,),
+                at=("platform", "tenants", i),
+            )
 
 
-@rule(id="prepull-without-pools", severity="warning",
-      summary="prepull images but no GPU pool",
-      reads=("platform.prepuller.images", "platform.nodePools"),
-      fmt="images are listed but there are no GPU pools to pull them on")
+@rule(
+    id="prepull-without-pools",
+    severity="warning",
+    summary="prepull images but no GPU pool",
+    reads=("platform.prepuller.images", "platform.nodePools"),
+    fmt="images are listed but there are no GPU pools to pull them on",
+)
 def prepull_without_pools(ctx: Context) -> Iterable[Hit]:
     pre = ctx.values.platform.prepuller
     if pre.enabled and pre.images and not ctx.values.platform.nodePools:
         yield Hit(("platform", "prepuller", "images"))
 
 
-@rule(id="adapter-without-prometheus", severity="warning",
-      summary="prometheus-adapter without this release's Prometheus",
-      reads=("prometheus-adapter.enabled", "kube-prometheus-stack.enabled"),
-      fmt="prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
-          "queries prometheus-operated in the release namespace, which must then exist")
+@rule(
+    id="adapter-without-prometheus",
+    severity="warning",
+    summary="prometheus-adapter without this release's Prometheus",
+    reads=("prometheus-adapter.enabled", "kube-prometheus-stack.enabled"),
+    fmt="prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
+    "queries prometheus-operated in the release namespace, which must then exist",
+)
 def adapter_without_prometheus(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
-    if (values.subchart("prometheus-adapter").enabled
-            and not values.subchart("kube-prometheus-stack").enabled):
+    if (
+        values.subchart("prometheus-adapter").enabled
+        and not values.subchart("kube-prometheus-stack").enabled
+    ):
         yield Hit(("kube-prometheus-stack", "enabled"), at=("kube-prometheus-stack",))
 
 
-@rule(id="signals-without-exporter", severity="warning",
-      summary="GPU signals without this release's DCGM exporter",
-      reads=("platform.monitoring.gpuSignals", "gpu-operator.enabled"),
-      fmt="gpu-operator is disabled, so the GPU signals need a DCGM exporter installed some "
-          "other way (scraped by a ServiceMonitor Prometheus selects)")
+@rule(
+    id="signals-without-exporter",
+    severity="warning",
+    summary="GPU signals without this release's DCGM exporter",
+    reads=("platform.monitoring.gpuSignals", "gpu-operator.enabled"),
+    fmt="gpu-operator is disabled, so the GPU signals need a DCGM exporter installed some "
+    "other way (scraped by a ServiceMonitor Prometheus selects)",
+)
 def signals_without_exporter(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
     if values.platform.monitoring.gpuSignals and not values.subchart("gpu-operator").enabled:
         yield Hit(("gpu-operator", "enabled"), at=("gpu-operator",))
+
+
+@rule(
+    id="sizing-below-pools",
+    severity="warning",
+    summary="Prometheus sized for fewer GPUs than the pools can reach",
+    reads=(
+        "platform.monitoring.sizing.gpuNodes",
+        "platform.monitoring.sizing.gpusPerNode",
+        "platform.nodePools[].maxNodes",
+        "platform.nodePools[].gpusPerNode",
+    ),
+    fmt="%s. Remove gpuNodes and gpusPerNode to follow the pools, or raise them",
+)
+def sizing_below_pools(ctx: Context) -> Iterable[Hit]:
+    found = sizing.below_pools(ctx.values)
+    if found:
+        key, text = found
+        yield Hit(
+            ("platform", "monitoring", "sizing", key),
+            (text,),
+            at=("platform", "monitoring", "sizing"),
+        )
+
+
+@rule(
+    id="scrape-interval-implausible",
+    severity="warning",
+    summary="a scrape interval below 1s or above 5m, with what it costs",
+    reads=("platform.monitoring.scrapeInterval",),
+    fmt="%s",
+)
+def scrape_interval_implausible(ctx: Context) -> Iterable[Hit]:
+    text = sizing.implausible_interval(ctx.values)
+    if text:
+        yield Hit(
+            ("platform", "monitoring", "scrapeInterval"), (text,), at=("platform", "monitoring")
+        )

@@ -43,7 +43,8 @@ def _takes_quantity(path: PathKey) -> bool:
     owner = _model_at(path[:-1])
     info = owner.model_fields.get(str(path[-1])) if owner else None
     return info is not None and any(
-        getattr(m, "pattern", None) == QUANTITY_PATTERN for m in info.metadata)
+        getattr(m, "pattern", None) == QUANTITY_PATTERN for m in info.metadata
+    )
 
 
 def _inner_model(annotation: Any) -> Any:
@@ -97,8 +98,15 @@ _TYPE_WORDS = {
 
 
 def _type_word(value: Any) -> str:
-    return {bool: "boolean", int: "number", float: "number", str: "string", dict: "mapping",
-            list: "list", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        str: "string",
+        dict: "mapping",
+        list: "list",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _message(error: dict[str, Any], path: PathKey) -> str:
@@ -107,8 +115,10 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
     if kind == "extra_forbidden":
         homes = subchart_keys.homes(str(path[-1])) if len(path) == 1 else ()
         if homes:  # a subchart's key written at the top level
-            return (f"unknown key; did you mean {' or '.join(homes)}? (a subchart's keys go "
-                    "under its block)")
+            return (
+                f"unknown key; did you mean {' or '.join(homes)}? (a subchart's keys go "
+                "under its block)"
+            )
         owner = _model_at(path[:-1])
         known = _keys_of(owner) if owner else []
         close = difflib.get_close_matches(str(path[-1]), known, n=2, cutoff=0.6)
@@ -120,14 +130,20 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
     if kind == "string_pattern_mismatch":
         pattern = (error.get("ctx") or {}).get("pattern", "")
         if "ms|s|m|h" in pattern:
-            return (f"expected a duration such as 1s, 500ms or 2m (one unit, no fraction), "
-                    f"got {_describe(given)}")
+            return (
+                f"expected a duration such as 1s, 500ms or 2m (one unit, no fraction), "
+                f"got {_describe(given)}"
+            )
         if pattern == QUANTITY_PATTERN:
-            return (f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
-                    f"got {_describe(given)}")
+            return (
+                f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
+                f"got {_describe(given)}"
+            )
         if "a-z0-9" in pattern:
-            return (f"expected a DNS label (lower-case letters, digits and '-', at most 63, "
-                    f"starting and ending with a letter or digit), got {_describe(given)}")
+            return (
+                f"expected a DNS label (lower-case letters, digits and '-', at most 63, "
+                f"starting and ending with a letter or digit), got {_describe(given)}"
+            )
         return f"expected a string matching {pattern}, got {_describe(given)}"
     if kind == "literal_error":
         expected = (error.get("ctx") or {}).get("expected", "")
@@ -142,15 +158,31 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         bound = ctx.get("min_length") if short else ctx.get("max_length")
         word = "at least" if short else "at most"
         unit = "item" if isinstance(given, list | dict) else "character"
-        return (f"expected {word} {bound} {unit}{'' if bound == 1 else 's'}, got "
-                f"{len(given) if isinstance(given, str | list | dict) else _describe(given)}"
-                + ("; leave the key out for the default" if kind == "too_short" and not given
-                   else ""))
+        return (
+            f"expected {word} {bound} {unit}{'' if bound == 1 else 's'}, got "
+            f"{len(given) if isinstance(given, str | list | dict) else _describe(given)}"
+            + ("; leave the key out for the default" if kind == "too_short" and not given else "")
+        )
+    bounds = {
+        "less_than_equal": ("le", "at most"),
+        "less_than": ("lt", "below"),
+        "greater_than_equal": ("ge", "at least"),
+        "greater_than": ("gt", "above"),
+    }
+    if kind in bounds:
+        key, words = bounds[kind]
+        limit = (error.get("ctx") or {}).get(key)
+        limit_text = f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
+        return f"expected a number {words} {limit_text}, got {_describe(given)}"
     for prefix, expected in _TYPE_WORDS.items():
         if kind.startswith(prefix):
             hint = ""
-            if prefix == "string_type" and isinstance(given, int | float) \
-                    and not isinstance(given, bool) and _takes_quantity(path):
+            if (
+                prefix == "string_type"
+                and isinstance(given, int | float)
+                and not isinstance(given, bool)
+                and _takes_quantity(path)
+            ):
                 hint = f"; quote it: '{given}'"
             return f"expected {expected}, got {_type_word(given)} {_describe(given)}{hint}"
     msg = str(error.get("msg", "invalid value"))

@@ -1,0 +1,360 @@
+"""From a GPU load step to the HPA's first scale-up decision, end to end.
+
+What a user waits for is not when the metric crosses the target but when the HPA acts on it:
+the exporter's collect tick, the scrape, the adapter's rule (and, for a metric the adapter has
+not listed yet, its relist), the HPA's 15 s sync period at a random phase, and its 10 %
+tolerance. Here a real Prometheus scrapes synthetic dcgm-exporters at 1 s (each refreshing
+every 1 s at its own phase, as DCGM_EXPORTER_INTERVAL=1000 makes it); an emulated
+prometheus-adapter (promharness.AdapterEmulator) serves the chart's generated rules the way the
+adapter does; and an HPA controller loop per workload and variant (promharness.hpa_replicas:
+tolerance 0.1, sync period 15 s with a random phase, scale-up stabilization 0 s, so the first
+recommendation above the current count is the decision) polls it.
+
+Each lane is a workload of two GPU pods, idle (0 %) until its step to 100 %, with an HPA
+targeting an average of 40 per pod. Variants, side by side in one run on the same steps:
+``_current`` and ``_over_time`` (30 s) as generated, and a 3-minute avg_over_time window with
+the adapter's default 1 m relist (the common hand-wired setup). Warm lanes' metrics have
+existed for minutes; cold lanes are the first GPU pod on a new node (their series appear at
+the step), each with its own series name so the adapter has never listed it, observed by an
+adapter relisting at the chart's derived interval and by one at the upstream default 1m.
+
+    .venv/bin/python bench/hpa_latency.py [--lanes 24] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import os
+import random
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_platform.ops.promharness import (
+    HPA_SYNC_S,
+    OPERATOR_JOB,
+    OPERATOR_TARGET_LABELS,
+    AdapterEmulator,
+    DcgmExporter,
+    ExporterServer,
+    Gpu,
+    Prometheus,
+    Workload,
+    hpa_replicas,
+    prometheus_available,
+)
+from gpu_platform.pipeline.derive import adapter_rules, relist_interval
+from gpu_platform.pipeline.model import GpuSignal, Values, duration_ms
+
+UTIL = "DCGM_FI_DEV_GPU_UTIL"
+NAMESPACE = "bench"
+TARGET = 40.0
+PODS = 2
+UPSTREAM_RELIST_S = 60.0  # prometheus-adapter chart's metricsRelistInterval default (1m)
+LONG_WINDOW = "3m"
+
+
+@dataclass
+class Lane:
+    name: str
+    cold: bool
+    series: str  # the DCGM series name this lane's job stores
+    exporter: DcgmExporter
+    gpus: list[Gpu]
+    step_at: float = 0.0
+    stepped_at: float | None = None
+
+    @property
+    def pods(self) -> list[str]:
+        return [g.workload.pod for g in self.gpus if g.workload]
+
+
+@dataclass
+class Hpa:
+    """One HPA (one lane, one variant) and the adapter it asks."""
+
+    lane: Lane
+    variant: str
+    metric: str
+    adapter: AdapterEmulator
+    phase: float
+    decided_at: float | None = None
+    early: bool = False  # scaled up before the step: the benchmark itself is wrong
+
+    @property
+    def latency(self) -> float | None:
+        if self.decided_at is None or self.lane.stepped_at is None:
+            return None
+        return self.decided_at - self.lane.stepped_at
+
+
+def rules_for(series: str, relisted: bool) -> dict[str, dict[str, Any]]:
+    """The generated rules for gpu_utilization (honorLabels mode), on ``series``, plus the
+    3 m hand-wired one. Keyed by variant."""
+    values = Values.model_validate(
+        {"platform": {"monitoring": {"dcgmLabelMode": "honorLabels", "scrapeInterval": "1s"}}}
+    )
+    generated = {r["name"]["as"]: r for r in adapter_rules(values)}
+    long_values = Values.model_validate(
+        {
+            "platform": {
+                "monitoring": {
+                    "dcgmLabelMode": "honorLabels",
+                    "scrapeInterval": "1s",
+                    "gpuSignals": [
+                        GpuSignal(
+                            name="gpu_utilization_3m",
+                            series=UTIL,
+                            window=LONG_WINDOW,
+                            clampMin=0,
+                            clampMax=100,
+                        ).model_dump()
+                    ],
+                }
+            }
+        }
+    )
+    generated |= {r["name"]["as"]: r for r in adapter_rules(long_values)}
+
+    def renamed(rule: dict[str, Any]) -> dict[str, Any]:
+        rule = dict(rule)
+        rule["seriesQuery"] = rule["seriesQuery"].replace(UTIL, series)
+        return rule
+
+    out = {
+        "_current": renamed(generated["gpu_utilization_current"]),
+        "_over_time (30s)": renamed(generated["gpu_utilization_over_time"]),
+    }
+    if relisted:
+        out[f"{LONG_WINDOW} window"] = renamed(generated["gpu_utilization_3m"])
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lanes", type=int, default=24, help="warm lanes, and as many cold")
+    parser.add_argument("--spread", type=float, default=90.0, help="steps spread over, s")
+    parser.add_argument("--quick", action="store_true", help="6 + 6 lanes")
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    lanes_n = 6 if args.quick and args.lanes == parser.get_default("lanes") else args.lanes
+    if not prometheus_available():
+        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+        return 2
+    rng = random.Random(args.seed)
+    started = time.time()
+    load_before = os.getloadavg()
+    chart_values = Values.model_validate({"platform": {"monitoring": {"scrapeInterval": "1s"}}})
+    derived_relist = relist_interval(chart_values)
+    derived_relist_s = duration_ms(derived_relist) / 1000
+
+    server = ExporterServer()
+    lanes: list[Lane] = []
+    statics = []
+    jobs: list[dict[str, Any]] = []
+    for k in range(2 * lanes_n):
+        cold = k >= lanes_n
+        name = f"{'cold' if cold else 'warm'}-{k:02d}"
+        series = f"{UTIL}_{name.replace('-', '_')}" if cold else UTIL
+        gpus = [
+            Gpu(f"node-{name}", i, Workload(NAMESPACE, f"{name}-pod-{i}"), {UTIL: 0.0})
+            for i in range(PODS)
+        ]
+        exporter = DcgmExporter(gpus, refresh_s=1.0)
+        lane = Lane(name, cold, series, exporter, gpus)
+        lanes.append(lane)
+        path = f"/{name}/metrics"
+        labels = {
+            **OPERATOR_TARGET_LABELS,
+            "__metrics_path__": path,
+            "instance": name,
+            "pod": f"nvidia-dcgm-exporter-{name}",
+        }
+        if not cold:
+            server.add(path, exporter)
+            statics.append({"targets": [server.address], "labels": labels})
+        else:  # served from the step on: a new node's exporter, the pod already busy
+            jobs.append(
+                {
+                    "job_name": name,
+                    "honor_labels": True,
+                    "scrape_interval": "1s",
+                    "scrape_timeout": "1s",
+                    "static_configs": [{"targets": [server.address], "labels": labels}],
+                    "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
+                    "metric_relabel_configs": [
+                        {
+                            "source_labels": ["__name__"],
+                            "regex": UTIL,
+                            "target_label": "__name__",
+                            "replacement": series,
+                        }
+                    ],
+                }
+            )
+    jobs.insert(
+        0,
+        {
+            "job_name": "warm",
+            "honor_labels": True,
+            "scrape_interval": "1s",
+            "scrape_timeout": "1s",
+            "static_configs": statics,
+            "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
+        },
+    )
+
+    hpas: list[Hpa] = []
+    adapters: list[AdapterEmulator] = []
+    with tempfile.TemporaryDirectory(prefix="bench-hpa-") as tmp:
+        prom = Prometheus(Path(tmp), jobs)
+        try:
+            prom.start()
+            for lane in lanes:
+                setups = [(derived_relist_s, False), (UPSTREAM_RELIST_S, True)]
+                for relist_s, long_too in setups:
+                    if not lane.cold and relist_s != UPSTREAM_RELIST_S:
+                        continue  # warm: the metric is listed whatever the interval
+                    adapter = AdapterEmulator(
+                        prom, list(rules_for(lane.series, True).values()), relist_s
+                    )
+                    adapters.append(adapter)
+                    for variant, rule in rules_for(lane.series, long_too).items():
+                        label = variant if not lane.cold else (f"{variant}, relist {relist_s:g}s")
+                        hpas.append(
+                            Hpa(
+                                lane,
+                                label,
+                                rule["name"]["as"],
+                                adapter,
+                                phase=rng.uniform(0, HPA_SYNC_S),
+                            )
+                        )
+            warmup = duration_ms(LONG_WINDOW) / 1000 + 15
+            t0 = time.time() + warmup
+            for lane in lanes:
+                lane.step_at = t0 + rng.uniform(0, args.spread)
+            deadline = t0 + args.spread + 360
+            print(
+                f"{len(lanes)} lanes, {len(hpas)} HPAs; steps from {warmup:.0f} s; done by "
+                f"{deadline - time.time():.0f} s at the latest",
+                file=sys.stderr,
+            )
+            events: list[tuple[float, int, Callable[[float], None]]] = []
+            seq = 0
+
+            def schedule(at: float, action: Callable[[float], None]) -> None:
+                nonlocal seq
+                seq += 1
+                heapq.heappush(events, (at, seq, action))
+
+            def relist(adapter: AdapterEmulator) -> Callable[[float], None]:
+                def run(now: float) -> None:
+                    adapter.relist(now)
+                    schedule(now + adapter.relist_s, run)
+
+                return run
+
+            def step(lane: Lane) -> Callable[[float], None]:
+                def run(now: float) -> None:
+                    for gpu in lane.gpus:
+                        lane.exporter.set_value(gpu, UTIL, 100.0)
+                    if lane.cold:
+                        server.add(f"/{lane.name}/metrics", lane.exporter)
+                    lane.stepped_at = time.time()
+
+                return run
+
+            def sync(hpa: Hpa) -> Callable[[float], None]:
+                def run(now: float) -> None:
+                    values = hpa.adapter.pod_values(hpa.metric, NAMESPACE, hpa.lane.pods)
+                    desired = hpa_replicas(PODS, hpa.lane.pods, values, TARGET)
+                    if desired is not None and desired > PODS:
+                        if hpa.lane.stepped_at is None:
+                            hpa.early = True
+                        hpa.decided_at = time.time()
+                        return
+                    schedule(now + HPA_SYNC_S, run)
+
+                return run
+
+            start = time.time()
+            for adapter in adapters:
+                schedule(start + rng.uniform(0, adapter.relist_s), relist(adapter))
+            for lane in lanes:
+                schedule(lane.step_at, step(lane))
+            for hpa in hpas:
+                schedule(start + hpa.phase, sync(hpa))
+            while events and time.time() < deadline:
+                at, _, action = heapq.heappop(events)
+                time.sleep(max(0.0, at - time.time()))
+                action(at)
+                if all(h.decided_at is not None for h in hpas):
+                    break
+        finally:
+            prom.stop()
+            server.close()
+
+    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} "
+        f"CPUs, load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after "
+        f"(shared host); scrape 1 s, exporter refresh 1 s at a random phase; "
+        f"{PODS} GPU pods per workload stepping 0 -> 100 %; HPA target averageValue "
+        f"{TARGET:g}, tolerance 0.1, sync {HPA_SYNC_S:g} s at a random phase, scale-up "
+        f"stabilization 0 s; chart relist {derived_relist} (derived from the 1 s scrape), "
+        f"upstream default 1m"
+    )
+    rows: dict[tuple[bool, str], list[Hpa]] = {}
+    for hpa in hpas:
+        rows.setdefault((hpa.lane.cold, hpa.variant), []).append(hpa)
+    base = None
+    header = (
+        f"{'case':<6} {'variant':<34} {'trials':>6} {'median s':>9} {'p95 s':>7} "
+        f"{'max s':>6} {'x _current':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    early = False
+    for (cold, variant), group in rows.items():
+        got = [h.latency for h in group if h.latency is not None]
+        early = early or any(h.early for h in group)
+        missed = len(group) - len(got)
+        if not got:
+            print(f"{'cold' if cold else 'warm':<6} {variant:<34} {0:>6} (no decision)")
+            continue
+        median = statistics.median(got)
+        if not cold and variant == "_current":
+            base = median
+        ratio = f"{median / base:.1f}" if base else "-"
+        note = f"  ({missed} undecided)" if missed else ""
+        print(
+            f"{'cold' if cold else 'warm':<6} {variant:<34} {len(got):>6} {median:>9.1f} "
+            f"{percentile(got, 0.95):>7.1f} {max(got):>6.1f} {ratio:>10}{note}"
+        )
+    print(
+        "latency: the GPU's load changes -> the first HPA sync whose recommendation exceeds "
+        "the current 2 replicas; x _current: median over the warm _current median"
+    )
+    if early:
+        print("error: an HPA scaled up before its step", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
