@@ -229,8 +229,8 @@ CASES = [
         "merge",
         "platform:\n  tenants:\n    - &base\n      name: team-a\n      quota: {gpus: -1}\n"
         "    - <<: *base\n      name: team-b\n",
-        "site.yaml:5:15: platform.tenants[0].quota.gpus: expected greater than or equal to 0",
-        "site.yaml:5:15: platform.tenants[1].quota.gpus: expected greater than or equal to 0",
+        "site.yaml:5:15: platform.tenants[0].quota.gpus: expected a number at least 0, got -1",
+        "site.yaml:5:15: platform.tenants[1].quota.gpus: expected a number at least 0, got -1",
     ),
     invalid(
         "merge-list-earlier-wins",

@@ -121,11 +121,11 @@ class TestHpaBehavior:
             "F:8:33: platform.hpas[0].behavior.scaleUp.selectPolicy: expected one of 'Max', "
             "'Min' or 'Disabled', got 'Fastest'",
             "F:10:11: platform.hpas[0].behavior.scaleDown.stabilizationWindowSeconds: expected "
-            "less than or equal to 3600",
-            "F:11:35: platform.hpas[0].behavior.scaleDown.policies[0].value: expected greater "
-            "than 0",
+            "a number at most 3,600, got 7200",
+            "F:11:35: platform.hpas[0].behavior.scaleDown.policies[0].value: expected a number "
+            "above 0, got 0",
             "F:11:45: platform.hpas[0].behavior.scaleDown.policies[0].periodSeconds: expected "
-            "less than or equal to 1800",
+            "a number at most 1,800, got 3600",
         ]
 
     def test_unset_fields_stay_unset_in_the_resolved_values(self, write_values):

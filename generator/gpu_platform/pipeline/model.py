@@ -220,10 +220,13 @@ def default_signals() -> list[GpuSignal]:
     ]
 
 
-# Bounds on the sizing's counts: Kubernetes supports clusters of up to 5,000 nodes; the
-# largest GPU servers carry 16 GPUs (64 leaves room for what comes next).
+# Bounds on node and GPU counts (the sizing's and the pools'), so no figure the guard works
+# out in Helm's 64-bit integers can overflow: Kubernetes supports clusters of up to 5,000
+# nodes; the largest GPU servers carry 16 GPUs (64 leaves room for what comes next).
 MAX_SIZING_NODES = 10_000
 MAX_GPUS_PER_NODE = 64
+# A count in a tenant's quota: more than any cluster holds (a larger one only hides a typo).
+MAX_QUOTA_COUNT = 1_000_000
 # Where the measured defaults come from: README "Prometheus sizing" quotes the run. Disk and
 # memory terms take the largest of the four cluster sizes (rounded up), so the asked retention
 # and memory hold at each; CPU terms the least-squares fit or the median.
@@ -639,7 +642,7 @@ GpuResourceName = Annotated[
     _schema_of(GPU_RESOURCE_PATTERN, 74),
 ]
 GpuQuotas = Annotated[
-    dict[GpuResourceName, Annotated[int, Field(ge=0)]],
+    dict[GpuResourceName, Annotated[int, Field(ge=0, le=MAX_QUOTA_COUNT)]],
     WithJsonSchema(
         {
             "type": "object",
@@ -688,8 +691,15 @@ DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSched
 class Placeholders(Strict):
     """Warm capacity: lowest-priority pods that hold GPUs until a real pod needs them."""
 
-    replicas: int = Field(0, ge=0, description="Placeholder pods in this pool (0: none).")
-    gpusPerPod: int = Field(1, ge=1, description="GPUs each placeholder pod holds.")
+    replicas: int = Field(
+        0,
+        ge=0,
+        le=MAX_SIZING_NODES * MAX_GPUS_PER_NODE,
+        description="Placeholder pods in this pool (0: none).",
+    )
+    gpusPerPod: int = Field(
+        1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs each placeholder pod holds."
+    )
 
 
 class NodePool(Strict):
@@ -713,9 +723,13 @@ class NodePool(Strict):
         description="Machine type / instance type / VM size; empty: a default for the "
         "accelerator on that cloud (see `gpu-platform nodepool`).",
     )
-    gpusPerNode: int = Field(1, ge=1, description="GPUs on each node.")
-    minNodes: int = Field(0, ge=0, description="Fewest nodes (0: scale from zero).")
-    maxNodes: int = Field(4, ge=1, description="Most nodes the autoscaler may add.")
+    gpusPerNode: int = Field(1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs on each node.")
+    minNodes: int = Field(
+        0, ge=0, le=MAX_SIZING_NODES, description="Fewest nodes (0: scale from zero)."
+    )
+    maxNodes: int = Field(
+        4, ge=1, le=MAX_SIZING_NODES, description="Most nodes the autoscaler may add."
+    )
     driver: Literal["operator", "preinstalled"] = Field(
         "operator",
         description="Who installs the NVIDIA driver on new nodes: the GPU operator, or the "
@@ -892,7 +906,9 @@ def covers_everything(cidr: str) -> bool:
 class TenantQuota(Strict):
     """The tenant namespace's ResourceQuota."""
 
-    gpus: int = Field(4, ge=0, description="requests.nvidia.com/gpu: GPUs in use at once.")
+    gpus: int = Field(
+        4, ge=0, le=MAX_QUOTA_COUNT, description="requests.nvidia.com/gpu: GPUs in use at once."
+    )
     gpuResources: GpuQuotas = Field(
         default_factory=dict,
         description="requests.<name> for the pools' other GPU resources (platform.nodePools[]."
@@ -910,9 +926,9 @@ class TenantQuota(Strict):
         "1Ti", description="requests.storage: persistent volume claims' storage in total."
     )
     persistentVolumeClaims: int = Field(
-        20, ge=0, description="persistentvolumeclaims: claims in the namespace."
+        20, ge=0, le=MAX_QUOTA_COUNT, description="persistentvolumeclaims: claims in the namespace."
     )
-    pods: int = Field(100, ge=1, description="Pods in the namespace.")
+    pods: int = Field(100, ge=1, le=MAX_QUOTA_COUNT, description="Pods in the namespace.")
 
 
 class TenantRequests(Strict):
@@ -1050,7 +1066,7 @@ class MetricTarget(Strict):
         description="Target type (autoscaling/v2)."
     )
     averageUtilization: int | None = Field(
-        None, ge=1, description="Percent of requests, for Resource metrics."
+        None, ge=1, le=MAX_QUOTA_COUNT, description="Percent of requests, for Resource metrics."
     )
     averageValue: QuantityOrNumber | None = Field(
         None, description="Per-pod average (a quantity, or a number such as 40)."
@@ -1125,8 +1141,8 @@ class Hpa(Strict):
     name: DnsLabel = Field(description="Name of the HPA.")
     namespace: str = Field("", description="Namespace of the target; empty: release namespace.")
     scaleTargetRef: ScaleTargetRef = Field(description="The workload to scale.")
-    minReplicas: int = Field(1, ge=1, description="Fewest replicas.")
-    maxReplicas: int = Field(ge=1, description="Most replicas.")
+    minReplicas: int = Field(1, ge=1, le=MAX_QUOTA_COUNT, description="Fewest replicas.")
+    maxReplicas: int = Field(ge=1, le=MAX_QUOTA_COUNT, description="Most replicas.")
     metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
     behavior: HpaBehavior | None = Field(
         None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."
