@@ -20,8 +20,7 @@ from gpu_platform.pipeline.derive import relist_interval, resolve
 from gpu_platform.pipeline.model import Values
 from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
-
-from .conftest import render, resolved_values
+from support.render import render, resolved_values
 
 CASES = {
     "defaults": {},
