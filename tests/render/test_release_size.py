@@ -30,7 +30,9 @@ def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:
         str(p.relative_to(chart)): base64.b64encode(p.read_bytes()).decode()
         for p in sorted(chart.rglob("*"))
         if p.is_file()
-        and "charts" not in p.relative_to(chart).parts[:1]
+        # subcharts are stored apart; ci/ (test scenarios) is in .helmignore, so Helm never
+        # loads it
+        and p.relative_to(chart).parts[0] not in ("charts", "ci")
         and not p.name.endswith(".md")
     }
     record = {
