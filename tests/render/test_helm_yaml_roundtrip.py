@@ -7,7 +7,8 @@ Then, with real Helm 3 and Helm 4, a tiny chart whose only template prints ``toJ
 renders:
 
 - the output of ``gpu-platform values -f site.yaml`` (given to Helm with ``-f``);
-- the same values as the generated chart's ``values.yaml`` (the chart's own defaults);
+- the same values as the generated chart's ``values.yaml`` (the chart's own defaults), and as
+  the throwaway chart's (the flow form `gpu-platform template` writes for Helm alone);
 - ``gpu-platform template NAME CHART -f site.yaml`` (the values layer the tool hands Helm).
 
 What Helm printed must equal the input and the tool's whole resolved tree. Helm's numbers are
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 from gpu_platform import helm
 from gpu_platform.cli import main
+from gpu_platform.pipeline.emit.chart import helm_only_yaml
 from gpu_platform.pipeline.emit.values import values_yaml
 from gpu_platform.pipeline.rules import check_files
 from hypothesis import HealthCheck, example, given, settings
@@ -195,10 +197,12 @@ def test_helm_reads_back_what_the_user_wrote(
     values_file.write_text(capsys.readouterr().out)
     plain_chart = _tiny_chart(work / "plain")
     defaults_chart = _tiny_chart(work / "defaults", values_yaml(resolved))
+    throwaway_chart = _tiny_chart(work / "throwaway", helm_only_yaml(resolved))
     for major in MAJORS:
         for how, read in (
             ("-f resolved.yaml", _render(plain_chart, [values_file], major, helm_env)),
             ("values.yaml", _render(defaults_chart, [], major, helm_env)),
+            ("throwaway values.yaml", _render(throwaway_chart, [], major, helm_env)),
         ):
             _same(read, resolved, f"helm{major} {how}")
             _same(

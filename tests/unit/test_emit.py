@@ -85,3 +85,25 @@ def test_reference_lists_every_schema_path():
 def test_schema_is_json_and_stable():
     assert json.loads(schema_json()) == values_schema()
     assert schema_json() == schema_json()
+
+
+def test_the_throwaway_chart_holds_what_the_chart_holds():
+    """`gpu-platform template`'s throwaway chart: the same templates and guard byte for byte,
+    the same schema and values as data (written compactly, for Helm alone), no README."""
+    from gpu_platform.pipeline.emit.chart import chart_files
+    from gpu_platform.upstream.store import load_yaml
+
+    checked = check_defaults()
+    full = chart_files(checked)
+    throwaway = chart_files(checked, throwaway=True)
+    assert set(full) - set(throwaway) == {"README.md"}
+    assert set(throwaway) <= set(full)
+    differ = sorted(rel for rel in throwaway if throwaway[rel] != full[rel])
+    assert differ == ["values.schema.json", "values.yaml"]
+    assert json.loads(throwaway["values.schema.json"]) == json.loads(full["values.schema.json"])
+    assert load_yaml(throwaway["values.yaml"]) == load_yaml(full["values.yaml"])
+    throwaway["templates/validate.yaml"] = "changed"
+    assert (
+        chart_files(checked, throwaway=True)["templates/validate.yaml"]
+        == full["templates/validate.yaml"]
+    ), "a caller's change leaks into the next chart"

@@ -8,6 +8,7 @@ tests/render/test_helm_yaml_roundtrip.py.
 from __future__ import annotations
 
 import io
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml as pyyaml
 from gpu_platform.cli import main
-from gpu_platform.pipeline.emit.helmyaml import ambiguous, dump, float_text
+from gpu_platform.pipeline.emit.chart import helm_only_yaml
+from gpu_platform.pipeline.emit.helmyaml import ambiguous, dump, float_text, flow
 from gpu_platform.pipeline.rules import check_defaults
 from yamllint import linter
 from yamllint.config import YamlLintConfig
@@ -214,3 +216,36 @@ def test_values_output_is_yamllint_clean_and_quotes_user_strings(write_values, c
         '    podAnnotations:\n      when: "12:30"\n      mode: "017"\n      ok: "yes"\n'
         '      "no": "n"\n'
     ) in out
+
+
+class TestFlowForHelm:
+    """The flow form for files only Helm reads: JSON's syntax, YAML's escapes, one reading."""
+
+    TREE = {
+        "on": ["yes", "017", "12:30", "", "a: b", "multi\nline\n", "tab\there"],
+        "numbers": [0, -3, 2**63 - 1, 0.5, 1e20, -2.5e-07],
+        "flags": [True, False, None],
+        "nested": {"list": [{"x": []}, {}], "unicode": "é日😀"},
+    }
+
+    def test_yaml_1_1_and_json_read_it_back_as_written(self):
+        text = flow(self.TREE)
+        assert text is not None and text.endswith("}\n") and "\n" not in text[:-1]
+        assert pyyaml.safe_load(text) == self.TREE
+        assert json.loads(text) == self.TREE
+
+    def test_floats_are_written_as_the_block_writer_writes_them(self):
+        text = flow({"a": 1e20, "b": 0.1})
+        assert text == '{"a":1.0e+20,"b":0.1}\n'
+
+    @pytest.mark.parametrize("char", ["\x7f", "\x85", "\x9f", "\u2028", "\u2029", "\ufeff"])
+    def test_line_breaks_and_controls_a_reader_folds_or_refuses_are_escaped(self, char):
+        text = flow({"k": f"a{char}b"})
+        assert text == f'{{"k":"a\\u{ord(char):04x}b"}}\n'
+        assert pyyaml.safe_load(text) == {"k": f"a{char}b"}
+
+    def test_what_it_cannot_write_goes_to_the_block_writer(self):
+        assert flow({1: "int key"}) is None
+        assert flow({"k": "\ud800"}) is None
+        assert flow({"k": object()}) is None
+        assert helm_only_yaml({1: "x"}) == "1: x\n"

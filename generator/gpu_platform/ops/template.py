@@ -38,7 +38,7 @@ from gpu_platform.errors import (
     UsageError,
     ValuesInvalid,
 )
-from gpu_platform.pipeline.emit.chart import chart_files, dump_yaml, write_chart
+from gpu_platform.pipeline.emit.chart import chart_files, helm_only_yaml, write_chart
 from gpu_platform.pipeline.load import LoadedValues, Origins, merge_into, parse_text, read_file
 from gpu_platform.pipeline.rules import Checked, check_data
 from gpu_platform.pipeline.setvalues import SetArg
@@ -290,7 +290,7 @@ def _value_files(chart: Chart, values: Checked | ReleaseValues, work: Path) -> l
     if chart.ref is None:
         return []
     resolved = work / "resolved-values.yaml"
-    resolved.write_text(dump_yaml(values.resolved), encoding="utf-8")
+    resolved.write_text(helm_only_yaml(values.resolved), encoding="utf-8")
     return [resolved]
 
 

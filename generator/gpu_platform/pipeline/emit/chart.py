@@ -7,6 +7,7 @@ compared with what is on disk (``stale_files``). A failed render never touches t
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,13 @@ def dump_yaml(data: Any) -> str:
     """YAML that Helm reads back exactly: strings YAML 1.1 would read as something else
     ("on", "017", "1.0") are quoted, multi-line strings are literal blocks."""
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def helm_only_yaml(data: Any) -> str:
+    """Values for a file only Helm reads (the throwaway chart's values.yaml, the values layer
+    `template` hands Helm): one flow document where it can be, else block YAML. Both read back
+    exactly the same in Helm; the flow form is 30 times faster to write."""
+    return helmyaml.flow(data) or dump_yaml(data)
 
 
 def own_images(checked: Checked) -> list[dict[str, str]]:
@@ -170,22 +178,32 @@ def chart_files(
     checked: Checked, lock: Lock | None = None, *, throwaway: bool = False
 ) -> dict[str, str]:
     """Every file of the chart, by path relative to the chart folder. ``throwaway``: a chart
-    rendered once and deleted (`gpu-platform template`) gets the same values.yaml without its
-    reference comments and no README, which Helm never reads: writing the comments is most
-    of the time at 1000 tenants."""
+    rendered once and deleted (`gpu-platform template`) gets the same values as one flow
+    document and a compact schema, which only Helm reads, and no README: writing the values'
+    reference comments is most of the time at 1000 tenants."""
     lock = lock or pinned_lock()
-    env = _env()
     values_file = (
-        f"# {_header(THIS_FILE)}\n{dump_yaml(checked.resolved)}"
+        f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
         if throwaway
         else values_yaml(checked.resolved)
     )
     files: dict[str, str] = {
+        **_fixed_files(compact=throwaway),
         "Chart.yaml": chart_yaml(lock, checked),
         "Chart.lock": render_lock(lock),
         "values.yaml": values_file,
-        "values.schema.json": schema_json(),
         **({} if throwaway else {"README.md": readme(checked, lock)}),
+    }
+    return dict(sorted(files.items()))
+
+
+@functools.cache
+def _fixed_files(*, compact: bool) -> dict[str, str]:
+    """The files no values change (templates, the guard, the schema, dashboards), built once
+    per process: a test session renders the chart hundreds of times. Callers copy it."""
+    env = _env()
+    files: dict[str, str] = {
+        "values.schema.json": schema_json(compact=compact),
         ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n"
         f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
         **dashboard_files(),
@@ -230,7 +248,7 @@ def chart_files(
             "(generator/gpu_platform/pipeline/emit/guard.py)"
         )
     )
-    return dict(sorted(files.items()))
+    return files
 
 
 def _template_sources(root: Any) -> list[str]:

@@ -163,11 +163,15 @@ def guarded(rules: list[Rule] | None = None) -> list[Rule]:
     return [r for r in (RULES if rules is None else rules) if r.guard is not None]
 
 
-def fragment(rule: Rule, env: jinja2.Environment | None = None) -> str:
-    """One rule's guard, its Jinja filled in, in a scope of its own."""
+def fragment(
+    rule: Rule, env: jinja2.Environment | None = None, context: dict[str, Any] | None = None
+) -> str:
+    """One rule's guard, its Jinja filled in, in a scope of its own (``context``: the shared
+    variables, computed once for the whole guard)."""
     assert rule.guard is not None
     env = env or _env()
-    body = env.from_string(rule.guard).render(fmt=quote("%s: " + rule.fmt), **_context())
+    context = context if context is not None else _context()
+    body = env.from_string(rule.guard).render(fmt=quote("%s: " + rule.fmt), **context)
     return (
         f"{{{{- /* rule {rule.id}: {rule.summary.replace('*/', '* /')} */ -}}}}\n"
         "{{- if true -}}\n" + body.rstrip("\n") + "\n{{- end -}}\n"
@@ -186,6 +190,6 @@ def validate_yaml(header: str) -> str:
         "It renders nothing when all is well.\n*/ -}}\n"
     )
     parts = [doc, env.from_string(PRELUDE).render(**context)]
-    parts += [fragment(r, env) for r in guarded()]
+    parts += [fragment(r, env, context) for r in guarded()]
     parts.append(env.from_string(FOOTER).render(**context))
     return "".join(parts)

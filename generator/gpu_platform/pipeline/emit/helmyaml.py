@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import math
 import re
 import sys
@@ -266,3 +267,69 @@ def commented(data: Any) -> Any:
             seq.append(commented(item))
         return seq
     return data
+
+
+# --------------------------------------------------------------------------- files only Helm reads
+
+# Characters JSON leaves raw that a YAML reader folds (the line and paragraph separators and NEL,
+# line breaks to YAML 1.1) or refuses (DEL, C1 controls, the byte-order mark, non-characters):
+# written as \u escapes, which every reader's double-quoted scalars understand.
+_FLOW_ESCAPES = {
+    code: f"\\u{code:04x}"
+    for code in (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
+}
+_json_string = json.encoder.encode_basestring  # JSON's string escapes, in C; non-ASCII kept
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class NotFlow(ValueError):
+    """A key or value the flow writer leaves to the block writer (a non-string key)."""
+
+
+def _flow(data: Any, out: list[str]) -> None:
+    if isinstance(data, str):
+        out.append(_json_string(data).translate(_FLOW_ESCAPES))
+    elif isinstance(data, dict):
+        out.append("{")
+        for index, (key, value) in enumerate(data.items()):
+            if not isinstance(key, str):
+                raise NotFlow(key)
+            if index:
+                out.append(",")
+            out.append(_json_string(key).translate(_FLOW_ESCAPES))
+            out.append(":")
+            _flow(value, out)
+        out.append("}")
+    elif isinstance(data, list):
+        out.append("[")
+        for index, item in enumerate(data):
+            if index:
+                out.append(",")
+            _flow(item, out)
+        out.append("]")
+    elif data is None:
+        out.append("null")
+    elif data is True or data is False:
+        out.append("true" if data else "false")
+    elif isinstance(data, int):
+        out.append(str(int(data)))
+    elif isinstance(data, float):
+        out.append(float_text(data))
+    else:
+        raise NotFlow(data)
+
+
+def flow(data: Any) -> str | None:
+    """``data`` as one JSON-style flow document that Helm reads back exactly (every string
+    double-quoted, numbers as ``float_text`` writes them), or None where a key is not a string
+    or a string holds a lone surrogate (the block writer handles those). For the files only
+    Helm reads, the throwaway chart's values.yaml and the values layer `template` hands Helm:
+    at 1000 tenants this takes 0.02 s where the block writer takes 0.6 s."""
+    out: list[str] = []
+    try:
+        _flow(data, out)
+    except NotFlow:
+        return None
+    out.append("\n")
+    text = "".join(out)
+    return None if _SURROGATE.search(text) else text  # no UTF-8 for those; the block writer

@@ -227,7 +227,10 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
-def schema_json() -> str:
+def schema_json(*, compact: bool = False) -> str:
+    """values.schema.json's text; ``compact`` for a chart only Helm reads (same schema)."""
+    if compact:
+        return json.dumps(values_schema(), separators=(",", ":")) + "\n"
     return json.dumps(values_schema(), indent=1, sort_keys=False) + "\n"
 
 

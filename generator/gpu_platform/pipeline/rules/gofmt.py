@@ -14,10 +14,15 @@ import re
 from typing import Any
 
 _VERB = re.compile(r"%([%sdqv])")
+# Printable ASCII: Go's strconv.Quote escapes only the quote and the backslash in it (the
+# guard's JSON tables are long and plain, so they skip the loop below).
+_PRINTABLE_ASCII = re.compile(r"[ -~]*")
 
 
 def quote(text: str) -> str:
     """Go's strconv.Quote: a double-quoted literal, printable characters kept as they are."""
+    if _PRINTABLE_ASCII.fullmatch(text):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
     out = ['"']
     for char in text:
         code = ord(char)

@@ -1,0 +1,54 @@
+"""A tool binary is used only while it hashes to its pin; the passed check is remembered."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from gpu_platform import tools
+
+
+def _binary(folder: Path, data: bytes) -> tuple[Path, str]:
+    path = folder / "helm3"
+    path.write_bytes(data)
+    return path, hashlib.sha256(data).hexdigest()
+
+
+def test_a_pinned_file_is_verified_and_remembered(tmp_path: Path) -> None:
+    path, pin = _binary(tmp_path, b"the real helm")
+    assert tools._verified(path, pin)
+    stamp = tmp_path / ".helm3.verified"
+    assert stamp.read_text().startswith(pin + " ")
+    assert tools._verified(path, pin)
+
+
+def test_a_wrong_file_is_refused_and_not_remembered(tmp_path: Path) -> None:
+    path, _ = _binary(tmp_path, b"something else")
+    assert not tools._verified(path, hashlib.sha256(b"the real helm").hexdigest())
+    assert not (tmp_path / ".helm3.verified").exists()
+    assert not tools._verified(tmp_path / "absent", "0" * 64)
+
+
+def test_a_replaced_file_is_hashed_again(tmp_path: Path) -> None:
+    path, pin = _binary(tmp_path, b"the real helm")
+    assert tools._verified(path, pin)
+    swapped = tmp_path / "swap"
+    swapped.write_bytes(b"the fake helm")  # same size, new inode: replaced by a rename
+    os.replace(swapped, path)
+    assert not tools._verified(path, pin)
+
+
+def test_a_file_changed_in_place_is_hashed_again(tmp_path: Path) -> None:
+    path, pin = _binary(tmp_path, b"the real helm")
+    assert tools._verified(path, pin)
+    before = path.stat()
+    path.write_bytes(b"the fake helm")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    assert not tools._verified(path, pin)
+
+
+def test_a_stamp_for_another_pin_does_not_count(tmp_path: Path) -> None:
+    path, pin = _binary(tmp_path, b"the real helm")
+    assert tools._verified(path, pin)
+    assert not tools._verified(path, hashlib.sha256(b"other").hexdigest())
