@@ -11,6 +11,11 @@ TEST_STAMP := $(VENV)/.installed-test
 
 FUZZ_SCALE ?= 10
 
+# Python may cache its bytecode (__pycache__, git-ignored): the tests start the CLI and its
+# helpers in many subprocesses, and on a machine that sets PYTHONDONTWRITEBYTECODE each of them
+# would compile its ~300 modules again (0.1 s of CPU a start).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo test fuzz venv test-venv tools system-packages render check lint clean
 
 $(STAMP): pyproject.toml

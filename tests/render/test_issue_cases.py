@@ -1,6 +1,7 @@
 """Every case of issue 13's "Why", one test each, through both paths a user has.
 
-- `gpu-platform validate -f` (the CLI, run as a user runs it): its exact "path: message" lines.
+- `gpu-platform validate -f` (the CLI's main(), which the entry point runs; in this process, so
+  forty cases do not each pay an interpreter start): its exact "path: message" lines.
 - plain `helm template -f` on the committed chart with Helm 3 and Helm 4 (`built_chart`): the
   guard's lines (templates/validate.yaml), which must equal validate's.
 
@@ -14,15 +15,17 @@ Expected messages are written out by hand from the rules' meaning, not read from
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
-import subprocess
-import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from gpu_platform import helm
+from gpu_platform.cli import main
 from support.k8svalidate import load_manifests
 from support.render import PROFILES, REPO
 
@@ -39,21 +42,24 @@ def _files(tmp_path: Path, texts: list[str]) -> list[Path]:
     return paths
 
 
+def cli(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of `gpu-platform ARGV`, run in ``tmp_path``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(tmp_path), redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
 def validate(tmp_path: Path, files: list[Path]) -> tuple[int, list[str]]:
     """Exit code and the "path: message" lines of `gpu-platform validate -f ...`."""
     args = [a for f in files for a in ("-f", str(f))]
-    proc = subprocess.run(
-        [sys.executable, "-m", "gpu_platform.cli", "validate", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    code, stdout, _ = cli(tmp_path, "validate", *args)
     lines = []
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         match = LOCATED.match(line)
         if match and not line.startswith("valid:") and ": warning: " not in line:
             lines.append(match.group(1))
-    return proc.returncode, sorted(lines)
+    return code, sorted(lines)
 
 
 def plain(built_chart, chart_repo, files: list[Path]) -> tuple[int, list[str], str]:
@@ -84,14 +90,9 @@ def split_derived(lines: list[str]) -> tuple[list[str], list[str]]:
 
 def resolved(tmp_path: Path, files: list[Path]) -> dict[str, Any]:
     args = [a for f in files for a in ("-f", str(f))]
-    proc = subprocess.run(
-        [sys.executable, "-m", "gpu_platform.cli", "values", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
-    data: dict[str, Any] = yaml.safe_load(proc.stdout)
+    code, stdout, stderr = cli(tmp_path, "values", *args)
+    assert code == 0, stderr
+    data: dict[str, Any] = yaml.safe_load(stdout)
     return data
 
 

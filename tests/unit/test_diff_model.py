@@ -7,6 +7,7 @@ a ``# Source:`` line, and which values are equal.
 
 from __future__ import annotations
 
+import copy
 import datetime
 from decimal import Decimal
 
@@ -151,3 +152,49 @@ def test_dates_print_and_removed_crds_are_named_apart():
         "Summary: 0 added, 0 removed, 1 changed; 1 CRD no longer in the chart."
     )
     assert report.crd_paths == [] and report.exit_code == 1
+
+
+BEFORE = """\
+---
+# Source: app/templates/secret.yaml
+apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: ns}
+data: {password: b2xk}
+---
+# Source: app/templates/deploy.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: ns}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: c, image: "x:1", resources: {limits: {memory: 1Gi}}}]
+---
+# Source: app/templates/gone.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: gone, namespace: ns}
+"""
+
+
+def test_parsed_documents_are_shared_and_never_changed():
+    """parse() keeps each document's objects for the process (both sides of a diff carry the
+    same CRDs): a whole comparison and both reports must leave them as they were parsed."""
+    after_text = (
+        BEFORE.replace("b2xk", "bmV3")
+        .replace("replicas: 1", "replicas: 3")
+        .replace("x:1", "x:2")
+        .replace("{name: d,", "{name: d, labels: {new: label},")
+        .split("---\n# Source: app/templates/gone.yaml")[0]
+    )
+    before, after = parse(BEFORE), parse(after_text)
+    assert parse(BEFORE)[0].obj is before[0].obj, "the parse is not kept"
+    pristine = copy.deepcopy([m.obj for m in before + after])
+    report = compare(before, after, "ns")
+    assert "spec.replicas: 1 -> 3" in report.text() and report.to_json()
+    assert [m.obj for m in before + after] == pristine
+    assert [m.obj for m in parse(BEFORE) + parse(after_text)] == pristine

@@ -27,6 +27,7 @@ is 0 for no change, 1 for changes, 2 when Kubernetes (or Helm, for a missing CRD
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -146,6 +147,13 @@ _SEPARATOR = re.compile(r"^---(?=\s|$)", re.M)
 _SOURCE = re.compile(r"^# Source: (.+?)\s*$", re.M)
 
 
+@functools.lru_cache(maxsize=512)
+def _documents(chunk: str) -> tuple[Any, ...]:
+    """A document's objects, parsed once per process: both sides of a diff carry the same CRDs
+    (megabytes of YAML, most of a diff's time), and nothing here changes a parsed object."""
+    return tuple(load_yaml_documents(chunk))
+
+
 def parse(text: str) -> list[Manifest]:
     """The objects of ``helm template`` output, each with its ``# Source:`` file.
 
@@ -158,7 +166,7 @@ def parse(text: str) -> list[Manifest]:
         found = _SOURCE.search(chunk)
         if found:
             source = found.group(1)
-        for doc in load_yaml_documents(chunk):
+        for doc in _documents(chunk):
             if isinstance(doc, dict) and doc.get("kind"):
                 out.append(Manifest(source, doc))
     return out
