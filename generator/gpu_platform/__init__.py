@@ -3,7 +3,8 @@
 The folders draw the flow (values files in, a checked chart and its figures out):
 
 - ``pipeline/``: the chart pipeline, one module per stage: ``load`` (values files with source
-  positions, read by ``yamltree``, the bounded YAML reader every input goes through;
+  positions, read by ``yamltree``, the bounded YAML reader every input goes through, with
+  ``helmread``, Helm's reading of unquoted scalars;
   ``setvalues`` adds Helm's ``--set`` flags) -> ``model`` (the typed values) ->
   ``subchart_keys`` and ``rules`` (every check, located) -> ``derive`` (values that fan out to
   several components) -> ``emit/`` (Chart.yaml, values.yaml, values.schema.json, templates,

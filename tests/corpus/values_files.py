@@ -160,11 +160,12 @@ CASES = [
         "(first set at line 3); keep only one: YAML would silently use the last",
     ),
     invalid(
-        "not-a-date",
+        "helm-boolean-name",
         "syntax",
-        "gpu-operator:\n  driver:\n    version: 2026-13-45\n",
-        "site.yaml:3:14: gpu-operator.driver.version: '2026-13-45' looks like a timestamp "
-        "but is not one (month must be in 1..12); quote it to keep it as text",
+        "platform:\n  nodePools: [{name: t4}]\n  tenants:\n    - name: y\n",
+        "site.yaml:4:7: platform.tenants[0].name: expected a string, got boolean True; quote "
+        "it if you meant text (unquoted, y, yes, on, true and n, no, off, false are booleans "
+        "to Helm)",
     ),
     invalid(
         "undefined-alias",
@@ -250,7 +251,7 @@ CASES = [
     invalid(
         "two-merge-keys",
         "merge",
-        "base: &b {x: 1}\nother: &o {y: 1}\ngpu-operator:\n  <<: *b\n  <<: *o\n",
+        "base: &b {x: 1}\nother: &o {z: 1}\ngpu-operator:\n  <<: *b\n  <<: *o\n",
         "site.yaml:5:3: gpu-operator.<<: a second merge key (<<) in one mapping; Helm would "
         "apply both in turn, YAML 1.1 forbids it: merge them in one, <<: [*a, *b]",
     ),
@@ -387,10 +388,10 @@ CASES = [
         "tag or fix the value",
     ),
     invalid(
-        "bool-tag-on-yes",
+        "bool-tag-on-text",
         "tag",
-        "platform:\n  prepuller:\n    enabled: !!bool yes\n",
-        "site.yaml:3:14: platform.prepuller.enabled: tag !!bool does not fit 'yes'; remove "
+        "platform:\n  prepuller:\n    enabled: !!bool maybe\n",
+        "site.yaml:3:14: platform.prepuller.enabled: tag !!bool does not fit 'maybe'; remove "
         "the tag or fix the value",
     ),
     invalid(

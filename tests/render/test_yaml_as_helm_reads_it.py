@@ -17,8 +17,13 @@ import yaml
 from gpu_platform import helm
 from gpu_platform.cli import main
 from gpu_platform.errors import ValuesInvalid
+from gpu_platform.pipeline import helmread
+from gpu_platform.pipeline.emit.helmyaml import ambiguous
 from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.yamltree import HELM_READS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from properties import COUNTS
 from support.k8svalidate import validate_objects
 from support.render import VALUES_PROBE, probe_chart, render
 
@@ -160,6 +165,182 @@ def test_non_finite_numbers_are_refused_by_helm_too(
     assert isinstance(theirs, tuple) and "unsupported value" in theirs[1]
     ours = tool_reads(text, tmp_path)
     assert isinstance(ours, tuple) and ours[0] == "refused"
+
+
+# Unquoted scalars where YAML 1.2, YAML 1.1 and go-yaml v2 disagree, written by hand: Helm's
+# booleans and nulls in every spelling, Go's integer bases, underscores, floats without digits
+# on one side of the dot, timestamps (text to Helm), base 60 (text to Helm), numbers past int64.
+PLAIN_WORDS = [
+    "y",
+    "Y",
+    "yes",
+    "Yes",
+    "YES",
+    "n",
+    "N",
+    "no",
+    "No",
+    "NO",
+    "on",
+    "On",
+    "ON",
+    "off",
+    "Off",
+    "OFF",
+    "true",
+    "True",
+    "TRUE",
+    "false",
+    "False",
+    "FALSE",
+    "yEs",
+    "oN",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "nil",
+    "None",
+    "0",
+    "017",
+    "08",
+    "09",
+    "0o17",
+    "0O17",
+    "0x1F",
+    "0X1F",
+    "0b101",
+    "0B101",
+    "1_000",
+    "_1",
+    "1__0",
+    "+12",
+    "-12",
+    "+0x1F",
+    "-0b1",
+    "0x_1F",
+    "1e3",
+    "1E3",
+    "1e+3",
+    "1e-3",
+    "1.5",
+    "1.",
+    "1.e3",
+    ".5",
+    "+.5",
+    "-1.5e-3",
+    "1_0.5",
+    "1.5_0",
+    "inf",
+    "nan",
+    "Infinity",
+    "12:30",
+    "1:2:3",
+    "190:20:30",
+    "2026-11-30",
+    "2026-1-3",
+    "2026-11-30T10:00:00Z",
+    "0755",
+    "-0",
+    "+0",
+    "00",
+    "0.0",
+    "-0.0",
+    "1e",
+    "e3",
+    "0x",
+    "0b",
+    "0o",
+    "0xG",
+    "1_",
+    "1,000",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "0.1e-400",
+    "=",
+    "$1",
+]
+
+
+def _numbers_alike(ours: object, theirs: object) -> bool:
+    """Equal as Helm's JSON holds values: every number a float64, the rest exactly."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return ours.keys() == theirs.keys() and all(
+            _numbers_alike(ours[k], theirs[k]) for k in ours
+        )
+    number = (int, float)
+    if isinstance(ours, number) and isinstance(theirs, number):
+        if isinstance(ours, bool) or isinstance(theirs, bool):
+            return ours is theirs
+        return float(ours) == float(theirs)
+    return type(ours) is type(theirs) and ours == theirs
+
+
+def _plain_file(words: list[str]) -> str:
+    return "w:\n" + "".join(f"  k{i:03d}: {word}\n" for i, word in enumerate(words))
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+def test_unquoted_scalars_are_read_as_helm_reads_them(
+    major: int, dump_chart: Path, tmp_path: Path
+) -> None:
+    """`name: y` is the boolean true to Helm, `0755` the number 493, `2026-11-30` text: the
+    tool must read each the same, or it would check values Helm never sees."""
+    text = _plain_file(list(PLAIN_WORDS))
+    theirs = helm_reads(dump_chart, text, tmp_path, major)
+    assert isinstance(theirs, dict), theirs
+    ours = tool_reads(text, tmp_path)
+    assert isinstance(ours, dict), ours
+    differ = [
+        (word, ours["w"][f"k{i:03d}"], theirs["w"][f"k{i:03d}"])
+        for i, word in enumerate(PLAIN_WORDS)
+        if not _numbers_alike(ours["w"][f"k{i:03d}"], theirs["w"][f"k{i:03d}"])
+    ]
+    assert differ == []
+
+
+def _is_plain_scalar(text: str) -> bool:
+    """``k: text`` is a mapping of one scalar (not a list, a nested key or a YAML error)."""
+    try:
+        data = yaml.safe_load(f"k: {text}")
+    except yaml.YAMLError:
+        return False
+    return isinstance(data, dict) and list(data) == ["k"] and not isinstance(data["k"], list | dict)
+
+
+PLAIN = st.text(alphabet="0123456789+-._eExXoObByYnN:", min_size=1, max_size=8).filter(
+    _is_plain_scalar
+)
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(words=st.lists(PLAIN, min_size=1, max_size=40))
+def test_drawn_unquoted_scalars_are_read_as_helm_reads_them(
+    major: int, dump_chart: Path, tmp_path_factory: pytest.TempPathFactory, words: list[str]
+) -> None:
+    """Digits, signs, dots, underscores, exponents, bases and Helm's one-letter booleans in any
+    order: the same values as Helm, or a refusal where Helm refuses the file."""
+    COUNTS["unquoted scalar files read alike by the tool and helm"] += 1
+    work = tmp_path_factory.mktemp("plain")
+    text = _plain_file(words)
+    theirs = helm_reads(dump_chart, text, work, major)
+    ours = tool_reads(text, work)
+    if isinstance(theirs, tuple):  # 1e999: Helm's JSON has no infinity
+        assert isinstance(ours, tuple) and ours[0] == "refused", (words, theirs)
+        return
+    assert _numbers_alike(ours, theirs), (words, ours, theirs)
+
+
+def test_the_writer_quotes_every_string_helm_reads_as_something_else() -> None:
+    """The reader's rules and the writer's agree: a string Helm would read as a boolean, a
+    null or a number is one `gpu-platform values` quotes."""
+    drawn = [w for w in PLAIN_WORDS if helmread.resolve(w) != helmread.STR]
+    assert len(drawn) > 40
+    assert [w for w in drawn if not ambiguous(w)] == []
 
 
 # Anchors and merge keys where a site file would use them: pools and tenants that share most

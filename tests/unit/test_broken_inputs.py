@@ -202,7 +202,7 @@ def test_no_tag_builds_or_runs_anything(tagged: str, tmp_path: Path) -> None:
     }
     for name, read in readers.items():
         with pytest.raises(ValuesInvalid, match="is not accepted") as exc:
-            read(f"x:\n  y: {value}\n")
+            read(f"x:\n  k: {value}\n")
         assert "a Python YAML loader would" in str(exc.value), name
     (doc,) = read_documents(f"kind: ConfigMap\ndata: {value}\n")
     assert doc.problem.startswith("tag !!python/") and doc.data is None
@@ -211,7 +211,7 @@ def test_no_tag_builds_or_runs_anything(tagged: str, tmp_path: Path) -> None:
 
 def test_every_reader_words_a_refusal_alike() -> None:
     """One rule, one message: values, workload, settings and manifests refuse a tag alike."""
-    text = "x:\n  y: !!omap [{a: 1}]\n"
+    text = "x:\n  k: !!omap [{a: 1}]\n"
     messages = []
     for read in (
         lambda t: parse_text(t, "f"),

@@ -202,7 +202,7 @@ class TestTenantChecks:
             write_values,
             "platform:\n  nodePools: [{name: a, maxNodes: 2, "
             "gpusPerNode: 2}]\n  tenants:\n    - {name: x, quota: {gpus: 3}}\n"
-            "    - {name: y, quota: {gpus: 3}}\n",
+            "    - {name: z, quota: {gpus: 3}}\n",
         )
         assert any(
             "platform.tenants: warning: tenant GPU quotas add up to 6 GPUs but the "

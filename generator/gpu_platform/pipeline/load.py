@@ -18,20 +18,18 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.reader import ReaderError
-from ruamel.yaml.tag import Tag
 
 from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
+from gpu_platform.pipeline import helmread
 from gpu_platform.pipeline.yamltree import (
-    CORE,
     Limits,
     Node,
     PathKey,
@@ -104,46 +102,14 @@ def dotted(path: Iterable[str | int]) -> str:
 
 
 class _ValuesSchema(Schema):
-    """Scalars as ruamel reads values files: YAML 1.2 (``yes`` is a string, ``0o17`` an
-    integer), or 1.1 under a ``%YAML 1.1`` directive; keys must be strings. ruamel's own
-    resolution table and constructors, looked up once per YAML version."""
-
-    def __init__(self) -> None:
-        self._rules: dict[Any, dict[Any, list[tuple[str, Any]]]] = {}
-        self._builders: dict[Any, dict[str, Callable[[ScalarNode], Any]]] = {}
-
-    def _load(self, version: Any) -> None:
-        loader = YAML(typ="rt")
-        loader.version = version
-        rules = loader.resolver.versioned_resolver
-        self._rules[version] = {
-            first: [(str(tag), regexp) for tag, regexp in pairs] for first, pairs in rules.items()
-        }
-        constructor = loader.constructor
-        self._builders[version] = {
-            CORE + "int": constructor.construct_yaml_int,
-            CORE + "float": constructor.construct_yaml_float,
-            CORE + "bool": constructor.construct_yaml_bool,
-            CORE + "timestamp": constructor.construct_yaml_timestamp,
-        }
+    """Scalars as Helm reads a values file (``helmread``: go-yaml v2's rules, so ``yes`` is a
+    boolean and ``0755`` is 493, whatever a ``%YAML`` directive says); keys must be strings."""
 
     def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
-        if version not in self._rules:
-            self._load(version)
-        if implicit[0]:
-            rules = self._rules[version]
-            for tag, regexp in [*rules.get(value[:1], ()), *rules.get(None, ())]:
-                if regexp.match(value):
-                    return str(tag)
-        return CORE + "str"
+        return helmread.resolve(value) if implicit[0] else helmread.STR
 
     def construct(self, tag: str, value: str, version: Any) -> Any:
-        if tag == CORE + "null":
-            return None
-        build = self._builders[version].get(tag)
-        if build is None:  # str, and the text of "<<" or "=" where they are values
-            return value
-        return plain_scalar(build(ScalarNode(Tag(suffix=tag), value)))
+        return helmread.construct(tag, value)
 
     def key(self, value: Any) -> Hashable:
         if not isinstance(value, str):
@@ -175,19 +141,6 @@ def _plain(node: Node, path: PathKey, file: str, origins: Origins) -> Any:
             items.append(_plain(value, child, file, origins))
         return items
     return node.value
-
-
-def plain_scalar(node: Any) -> Any:
-    """A ruamel scalar as the plain Python value (its str/int/float subclasses dropped)."""
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return node
 
 
 def _documents(text: str) -> list[Node]:

@@ -31,8 +31,9 @@ the file as it goes, stopping at the first offence with its line, column and dot
 - **Duplicate keys**, naming both lines; **non-finite numbers** (``.inf``, ``.nan``), which
   Helm and kubectl refuse anywhere (JSON has no such numbers).
 
-Scalars are resolved and built by a ``Schema``: values files as ruamel reads them (YAML 1.2,
-``yes`` is a string), manifests as PyYAML reads them (YAML 1.1, like kubectl). The events come
+Scalars are resolved and built by a ``Schema``: values files as Helm reads them (go-yaml v2,
+``pipeline/helmread.py``: ``yes`` is a boolean, ``0755`` an octal number), manifests as PyYAML
+reads them (YAML 1.1, like kubectl). The events come
 from libyaml (PyYAML's C parser: a million events a second); a reader words a parse error
 with the parser its users always saw (ruamel, PyYAML), see ``load.py`` and ``manifests.py``.
 """

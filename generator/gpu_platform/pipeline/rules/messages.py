@@ -184,6 +184,11 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
                 and _takes_quantity(path)
             ):
                 hint = f"; quote it: '{given}'"
+            elif prefix == "string_type" and isinstance(given, bool):
+                hint = (
+                    "; quote it if you meant text (unquoted, y, yes, on, true and n, no, off, "
+                    "false are booleans to Helm)"
+                )
             return f"expected {expected}, got {_type_word(given)} {_describe(given)}{hint}"
     msg = str(error.get("msg", "invalid value"))
     msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
