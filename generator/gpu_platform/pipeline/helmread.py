@@ -11,7 +11,8 @@ resolves an unquoted scalar with go-yaml v2's rules, which are neither YAML 1.1'
   ``0x``, ``0o``, ``0b`` and a leading ``0`` for octal, so ``0755`` is 493), then
   ``ParseUint``, then go-yaml's float pattern read it, underscores removed first (``1_000``
   is 1000, ``08`` the float 8);
-- text starting with a dot is a float when Go's ``ParseFloat`` reads it (``.5``);
+- text starting with a dot is a float when Go's ``ParseFloat`` reads it (``.5``); a float
+  beyond float64 (``1e999``) stays text, as ``ParseFloat`` fails on it;
 - timestamps stay strings (go-yaml keeps a timestamp-like scalar as text when the target is
   an ``interface{}``); everything else is a string.
 
@@ -21,6 +22,7 @@ writer (``emit/helmyaml.py``) quotes every string this reads as something else.
 
 from __future__ import annotations
 
+import math
 import re
 
 CORE = "tag:yaml.org,2002:"
@@ -81,11 +83,16 @@ def resolve(text: str) -> str:
         plain = text.replace("_", "")
         if go_int(plain) is not None:
             return INT
-        if _FLOAT.fullmatch(plain):
+        if _FLOAT.fullmatch(plain) and _finite(plain):
             return FLOAT
-    elif first == "." and _DOT_FLOAT.fullmatch(text):
+    elif first == "." and _DOT_FLOAT.fullmatch(text) and _finite(text):
         return FLOAT
     return STR
+
+
+def _finite(text: str) -> bool:
+    """Go's ParseFloat fails on a number beyond float64 (1e999), and go-yaml keeps the text."""
+    return not math.isinf(float(text))
 
 
 def construct(tag: str, text: str) -> object:
