@@ -102,10 +102,10 @@ def _stamp(path: Path) -> Path:
 
 
 def _identity(path: Path) -> str:
-    """What changes whenever the file does: inode, size and modification time (a binary is
-    replaced by a rename, so a new one has a new inode)."""
+    """What changes whenever the file does: device, inode, size, and the modification and
+    status-change times (a write, a rename or a chmod moves ctime, which no user can set back)."""
     st = path.stat()
-    return f"{st.st_ino} {st.st_size} {st.st_mtime_ns}"
+    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
 
 
 def _verified(path: Path, sha256: str) -> bool:
@@ -114,15 +114,17 @@ def _verified(path: Path, sha256: str) -> bool:
     if not path.is_file():
         return False
     stamp = _stamp(path)
+    before = _identity(path)
     try:
-        if stamp.read_text() == f"{sha256} {_identity(path)}":
+        if stamp.read_text() == f"{sha256} {before}":
             return True
     except OSError:
         pass
     if _sha256(path) != sha256:
         return False
-    with contextlib.suppress(OSError):  # a read-only tools folder: check the sum every time
-        stamp.write_text(f"{sha256} {_identity(path)}")
+    if _identity(path) == before:  # not changed while it was read: the hash is this file's
+        with contextlib.suppress(OSError):  # a read-only tools folder: hash every time
+            stamp.write_text(f"{sha256} {before}")
     return True
 
 

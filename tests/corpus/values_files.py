@@ -358,19 +358,20 @@ CASES = [
         "!<tag:example.com,2000:app/x>",
         UNKNOWN,
     ),
-    tag(
+    # A %TAG directive could rename a tag; Helm 4 refuses any directive, and so does the tool.
+    invalid(
         "tag-directive",
+        "tag",
         "%TAG !e! tag:example.com,2000:app/\n---\ngpu-operator:\n  x: !e!foo 1\n",
-        "4:6: gpu-operator.x",
-        "!<tag:example.com,2000:app/foo>",
-        UNKNOWN,
+        "site.yaml:1:1: (top level): a %YAML or %TAG directive: Helm 4 refuses any, Helm 3 "
+        "refuses %YAML 1.2; remove it (values are read as Helm reads them, whatever it says)",
     ),
-    tag(
+    invalid(
         "core-prefix-redefined",
+        "tag",
         "%TAG !! tag:example.com,2000:\n---\ngpu-operator:\n  x: !!str 1\n",
-        "4:6: gpu-operator.x",
-        "!<tag:example.com,2000:str>",
-        UNKNOWN,
+        "site.yaml:1:1: (top level): a %YAML or %TAG directive: Helm 4 refuses any, Helm 3 "
+        "refuses %YAML 1.2; remove it (values are read as Helm reads them, whatever it says)",
     ),
     tag("non-specific-tag", "gpu-operator:\n  x: ! 12\n", "2:6: gpu-operator.x", "!", UNKNOWN),
     tag(
@@ -386,6 +387,28 @@ CASES = [
         "gpu-operator:\n  replicas: !!int many\n",
         "site.yaml:2:13: gpu-operator.replicas: tag !!int does not fit 'many'; remove the "
         "tag or fix the value",
+    ),
+    invalid(
+        "float-tag-beyond-int64",
+        "tag",
+        "gpu-operator:\n  x: !!float 9223372036854775808\n",
+        "site.yaml:2:6: gpu-operator.x: tag !!float does not fit '9223372036854775808': Helm "
+        "reads a whole number beyond int64 only as an integer, and refuses the tag; write it "
+        "with a decimal point or without the tag",
+    ),
+    invalid(
+        "yaml-directive",
+        "syntax",
+        "%YAML 1.2\n---\nplatform: {}\n",
+        "site.yaml:1:1: (top level): a %YAML or %TAG directive: Helm 4 refuses any, Helm 3 "
+        "refuses %YAML 1.2; remove it (values are read as Helm reads them, whatever it says)",
+    ),
+    invalid(
+        "lone-surrogate",
+        "syntax",
+        'gpu-operator:\n  x: "a\\udc00"\n',
+        "site.yaml:2:6: gpu-operator.x: 'a\\udc00' holds a lone surrogate (a \\uD800-\\uDFFF "
+        "escape), which is no character: Helm refuses the file; write the character itself",
     ),
     invalid(
         "bool-tag-on-text",

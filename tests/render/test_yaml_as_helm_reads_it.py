@@ -18,7 +18,7 @@ from gpu_platform import helm
 from gpu_platform.cli import main
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline import helmread
-from gpu_platform.pipeline.emit.helmyaml import ambiguous
+from gpu_platform.pipeline.emit.helmyaml import ambiguous, dump
 from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.yamltree import HELM_READS
 from hypothesis import HealthCheck, given, settings
@@ -265,6 +265,18 @@ PLAIN_WORDS = [
     ".5e999",
     "1e308",
     "0x1p3",
+    ".5_0",
+    ".1_2e3",
+    ".5e1_0",
+    "._5",
+    ".5__0",
+    ".5_",
+    ".5e_1",
+    "1e1_0",
+    "+_1.",
+    "5.e1_0",
+    "1_e3",
+    "1e_0",
     "=",
     "$1",
 ]
@@ -340,12 +352,62 @@ def test_drawn_unquoted_scalars_are_read_as_helm_reads_them(
     assert _numbers_alike(ours, theirs), (words, ours, theirs)
 
 
+def _every_string(alphabet: str, longest: int) -> list[str]:
+    words = [""]
+    out: list[str] = []
+    for _ in range(longest):
+        words = [w + c for w in words for c in alphabet]
+        out += words
+    return out
+
+
+# Every string of up to 5 of these characters that Helm reads as something else than text.
+NUMBER_LIKE = [w for w in _every_string("01._eE+-xob", 5) if helmread.resolve(w) != helmread.STR]
+
+
 def test_the_writer_quotes_every_string_helm_reads_as_something_else() -> None:
     """The reader's rules and the writer's agree: a string Helm would read as a boolean, a
     null or a number is one `gpu-platform values` quotes."""
     drawn = [w for w in PLAIN_WORDS if helmread.resolve(w) != helmread.STR]
-    assert len(drawn) > 40
-    assert [w for w in drawn if not ambiguous(w)] == []
+    assert len(drawn) > 40 and len(NUMBER_LIKE) > 2000
+    assert [w for w in [*drawn, *NUMBER_LIKE] if not ambiguous(w)] == []
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+def test_helm_reads_back_every_number_like_string_the_writer_wrote(
+    major: int, dump_chart: Path, tmp_path: Path
+) -> None:
+    """End to end through the values writer: 1e1_0, .5_0 or 0b1 as strings come back as the
+    same strings (all the number-like strings above, in one file)."""
+    words = NUMBER_LIKE
+    text = dump({"w": {f"k{i:04d}": word for i, word in enumerate(words)}})
+    theirs = helm_reads(dump_chart, text, tmp_path, major)
+    assert isinstance(theirs, dict), theirs
+    assert theirs["w"] == {f"k{i:04d}": word for i, word in enumerate(words)}
+
+
+# What Helm refuses in a values file where the tool once read something: directives, a lone
+# surrogate escape, !!float on a whole number beyond int64.
+HELM_REFUSES = [
+    ("%YAML 1.2\n---\na: 1\n", "a %YAML or %TAG directive"),
+    ("%TAG !e! tag:example.com,2000:\n---\na: 1\n", "a %YAML or %TAG directive"),
+    ('a: "x\\ud800"\n', "holds a lone surrogate"),
+    ("a: !!float 9223372036854775808\n", "tag !!float does not fit"),
+]
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize(("text", "message"), HELM_REFUSES, ids=[m for _, m in HELM_REFUSES])
+def test_what_helm_refuses_the_tool_refuses(
+    major: int, text: str, message: str, dump_chart: Path, tmp_path: Path
+) -> None:
+    ours = tool_reads(text, tmp_path)
+    assert isinstance(ours, tuple) and ours[0] == "refused", ours
+    assert any(message in m for m in ours[1]), ours
+    theirs = helm_reads(dump_chart, text, tmp_path, major)
+    if major == 3 and text.startswith("%TAG"):  # Helm 3 reads a %TAG file; Helm 4 does not
+        return
+    assert isinstance(theirs, tuple) and theirs[0] == "error", theirs
 
 
 # Anchors and merge keys where a site file would use them: pools and tenants that share most

@@ -52,3 +52,33 @@ def test_a_stamp_for_another_pin_does_not_count(tmp_path: Path) -> None:
     path, pin = _binary(tmp_path, b"the real helm")
     assert tools._verified(path, pin)
     assert not tools._verified(path, hashlib.sha256(b"other").hexdigest())
+
+
+def test_a_file_rewritten_with_its_old_times_is_hashed_again(tmp_path: Path) -> None:
+    """Same size, mtime set back: the status-change time still moves."""
+    path, pin = _binary(tmp_path, b"the real helm")
+    assert tools._verified(path, pin)
+    before = path.stat()
+    with open(path, "r+b") as handle:
+        handle.write(b"the fake helm")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_mtime_ns == before.st_mtime_ns
+    assert not tools._verified(path, pin)
+
+
+def test_a_file_changed_while_hashed_is_not_remembered(tmp_path: Path, monkeypatch) -> None:
+    path, pin = _binary(tmp_path, b"the real helm")
+    real = tools._sha256
+
+    def hash_then_replace(target: Path) -> str:
+        digest = real(target)
+        swapped = tmp_path / "swap"
+        swapped.write_bytes(b"the fake helm")
+        os.replace(swapped, target)
+        return digest
+
+    monkeypatch.setattr(tools, "_sha256", hash_then_replace)
+    assert tools._verified(path, pin)  # what was read hashed to the pin
+    assert not (tmp_path / ".helm3.verified").exists()
+    monkeypatch.setattr(tools, "_sha256", real)
+    assert not tools._verified(path, pin)

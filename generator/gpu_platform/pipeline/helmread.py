@@ -5,17 +5,21 @@ values, or the tool would pass a file Helm refuses (``name: y`` is the boolean t
 its schema refuses it where a string is expected) or check a value Helm never sees. Helm
 resolves an unquoted scalar with go-yaml v2's rules, which are neither YAML 1.1's nor 1.2's:
 
-- ``y``, ``yes``, ``on`` and ``n``, ``no``, ``off`` in three spellings, and ``true``/``false``
-  likewise, are booleans; ``~``, ``null``, ``Null``, ``NULL`` and nothing at all are null;
+- ``y``/``Y``, ``n``/``N``, and ``yes``, ``no``, ``on``, ``off``, ``true``, ``false`` in three
+  spellings (``yes``, ``Yes``, ``YES``) are booleans; ``~``, ``null``, ``Null``, ``NULL`` and
+  nothing at all are null;
 - text starting with a digit or a sign is a number when Go's ``strconv.ParseInt`` (base 0:
   ``0x``, ``0o``, ``0b`` and a leading ``0`` for octal, so ``0755`` is 493), then
   ``ParseUint``, then go-yaml's float pattern read it, underscores removed first (``1_000``
   is 1000, ``08`` the float 8);
-- text starting with a dot is a float when Go's ``ParseFloat`` reads it (``.5``); a float
-  beyond float64 (``1e999``) stays text, as ``ParseFloat`` fails on it;
+- text starting with a dot is a float when Go's ``ParseFloat`` reads it (``.5``, ``.5_0``: an
+  underscore between two digits); a float beyond float64 (``1e999``) stays text, as
+  ``ParseFloat`` fails on it;
 - timestamps stay strings (go-yaml keeps a timestamp-like scalar as text when the target is
   an ``interface{}``); everything else is a string.
 
+``construct`` refuses (``NotHelms``) what Helm refuses in a value it would otherwise read: a
+lone surrogate escape (``"\\ud800"``), and ``!!float`` on a whole number beyond int64.
 Checked against real Helm 3 and 4 (``tests/render/test_yaml_as_helm_reads_it.py``), and the
 writer (``emit/helmyaml.py``) quotes every string this reads as something else.
 """
@@ -40,7 +44,8 @@ NON_FINITE: dict[str, float] = {
     **dict.fromkeys((".nan", ".NaN", ".NAN"), float("nan")),
 }
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
-_DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
+# Go's ParseFloat on text starting with a dot: an underscore only between two digits.
+_DOT_FLOAT = re.compile(r"\.[0-9]+(_[0-9]+)*([eE][-+]?[0-9]+(_[0-9]+)*)?")
 _BASES = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
 _DIGITS = {16: "0123456789abcdefABCDEF", 10: "0123456789", 8: "01234567", 2: "01"}
 INT64 = (-(2**63), 2**63 - 1)
@@ -85,7 +90,7 @@ def resolve(text: str) -> str:
             return INT
         if _FLOAT.fullmatch(plain) and _finite(plain):
             return FLOAT
-    elif first == "." and _DOT_FLOAT.fullmatch(text) and _finite(text):
+    elif first == "." and _DOT_FLOAT.fullmatch(text) and _finite(text.replace("_", "")):
         return FLOAT
     return STR
 
@@ -95,8 +100,16 @@ def _finite(text: str) -> bool:
     return not math.isinf(float(text))
 
 
+class NotHelms(ValueError):
+    """A scalar Helm refuses (the message says why and what to write)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def construct(tag: str, text: str) -> object:
-    """The value of ``text`` under ``tag`` (the resolved tag, or an explicit one that fits)."""
+    """The value of ``text`` under ``tag`` (the resolved tag, or an explicit one that fits);
+    NotHelms where Helm refuses the file."""
     if tag == NULL:
         return None
     if tag == BOOL:
@@ -106,7 +119,18 @@ def construct(tag: str, text: str) -> object:
             return NON_FINITE[text]
         plain = text.replace("_", "")
         whole = go_int(plain)
+        if whole is not None and tag == FLOAT and not INT64[0] <= whole <= INT64[1]:
+            raise NotHelms(
+                f"tag !!float does not fit {text!r}: Helm reads a whole number beyond "
+                "int64 only as an integer, and refuses the tag; write it with a decimal point "
+                "or without the tag"
+            )
         if whole is not None:
             return float(whole) if tag == FLOAT else whole
         return float(plain)
+    if _SURROGATE.search(text):
+        raise NotHelms(
+            f"{text!r} holds a lone surrogate (a \\uD800-\\uDFFF escape), which is no character:"
+            " Helm refuses the file; write the character itself"
+        )
     return text

@@ -34,6 +34,7 @@ from gpu_platform.pipeline.yamltree import (
     Node,
     PathKey,
     Refused,
+    ScalarRefused,
     Schema,
     compose,
     fast_events,
@@ -103,13 +104,22 @@ def dotted(path: Iterable[str | int]) -> str:
 
 class _ValuesSchema(Schema):
     """Scalars as Helm reads a values file (``helmread``: go-yaml v2's rules, so ``yes`` is a
-    boolean and ``0755`` is 493, whatever a ``%YAML`` directive says); keys must be strings."""
+    boolean and ``0755`` is 493); keys must be strings; no directives, as Helm 4 reads none
+    and Helm 3 refuses ``%YAML 1.2``."""
+
+    directive_refusal = (
+        "a %YAML or %TAG directive: Helm 4 refuses any, Helm 3 refuses %YAML 1.2; remove it "
+        "(values are read as Helm reads them, whatever it says)"
+    )
 
     def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
         return helmread.resolve(value) if implicit[0] else helmread.STR
 
     def construct(self, tag: str, value: str, version: Any) -> Any:
-        return helmread.construct(tag, value)
+        try:
+            return helmread.construct(tag, value)
+        except helmread.NotHelms as exc:
+            raise ScalarRefused(str(exc)) from None
 
     def key(self, value: Any) -> Hashable:
         if not isinstance(value, str):
@@ -150,7 +160,16 @@ def _documents(text: str) -> list[Node]:
     try:
         return list(compose(fast_events(text), SCHEMA, VALUES_LIMITS))
     except yaml.YAMLError:
+        directive = _DIRECTIVE.search(text)
+        if directive:  # libyaml refuses %YAML 1.3, which ruamel's parser fails on unworded
+            line, column = _position(text, directive.start())
+            assert SCHEMA.directive_refusal is not None
+            raise Refused(SCHEMA.directive_refusal, (line - 1, column - 1), ()) from None
         return list(compose(iter(YAML(typ="rt").parse(text)), SCHEMA, VALUES_LIMITS))
+
+
+# A directive line (%YAML, %TAG, any %NAME) before a document.
+_DIRECTIVE = re.compile(r"^%[A-Za-z]", re.M)
 
 
 def _position(text: str, index: int) -> tuple[int, int]:

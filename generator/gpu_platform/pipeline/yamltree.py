@@ -30,6 +30,8 @@ the file as it goes, stopping at the first offence with its line, column and dot
   A ``<<`` whose value is not a mapping or a list of mappings is refused, as Helm refuses it.
 - **Duplicate keys**, naming both lines; **non-finite numbers** (``.inf``, ``.nan``), which
   Helm and kubectl refuse anywhere (JSON has no such numbers).
+- **Directives** (``%YAML``, ``%TAG``) where the schema says so: Helm 4 refuses any, so a values
+  file may not carry one.
 
 Scalars are resolved and built by a ``Schema``: values files as Helm reads them (go-yaml v2,
 ``pipeline/helmread.py``: ``yes`` is a boolean, ``0755`` an octal number), manifests as PyYAML
@@ -107,8 +109,16 @@ class Node:
     done: bool = False  # an anchor's node may be repeated only once it is complete
 
 
+class ScalarRefused(ValueError):
+    """A schema's refusal of one scalar, worded in full (``construct`` raises it)."""
+
+
 class Schema:
     """How scalars are resolved and built, and how keys compare (see the subclasses)."""
+
+    # The refusal of a %YAML or %TAG directive, for a reader whose users' tools refuse them
+    # (None: directives are read).
+    directive_refusal: str | None = None
 
     def resolve(self, value: str, implicit: tuple[bool, bool], version: Any) -> str:
         raise NotImplementedError
@@ -249,6 +259,8 @@ class Composer:
             elif kind in ("MappingEndEvent", "SequenceEndEvent"):
                 self._end()
             elif kind == "DocumentStartEvent":
+                if self.schema.directive_refusal and (event.version or event.tags):
+                    raise self._refuse(self.schema.directive_refusal, self._mark(event))
                 self.version, self.anchors, self.root = event.version, {}, None
             elif kind == "DocumentEndEvent" and self.root is not None:
                 yield self.root
@@ -278,6 +290,8 @@ class Composer:
             resolved = tag
         try:
             value = self.schema.construct(resolved, text, self.version)
+        except ScalarRefused as exc:
+            raise self._refuse(str(exc), mark) from None
         except ValueError as exc:  # a timestamp-like text that is no date (2026-13-45)
             raise self._refuse(
                 f"{text!r} looks like a {shown_tag(resolved)[2:]} but is not "
