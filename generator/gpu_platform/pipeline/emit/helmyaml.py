@@ -11,13 +11,14 @@ plain form to something else:
 - YAML 1.1's types (yaml.org/type: bool, int with 0b/0/0x/base 60 forms, float, null,
   timestamp, merge ``<<`` and value ``=``), ``y``/``n`` included;
 - YAML 1.2's core schema (``1e3`` is a float there, not in 1.1);
-- go-yaml v2's resolver: its bool/null/inf/nan table, Go's integer syntax on the text with
-  underscores removed (``0o17``, ``0B1``, ``08`` that falls through to a float), its float
-  pattern and its dates.
+- go-yaml v2's resolver, which the values reader applies too (``pipeline/helmread.py``): its
+  bool/null/inf/nan table, Go's integer syntax on the text with underscores removed (``0o17``,
+  ``0B1``, ``08`` that falls through to a float, ``1e1_0``), its float pattern; and text that
+  starts like a date.
 
 Quoting a string that needed none changes nothing for any reader, so the rule errs that way.
 Numbers are written so that go-yaml reads the same number (a float always has a dot and a
-signed exponent: ``1.0e+20``, never ``1e20``, which go-yaml v2 reads as a string), nulls as
+signed exponent: ``1.0e+20``, never ``1e20``, which a YAML 1.1 reader takes for a string), nulls as
 ``null`` (never a bare ``key:``), strings with a line break as literal blocks, and no line is
 ever folded (a long PromQL expression stays on one line).
 """
@@ -39,53 +40,9 @@ from ruamel.yaml.representer import RoundTripRepresenter
 
 from gpu_platform.pipeline import helmread
 
-# Plain scalars some reader resolves from a table (YAML 1.1 bools and nulls, go-yaml v2's
-# table, YAML 1.1's merge and value keys).
-_WORDS = frozenset(
-    {
-        "y",
-        "Y",
-        "yes",
-        "Yes",
-        "YES",
-        "n",
-        "N",
-        "no",
-        "No",
-        "NO",
-        "true",
-        "True",
-        "TRUE",
-        "false",
-        "False",
-        "FALSE",
-        "on",
-        "On",
-        "ON",
-        "off",
-        "Off",
-        "OFF",
-        "",
-        "~",
-        "null",
-        "Null",
-        "NULL",
-        ".nan",
-        ".NaN",
-        ".NAN",
-        ".inf",
-        ".Inf",
-        ".INF",
-        "+.inf",
-        "+.Inf",
-        "+.INF",
-        "-.inf",
-        "-.Inf",
-        "-.INF",
-        "<<",
-        "=",
-    }
-)
+# Plain scalars some reader resolves from a table: go-yaml v2's (``helmread``), whose booleans,
+# nulls, infinities and merge key are YAML 1.1's too, and YAML 1.1's value key ``=``.
+_WORDS = frozenset({*helmread.BOOLS, *helmread.NULLS, *helmread.NON_FINITE, "<<", "="})
 
 # Plain scalars some reader resolves by pattern (matched against the whole string).
 _PATTERNS = tuple(
@@ -112,18 +69,9 @@ _PATTERNS = tuple(
     )
 )
 
-# go-yaml v2 tries these only on text that starts with a sign or a digit, with underscores
-# removed: Go's integer syntax (strconv.ParseInt/ParseUint with base 0), its float pattern,
-# and dates in time.Parse's layouts (any text that starts YYYY-M-D).
-_GO_NUMERIC_START = frozenset("+-0123456789")
-_GO_PATTERNS = tuple(
-    re.compile(p)
-    for p in (
-        r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)",
-        r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+][0-9]+)?",
-    )
-)
-_GO_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL)
+# Text that starts like a date in time.Parse's layouts (YYYY-M-D, one-digit month or day
+# included): Helm keeps it as text, YAML 1.1 readers take some of it for a timestamp; quoted.
+_DATE_LIKE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL)
 
 
 # Characters a plain, single-quoted or block scalar cannot carry through every reader: C0 and
@@ -142,11 +90,7 @@ def ambiguous(text: str) -> bool:
         return True
     if text in _WORDS or any(p.fullmatch(text) for p in _PATTERNS):
         return True
-    if text[:1] in _GO_NUMERIC_START:
-        plain = text.replace("_", "")
-        if any(p.fullmatch(plain) for p in _GO_PATTERNS) or _GO_DATE.fullmatch(text):
-            return True
-    return False
+    return bool(_DATE_LIKE.fullmatch(text))
 
 
 @functools.lru_cache(maxsize=1 << 16)  # a values file repeats its keys thousands of times
