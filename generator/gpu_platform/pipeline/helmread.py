@@ -18,7 +18,7 @@ resolves an unquoted scalar with go-yaml v2's rules, which are neither YAML 1.1'
 - timestamps stay strings (go-yaml keeps a timestamp-like scalar as text when the target is
   an ``interface{}``); everything else is a string.
 
-``construct`` refuses (``NotHelms``) what Helm refuses in a value it would otherwise read: a
+``construct`` refuses (``ScalarRefused``) what Helm refuses in a value it would otherwise read: a
 lone surrogate escape (``"\\ud800"``), and ``!!float`` on a whole number beyond int64.
 Checked against real Helm 3 and 4 (``tests/render/test_yaml_as_helm_reads_it.py``), and the
 writer (``emit/helmyaml.py``) quotes every string this reads as something else.
@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import re
+
+from gpu_platform.pipeline.yamltree import ScalarRefused
 
 CORE = "tag:yaml.org,2002:"
 STR, INT, FLOAT, BOOL, NULL = (CORE + t for t in ("str", "int", "float", "bool", "null"))
@@ -100,16 +102,12 @@ def _finite(text: str) -> bool:
     return not math.isinf(float(text))
 
 
-class NotHelms(ValueError):
-    """A scalar Helm refuses (the message says why and what to write)."""
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def construct(tag: str, text: str) -> object:
     """The value of ``text`` under ``tag`` (the resolved tag, or an explicit one that fits);
-    NotHelms where Helm refuses the file."""
+    ScalarRefused where Helm refuses the file."""
     if tag == NULL:
         return None
     if tag == BOOL:
@@ -120,7 +118,7 @@ def construct(tag: str, text: str) -> object:
         plain = text.replace("_", "")
         whole = go_int(plain)
         if whole is not None and tag == FLOAT and not INT64[0] <= whole <= INT64[1]:
-            raise NotHelms(
+            raise ScalarRefused(
                 f"tag !!float does not fit {text!r}: Helm reads a whole number beyond "
                 "int64 only as an integer, and refuses the tag; write it with a decimal point "
                 "or without the tag"
@@ -129,7 +127,7 @@ def construct(tag: str, text: str) -> object:
             return float(whole) if tag == FLOAT else whole
         return float(plain)
     if _SURROGATE.search(text):
-        raise NotHelms(
+        raise ScalarRefused(
             f"{text!r} holds a lone surrogate (a \\uD800-\\uDFFF escape), which is no character:"
             " Helm refuses the file; write the character itself"
         )

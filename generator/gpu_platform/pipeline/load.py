@@ -34,7 +34,6 @@ from gpu_platform.pipeline.yamltree import (
     Node,
     PathKey,
     Refused,
-    ScalarRefused,
     Schema,
     compose,
     fast_events,
@@ -116,10 +115,7 @@ class _ValuesSchema(Schema):
         return helmread.resolve(value) if implicit[0] else helmread.STR
 
     def construct(self, tag: str, value: str, version: Any) -> Any:
-        try:
-            return helmread.construct(tag, value)
-        except helmread.NotHelms as exc:
-            raise ScalarRefused(str(exc)) from None
+        return helmread.construct(tag, value)
 
     def key(self, value: Any) -> Hashable:
         if not isinstance(value, str):
