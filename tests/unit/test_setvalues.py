@@ -223,3 +223,19 @@ class TestChecksSeeTheFlag:
             "--set-string platform.nodePools[0].gpusPerNode=2: "
             "platform.nodePools[0].gpusPerNode: expected a whole number" in err
         )
+
+
+@pytest.mark.parametrize("flag", ["--set", "--set-string", "--set-file"])
+def test_an_argument_that_is_not_utf8_is_a_usage_error(flag):
+    """Bytes that are not UTF-8 reach Python as lone surrogates (os.fsdecode): refused at the
+    flag, before anything is written for Helm (template used to fail writing the values)."""
+    text = "a=b" + bytes([0xFF]).decode("utf-8", "surrogateescape")
+    with pytest.raises(UsageError, match=rf"^{flag} a=b\\xff: not UTF-8 text \(byte 0xff\)"):
+        apply(LoadedValues({}, Origins(), []), [SetArg(flag, text)])
+
+
+def test_template_refuses_a_set_value_that_is_not_utf8(tmp_path, capsys):
+    value = "x" + bytes([0xFF]).decode("utf-8", "surrogateescape")
+    code = main(["template", "--set", f"kube-prometheus-stack.fullnameOverride={value}"])
+    assert code == 2
+    assert "not UTF-8 text (byte 0xff)" in capsys.readouterr().err

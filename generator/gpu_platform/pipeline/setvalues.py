@@ -360,11 +360,24 @@ def _file_reader(base: Path) -> Callable[[str], Any]:
     return read
 
 
+def _check_utf8(arg: SetArg) -> None:
+    """An argument that is not UTF-8 reaches Python with its bad bytes as lone surrogates, which
+    no file the tool writes for Helm can hold; Helm reads its arguments as UTF-8 text."""
+    bad = next((c for c in arg.text if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        raw = arg.text.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if ord(bad) >= 0xDC80 else "a surrogate"
+        raise UsageError(
+            f"{arg.flag} {raw}: not UTF-8 text ({byte}); write the value in UTF-8, as Helm reads it"
+        )
+
+
 def apply(loaded: LoadedValues, args: Iterable[SetArg], *, base: Path | None = None) -> None:
     """Apply the flags to ``loaded`` in place (its data and origins), as Helm would after
     the ``-f`` files. Raises ValuesInvalid located at the flag's assignment."""
     base = base or Path.cwd()
     for arg in sorted(args, key=lambda a: FLAGS.index(a.flag)):
+        _check_utf8(arg)
         if arg.flag == "--set-file":
             reader: Callable[[str], Any] = _file_reader(base)
         elif arg.flag == "--set-string":
