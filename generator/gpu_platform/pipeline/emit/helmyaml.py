@@ -78,8 +78,17 @@ _DATE_LIKE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL
 # C1 controls (tab and newline aside), the Unicode line and paragraph separators (line breaks
 # to YAML 1.1, which a reader folds), the byte-order mark, surrogates and non-characters.
 # Only a double-quoted scalar carries them, as escapes.
+_ESCAPE_ONLY_RANGES = (
+    (0x00, 0x08),
+    (0x0B, 0x1F),
+    (0x7F, 0x9F),
+    (0x2028, 0x2029),
+    (0xFEFF, 0xFEFF),
+    (0xD800, 0xDFFF),
+    (0xFFFE, 0xFFFF),
+)
 _ESCAPE_ONLY = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]"
+    "[" + "".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in _ESCAPE_ONLY_RANGES) + "]"
 )
 
 
@@ -219,12 +228,13 @@ def commented(data: Any) -> Any:
 
 # --------------------------------------------------------------------------- files only Helm reads
 
-# Characters JSON leaves raw that a YAML reader folds (the line and paragraph separators and NEL,
-# line breaks to YAML 1.1) or refuses (DEL, C1 controls, the byte-order mark, non-characters):
-# written as \u escapes, which every reader's double-quoted scalars understand.
+# The characters above that JSON leaves raw (it escapes C0 controls itself; surrogates cannot be
+# written at all): written as \u escapes, which every reader's double-quoted scalars understand.
 _FLOW_ESCAPES = {
     code: f"\\u{code:04x}"
-    for code in (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
+    for first, last in _ESCAPE_ONLY_RANGES
+    for code in range(max(first, 0x20), last + 1)
+    if not 0xD800 <= code <= 0xDFFF
 }
 _json_string = json.encoder.encode_basestring  # JSON's string escapes, in C; non-ASCII kept
 _SURROGATE = re.compile("[\ud800-\udfff]")
