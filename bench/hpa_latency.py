@@ -51,7 +51,9 @@ from gpu_platform.ops.promharness import (
     prometheus_available,
 )
 from gpu_platform.pipeline.derive import adapter_rules, relist_interval
-from gpu_platform.pipeline.model import GpuSignal, Values, duration_ms
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -42,7 +42,7 @@ from gpu_platform.ops.promharness import (
     simulated_cluster,
 )
 from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 
 MIB = 1024**2
 SEGMENT_BYTES = 10 * MIB  # the smallest --storage.tsdb.wal-segment-size Prometheus accepts

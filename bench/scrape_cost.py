@@ -61,7 +61,8 @@ from gpu_platform.ops.promharness import (
     simulated_cluster,
 )
 from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.model import PrometheusSizing, Values
+from gpu_platform.pipeline.model.monitoring import PrometheusSizing
+from gpu_platform.pipeline.model.values import Values
 
 GPUS_PER_NODE = 2
 INTERVAL_S = 1.0

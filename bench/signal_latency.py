@@ -33,7 +33,8 @@ from gpu_platform.ops.promharness import (
     servicemonitor_job,
 )
 from gpu_platform.pipeline.derive import adapter_rules, metrics_query
-from gpu_platform.pipeline.model import GpuSignal, Values
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

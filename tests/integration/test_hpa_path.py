@@ -20,7 +20,8 @@ from gpu_platform.ops.promharness import (
     servicemonitor_job,
 )
 from gpu_platform.pipeline.derive import adapter_rules, relist_interval
-from gpu_platform.pipeline.model import Values, duration_ms
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.values import Values
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 

@@ -29,7 +29,7 @@ from gpu_platform.pipeline.load import (
     parse_text,
     read_file,
 )
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules import check_data
 from gpu_platform.pipeline.yamltree import compose, fast_events
 from gpu_platform.simulate import engine, parse_settings, parse_workload

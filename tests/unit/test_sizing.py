@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.derive import DERIVATIONS, relist_interval, resolve
-from gpu_platform.pipeline.model import PrometheusSizing, Values
+from gpu_platform.pipeline.model.monitoring import PrometheusSizing
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules import check_data, check_defaults
 from support.values import problems
 

@@ -23,7 +23,8 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from gpu_platform.errors import Location
 from gpu_platform.pipeline.load import Origins
-from gpu_platform.pipeline.model import NodePool, Strict
+from gpu_platform.pipeline.model.kube import Strict
+from gpu_platform.pipeline.model.pools import NodePool
 
 from .distributions import Spread, SpreadModel, finite, spread
 

@@ -22,7 +22,7 @@ from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins, load_values
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules import (
     advice,
     boundary,
