@@ -200,7 +200,7 @@ def values_schema() -> dict[str, Any]:
     }
     order = ("platform", *registry.NAMES, "global")
     schema["properties"] = {key: schema["properties"][key] for key in order}
-    from gpu_platform.pipeline.rules import check_defaults
+    from gpu_platform.pipeline.run import check_defaults
 
     defs = schema.pop("$defs", {})
     schema = _inline(schema, defs)
