@@ -255,3 +255,36 @@ def test_fallback_keys_are_known_and_closed_below_what_is_read():
     validator_driver = keys._named(tree, ("validator", "driver"))
     assert validator_driver is not None and not validator_driver.open
     assert list(validator_driver.known) == ["env"]
+
+
+def _spots(tree: keys.Keys, path: tuple[str, ...] = ()):
+    """Every map spot of the key tree, with whether it is open."""
+    yield path, tree.open
+    if not tree.open:
+        for key, child in tree.known.items():
+            yield from _spots(child, (*path, key))
+
+
+@pytest.mark.parametrize("chart", registry.NAMES)
+def test_the_schema_and_the_key_check_agree_on_every_spot(chart):
+    """A key the chart does not name, put at every spot of its key tree: the tool refuses it
+    exactly where values.schema.json does (the keys the platform types aside: the derived ones
+    and the block's own ``enabled``)."""
+    from gpu_platform.pipeline.derive import DERIVATIONS
+    from gpu_platform.pipeline.emit.values import values_schema
+    from jsonschema import Draft7Validator
+
+    validator = Draft7Validator(values_schema()["properties"][chart])
+    derived = [d.path for d in DERIVATIONS if d.chart == chart] + [("enabled",)]
+    probed = 0
+    for path, is_open in _spots(keys.keys(chart)):
+        if any(path[: len(d)] == d for d in derived):
+            continue
+        block: dict[str, object] = {"not-a-key-of-any-chart": 1}
+        for key in reversed(path):
+            block = {key: block}
+        refused_by_tool = bool(keys.unknown_keys(chart, block))
+        assert refused_by_tool == (not is_open), path
+        assert refused_by_tool == (not validator.is_valid(block)), path
+        probed += 1
+    assert probed > 20
