@@ -7,11 +7,13 @@ tests/render/test_realistic_values.py.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.pipeline import registry
+from gpu_platform.upstream import store
 from support.realistic import FILES, JUNK, Junk, header
 
 
@@ -29,6 +31,27 @@ def test_the_corpus_covers_every_bundled_chart():
 def test_each_file_names_its_source_and_what_it_shows(path):
     source, shows = header(path)
     assert len(source) > 20 and len(shows) > 10, "start with '# source: ...' and '# shows: ...'"
+
+
+def _pinned_versions() -> set[str]:
+    versions = {info.version.lstrip("v") for info in registry.SUBCHARTS}
+    for info in registry.SUBCHARTS:
+        for nested in info.nested:
+            versions.add(str(store.chart_yaml(info.name, nested)["version"]).lstrip("v"))
+    return versions
+
+
+CITED = re.compile(r"at tag (?:[a-z-]+-)?v?(\d+\.\d+\.\d+)|==(\d+\.\d+\.\d+)|chart (\d+\.\d+\.\d+)")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_each_cited_release_is_the_pinned_one(path):
+    """A file taken from a chart's release names its tag; when a pin moves, the file is taken
+    again from the new release (CONTRIBUTING, "When a pin moves")."""
+    source, _shows = header(path)
+    cited = {v for match in CITED.findall(source) for v in match if v}
+    assert cited or not path.name.startswith("ci-"), "a chart's CI values name their tag"
+    assert cited <= _pinned_versions(), f"{path.name} cites {sorted(cited)}"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")

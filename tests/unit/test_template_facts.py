@@ -78,7 +78,7 @@ class TestFollowingValues:
         assert free({"templates/a.yaml": text}) == {"a": "toYaml", "c": "toYaml"}
 
     def test_range_makes_the_keys_the_users_and_reads_below_each(self):
-        # grafana 12.11.1, templates/_config.tpl:12
+        # grafana's templates/_config.tpl:12 at its pin
         text = '{{ range $k, $v := index .Values "grafana.ini" }}{{ $v.x }}{{ end }}'
         seen = scan({"templates/a.yaml": text})
         assert {".".join(p): how for p, (how, _) in seen.free.items()} == {"grafana.ini": "range"}
