@@ -167,6 +167,17 @@ class TestSync:
             {"path": ["config"], "how": "toYaml", "template": "templates/secret.yaml", "line": 1}
         ]
 
+    def test_a_new_version_without_templates_has_no_facts_and_says_so(self):
+        info = registry.SubchartInfo(name="demo", repo_alias="demo", description="d")
+        fetched = {
+            "Chart.yaml": b"apiVersion: v2\nname: demo\nversion: 1.0.0\n",
+            "values.yaml": b"config:\n  global: {a: 1}\n",
+        }
+        files = sync.chart_data(info, "1.0.0", fetched)
+        assert sync.template_count(files) == 0
+        data = tf.for_chart(info, "1.0.0", files, fetched)
+        assert (data["free"], data["read"]) == ([], [])
+
 
 # --------------------------------------------------------------------------- the vendored facts
 
