@@ -16,8 +16,8 @@ def test_misnested_kps_key_names_the_real_path(write_values):
     )
     assert out == [
         "F:2:3: kube-prometheus-stack.serviceMonitorSelectorNilUsesHelmValues: "
-        f"kube-prometheus-stack {KPS} has no such key, so Helm would silently ignore it; did "
-        "you mean kube-prometheus-stack.prometheus.prometheusSpec."
+        f"kube-prometheus-stack {KPS} has no such key: neither its default values nor its "
+        "templates name it; did you mean kube-prometheus-stack.prometheus.prometheusSpec."
         "serviceMonitorSelectorNilUsesHelmValues?"
     ]
 
