@@ -40,7 +40,7 @@ from gpu_platform.pipeline.lockfile import Lock, read_lock, render_lock
 from gpu_platform.pipeline.pins import REPO_LOCK, lock
 from gpu_platform.pipeline.registry import SubchartInfo
 from gpu_platform.upstream import store
-from gpu_platform.writes import replace_tree
+from gpu_platform.writes import replace_tree, write_file
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "charts"
@@ -327,9 +327,9 @@ def write_derived(pins: Lock) -> None:
 
     text = fixed_lock(pins)
     if REPO_LOCK.is_file() and REPO_LOCK.read_text() != text:
-        REPO_LOCK.write_text(text)
+        write_file(REPO_LOCK, text.encode())
     if not PACKAGED_LOCK.is_file() or PACKAGED_LOCK.read_text() != text:
-        PACKAGED_LOCK.write_text(text)
+        write_file(PACKAGED_LOCK, text.encode())
     crd_schemas.write(crd_schemas.build())
 
 
