@@ -635,18 +635,16 @@ BROKEN = [
         "a list",
         "- a\n- b\n",
         [
-            "m.yaml:1:1: -: -: error[object]: document is a list, not a Kubernetes object (a "
-            "mapping "
-            "with apiVersion, kind and metadata)"
+            "m.yaml:1:1: -: -: error[object]: document is a list of 2 items, not a Kubernetes "
+            "object (a mapping with apiVersion, kind and metadata)"
         ],
     ),
     (
         "a scalar",
         "hello\n",
         [
-            "m.yaml:1:1: -: -: error[object]: document is a str 'hello', not a Kubernetes object "
-            "(a "
-            "mapping with apiVersion, kind and metadata)"
+            "m.yaml:1:1: -: -: error[object]: document is text of 5 characters, not a Kubernetes "
+            "object (a mapping with apiVersion, kind and metadata)"
         ],
     ),
     (
@@ -1073,5 +1071,6 @@ def test_prometheus_and_alertmanager_as_kps_renders_them_validate() -> None:
     assert lint(typo) == [
         f"m.yaml:{at(typo, 'evaluationIntervall')}: "
         "Prometheus/gpu-platform-kube-prometheus-prometheus: spec: error[schema]: Additional "
-        "properties are not allowed ('evaluationIntervall' was unexpected)"
+        "properties are not allowed ('evaluationIntervall' was unexpected); did you mean "
+        "evaluationInterval?"
     ]

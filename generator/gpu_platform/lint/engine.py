@@ -24,6 +24,7 @@ from typing import Any
 
 import jsonschema
 
+from gpu_platform import excerpt
 from gpu_platform.errors import UsageError
 from gpu_platform.lint import (
     api_references,
@@ -55,8 +56,9 @@ class _Issue:
 
 
 def _described(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    """What a document or item is, quoting at most one short token of it (see excerpt)."""
+    shown = excerpt.document(value)
+    return shown if isinstance(value, str | list | dict) else f"{type(value).__name__} {shown}"
 
 
 def _identity_issues(obj: dict[str, Any]) -> list[_Issue]:
@@ -276,7 +278,7 @@ def _document_entries(
     if data is None:
         return []  # an empty document, as kubectl skips it
     if not isinstance(data, dict):
-        shown = "a list" if isinstance(data, list) else f"a {_described(data)}"
+        shown = _described(data)
         return [
             _document_finding(
                 file,
