@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpu_platform import helm
+from gpu_platform import archives, helm
 from gpu_platform.cli import main
 from gpu_platform.helm import isolated_env
 from gpu_platform.ops.diff import SCHEMA
@@ -635,7 +635,7 @@ def own_versions(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     values = load_values([str(REPO / "values" / "gke-t4-rapids.yaml")])
     built: Packaged = package.build(check_data(values), root / "v1", mode="standins")
     with tarfile.open(built.archive) as tar:
-        tar.extractall(root / "src", filter="data")
+        archives.extract(tar, root / "src")
     chart = root / "src" / "gpu-platform"
     meta = yaml.safe_load((chart / "Chart.yaml").read_text())
     meta["version"] = "9.0.0"
