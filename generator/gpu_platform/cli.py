@@ -351,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
         "grouped by kind. Flags changes Kubernetes refuses (immutable fields: workload "
         "selectors, a StatefulSet's spec outside replicas/template/updateStrategy/..., PVC spec "
         "except storage growth, Job templates, a Service's cluster IP or a switch to "
-        "ExternalName, PriorityClass value and preemptionPolicy, RoleBinding roleRef), "
+        "ExternalName, PriorityClass value and preemptionPolicy, RoleBinding roleRef, a CRD "
+        "version that `status.storedVersions` holds, with the migration steps), "
         "disruptive ones (removed objects, tenant namespaces that `keep` leaves behind, moves "
         "between namespaces, PriorityClass globalDefault) and CRDs of the charts' `crds/` "
         "folders, which Helm never upgrades or adds (with the command that applies them). "
@@ -359,8 +360,10 @@ def build_parser() -> argparse.ArgumentParser:
         "`--from-chart`; after: `-f`/`--set` (none: the current values again, as `helm "
         "upgrade` reuses them) and/or `--to-chart`. Exit 0 no change, 1 changes, 2 changes "
         "Kubernetes would refuse (and usage errors); a failure (invalid values, an "
-        "unreachable chart) exits 1 and prints nothing on stdout. `--format json` has a "
-        "stable schema (`gpu-platform.diff/v1`).",
+        "unreachable chart) exits 1 and prints nothing on stdout. With `--detailed-exitcode`, "
+        "helm-diff's convention for CI: 0 no change, 2 changes, 3 changes Kubernetes would "
+        "refuse (so a script that upgrades on 2 stops), 1 any error, usage errors included. "
+        "`--format json` has a stable schema (`gpu-platform.diff/v1`).",
     )
     p.add_argument(
         "positionals", nargs="*", metavar="NAME", help="release name (default gpu-platform)"
@@ -397,6 +400,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("text", "json"),
         default="text",
         help="text grouped by kind (default), or JSON",
+    )
+    p.add_argument(
+        "--detailed-exitcode",
+        action="store_true",
+        help="exit as helm diff does: 0 no change, 2 changes, 3 refused changes, 1 any error",
     )
     p.set_defaults(parser=p)
 
@@ -998,7 +1006,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     release.check()
     before_chart.check()
     after_chart.check()
-    if before_chart == after_chart and (before_files, before_sets) == (after_files, after_sets):
+    same_values = _same_files(before_files, after_files) and before_sets == after_sets
+    if before_chart == after_chart and same_values and args.from_values and args.values:
+        raise _usage(
+            args,
+            f"nothing to compare: --from-values and -f name the same values "
+            f"({', '.join(args.values)}) and both sides use the same chart, so the upgrade "
+            "changes nothing; give the new values with -f, or compare two charts with "
+            "--from-chart/--to-chart",
+        )
+    if before_chart == after_chart and same_values:
         raise _usage(
             args,
             "nothing to compare: give the current release's values "
@@ -1048,13 +1065,44 @@ def cmd_diff(args: argparse.Namespace) -> int:
         report.apply_crds = _apply_crds_command(
             args, name, after_files, after_sets, report.crd_paths
         )
-    if args.format == "json":
-        print(
-            json.dumps(report.to_json(), indent=1, sort_keys=True, ensure_ascii=False, default=str)
-        )
-    else:
-        sys.stdout.write(report.text())
+    report.detailed = args.detailed_exitcode
+    try:
+        if args.format == "json":
+            print(
+                json.dumps(
+                    report.to_json(), indent=1, sort_keys=True, ensure_ascii=False, default=str
+                )
+            )
+        else:
+            sys.stdout.write(report.text())
+    except _StdoutFailed as exc:  # a closed pipe ends the output, not the verdict a CI reads
+        if exc.errno != errno.EPIPE or not args.detailed_exitcode:
+            raise
+        _drop_stdout()
     return report.exit_code
+
+
+def _same_files(a: list[str], b: list[str]) -> bool:
+    """The same values files in the same order (``x.yaml`` and ``./x.yaml`` are one)."""
+    return len(a) == len(b) and all(
+        x == y or (x != "-" and y != "-" and os.path.realpath(x) == os.path.realpath(y))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _failure_code(detailed: bool) -> Callable[[int], int]:
+    """How a failure exits: as its own code, or 1 under ``diff --detailed-exitcode``."""
+    if not detailed:
+        return lambda code: code
+    from gpu_platform.ops.diff import DETAILED_ERROR
+
+    return lambda code: DETAILED_ERROR
+
+
+def _detailed_exitcode(argv: list[str]) -> bool:
+    """`diff --detailed-exitcode`: every failure exits 1, as helm-diff's do (2 means changes)."""
+    words = [a for a in argv if not a.startswith("-")]
+    return bool(words) and words[0] == "diff" and "--detailed-exitcode" in argv
 
 
 def _side_text(chart: template_ops.Chart, values: list[str]) -> str:
@@ -1405,6 +1453,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     global _VERBOSE
+    # With `diff --detailed-exitcode` every failure exits 1: 2 would read as "changes".
+    failed = _failure_code(_detailed_exitcode(sys.argv[1:] if argv is None else argv))
     try:
         try:
             args = _parse(argv)
@@ -1420,20 +1470,20 @@ def _main(argv: list[str] | None) -> int:
         if exc.errno == errno.EPIPE:
             return 0  # the reader has all it wanted (`| head -1`): end quietly, as cat does
         _log(f"error: cannot write the output to standard output: {exc}")
-        return 1
+        return failed(1)
     except BrokenPipeError:  # stderr's reader went away: nobody is left to tell
-        return 1
+        return failed(1)
     except ValuesInvalid as exc:
         _log(str(exc))
         count = len(exc.problems)
         _log(f"{count} problem{'s' if count != 1 else ''} found")
-        return 1
+        return failed(1)
     except UsageError as exc:
         _log(str(exc))
-        return 2
+        return failed(2)
     except GpuPlatformError as exc:
         _log(f"error: {exc}")
-        return exc.exit_code
+        return failed(exc.exit_code)
     except KeyboardInterrupt:
         return 130
 
