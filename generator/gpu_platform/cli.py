@@ -424,7 +424,12 @@ def build_parser() -> argparse.ArgumentParser:
         "resource-utilization HPA's target must request that resource (checked when the "
         "target is in the same input, any of the files; LimitRange defaults count), and "
         "targets so low that idle pods exceed them (utilization under 5 %, a GPU signal under "
-        "1 % of its range) warn. One line per finding on stdout: `FILE:LINE:COL: Kind/name: "
+        "1 % of its range) warn. Resource names no node offers (`nvidia.com/gpus`) and "
+        'unknown keys get a "did you mean"; a ServiceMonitor or PodMonitor of the DCGM '
+        "exporter that scrapes faster than `platform.monitoring.scrapeInterval` warns. "
+        "Folders are read recursively (YAML files only); a Helm chart template is named as "
+        "one (lint what it renders), and an empty file is fine. "
+        "One line per finding on stdout: `FILE:LINE:COL: Kind/name: "
         "path: severity[rule]: message` (or JSON, or SARIF 2.1.0 with rule ids and regions); "
         "the summary on stderr; exit 1 on errors (on warnings too with `--strict`). The "
         "chart's own output lints clean at `--strict` for every profile.",
@@ -446,7 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
         "repeatable), so those kinds are validated strictly",
     )
     _format_arg(p)
-    p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="manifest files, or folders (their .yaml/.yml files, recursively); - for stdin",
+    )
 
     p = command(
         "report",
