@@ -32,8 +32,8 @@ from gpu_platform.pipeline.emit import docs, helmyaml
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
 from gpu_platform.pipeline.load import dotted, load_values
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.pipeline.rules import RULES, Checked, check_data, check_defaults, check_files
-from gpu_platform.pipeline.rules.gofmt import sprintf
+from gpu_platform.pipeline.rules import Checked, check_data, check_defaults, check_files
+from gpu_platform.pipeline.rules.collapsed import problem_lines
 from gpu_platform.pipeline.setvalues import SetArg, ordered
 from gpu_platform.publish import dependencies, metadata
 from gpu_platform.summary import summary
@@ -166,8 +166,8 @@ def _format_arg(p: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="text",
-        help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
-        "(default %(default)s); the summary goes to stderr",
+        help="findings on stdout as text (one per line, repeated warnings as one), JSON or "
+        "SARIF 2.1.0 (default %(default)s); the summary goes to stderr",
     )
 
 
@@ -263,8 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
         "`kube-prometheus-stack.prometheus.prometheusSpec`); exit 1 on errors (on warnings too "
         'with `--strict`). Types are strict, as in values.schema.json: `"yes"` is not a '
         "boolean. Malformed YAML, duplicate keys (named by path and both lines), alias bombs "
-        "and oversized files get one located message, never a traceback. Every finding is "
-        "listed, warnings included, one per line.",
+        "and oversized files get one located message, never a traceback. Every error is "
+        "listed, one per line; a warning one rule repeats is one line with the count and the "
+        "first five names (`--verbose`: each; JSON and SARIF list each).",
     )
     _values_arg(p, required=True)
     p.add_argument("--strict", action="store_true", help="warnings fail too")
@@ -748,7 +749,6 @@ def _log(message: str) -> None:
 
 
 _VERBOSE = False  # set by main from -v/--verbose
-SHOWN_SUBJECTS = 3  # a collapsed warning names this many, then "... and N more"
 
 
 def _print_warnings(checked: Checked) -> None:
@@ -757,30 +757,8 @@ def _print_warnings(checked: Checked) -> None:
 
 
 def warning_lines(warnings: list[Problem], verbose: bool = False) -> list[str]:
-    """One line per warning with ``verbose``; otherwise a rule's repeated warnings collapse
-    into one line with their count and subjects, where its first one would have been."""
-    if verbose:
-        return [w.render() for w in warnings]
-    by_rule: dict[str, list[Problem]] = {}
-    for warning in warnings:
-        by_rule.setdefault(warning.rule or warning.render(), []).append(warning)
-    lines = []
-    for key, group in by_rule.items():
-        if len(group) == 1 or not group[0].rule:
-            lines += [w.render() for w in group]
-            continue
-        names = [w.subject for w in group]
-        shown = ", ".join(names[:SHOWN_SUBJECTS])
-        if len(names) > SHOWN_SUBJECTS:
-            shown += f", ... and {len(names) - SHOWN_SUBJECTS} more"
-        many = next((r.many for r in RULES if r.id == key), None)
-        text = (
-            sprintf(many, len(group), shown)
-            if many
-            else f"{len(group)} times ({shown}): {group[0].message}"
-        )
-        lines.append(f"warning: {text} [{key}; --verbose: each with its location]")
-    return lines
+    """The warnings as printed: a rule's repeated ones collapsed (see repeated)."""
+    return problem_lines(warnings, verbose)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -860,10 +838,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         checked = check_files(args.values)
     except ValuesInvalid as exc:
-        sys.stdout.write(validate_output(exc.problems, args.format))
+        sys.stdout.write(validate_output(exc.problems, args.format, _VERBOSE))
         _log(f"{_plural(len(exc.problems), 'problem')} found")
         return 1
-    sys.stdout.write(validate_output(checked.warnings, args.format))
+    sys.stdout.write(validate_output(checked.warnings, args.format, _VERBOSE))
     if args.strict and checked.warnings:
         _log(f"{_plural(len(checked.warnings), 'warning')}; --strict makes them fail")
         return 1
@@ -1124,7 +1102,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     checked = _checked(args.values)
     findings = lint_paths(args.files, checked.values, args.kube_version, args.crd)
-    sys.stdout.write(lint_output(findings, args.format))
+    sys.stdout.write(lint_output(findings, args.format, _VERBOSE))
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
     _log(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} in {', '.join(args.files)}")
@@ -1256,8 +1234,8 @@ def _simulate(args: argparse.Namespace) -> int:
             "gpu-platform simulate: use either --settings or --compare-settings SA SB, not both"
         )
     workload = load_workload(args.workload) if args.workload else simulation.default_workload()
-    for warning in workload.warnings:
-        _log(warning.render())
+    for line in warning_lines(workload.warnings, _VERBOSE):
+        _log(line)
     settings = load_settings(args.settings) if args.settings else None
     progress = stderr_progress("simulating (hours)")
     if args.compare or args.compare_settings:
