@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.lint.engine import lint_paths, lint_text
-from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import check_defaults, check_files
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_defaults, check_files
 
 KUBE = "1.29"
 DEFAULTS = check_defaults().values

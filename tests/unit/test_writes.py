@@ -241,7 +241,8 @@ class TestOneFile:
 
     def test_the_plot_replaces_a_symlink_instead_of_its_target(self, tmp_path):
         pytest.importorskip("matplotlib", reason="the plot is an optional extra")
-        from gpu_platform.ops.usage import PodWait, UsageSummary, plot
+        from gpu_platform.ops.plots import draw
+        from gpu_platform.ops.usage import PodWait, UsageSummary
 
         victim = tmp_path / "victim.txt"
         victim.write_text("mine\n")
@@ -250,7 +251,7 @@ class TestOneFile:
         summary = UsageSummary.build(
             "test", 0, 3600, [PodWait("a", 10, 10, 50)], [0, 3600], [1, 1], [1, 0], {"a": 1.0}
         )
-        plot([summary], link)
+        draw([summary], link)
         assert victim.read_text() == "mine\n"
         assert link.read_bytes()[:4] == b"\x89PNG" and not link.is_symlink()
 

@@ -28,15 +28,9 @@ from gpu_platform.lint import catalogue
 from gpu_platform.lint.findings import PathKey, RuleIssue, Severity
 from gpu_platform.lint.pod_specs import pod_specs
 from gpu_platform.pipeline.facts import GPU_RESOURCE
-from gpu_platform.pipeline.model import (
-    POOL_LABEL,
-    NodePool,
-    Taint,
-    Toleration,
-    Values,
-    parse_tolerations,
-    tolerates,
-)
+from gpu_platform.pipeline.model.kube import Taint, Toleration, parse_tolerations, tolerates
+from gpu_platform.pipeline.model.pools import POOL_LABEL, NodePool
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.quantity import parse_quantity
 
 GPU_PREFIX = "nvidia.com/"

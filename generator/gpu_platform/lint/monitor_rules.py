@@ -14,7 +14,8 @@ from typing import Any
 
 from gpu_platform.lint import catalogue
 from gpu_platform.lint.findings import RuleIssue
-from gpu_platform.pipeline.model import Values, duration_ms
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.monitoring import DCGM_MONITOR_LABELS, DCGM_PORT
 
 GROUP = "monitoring.coreos.com"

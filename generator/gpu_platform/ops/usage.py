@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from gpu_platform.pipeline import facts
@@ -553,10 +552,3 @@ def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[f
     times.append(summary.end)
     counts.append(counts[-1])
     return times, counts
-
-
-def plot(summaries: Sequence[UsageSummary], path: Path) -> None:
-    """The day in four pictures (plots.py); several summaries share the axes."""
-    from .plots import draw
-
-    draw(summaries, path)
