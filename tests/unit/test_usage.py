@@ -60,10 +60,6 @@ class TestPodWait:
         # running after the end of the period: censored at the end
         assert PodWait("a", 100, 200, 5000).pending(1000) == 900
 
-    def test_waiting_at(self):
-        pod = PodWait("a", 100, 110, 250)
-        assert [pod.waiting_at(t) for t in (99, 100, 249, 250)] == [False, True, True, False]
-
 
 def day(pods: list[PodWait], end: float = 10800, **kwargs) -> UsageSummary:
     return UsageSummary.build(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from gpu_platform import checkout
 from gpu_platform.errors import Problem, UsageError
+from gpu_platform.pipeline import facts
 from gpu_platform.writes import WriteRefused
 
 if TYPE_CHECKING:
@@ -112,7 +113,13 @@ def release_args(p: argparse.ArgumentParser) -> None:
         help="more API versions the cluster serves, besides those the bundled "
         "charts need (repeatable)",
     )
-    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    p.add_argument(
+        "--helm",
+        type=int,
+        choices=facts.HELM_MAJORS,
+        default=facts.DEFAULT_HELM_MAJOR,
+        help="helm major to use",
+    )
     p.add_argument(
         "--dependencies",
         choices=dependencies.MODES,

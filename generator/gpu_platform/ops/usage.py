@@ -105,11 +105,6 @@ class PodWait:
     def ran_by(self, end: float) -> bool:
         return self.running is not None and self.running <= end
 
-    def waiting_at(self, t: float) -> bool:
-        """Created and not yet Running (nor deleted) at ``t``."""
-        stop = self.running if self.running is not None else self.gone
-        return self.created <= t and (stop is None or t < stop)
-
 
 @dataclass(frozen=True)
 class GpuHours:

@@ -125,7 +125,7 @@ for _derivation in DERIVATIONS:
     "set the scrape interval instead of this entry",
     guard="""\
 {{- range $i, $e := (dig "dcgmExporter" "env" list $gpuop) -}}
-{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ dcgm_interval_env ]]") -}}
 {{- if ne (toString (get $e "value")) (toString $intervalMs) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "gpu-operator.dcgmExporter.env[%d]" $i) (toString (get $e "value")) (toString $intervalMs)) -}}
 {{- end -}}
@@ -158,7 +158,7 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $found := false -}}
 {{- range $e := (dig "dcgmExporter" "env" list $gpuop) -}}
-{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") }}{{ $found = true }}{{ end -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ dcgm_interval_env ]]") }}{{ $found = true }}{{ end -}}
 {{- end -}}
 {{- if not $found -}}
 {{- $errors = append $errors (printf [[ fmt ]] "gpu-operator.dcgmExporter.env") -}}

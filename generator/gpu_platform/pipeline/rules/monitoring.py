@@ -81,7 +81,7 @@ def _unsatisfied(selector: Any, labels: dict[str, str]) -> bool:
 {{- if and $kps.enabled (index $.Values "gpu-operator").enabled -}}
 {{- $sel := dig "prometheus" "prometheusSpec" "serviceMonitorSelector" dict $kps -}}
 {{- if and (kindIs "map" $sel) (gt (len $sel) 0) -}}
-{{- $labels := merge (dict) ([[ dcgm_labels ]] | fromJson) (dig "dcgmExporter" "serviceMonitor" "additionalLabels" dict $gpuop) -}}
+{{- $labels := merge (dict) ([[ dcgm_monitor_labels_json ]] | fromJson) (dig "dcgmExporter" "serviceMonitor" "additionalLabels" dict $gpuop) -}}
 {{- $bad := not (empty (get $sel "matchExpressions")) -}}
 {{- range $k, $v := (default dict (get $sel "matchLabels")) -}}
 {{- if ne (toString (get $labels $k)) (toString $v) }}{{ $bad = true }}{{ end -}}
@@ -126,7 +126,7 @@ def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
 {{- if and $kps.enabled $mon.rules.enabled -}}
 {{- $sel := dig "prometheus" "prometheusSpec" "ruleSelector" dict $kps -}}
 {{- if and (kindIs "map" $sel) (gt (len $sel) 0) -}}
-{{- $labels := [[ rule_labels ]] | fromJson -}}
+{{- $labels := [[ rule_labels_json ]] | fromJson -}}
 {{- $bad := not (empty (get $sel "matchExpressions")) -}}
 {{- range $k, $v := (default dict (get $sel "matchLabels")) -}}
 {{- if ne (toString (get $labels $k)) (toString $v) }}{{ $bad = true }}{{ end -}}

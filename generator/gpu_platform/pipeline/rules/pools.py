@@ -207,8 +207,8 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
     "gpu-operator, or change the pool's driver mode",
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
-{{- $table := [[ requirements ]] | fromJson -}}
-{{- $defaults := [[ operator_defaults ]] | fromJson -}}
+{{- $table := [[ requirements_json ]] | fromJson -}}
+{{- $defaults := [[ operator_defaults_json ]] | fromJson -}}
 {{- range $i, $pool := $pools -}}
 {{- $needs := default dict (get $table (printf "%s/%s" $pool.cloud $pool.driver)) -}}
 {{- range $key := keys $needs | sortAlpha -}}
@@ -279,8 +279,8 @@ def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
     "cloud left it behind) or set it to the chart's default",
     guard="""\
 {{- if (index $.Values "gpu-operator").enabled -}}
-{{- $table := [[ requirements ]] | fromJson -}}
-{{- $defaults := [[ operator_defaults ]] | fromJson -}}
+{{- $table := [[ requirements_json ]] | fromJson -}}
+{{- $defaults := [[ operator_defaults_json ]] | fromJson -}}
 {{- $modes := list -}}{{- $clouds := list -}}
 {{- range $pools }}{{ $modes = append $modes (printf "%s/%s" .cloud .driver) }}{{ $clouds = append $clouds (toString .cloud) }}{{ end -}}
 {{- $neededHere := list -}}
