@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.setvalues import SetArg
 
 VERBOSE = False  # set by app.main from -v/--verbose
-SHOWN_SUBJECTS = 3  # a collapsed warning names this many, then "... and N more"
 
 
 class Parser(argparse.ArgumentParser):
@@ -150,8 +149,8 @@ def format_arg(p: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="text",
-        help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
-        "(default %(default)s); the summary goes to stderr",
+        help="findings on stdout as text (one per line, repeated warnings as one), JSON or "
+        "SARIF 2.1.0 (default %(default)s); the summary goes to stderr",
     )
 
 
@@ -184,33 +183,10 @@ def print_warnings(checked: Checked) -> None:
 
 
 def warning_lines(warnings: list[Problem], verbose: bool = False) -> list[str]:
-    """One line per warning with ``verbose``; otherwise a rule's repeated warnings collapse
-    into one line with their count and subjects, where its first one would have been."""
-    from gpu_platform.pipeline.rules import RULES
-    from gpu_platform.pipeline.rules.gofmt import sprintf
+    """The warnings as printed: a rule's repeated ones collapsed (see repeated)."""
+    from gpu_platform.pipeline.rules.collapsed import problem_lines
 
-    if verbose:
-        return [w.render() for w in warnings]
-    by_rule: dict[str, list[Problem]] = {}
-    for warning in warnings:
-        by_rule.setdefault(warning.rule or warning.render(), []).append(warning)
-    lines = []
-    for key, group in by_rule.items():
-        if len(group) == 1 or not group[0].rule:
-            lines += [w.render() for w in group]
-            continue
-        names = [w.subject for w in group]
-        shown = ", ".join(names[:SHOWN_SUBJECTS])
-        if len(names) > SHOWN_SUBJECTS:
-            shown += f", ... and {len(names) - SHOWN_SUBJECTS} more"
-        many = next((r.many for r in RULES if r.id == key), None)
-        text = (
-            sprintf(many, len(group), shown)
-            if many
-            else f"{len(group)} times ({shown}): {group[0].message}"
-        )
-        lines.append(f"warning: {text} [{key}; --verbose: each with its location]")
-    return lines
+    return problem_lines(warnings, verbose)
 
 
 def plural(count: int, word: str) -> str:

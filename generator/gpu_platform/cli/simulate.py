@@ -90,8 +90,8 @@ def _simulate(args: argparse.Namespace) -> int:
             "gpu-platform simulate: use either --settings or --compare-settings SA SB, not both"
         )
     workload = load_workload(args.workload) if args.workload else simulation.default_workload()
-    for warning in workload.warnings:
-        common.log(warning.render())
+    for line in common.warning_lines(workload.warnings, common.VERBOSE):
+        common.log(line)
     settings = load_settings(args.settings) if args.settings else None
     progress = stderr_progress("simulating (hours)")
     if args.compare or args.compare_settings:

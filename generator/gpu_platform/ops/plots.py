@@ -11,9 +11,12 @@ difference is a gap between two lines rather than between two pictures.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from gpu_platform.writes import write_file
 
 from .usage import WAIT_THRESHOLDS, UsageSummary, duration, pending_over_time
 
@@ -149,7 +152,7 @@ def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
 
 
 def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
-    """Write the four panels for these summaries as one PNG."""
+    """Write the four panels for these summaries as one PNG (atomically, see writes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -182,5 +185,9 @@ def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
         )
     fig.suptitle(title, color="darkred" if saturated else "black")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    # Drawn in memory, then written beside the path and renamed over it: a symlink at --plot
+    # is replaced, never followed, and a failed draw leaves the previous picture.
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90)
     plt.close(fig)
+    write_file(path, png.getvalue())

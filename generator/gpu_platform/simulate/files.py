@@ -17,6 +17,7 @@ from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError
 
+from gpu_platform import excerpt
 from gpu_platform.errors import Location, Problem, ValuesInvalid
 from gpu_platform.pipeline.load import (
     STDIN,
@@ -129,7 +130,7 @@ def _message(error: Any, root: type[BaseModel], path: tuple[str | int, ...]) -> 
     if kind == "value_error":  # our own messages show the value and the fix
         return message
     fix = _FIXES.get(kind)
-    text = f"expected {message}, got {error.get('input')!r}"
+    text = f"expected {message}, got {excerpt.token(error.get('input'))}"
     if fix:
         with contextlib.suppress(KeyError, IndexError):
             text += "; fix: " + fix.format(**error.get("ctx", {}))

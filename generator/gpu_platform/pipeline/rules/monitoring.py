@@ -20,6 +20,8 @@ SPEC = ("prometheus", "prometheusSpec")
 # The labels of the operator's DCGM ServiceMonitor besides its additionalLabels
 # (docs/upstream-facts.md, "The DCGM ServiceMonitor the operator creates").
 DCGM_MONITOR_LABELS = {"app": "nvidia-dcgm-exporter"}
+# The name of the exporter Service's metrics port (same source).
+DCGM_PORT = "gpu-metrics"
 # The labels of this chart's PrometheusRule that do not depend on the release.
 RULE_LABELS = {
     "app.kubernetes.io/name": "gpu-platform",
