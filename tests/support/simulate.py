@@ -58,6 +58,7 @@ def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
             "gkeDriverInstallerSeconds": GKE_INSTALLER,
             "containerStartSeconds": 0,
             "pullMBPerSecond": 28.0,
+            "streamingStartSeconds": 2.0,
         },
     }
     for section, value in overrides.items():

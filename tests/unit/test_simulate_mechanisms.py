@@ -171,6 +171,17 @@ class TestNewNodes:
         result = run(values(), [cluster(at=0)], settings(nodes={"imageStreaming": True}))
         assert waits(result) == [SCAN + BOOT + DRIVER + 2.0]
 
+    def test_a_streaming_mount_is_prepared_once_per_node(self):
+        # the prepuller prepares the mount as the node joins (200 s), long before the driver is
+        # in (500 s): the pod starts when the GPUs appear, and so does a second one later
+        sets = settings(nodes={"imageStreaming": True})
+        result = run(
+            values(pool(gpusPerNode=2), prepull=[IMAGE]),
+            [cluster(at=0, duration=600), cluster(at=700, index=1)],
+            sets,
+        )
+        assert waits(result) == [SCAN + BOOT + DRIVER, 0.0]
+
     def test_per_pool_overrides(self):
         sets = settings(pools={"gpu": {"bootSeconds": 60, "imageStreaming": True}})
         result = run(values(), [cluster(at=0)], sets)
