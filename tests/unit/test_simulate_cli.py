@@ -126,7 +126,7 @@ def test_usage_errors(argv, message, capsys):
         ),
         (
             (
-                'count: 2\n        start: {from: "09:00"',
+                'count: 1\n        start: {from: "09:00"',
                 'count: 10000\n        start: {from: "09:00"',
             ),
             "this workload creates up to",

@@ -137,7 +137,7 @@ class TestSaturation:
         assert (s.saturated, s.waiting_at_end, s.oldest_wait_s) == (True, 2, 10700)
         assert s.warning() == (
             "WARNING: the GPU pools saturated: 2 GPU pod(s) were still waiting at the end, the "
-            "oldest for 3.0 h. Demand outgrew capacity, so the waits above describe a queue, "
+            "oldest for 3.0 h. Demand outgrew capacity, so the waits below describe a queue, "
             "not the platform. Fix: raise maxNodes."
         )
 
@@ -214,8 +214,8 @@ def test_side_by_side_and_plots(tmp_path):
     table = side_by_side(a, b)
     assert "pending median" in table and "to scheduled p99" in table
     assert "team-b: GPU-hours used" in table and "scale-ups" in table
-    assert table.splitlines()[-2].split() == ["saturated", "no", "YES"]
-    assert table.splitlines()[-1].startswith("B: WARNING: the GPU pools saturated")
+    assert table.splitlines()[-1].split() == ["saturated", "no", "YES"]
+    assert table.splitlines()[0].startswith("B: WARNING: the GPU pools saturated")
     for name, summaries in (("one.png", [a]), ("two.png", [a, b])):
         out = tmp_path / name
         plot(summaries, out)
