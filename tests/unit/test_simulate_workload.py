@@ -132,6 +132,23 @@ class TestSessions:
         plan = generate(workload(sessions(fanOut=3)), seed=0)
         assert {len(step) for s in plan.sessions for step in s.steps} == {3}
 
+    def test_phases_give_each_stretch_of_steps_its_own_fan_out(self):
+        phases = (
+            "[{steps: 2, fanOut: 1}, {steps: 3, fanOut: {min: 3, max: 5}}, {steps: 1, fanOut: 2}]"
+        )
+        plan = generate(workload(sessions(count=50, phases=phases)), seed=0)
+        widths = {tuple(len(step) for step in s.steps) for s in plan.sessions}
+        for w in widths:
+            assert len(w) == 6 and w[:2] == (1, 1) and w[5] == 2
+            assert all(3 <= x <= 5 for x in w[2:5])
+        assert {x for w in widths for x in w[2:5]} == {3, 4, 5}  # drawn uniformly
+
+    def test_a_phase_fan_out_out_of_range_is_located(self):
+        text = TYPES.format(hours=24) + sessions(phases="[{steps: 2, fanOut: {min: 0, max: 2}}]")
+        (problem,) = problems(text)
+        assert problem.startswith("w.yaml:") and "phases[0]" in problem
+        assert "fanOut runs from 1 to 100" in problem
+
     def test_until_is_carried_per_day(self):
         plan = generate(workload(sessions(until='"17:00"'), hours=48), seed=0)
         assert {s.until for s in plan.sessions} == {17 * 3600, 86400 + 17 * 3600}
