@@ -560,6 +560,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command(
+        "plan",
+        help="find the cheapest configuration that keeps waits under a target (simulated)",
+        description="Searches the levers the chart and the cluster really offer (per pool: "
+        "placeholders, minNodes, maxNodes, GPUs per node with the cloud's machine type; the "
+        "autoscaling profile and scale-down delay) with `simulate` over several seeds, and "
+        "prints the cost-against-wait frontier, today's configuration, and the cheapest one "
+        "meeting the target as a values patch that `validate` accepts (the autoscaler's "
+        "levers beside it, as cluster settings). Same seeds, same answer. Exit 1 when no "
+        "configuration meets the target: the closest one and what stands in the way are "
+        "printed. See [Plan](#plan).",
+    )
+    _values_arg(p)
+    p.add_argument("--workload", metavar="FILE", help="workload file (default: the shipped day)")
+    p.add_argument("--settings", metavar="FILE", help="platform settings file (see simulate)")
+    p.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="PCT=WAIT",
+        help="wait target: p99, p95, p90 or median of pending time, e.g. p99=60s or p95=2m",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        metavar="GPU_HOURS",
+        help="GPU-hours paid over the workload's hours, at most",
+    )
+    p.add_argument(
+        "--seeds", type=int, default=3, metavar="N", help="days per configuration (1-20)"
+    )
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="the first seed")
+    p.add_argument(
+        "--jobs", type=int, metavar="N", help="processes (default: up to 2, the CPUs there are)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the frontier")
+    p.add_argument(
+        "--write-patch", type=Path, metavar="FILE", help="also write the values patch to FILE"
+    )
+
+    p = command(
         "nodepool",
         help="print the commands that create the GPU node pools on a cloud",
         description="Prints a bash script that creates each GPU pool with scale-from-zero "
@@ -1223,6 +1264,72 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """`plan`: the search (simulate/search.py), then the answer (simulate/frontier.py)."""
+    from gpu_platform import simulate as simulation
+    from gpu_platform.ops.plots import draw_frontier
+    from gpu_platform.ops.report import stderr_progress
+    from gpu_platform.simulate import frontier, load_settings, load_workload
+    from gpu_platform.simulate.search import parse_target, search
+
+    _check_plot_path(args.plot)
+    target = parse_target(args.target, args.budget)
+    if not 1 <= args.seeds <= 20:
+        raise UsageError(f"--seeds {args.seeds}: from 1 to 20 days per configuration")
+    if args.jobs is not None and not 1 <= args.jobs <= 64:
+        raise UsageError(f"--jobs {args.jobs}: from 1 to 64 processes")
+    workload = load_workload(args.workload) if args.workload else simulation.default_workload()
+    for warning in workload.warnings:
+        _log(warning.render())
+    checked = _checked(args.values)
+    _print_warnings(checked)
+    settings = load_settings(args.settings) if args.settings else workload.settings
+    settings = settings or simulation.Settings()
+    problems = workload.problems_with(checked.values, settings)
+    if problems:
+        raise ValuesInvalid(problems)
+    started = time.monotonic()
+    answer = search(
+        checked.values,
+        workload,
+        settings,
+        target,
+        seeds=range(args.seed, args.seed + args.seeds),
+        jobs=args.jobs,
+        progress=stderr_progress("searching (configurations)"),
+    )
+    chosen = frontier.validated(args.values, checked.values, answer.meeting)
+    if args.json:
+        text = json.dumps(
+            frontier.to_json(answer, workload.hours, chosen), indent=1, sort_keys=True
+        )
+        text += "\n"
+    else:
+        text = frontier.text(answer, workload.hours, time.monotonic() - started, chosen)
+    with contextlib.suppress(_ReaderGone):
+        _write(text)
+    if args.write_patch and chosen is not None:
+        from gpu_platform.writes import write_file
+
+        write_file(args.write_patch, chosen[1].encode("utf-8"))
+        _log(f"wrote {args.write_patch}")
+    if args.plot:
+        metric = target.metric
+        draw_frontier(
+            [(o.paid, o.wait(metric)) for o in answer.evaluated],
+            [(o.paid, o.wait(metric)) for o in answer.frontier],
+            (answer.baseline.paid, answer.baseline.wait(metric)),
+            (chosen[0].paid, chosen[0].wait(metric)) if chosen else None,
+            target.wait_s,
+            target.budget_gpu_hours,
+            metric,
+            f"plan: {workload.name} ({target.text()})",
+            args.plot,
+        )
+        _log(f"wrote {args.plot}")
+    return 0 if chosen is not None else 1
+
+
 def _configs(
     args: argparse.Namespace, settings: simulation.Settings | None
 ) -> tuple[simulation.Config, simulation.Config]:
@@ -1334,6 +1441,7 @@ COMMANDS = {
     "lint": cmd_lint,
     "report": cmd_report,
     "simulate": cmd_simulate,
+    "plan": cmd_plan,
     "nodepool": cmd_nodepool,
     "package": cmd_package,
     "release": cmd_release,

@@ -6,7 +6,7 @@ GKE 1.23, 2 x T4 per node in two zones of 1..20 nodes each, autoscaling profile
 optimize-utilization, image streaming, Google's preloaded driver installer, a RAPIDS prepuller;
 a Jupyter pod and a mock Jupyter Dask cluster (5 GPUs) held all along, and a closed-loop chain
 of about 200 Dask clusters (a scheduler and 2 workers, 1 GPU each) in six phases of width. The
-workload file is ``simulate/rapids_case_study.yaml``; the values are below.
+workload file is ``simulate/rapids_case_study.yaml``, with its values and settings beside it.
 
 What it published, and how it measured (so the simulated day is measured the same way):
 
@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import math
 import statistics
+from pathlib import Path
 
+import gpu_platform.simulate as simulate_package
 import pytest
 from gpu_platform.ops.usage import percentile
-from gpu_platform.pipeline.model import Values
-from gpu_platform.simulate import Settings, SimResult, generate, simulate
+from gpu_platform.pipeline.rules import check_files
+from gpu_platform.simulate import SimResult, generate, load_settings, simulate
 from gpu_platform.simulate.files import parse_workload
 from gpu_platform.simulate.settings import BOOT_SOURCES, reference
 from support.simulate import cluster, pool, values
@@ -44,30 +46,7 @@ CASE_STUDY = (
     "rapids-autoscaling-multi-tenant-kubernetes/notebook.ipynb"
 )
 IMAGE = "docker.io/rapidsai/rapidsai-core:23.02-cuda11.8-runtime-ubuntu22.04-py3.10"
-VALUES = {
-    "platform": {
-        "nodePools": [
-            {
-                "name": "default-pool",
-                "cloud": "gke",
-                "accelerator": "nvidia-tesla-t4",
-                "machineType": "n1-standard-4",
-                "gpusPerNode": 2,
-                "minNodes": 2,  # --min-nodes 1 in each of two zones
-                "maxNodes": 40,
-                "driver": "preinstalled",
-            }
-        ],
-        "prepuller": {"images": [{"name": "rapids", "image": IMAGE}]},
-    },
-    "gpu-operator": {
-        "hostPaths": {"driverInstallDir": "/home/kubernetes/bin/nvidia"},
-        "toolkit": {"installDir": "/home/kubernetes/bin/nvidia"},
-        "cdi": {"enabled": True},
-    },
-}
-# what the cluster was created with; settings, until pools carry them as values
-SETTINGS = {"autoscaler": {"profile": "optimize-utilization"}, "nodes": {"imageStreaming": True}}
+CASE = Path(simulate_package.__file__).parent  # the day's workload, values and settings
 PUBLISHED = {
     "pending median (samples)": 2.0,
     "pending mean (samples)": 22.35,
@@ -105,13 +84,7 @@ SAMPLE_PHASE = 0.5  # where the 1 s grid falls within each second
 
 
 def workload_text() -> str:
-    from importlib import resources
-
-    return (
-        resources.files("gpu_platform.simulate")
-        .joinpath("rapids_case_study.yaml")
-        .read_text(encoding="utf-8")
-    )
+    return (CASE / "rapids_case_study.yaml").read_text(encoding="utf-8")
 
 
 def samples(start: float, stop: float) -> int:
@@ -178,7 +151,8 @@ def measure(result: SimResult) -> dict[str, float]:
 def predicted() -> dict[str, float]:
     """Each figure's median over seeded days."""
     workload = parse_workload(workload_text(), "rapids_case_study.yaml")
-    chosen, sets = Values.model_validate(VALUES), Settings.model_validate(SETTINGS)
+    chosen = check_files([str(CASE / "rapids_case_study_values.yaml")]).values
+    sets = load_settings(CASE / "rapids_case_study_settings.yaml")
     days = [
         measure(simulate(chosen, generate(workload, seed), sets, workload.hours * 3600, seed))
         for seed in SEEDS
@@ -195,7 +169,7 @@ def scale_up(seed: int) -> dict[str, float]:
     result = simulate(
         gke,
         [cluster(at=0.0, workers=1, image=IMAGE)],
-        Settings.model_validate(SETTINGS),
+        load_settings(CASE / "rapids_case_study_settings.yaml"),
         3600.0,
         seed,
     )

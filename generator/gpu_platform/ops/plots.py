@@ -184,3 +184,73 @@ def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def draw_frontier(
+    evaluated: Sequence[tuple[float, float]],
+    frontier: Sequence[tuple[float, float]],
+    baseline: tuple[float, float],
+    chosen: tuple[float, float] | None,
+    target_s: float | None,
+    budget: float | None,
+    metric: str,
+    title: str,
+    path: Path,
+) -> None:
+    """`plan --plot`: cost against wait for every configuration of the second round, the
+    frontier through them, today's configuration and the one chosen; (GPU-hours, seconds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    ax.scatter(
+        [p for p, _ in evaluated],
+        [max(w, 0.1) for _, w in evaluated],
+        s=14,
+        color="lightgrey",
+        label="configurations tried on every seed",
+    )
+    ax.step(
+        [p for p, _ in frontier],
+        [max(w, 0.1) for _, w in frontier],
+        where="post",
+        color="tab:blue",
+        marker="o",
+        markersize=4,
+        label="frontier (nothing cheaper waits less)",
+    )
+    ax.scatter(
+        [baseline[0]],
+        [max(baseline[1], 0.1)],
+        marker="s",
+        s=60,
+        color="black",
+        zorder=3,
+        label="today",
+    )
+    if chosen is not None:
+        ax.scatter(
+            [chosen[0]],
+            [max(chosen[1], 0.1)],
+            marker="*",
+            s=220,
+            color="tab:green",
+            zorder=4,
+            label=f"cheapest meeting the target ({chosen[0]:,.0f} GPU-h, {duration(chosen[1])})",
+        )
+    if target_s is not None:
+        ax.axhline(
+            target_s, color="tab:red", linestyle="--", linewidth=0.9, label=f"{metric} target"
+        )
+    if budget is not None:
+        ax.axvline(budget, color="tab:orange", linestyle="--", linewidth=0.9, label="budget")
+    ax.set_yscale("log")
+    ax.set_xlabel("GPU-hours paid over the workload's hours")
+    ax.set_ylabel(f"{metric} pending time, s (log)")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
