@@ -78,6 +78,31 @@ def _values_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
     )
 
 
+def _plot_bin_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--plot-bin",
+        metavar="DURATION",
+        help="average the plot's waiting-pods and GPU series over bins of this long (e.g. 15m)",
+    )
+
+
+def _plot_bin(args: argparse.Namespace) -> float | None:
+    """--plot-bin in seconds (a usage error when it is not a duration)."""
+    from gpu_platform.ops.usage import parse_duration
+
+    text = getattr(args, "plot_bin", None)
+    if text is None:
+        return None
+    seconds = parse_duration(text)
+    if seconds is None or not 1 <= seconds <= 7 * 86400:
+        raise UsageError(
+            f"--plot-bin {text}: expected a duration from 1 s to a week, e.g. 15m or 600s"
+        )
+    if getattr(args, "plot", None) is None:
+        raise UsageError("--plot-bin shapes the plot: give --plot FILE.png too")
+    return seconds
+
+
 def _set_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--set",
@@ -475,6 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plot", type=Path, metavar="FILE.png", help="draw available vs used GPUs over time"
     )
+    _plot_bin_arg(p)
     auth = p.add_argument_group(
         "authentication and TLS (secrets only from files or environment variables)"
     )
@@ -558,6 +584,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the wait-time CDF, waiting pods, GPUs paid vs used with nodes, "
         "and GPU-hours per tenant",
     )
+    _plot_bin_arg(p)
 
     p = command(
         "plan",
@@ -1131,7 +1158,11 @@ class _ReaderGone(Exception):
 
 
 def _emit_summaries(
-    summaries: list[UsageSummary], as_json: bool, plot_path: Path | None, compare: bool = False
+    summaries: list[UsageSummary],
+    as_json: bool,
+    plot_path: Path | None,
+    compare: bool = False,
+    bin_s: float | None = None,
 ) -> None:
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     if as_json:
@@ -1151,7 +1182,7 @@ def _emit_summaries(
     with contextlib.suppress(_ReaderGone):  # the plot was asked for all the same
         _write(text)
     if plot_path:
-        plot(summaries, plot_path)
+        plot(summaries, plot_path, bin_s)
         _log(f"wrote {plot_path}")
 
 
@@ -1184,6 +1215,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 
     _check_plot_path(args.plot)
+    bin_s = _plot_bin(args)
     now = time.time()
     start, end = parse_time(args.start, now), parse_time(args.end, now)
     check_period(start, end, args.step)
@@ -1209,12 +1241,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress=stderr_progress("querying Prometheus"),
         auth=auth,
     )
-    _emit_summaries([summary], args.json, args.plot)
+    _emit_summaries([summary], args.json, args.plot, bin_s=bin_s)
     return 0
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _check_plot_path(args.plot)
+    _plot_bin(args)
     try:
         return _simulate(args)
     except _ReaderGone:
@@ -1259,7 +1292,11 @@ def _simulate(args: argparse.Namespace) -> int:
             )
         ]
     _emit_summaries(
-        summaries, args.json, args.plot, compare=bool(args.compare or args.compare_settings)
+        summaries,
+        args.json,
+        args.plot,
+        compare=bool(args.compare or args.compare_settings),
+        bin_s=_plot_bin(args),
     )
     return 0
 

@@ -2,9 +2,9 @@
 patch `validate` accepts, a clear answer when nothing meets it, located errors for bad
 targets, and the same answer for the same seeds however many processes search.
 
-The days are the shipped default workload on the chart's default pool (0-4 nodes of 1 GPU,
-generic cloud: one machine shape), a grid of 36 configurations: small enough to search in a
-few seconds in-process.
+The days: a short morning of one team (a few sessions of one-worker Dask clusters) on the
+chart's default pool (0-4 nodes of 1 GPU, generic cloud: one machine shape), a grid of 36
+configurations, small enough to search in a few seconds in-process.
 """
 
 from __future__ import annotations
@@ -16,18 +16,40 @@ import pytest
 from gpu_platform.cli import main
 from gpu_platform.errors import UsageError
 from gpu_platform.pipeline.rules import check_defaults, check_files
-from gpu_platform.simulate import Settings, default_workload
+from gpu_platform.simulate import Settings, load_workload
 from gpu_platform.simulate.levers import candidates
 from gpu_platform.simulate.search import Target, layers, parse_target, search
 
 VALUES = check_defaults().values
+IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
+MORNING = f"""\
+version: 2
+name: a morning
+hours: 6
+clusters:
+  - {{name: explore, workers: {{min: 1, max: 1}}, schedulerGpus: 0,
+     workMinutes: {{median: 20, p90: 40}}, image: {IMAGE}}}
+tenants:
+  - name: team-a
+    quota: false
+    sessions:
+      - {{name: analysis, count: 3, start: {{from: "01:00", to: "02:00"}},
+         steps: {{min: 3, max: 5}}, thinkMinutes: {{median: 5, p90: 12}}}}
+images: {{{IMAGE}: 13.9}}
+"""
 
 
 @pytest.fixture(scope="module")
-def answer():
-    return search(
-        VALUES, default_workload(), Settings(), Target("p95", 20 * 60), seeds=(0, 1), jobs=1
-    )
+def morning(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plan") / "morning.yaml"
+    path.write_text(MORNING)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def answer(morning):
+    workload = load_workload(morning)
+    return search(VALUES, workload, Settings(), Target("p95", 20 * 60), seeds=(0, 1), jobs=1)
 
 
 class TestTargets:
@@ -88,8 +110,8 @@ class TestSearch:
         parts = layers(answer.evaluated, "p95")
         assert sum(len(layer) for layer in parts) == len(answer.evaluated)
 
-    def test_same_seeds_same_answer_whatever_the_processes(self):
-        workload, target = default_workload(), Target("p99", 60.0)
+    def test_same_seeds_same_answer_whatever_the_processes(self, morning):
+        workload, target = load_workload(morning), Target("p99", 60.0)
         one = search(VALUES, workload, Settings(), target, seeds=(3,), jobs=1)
         two = search(VALUES, workload, Settings(), target, seeds=(3,), jobs=2)
         assert one.frontier == two.frontier and one.best == two.best
@@ -98,9 +120,9 @@ class TestSearch:
 
 
 class TestCommand:
-    def test_the_answer_is_a_patch_validate_accepts(self, tmp_path, capsys):
+    def test_the_answer_is_a_patch_validate_accepts(self, tmp_path, capsys, morning):
         patch = tmp_path / "plan.yaml"
-        argv = ["plan", "--target", "p95=20m", "--seeds", "2", "--jobs", "1"]
+        argv = ["plan", "--workload", morning, "--target", "p95=20m", "--seeds", "2", "--jobs", "1"]
         assert main([*argv, "--write-patch", str(patch)]) == 0
         out = capsys.readouterr().out
         assert "frontier (cheapest first; * meets the target):" in out
@@ -113,8 +135,9 @@ class TestCommand:
         assert checked.values.platform.nodePools[0].name == "gpu"
         assert main(["validate", "-f", str(patch)]) == 0
 
-    def test_an_unreachable_target_names_the_closest_and_why(self, capsys):
-        assert main(["plan", "--target", "p99=5s", "--seeds", "1", "--jobs", "1", "--json"]) == 1
+    def test_an_unreachable_target_names_the_closest_and_why(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]
+        assert main([*argv, "--json"]) == 1
         data = json.loads(capsys.readouterr().out)
         assert data["reachable"] is False and "best" not in data
         assert data["closest"]["pending_seconds"]["p99"] > 5
@@ -122,14 +145,16 @@ class TestCommand:
         assert "a pod that needs a new node waits about gpu" in data["why"]
         assert "the most warm capacity tried (4 GPUs of placeholders)" in data["why"]
 
-    def test_the_text_of_an_unreachable_target(self, capsys):
-        assert main(["plan", "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]) == 1
+    def test_the_text_of_an_unreachable_target(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]
+        assert main(argv) == 1
         out = capsys.readouterr().out
         assert "UNREACHABLE: no configuration tried meets p99 wait <= 5.0 s." in out
         assert "closest:" in out and "why:" in out and "not searched:" in out
 
-    def test_a_budget_alone_picks_the_shortest_wait_within_it(self, capsys):
-        assert main(["plan", "--budget", "1000", "--seeds", "1", "--jobs", "1", "--json"]) == 0
+    def test_a_budget_alone_picks_the_shortest_wait_within_it(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--budget", "1000", "--seeds", "1", "--jobs", "1"]
+        assert main([*argv, "--json"]) == 0
         data = json.loads(capsys.readouterr().out)
         best = data["best"]
         assert best["gpu_hours_paid"] <= 1000
@@ -138,10 +163,11 @@ class TestCommand:
         ]
         assert best["pending_seconds"]["p99"] == min(waits)
 
-    def test_the_frontier_plot(self, tmp_path, capsys):
+    def test_the_frontier_plot(self, tmp_path, capsys, morning):
         pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
         png = tmp_path / "frontier.png"
-        argv = ["plan", "--target", "p95=20m", "--seeds", "1", "--jobs", "1", "--plot", str(png)]
+        argv = ["plan", "--workload", morning, "--target", "p95=20m", "--seeds", "1"]
+        argv += ["--jobs", "1", "--plot", str(png)]
         assert main(argv) == 0
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -190,6 +190,20 @@ class TestPlotPath:
         locked.mkdir(mode=0o500)
         assert main(["simulate", "--plot", str(locked / "day.png")]) == 2
 
+    def test_a_bad_bin_is_refused_before_the_run(self, tmp_path, capsys):
+        argv = ["simulate", "--plot", str(tmp_path / "d.png"), "--plot-bin", "soon"]
+        assert main(argv) == 2
+        assert "--plot-bin soon: expected a duration" in capsys.readouterr().err
+        assert main(["simulate", "--plot-bin", "15m"]) == 2
+        assert "give --plot FILE.png too" in capsys.readouterr().err
+
+    def test_binned_panels_are_written(self, tmp_path, capsys):
+        pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+        out = tmp_path / "day.png"
+        argv = ["simulate", "--workload", short_workload(tmp_path), "--plot", str(out)]
+        assert main([*argv, "--plot-bin", "15m"]) == 0
+        assert out.read_bytes()[:4] == b"\x89PNG"
+
     def test_the_four_panels_are_written(self, tmp_path, capsys):
         out = tmp_path / "day.png"
         assert (

@@ -228,3 +228,27 @@ def test_one_stuck_pod_among_many_is_not_saturation():
     stuck = [PodWait("a", 9000, None, None), PodWait("a", 9000, None, None)]
     assert not Saturation.of([*ran, stuck[0]], 0, 10800).saturated
     assert Saturation.of([*ran, *stuck], 0, 10800).saturated
+
+
+class TestPlotSeries:
+    def test_binned_means_are_time_weighted(self):
+        from gpu_platform.ops.plots import binned
+
+        # 2 pods waiting from 0 to 30 s, 4 from 30 to 90 s, none after; bins of 60 s to 120 s
+        edges, means = binned([0, 30, 90], [2, 4, 0], 0, 120, 60)
+        assert edges == [0, 60]
+        assert means == [pytest.approx((2 * 30 + 4 * 30) / 60), pytest.approx(4 * 30 / 60)]
+        # a last bin cut short by the end is a mean over what it holds
+        assert binned([0], [3], 0, 90, 60)[1] == [3, 3]
+
+    def test_the_node_line_is_drawn_only_where_it_says_more(self):
+        from gpu_platform.ops.plots import nodes_repeat_paid
+
+        two_gpu = day(TestBuild.PODS)
+        two_gpu.times, two_gpu.gpus_available = [0, 100, 200], [2, 4, 2]
+        two_gpu.nodes = [(0, 1), (100, 2), (200, 1)]
+        assert nodes_repeat_paid(two_gpu) == 2  # the paid line over 2: not drawn
+        mixed = day(TestBuild.PODS)
+        mixed.times, mixed.gpus_available = [0, 100], [2, 10]
+        mixed.nodes = [(0, 1), (100, 2)]  # a 2-GPU node, then an 8-GPU one
+        assert nodes_repeat_paid(mixed) is None

@@ -27,6 +27,7 @@ counts those refusals separately.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -469,6 +470,19 @@ def _value(value: int | float | str, kind: str) -> str:
     return f"{value:.4g}"
 
 
+_WRITTEN_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(s|sec|m|min|h)?\s*$")
+
+
+def parse_duration(text: str) -> float | None:
+    """A duration as people write it on a command line (60s, 2m, 1.5min, 1h, 90), in
+    seconds; None when it is not one."""
+    match = _WRITTEN_DURATION.match(text.lower())
+    if match is None:
+        return None
+    unit = {"m": 60, "min": 60, "h": 3600}.get(match.group(2) or "s", 1)
+    return float(match.group(1)) * unit
+
+
 def duration(seconds: float) -> str:
     """A duration as a person reads it: 0.4 s, 12 s, 8 min 57 s, 8.9 h."""
     if math.isnan(seconds):
@@ -590,8 +604,9 @@ def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[f
     return times, counts
 
 
-def plot(summaries: Sequence[UsageSummary], path: Path) -> None:
-    """The day in four pictures (plots.py); several summaries share the axes."""
+def plot(summaries: Sequence[UsageSummary], path: Path, bin_s: float | None = None) -> None:
+    """The day in four pictures (plots.py); several summaries share the axes; ``bin_s``
+    averages the series over bins of that many seconds."""
     from .plots import draw
 
-    draw(summaries, path)
+    draw(summaries, path, bin_s)

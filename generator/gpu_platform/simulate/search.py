@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from gpu_platform.errors import UsageError
-from gpu_platform.ops.usage import duration, percentile
+from gpu_platform.ops.usage import duration, parse_duration, percentile
 from gpu_platform.pipeline.model import Values
 
 from .engine import simulate
@@ -66,9 +65,6 @@ class Target:
         return self.percentile or "p99"
 
 
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(s|sec|m|min|h)?\s*$")
-
-
 def parse_target(waits: Sequence[str], budget: float | None) -> Target:
     """``--target p99=60s`` (repeat: the last wins) and ``--budget GPU_HOURS``."""
     if budget is not None and not (math.isfinite(budget) and 0 < budget <= 1e7):
@@ -85,15 +81,12 @@ def parse_target(waits: Sequence[str], budget: float | None) -> Target:
                 f"--target {text}: expected PERCENTILE=DURATION with PERCENTILE one of "
                 f"{', '.join(PERCENTILES)}, e.g. --target p99=60s"
             )
-        match = _DURATION.match(value)
-        if match is None:
+        amount = parse_duration(value)
+        if amount is None:
             raise UsageError(
                 f"--target {text}: {value!r} is not a duration; write seconds or minutes, "
                 "e.g. 60s, 2m or 90"
             )
-        amount = float(match.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(
-            match.group(2) or "s", 1
-        )
         if not 0 < amount <= 7 * 86400:
             raise UsageError(f"--target {text}: a wait from over 0 s to a week, e.g. 60s")
         name, wait = key if key != "p50" else "median", amount
