@@ -2,7 +2,7 @@
 
 Scenarios, each searched for a p99 wait of 60 s over three seeds:
 - the published-size day: RAPIDS' multi-tenant deep-dive on GKE (about 200 Dask clusters in a
-  closed loop, 2 x T4 nodes; simulate/rapids_case_study*.yaml);
+  closed loop, 2 x T4 nodes; simulate/rapids_case_study.yaml and its values);
 - the shipped default workload on the chart's default pool;
 - the shipped default workload on values/gke-t4-rapids.yaml (three machine shapes).
 
@@ -27,7 +27,7 @@ import gpu_platform.simulate as simulate_package
 from gpu_platform.ops.usage import duration
 from gpu_platform.pipeline.model import Values
 from gpu_platform.pipeline.rules import check_defaults, check_files
-from gpu_platform.simulate import Settings, Workload, default_workload, load_settings, load_workload
+from gpu_platform.simulate import Settings, Workload, default_workload, load_workload
 from gpu_platform.simulate import search as search_module
 from gpu_platform.simulate.levers import describe
 from gpu_platform.simulate.search import Answer, Target, search
@@ -44,7 +44,7 @@ def scenarios() -> list[tuple[str, Values, Workload, Settings]]:
             "published day (RAPIDS deep-dive, GKE)",
             check_files([str(CASE / "rapids_case_study_values.yaml")]).values,
             load_workload(CASE / "rapids_case_study.yaml"),
-            load_settings(CASE / "rapids_case_study_settings.yaml"),
+            Settings(),
         ),
         (
             "default workload, default values",

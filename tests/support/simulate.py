@@ -31,7 +31,10 @@ def pool(**fields: Any) -> dict[str, Any]:
 
 
 def values(
-    *pools: dict[str, Any], prepull: list[str] | None = None, tenants: dict[str, int] | None = None
+    *pools: dict[str, Any],
+    prepull: list[str] | None = None,
+    tenants: dict[str, int] | None = None,
+    autoscaler: dict[str, Any] | None = None,
 ) -> Values:
     images = [{"name": f"image-{i}", "image": image} for i, image in enumerate(prepull or [])]
     return Values.model_validate(
@@ -43,6 +46,7 @@ def values(
                     {"name": name, "quota": {"gpus": gpus}}
                     for name, gpus in (tenants or {}).items()
                 ],
+                "autoscaler": autoscaler or {},
             }
         }
     )

@@ -6,7 +6,8 @@ GKE 1.23, 2 x T4 per node in two zones of 1..20 nodes each, autoscaling profile
 optimize-utilization, image streaming, Google's preloaded driver installer, a RAPIDS prepuller;
 a Jupyter pod and a mock Jupyter Dask cluster (5 GPUs) held all along, and a closed-loop chain
 of about 200 Dask clusters (a scheduler and 2 workers, 1 GPU each) in six phases of width. The
-workload file is ``simulate/rapids_case_study.yaml``, with its values and settings beside it.
+workload file is ``simulate/rapids_case_study.yaml``, with its values beside it (the profile
+and image streaming among them).
 
 What it published, and how it measured (so the simulated day is measured the same way):
 
@@ -36,7 +37,7 @@ import gpu_platform.simulate as simulate_package
 import pytest
 from gpu_platform.ops.usage import percentile
 from gpu_platform.pipeline.rules import check_files
-from gpu_platform.simulate import SimResult, generate, load_settings, simulate
+from gpu_platform.simulate import Settings, SimResult, generate, simulate
 from gpu_platform.simulate.files import parse_workload
 from gpu_platform.simulate.settings import BOOT_SOURCES, reference
 from support.simulate import cluster, pool, values
@@ -152,7 +153,7 @@ def predicted() -> dict[str, float]:
     """Each figure's median over seeded days."""
     workload = parse_workload(workload_text(), "rapids_case_study.yaml")
     chosen = check_files([str(CASE / "rapids_case_study_values.yaml")]).values
-    sets = load_settings(CASE / "rapids_case_study_settings.yaml")
+    sets = Settings()
     days = [
         measure(simulate(chosen, generate(workload, seed), sets, workload.hours * 3600, seed))
         for seed in SEEDS
@@ -163,13 +164,21 @@ def predicted() -> dict[str, float]:
 def scale_up(seed: int) -> dict[str, float]:
     """The notebook's watched scale-up: two workers that fit no node, a node of 2 x T4."""
     gke = values(
-        pool(cloud="gke", driver="preinstalled", gpusPerNode=2, minNodes=0, maxNodes=1),
+        pool(
+            cloud="gke",
+            driver="preinstalled",
+            imageStreaming=True,
+            gpusPerNode=2,
+            minNodes=0,
+            maxNodes=1,
+        ),
         prepull=[IMAGE],
+        autoscaler={"profile": "optimize-utilization"},
     )
     result = simulate(
         gke,
         [cluster(at=0.0, workers=1, image=IMAGE)],
-        load_settings(CASE / "rapids_case_study_settings.yaml"),
+        Settings(),
         3600.0,
         seed,
     )

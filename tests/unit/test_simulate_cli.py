@@ -53,7 +53,7 @@ def test_settings_files_and_compare_settings(tmp_path, capsys):
     slow = tmp_path / "slow.yaml"
     slow.write_text("nodes:\n  bootSeconds: {median: 600, p90: 700}\n")
     fast = tmp_path / "fast.yaml"
-    fast.write_text("autoscaler: {profile: optimize-utilization}\n")
+    fast.write_text("autoscaler: {scanIntervalSeconds: 5}\n")
     workload = short_workload(tmp_path)
     assert main(["simulate", "--workload", workload, "--settings", str(slow), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -64,6 +64,20 @@ def test_settings_files_and_compare_settings(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"A: simulate defaults + {fast}\nB: simulate defaults + {slow}\n")
     assert "pending median" in out and "saturated" in out
+
+
+def test_what_the_cluster_runs_is_refused_in_a_settings_file(tmp_path, capsys):
+    old = tmp_path / "old.yaml"
+    old.write_text("autoscaler: {profile: optimize-utilization}\nnodes: {imageStreaming: true}\n")
+    assert main(["simulate", "--settings", str(old)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"{old}:1:14: autoscaler.profile: this is the cluster's, so it lives in the values" in err
+    )
+    assert "set platform.autoscaler.profile there" in err
+    assert (
+        f"{old}:2:9: nodes.imageStreaming:" in err and "platform.nodePools[].imageStreaming" in err
+    )
 
 
 def test_compare_values_and_settings_together(tmp_path, capsys):

@@ -152,9 +152,9 @@ def test_progress_is_reported_up_to_the_whole_day():
 
 def test_a_settings_argument_is_used():
     short = parse_workload(hours(12), "short.yaml")
-    fast = parse_settings("autoscaler: {profile: optimize-utilization}\n", "fast.yaml")
+    fast = parse_settings("autoscaler: {scanIntervalSeconds: 5}\n", "fast.yaml")
     quick = run(GKE, short, fast, seed=3)
-    assert quick.extra["assumptions"]["autoscaler"]["profile"] == "optimize-utilization"
+    assert quick.extra["assumptions"]["autoscaler"]["scanIntervalSeconds"] == 5
     assert quick.to_json() != run(GKE, short, seed=3).to_json()
 
 

@@ -11,6 +11,7 @@ from gpu_platform.pipeline.model import NodePool
 from gpu_platform.simulate import parse_settings
 from gpu_platform.simulate.distributions import SpreadModel
 from gpu_platform.simulate.settings import Settings, driver_install_kind, effective, reference
+from support.simulate import pool, values
 
 
 def spread_of(**fields: float) -> SpreadModel:
@@ -39,28 +40,37 @@ def test_every_figure_cites_a_public_source_or_says_it_is_an_assumption(key):
 def test_the_upstream_defaults():
     s = Settings()
     assert s.autoscaler.scanIntervalSeconds == 10
-    assert s.autoscaler.unneeded_seconds() == 600
+    assert s.unneeded_seconds() == 600
     assert s.autoscaler.scaleDownDelayAfterAddSeconds == 600
     assert s.autoscaler.delay_after_delete_seconds() == 10
     assert s.placement() == "least-allocated"
 
 
-def test_the_optimize_utilization_profile():
-    s = Settings.model_validate({"autoscaler": {"profile": "optimize-utilization"}})
-    assert (s.autoscaler.unneeded_seconds(), s.placement()) == (60, "most-allocated")
+def test_the_optimize_utilization_profile_comes_from_the_values():
+    gke = values(
+        pool(cloud="gke", driver="preinstalled"), autoscaler={"profile": "optimize-utilization"}
+    )
+    s = Settings().with_values(gke)
+    assert (s.unneeded_seconds(), s.placement()) == (60, "most-allocated")
     used = effective(s)
+    assert used["autoscaler"]["profile"] == "optimize-utilization"  # type: ignore[index]
     assert used["autoscaler"]["scaleDownUnneededSeconds"] == 60  # type: ignore[index]
     assert used["scheduler"]["placement"] == "most-allocated"  # type: ignore[index]
+    # off GKE the profile sets the scale-down time only: the scheduler keeps its spread
+    eks = values(pool(cloud="eks"), autoscaler={"profile": "optimize-utilization"})
+    assert Settings().with_values(eks).placement() == "least-allocated"
 
 
 def test_explicit_values_win_over_the_profile():
-    s = Settings.model_validate(
-        {
-            "autoscaler": {"profile": "optimize-utilization", "scaleDownUnneededSeconds": 120},
-            "scheduler": {"placement": "least-allocated"},
-        }
-    )
-    assert (s.autoscaler.unneeded_seconds(), s.placement()) == (120, "least-allocated")
+    scaler = {"profile": "optimize-utilization", "scaleDownUnneededSeconds": 120}
+    s = Settings.model_validate({"scheduler": {"placement": "least-allocated"}})
+    s = s.with_values(values(pool(cloud="eks"), autoscaler=scaler))
+    assert (s.unneeded_seconds(), s.placement()) == (120, "least-allocated")
+
+
+def test_streaming_pools_come_from_the_values():
+    s = Settings().with_values(values(pool(name="a", imageStreaming=True), pool(name="b")))
+    assert (s.streaming("a"), s.streaming("b")) == (True, False)
 
 
 def test_the_scale_down_threshold_is_the_gpu_flag():

@@ -204,7 +204,7 @@ class TestFormat1:
             durationMinutes: {median: 20, p90: 60}
             image: example.com/rapids:1.0
         simulation:
-          autoscaler: {profile: optimize-utilization}
+          autoscaler: {scanIntervalSeconds: 20}
           images: {example.com/rapids:1.0: 5.5}
     """
 
@@ -212,7 +212,7 @@ class TestFormat1:
         w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
         assert [t.name for t in w.tenants] == ["default"] and not w.tenants[0].quota
         assert w.images == {"example.com/rapids:1.0": 5.5}
-        assert w.settings is not None and w.settings.autoscaler.profile == "optimize-utilization"
+        assert w.settings is not None and w.settings.autoscaler.scanIntervalSeconds == 20
         text = "\n".join(p.render() for p in w.warnings)
         assert "workload format 1" in text and "work time" in text
         assert "old.yaml:11:1: simulation: warning: settings in a workload file" in text
@@ -221,11 +221,18 @@ class TestFormat1:
     def test_its_settings_apply_unless_a_settings_file_is_given(self):
         w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
         day = run(values(pool()), w)
-        assert day.extra["assumptions"]["autoscaler"]["profile"] == "optimize-utilization"
-        own = parse_settings("autoscaler: {profile: balanced}\n", "s.yaml")
-        assert (
-            run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["profile"] == "balanced"
+        assert day.extra["assumptions"]["autoscaler"]["scanIntervalSeconds"] == 20
+        own = parse_settings("autoscaler: {scanIntervalSeconds: 10}\n", "s.yaml")
+        scan = run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["scanIntervalSeconds"]
+        assert scan == 10
+
+    def test_a_profile_in_its_settings_points_at_the_values(self):
+        old = textwrap.dedent(self.V1).replace(
+            "scanIntervalSeconds: 20", "profile: optimize-utilization"
         )
+        (problem,) = problems(old, "old.yaml")
+        assert problem.startswith("old.yaml:12:16: simulation.autoscaler.profile: this is the")
+        assert "set platform.autoscaler.profile there" in problem
 
     def test_format_2_refuses_a_simulation_block(self):
         found = problems(

@@ -2,8 +2,8 @@
 
 The patch is only ever printed after the tool's own checks accepted it on top of the user's
 files (the same ``check_files`` as `gpu-platform validate`), so what it recommends installs.
-The autoscaler's levers are the cluster's, not the chart's: they are printed beside the patch
-as the cloud's own setting, never slipped into the values.
+The autoscaler's levers (``platform.autoscaler``) are the cluster's: Helm does not apply them,
+`gpu-platform nodepool` prints the cloud's command that does, and the answer says so.
 """
 
 from __future__ import annotations
@@ -54,10 +54,9 @@ def validated(
 
 def cluster_settings(levers: Levers) -> str:
     return (
-        f"autoscaling profile {levers.profile}, scale-down unneeded time "
-        f"{levers.scale_down_seconds():g} s (cluster settings, not chart values: GKE "
-        "`gcloud container clusters update CLUSTER --autoscaling-profile "
-        f"{levers.profile}`; elsewhere cluster-autoscaler's --scale-down-unneeded-time)"
+        f"platform.autoscaler (profile {levers.profile}, scale-down after "
+        f"{levers.scale_down_seconds():g} s) is the cluster's, not Helm's: `gpu-platform "
+        "nodepool` prints the cloud's command that sets it"
     )
 
 

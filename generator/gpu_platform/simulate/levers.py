@@ -18,9 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_platform.clouds.nodepool import DEFAULT_MACHINE_TYPES
-from gpu_platform.pipeline.model import NodePool, Values
-
-from .settings import PROFILE_UNNEEDED_SECONDS, Settings
+from gpu_platform.pipeline.model import PROFILE_UNNEEDED_SECONDS, NodePool, Values
 
 # How much warm capacity and how many pools' combinations a search tries: enough to reach
 # every frontier point a day of tens of GPUs has, small enough for a minute on 2 cores.
@@ -74,16 +72,27 @@ class Levers:
         )
 
 
-def baseline(values: Values, settings: Settings) -> Levers:
-    """The configuration the values and settings describe today."""
+def baseline(values: Values) -> Levers:
+    """The configuration the values describe today."""
     return Levers(
         tuple(
             PoolLevers(p.name, p.gpusPerNode, p.minNodes, p.maxNodes, p.placeholders.replicas, "")
             for p in values.platform.nodePools
         ),
-        settings.autoscaler.profile,
-        settings.autoscaler.scaleDownUnneededSeconds,
+        values.platform.autoscaler.profile,
+        _seconds(values.platform.autoscaler.scaleDownUnneededSeconds),
     )
+
+
+def _seconds(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def autoscaler_choices(values: Values) -> tuple[tuple[str, float | None], ...]:
+    """The profile and scale-down choices the cluster's cloud offers (GKE: its profiles)."""
+    if any(p.cloud == "gke" for p in values.platform.nodePools):
+        return tuple(c for c in AUTOSCALER_CHOICES if c[1] is None)
+    return AUTOSCALER_CHOICES
 
 
 def shapes(pool: NodePool) -> list[tuple[int, str]]:
@@ -118,13 +127,10 @@ def candidates(values: Values, wider: bool) -> list[Levers]:
     MAX_CONFIGS; past it every pool moves together (the same warm GPUs and minNodes each)."""
     pools = values.platform.nodePools
     per_pool = [pool_choices(p, wider) for p in pools]
-    combined = math.prod(len(c) for c in per_pool) * len(AUTOSCALER_CHOICES)
+    choices = autoscaler_choices(values)
+    combined = math.prod(len(c) for c in per_pool) * len(choices)
     grids = _product(per_pool) if combined <= MAX_CONFIGS else _together(pools, per_pool)
-    return [
-        Levers(grid, profile, unneeded)
-        for grid in grids
-        for profile, unneeded in AUTOSCALER_CHOICES
-    ]
+    return [Levers(grid, profile, unneeded) for grid in grids for profile, unneeded in choices]
 
 
 def _product(per_pool: list[list[PoolLevers]]) -> Iterator[tuple[PoolLevers, ...]]:
@@ -179,21 +185,21 @@ def apply(values: Values, levers: Levers) -> Values:
             }
         )
         pools.append(changed)
-    platform = values.platform.model_copy(update={"nodePools": pools})
-    return values.model_copy(update={"platform": platform})
-
-
-def settings_for(settings: Settings, levers: Levers) -> Settings:
-    """The platform settings with the autoscaler's levers set."""
-    autoscaler = settings.autoscaler.model_copy(
-        update={"profile": levers.profile, "scaleDownUnneededSeconds": levers.unneeded_seconds}
+    unneeded = levers.unneeded_seconds
+    autoscaler = values.platform.autoscaler.model_copy(
+        update={
+            "profile": levers.profile,
+            "scaleDownUnneededSeconds": None if unneeded is None else int(unneeded),
+        }
     )
-    return settings.model_copy(update={"autoscaler": autoscaler})
+    platform = values.platform.model_copy(update={"nodePools": pools, "autoscaler": autoscaler})
+    return values.model_copy(update={"platform": platform})
 
 
 def patch(values: Values, levers: Levers) -> dict[str, Any]:
     """A values file that sets these levers on top of the user's files: the whole pool list
-    (Helm replaces lists), each pool as the user wrote it plus the levers."""
+    (Helm replaces lists), each pool as the user wrote it plus the levers, and the
+    autoscaler's."""
     by_name = {p.name: p for p in levers.pools}
     pools = []
     for pool in values.platform.nodePools:
@@ -208,7 +214,12 @@ def patch(values: Values, levers: Levers) -> dict[str, Any]:
         placeholders["replicas"] = chosen.placeholders
         entry["placeholders"] = placeholders
         pools.append(entry)
-    return {"platform": {"nodePools": pools}}
+    unneeded = levers.unneeded_seconds
+    autoscaler = {
+        "profile": levers.profile,
+        "scaleDownUnneededSeconds": None if unneeded is None else int(unneeded),
+    }
+    return {"platform": {"nodePools": pools, "autoscaler": autoscaler}}
 
 
 def describe(levers: Levers) -> str:

@@ -31,7 +31,7 @@ from gpu_platform.ops.usage import duration, parse_duration, percentile
 from gpu_platform.pipeline.model import Values
 
 from .engine import simulate
-from .levers import Levers, apply, baseline, candidates, settings_for
+from .levers import Levers, apply, baseline, candidates
 from .plan import DayPlan, generate
 from .settings import Settings
 from .workload import Workload
@@ -140,7 +140,7 @@ class Job:
 
 def evaluate(job: Job, levers: Levers) -> Outcome:
     """One configuration over the job's seeds."""
-    values, settings = apply(job.values, levers), settings_for(job.settings, levers)
+    values, settings = apply(job.values, levers), job.settings
     waits: list[float] = []
     paid = used = 0.0
     saturated = False
@@ -235,7 +235,7 @@ def search(
     plans = tuple(generate(workload, s) for s in seeds)
     first = Job(values, settings, plans[:1], seeds[:1], horizon)
     everyone = Job(values, settings, plans, seeds, horizon)
-    base_levers = baseline(values, settings)
+    base_levers = baseline(values)
     base = evaluate(everyone, base_levers)
     configs = candidates(values, wider=base.saturated)
     metric = target.metric

@@ -11,8 +11,11 @@ Settings are the platform's, not the users': they live in their own file (``simu
 same day of users. Every figure is bounded (``scanIntervalSeconds: 0.001`` would run for
 minutes) and durations that vary are spreads (distributions.py): a median and a p90.
 
-Two profiles mirror GKE's autoscaling profiles: ``balanced`` (upstream cluster-autoscaler
-defaults) and ``optimize-utilization`` (faster scale-down and bin-packing placement).
+What the cluster runs is the values' (``platform.autoscaler``: the autoscaling profile and
+scale-down time; a pool's ``imageStreaming``), as `gpu-platform nodepool` sets it:
+``with_values`` binds a values file's to the settings before a run. The two profiles mirror
+GKE's: ``balanced`` (upstream cluster-autoscaler defaults) and ``optimize-utilization``
+(faster scale-down and, on GKE, bin-packing placement).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from gpu_platform.errors import Location
 from gpu_platform.pipeline.load import Origins
-from gpu_platform.pipeline.model import NodePool, Strict
+from gpu_platform.pipeline.model import PROFILE_UNNEEDED_SECONDS, NodePool, Strict, Values
 
 from .distributions import Spread, SpreadModel, finite, spread
 
@@ -97,8 +100,11 @@ Placement = Literal["least-allocated", "most-allocated"]
 Expander = Literal["random", "least-waste", "most-pods"]
 DriverInstall = Literal["operator", "gke-installer", "node-image"]
 
-# What each profile changes; every other figure is the same in both.
-PROFILE_UNNEEDED_SECONDS: dict[str, float] = {"balanced": 600.0, "optimize-utilization": 60.0}
+# What each profile changes; every other figure is the same in both. GKE publishes no figures
+# for optimize-utilization beyond "removes nodes faster" and packing onto busy nodes
+# (GKE_PROFILES), and maintainers say it maps to no single flag (CA_GKE_PROFILE_ISSUE): we
+# ASSUME a 1 min unneeded time and, on GKE, most-allocated placement.
+# (PROFILE_UNNEEDED_SECONDS, the values model's: nodepool sets the same on the cloud)
 PROFILE_PLACEMENT: dict[str, Placement] = {
     "balanced": "least-allocated",
     "optimize-utilization": "most-allocated",
@@ -131,27 +137,11 @@ BOOT_SOURCES = (
 class AutoscalerSettings(Strict):
     """The cluster autoscaler: when it looks, what it adds, when it removes."""
 
-    profile: Profile = Field(
-        "balanced",
-        description="balanced: upstream cluster-autoscaler defaults. optimize-utilization: GKE's "
-        "profile that 'removes nodes faster' and packs pods onto busy nodes "
-        f"({GKE_PROFILES}). GKE publishes no figures for it and maintainers say it maps to no "
-        f"single flag ({CA_GKE_PROFILE_ISSUE}); we ASSUME a 1 min unneeded time and "
-        "most-allocated placement for it.",
-    )
     scanIntervalSeconds: float = finite(
         1.0,
         600.0,
         default=10.0,
         description=f"--scan-interval: how often the loop runs ({CA_PARAMETERS}); 1 to 600 s.",
-    )
-    scaleDownUnneededSeconds: float | None = finite(
-        0.0,
-        DAY,
-        default=None,
-        description="--scale-down-unneeded-time: how long a node must be unneeded before it is "
-        f"removed; null: from the profile (balanced 10 min, {CA_PARAMETERS}; "
-        "optimize-utilization 1 min, an assumption).",
     )
     scaleDownDelayAfterAddSeconds: float = finite(
         0.0,
@@ -222,11 +212,6 @@ class AutoscalerSettings(Strict):
         "so they do both.",
     )
 
-    def unneeded_seconds(self) -> float:
-        if self.scaleDownUnneededSeconds is not None:
-            return self.scaleDownUnneededSeconds
-        return PROFILE_UNNEEDED_SECONDS[self.profile]
-
     def delay_after_delete_seconds(self) -> float:
         if self.scaleDownDelayAfterDeleteSeconds is not None:
             return self.scaleDownDelayAfterDeleteSeconds
@@ -239,7 +224,8 @@ class SchedulerSettings(Strict):
     placement: Placement | None = Field(
         None,
         description="least-allocated spreads pods, most-allocated packs them. null: from the "
-        "profile (balanced: least-allocated, the kube-scheduler default scoring "
+        "values' platform.autoscaler.profile (balanced, and any profile off GKE: "
+        "least-allocated, the kube-scheduler default scoring "
         f"({SCHEDULER_SCORING}), which scores CPU and memory only, so its GPU placement follows "
         "CPU requests that grow with pods per node; optimize-utilization: most-allocated, as "
         f"GKE documents for that profile ({GKE_PROFILES})). Ties go to the oldest node.",
@@ -295,12 +281,6 @@ class NodeSettings(Strict):
         True,
         description=f"The kubelet pulls one image at a time by default ({SERIAL_PULLS}); "
         "pulls on a node queue behind each other, the prepuller's included.",
-    )
-    imageStreaming: bool = Field(
-        False,
-        description="GKE image streaming: containers start after a short streaming "
-        "start while the image downloads in the background; later pods on the node start at "
-        f"once when the download is done ({GKE_IMAGE_STREAMING}).",
     )
     streamingStartSeconds: Spread = Field(
         default_factory=lambda: spread(6.0, 20.0, max=120.0),
@@ -359,7 +339,6 @@ class PoolOverride(Strict):
     pullMBPerSecond: float | None = finite(
         1.0, 100_000.0, default=None, description="Overrides nodes.pullMBPerSecond."
     )
-    imageStreaming: bool | None = Field(None, description="Overrides nodes.imageStreaming.")
 
 
 class Settings(Strict):
@@ -384,6 +363,33 @@ class Settings(Strict):
 
     _source: str = PrivateAttr("<settings>")
     _origins: Origins = PrivateAttr(default_factory=Origins)
+    # what the cluster runs, from the values (with_values)
+    _profile: Profile = PrivateAttr("balanced")
+    _unneeded: float | None = PrivateAttr(None)
+    _streaming: frozenset[str] = PrivateAttr(frozenset())
+    _gke: bool = PrivateAttr(False)
+
+    def with_values(self, values: Values) -> Settings:
+        """These settings for the cluster the values describe: its autoscaling profile,
+        scale-down time and the pools with image streaming."""
+        bound = self.model_copy()
+        platform = values.platform
+        bound._profile = platform.autoscaler.profile
+        unneeded = platform.autoscaler.scaleDownUnneededSeconds
+        bound._unneeded = None if unneeded is None else float(unneeded)
+        bound._streaming = frozenset(p.name for p in platform.nodePools if p.imageStreaming)
+        bound._gke = any(p.cloud == "gke" for p in platform.nodePools)
+        return bound
+
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    def unneeded_seconds(self) -> float:
+        """--scale-down-unneeded-time: the values', else the profile's."""
+        if self._unneeded is not None:
+            return self._unneeded
+        return PROFILE_UNNEEDED_SECONDS[self._profile]
 
     @property
     def source(self) -> str:
@@ -395,7 +401,7 @@ class Settings(Strict):
     def placement(self) -> Placement:
         if self.scheduler.placement is not None:
             return self.scheduler.placement
-        return PROFILE_PLACEMENT[self.autoscaler.profile]
+        return PROFILE_PLACEMENT[self._profile] if self._gke else "least-allocated"
 
     def _pool(self, pool: str, name: str) -> object:
         override = self.pools.get(pool)
@@ -428,7 +434,7 @@ class Settings(Strict):
         return float(self._pool(pool, "pullMBPerSecond"))  # type: ignore[arg-type]
 
     def streaming(self, pool: str) -> bool:
-        return bool(self._pool(pool, "imageStreaming"))
+        return pool in self._streaming
 
 
 def driver_install_kind(pool: NodePool) -> DriverInstall:
@@ -485,7 +491,9 @@ def shown(default: object) -> str:
 def effective(settings: Settings) -> dict[str, object]:
     """The settings as a run used them: profile-dependent nulls replaced by their values."""
     data = settings.model_dump(mode="json")
-    data["autoscaler"]["scaleDownUnneededSeconds"] = settings.autoscaler.unneeded_seconds()
+    data["autoscaler"]["profile"] = settings.profile  # the values'
+    data["autoscaler"]["scaleDownUnneededSeconds"] = settings.unneeded_seconds()
+    data["nodes"]["imageStreaming"] = sorted(settings._streaming)  # pools, the values'
     data["autoscaler"]["scaleDownDelayAfterDeleteSeconds"] = (
         settings.autoscaler.delay_after_delete_seconds()
     )
