@@ -37,7 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpu_platform.ops.promharness import (
+from gpu_platform.pipeline.derive import adapter_rules, relist_interval
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.promharness import (
     HPA_SYNC_S,
     OPERATOR_JOB,
     OPERATOR_TARGET_LABELS,
@@ -50,8 +54,6 @@ from gpu_platform.ops.promharness import (
     hpa_replicas,
     prometheus_available,
 )
-from gpu_platform.pipeline.derive import adapter_rules, relist_interval
-from gpu_platform.pipeline.model import GpuSignal, Values, duration_ms
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import gpu_platform.simulate as simulate_package
 from gpu_platform.ops.usage import duration
-from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import check_defaults, check_files
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import Settings, Workload, default_workload, load_workload
 from gpu_platform.simulate import search as search_module
 from gpu_platform.simulate.levers import describe

@@ -32,7 +32,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_platform.ops.promharness import (
+from gpu_platform.pipeline import sizing
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.promharness import (
     SCRAPE_SERIES_PER_TARGET,
     SERIES_PER_GPU,
     ExporterServer,
@@ -41,8 +43,6 @@ from gpu_platform.ops.promharness import (
     prometheus_available,
     simulated_cluster,
 )
-from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.model import Values
 
 MIB = 1024**2
 SEGMENT_BYTES = 10 * MIB  # the smallest --storage.tsdb.wal-segment-size Prometheus accepts

@@ -49,7 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from gpu_platform.ops.promharness import (
+from gpu_platform.pipeline import sizing
+from gpu_platform.pipeline.model.monitoring import PrometheusSizing
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.promharness import (
     OTHER_MIX,
     SCRAPE_SERIES_PER_TARGET,
     SERIES_PER_GPU,
@@ -60,8 +63,6 @@ from gpu_platform.ops.promharness import (
     prometheus_available,
     simulated_cluster,
 )
-from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.model import PrometheusSizing, Values
 
 GPUS_PER_NODE = 2
 INTERVAL_S = 1.0

@@ -23,7 +23,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_platform.ops.promharness import (
+from gpu_platform.pipeline.derive import adapter_rules, metrics_query
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.promharness import (
     DcgmExporter,
     ExporterServer,
     Gpu,
@@ -32,8 +35,6 @@ from gpu_platform.ops.promharness import (
     prometheus_available,
     servicemonitor_job,
 )
-from gpu_platform.pipeline.derive import adapter_rules, metrics_query
-from gpu_platform.pipeline.model import GpuSignal, Values
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -34,8 +34,9 @@ from typing import Any
 from unittest.mock import patch
 
 from gpu_platform.ops.usage import UsageSummary
-from gpu_platform.pipeline.model import NodePool, Values
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.model.pools import NodePool
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_files
 from gpu_platform.simulate import Workload, default_workload_text, parse_workload, run
 from gpu_platform.simulate.cluster import ClusterState, Pod
 

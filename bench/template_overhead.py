@@ -32,7 +32,7 @@ from pathlib import Path
 import yaml
 from gpu_platform import helm
 from gpu_platform.pipeline.emit.chart import chart_files
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 from gpu_platform.publish import dependencies
 
 

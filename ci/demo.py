@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from gpu_platform import helm
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.publish import dependencies, package
 from gpu_platform.summary import summary
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from gpu_platform import helm
-from gpu_platform.upstream.standins import offline_charts, package
+from gpu_platform.publish.standins import offline_charts, package
 from support.chartrepo import LocalChartRepo, real_repos_requested
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from collections import Counter
 from ruamel.yaml import YAML
 
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.pipeline.rules import Checked
+from gpu_platform.pipeline.run import Checked
 
 
 def summary(checked: Checked, manifests: str) -> str:

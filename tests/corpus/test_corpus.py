@@ -17,27 +17,15 @@ from pathlib import Path
 
 import pytest
 from gpu_platform import writes
-from gpu_platform.cli import main
+from gpu_platform.cli import main, registry
 from gpu_platform.pipeline import load
 from properties import COUNTS
 
 from corpus import CAUSES, Case, commands, lint_files, simulate_files, values_files
 
 CASES: list[Case] = [*values_files.CASES, *commands.CASES, *lint_files.CASES, *simulate_files.CASES]
-COMMANDS = (
-    "render",
-    "values",
-    "validate",
-    "template",
-    "diff",
-    "lint",
-    "report",
-    "simulate",
-    "nodepool",
-    "package",
-    "upstream",
-    "tools",
-)
+# Every command that reads a file a user hands it (release reads only the checkout).
+COMMANDS = tuple(name for name in registry.NAMES if name != "release")
 
 
 def _prepare(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpu_platform.ops.promharness import (
+from gpu_platform.testing.promharness import (
     MODE_LABEL,
     DcgmExporter,
     ExporterServer,

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from gpu_platform.ops.promharness import MODE_LABEL, OPERATOR_TARGET_LABELS, Gpu, Prometheus
 from gpu_platform.pipeline.derive import adapter_rules, pod_labels
-from gpu_platform.pipeline.model import GpuSignal, Values
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.promharness import MODE_LABEL, OPERATOR_TARGET_LABELS, Gpu, Prometheus
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpu_platform.ops.promharness import (
+from gpu_platform.pipeline.derive import adapter_rules, relist_interval
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.promharness import (
     AdapterEmulator,
     DcgmExporter,
     ExporterServer,
@@ -19,8 +22,6 @@ from gpu_platform.ops.promharness import (
     prometheus_available,
     servicemonitor_job,
 )
-from gpu_platform.pipeline.derive import adapter_rules, relist_interval
-from gpu_platform.pipeline.model import Values, duration_ms
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.errors import GpuPlatformError
-from gpu_platform.ops.promharness import Prometheus, prometheus_available
+from gpu_platform.ops.plots import draw
 from gpu_platform.ops.report import PrometheusError, build_report
-from gpu_platform.ops.usage import WAIT_THRESHOLDS, GpuHours, UsageSummary, WaitStats, plot
+from gpu_platform.ops.usage import WAIT_THRESHOLDS, GpuHours, UsageSummary, WaitStats
+from gpu_platform.testing.promharness import Prometheus, prometheus_available
 
 from .authproxy import OPENSSL, AuthFront, Check, Pki, make_pki
 from .ksm_day import DAY, END, SCRAPE_S, Day, build_day, write_openmetrics
@@ -245,7 +246,7 @@ class TestErrors:
 
 def test_plot_is_written(report: UsageSummary, tmp_path: Path):
     path = tmp_path / "day.png"
-    plot([report], path)
+    draw([report], path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 10_000
 

@@ -14,7 +14,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from gpu_platform.clouds.requirements import GKE_DRIVER_DIR
+from gpu_platform.pipeline.cloud_requirements import GKE_DRIVER_DIR
 from hypothesis import strategies as st
 
 POOL_NAMES = ["gpu", "t4", "a100"]
@@ -29,7 +29,7 @@ TAINTS = st.sampled_from(
         {"key": "spot", "effect": "PreferNoSchedule"},
     ]
 )
-# The gpu-operator settings each cloud's preinstalled drivers need (clouds/requirements.py
+# The gpu-operator settings each cloud's preinstalled drivers need (pipeline/cloud_requirements.py
 # holds them with their sources; the file writes them as a user following the message would).
 PREINSTALLED = {
     "gke": {

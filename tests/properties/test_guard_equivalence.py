@@ -31,9 +31,9 @@ from gpu_platform.helm import isolated_env
 from gpu_platform.pipeline.derive import DERIVATIONS, dcgm_env, get_path, set_path
 from gpu_platform.pipeline.emit.values import values_schema
 from gpu_platform.pipeline.load import LoadedValues, Origins
-from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import check_data
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import RULES
+from gpu_platform.pipeline.run import check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError

@@ -15,7 +15,7 @@ from typing import Any
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.load import LoadedValues, Origins
-from gpu_platform.pipeline.rules import check_data
+from gpu_platform.pipeline.run import check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.k8svalidate import load_manifests, validate_objects

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.publish import package
 from gpu_platform.publish.package import Packaged
 

@@ -15,9 +15,9 @@ import yaml
 from gpu_platform import helm
 from gpu_platform.helm import isolated_env
 from gpu_platform.pipeline import facts, registry
-from gpu_platform.publish import metadata
+from gpu_platform.pipeline.emit import metadata
 from gpu_platform.publish.package import STANDINS_ANNOTATION, Packaged
-from gpu_platform.upstream.standins import STANDIN_ANNOTATION
+from gpu_platform.publish.standins import STANDIN_ANNOTATION
 from support import registry as oci
 from support.k8svalidate import load_manifests, validate_objects
 

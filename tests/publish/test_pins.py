@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpu_platform.cli import readme
 from gpu_platform.pipeline import registry
-from gpu_platform.pipeline.emit import docs
 from gpu_platform.upstream import store
 from support.repo import git, snapshot, tracked
 
@@ -42,7 +42,7 @@ def pinned_versions() -> set[str]:
 
 
 def _without_generated_blocks(text: str) -> str:
-    for name in docs.BLOCKS:
+    for name in readme.BLOCKS:
         text = re.sub(
             rf"<!-- generated: {name} -->.*?<!-- /generated: {name} -->", "", text, flags=re.DOTALL
         )

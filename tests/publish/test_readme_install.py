@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 from gpu_platform import checkout, helm, tools
+from gpu_platform.cli import readme
 from gpu_platform.pipeline import facts, registry
-from gpu_platform.pipeline.emit import docs
 from gpu_platform.publish import dependencies
 from support import registry as oci
 from support.chartrepo import real_repos_requested
@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(oci.available() is not None, reason=str(oci.avai
 
 def commands(block: str) -> list[str]:
     """The command lines of one generated README block (the text inside ```sh ... ```)."""
-    text = docs.block_text(README.read_text(), block)
+    text = readme.block_text(README.read_text(), block)
     body = text.split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in body.splitlines() if line.strip()]
 
@@ -180,5 +180,5 @@ def test_upgrade(world, major, tmp_path):
 
 def test_the_blocks_are_what_the_generator_writes():
     """The README holds the commands the generator would write now (render --check, too)."""
-    assert docs.apply(README.read_text()) == README.read_text()
+    assert readme.apply(README.read_text()) == README.read_text()
     assert checkout.readme() == README

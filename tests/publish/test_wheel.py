@@ -13,10 +13,11 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
-from gpu_platform.publish import metadata
+from gpu_platform.pipeline.emit import metadata
 from support.repo import snapshot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,6 +66,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     assert "Warning" not in build.stdout + build.stderr, build.stdout + build.stderr
     (wheel,) = (work / "dist").glob("*.whl")
     assert wheel.name == f"gpu_platform-{metadata.version()}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        harness = [n for n in archive.namelist() if n.startswith("gpu_platform/testing/")]
+    assert harness == [], "the test harness needs the test extra; it stays out of the wheel"
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
     bin_dir = work / "venv" / "bin"
     install = subprocess.run(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 from gpu_platform.errors import HelmError, ValuesInvalid
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 from support.k8svalidate import validate_objects
 from support.render import render_chart
 

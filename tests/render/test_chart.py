@@ -8,8 +8,8 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
 from gpu_platform.pipeline import registry, sizing
-from gpu_platform.pipeline.model import Values
-from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.publish.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.k8svalidate import validate_objects
 from support.render import (

@@ -23,9 +23,10 @@ from gpu_platform import helm
 from gpu_platform.cli import main
 from gpu_platform.helm import isolated_env
 from gpu_platform.ops.diff import SCHEMA
+from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.load import load_values
-from gpu_platform.pipeline.rules import check_data
-from gpu_platform.publish import metadata, package
+from gpu_platform.pipeline.run import check_data
+from gpu_platform.publish import package
 from gpu_platform.publish.package import Packaged
 from support import registry as oci
 

@@ -30,7 +30,7 @@ from gpu_platform import helm
 from gpu_platform.cli import main
 from gpu_platform.pipeline.emit.chart import helm_only_yaml
 from gpu_platform.pipeline.emit.values import values_yaml
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from properties import COUNTS

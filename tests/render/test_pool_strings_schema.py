@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from gpu_platform import helm
 from gpu_platform.pipeline.emit.chart import chart_files, stale_files, write_chart
-from gpu_platform.pipeline.rules import check_defaults, check_files
+from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.publish import dependencies
 from support.chartrepo import real_repos_requested
 from support.render import CHART, SCENARIO_DIR, scenarios

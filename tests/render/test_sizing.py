@@ -17,8 +17,8 @@ from gpu_platform import helm
 from gpu_platform.errors import HelmError
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.derive import relist_interval, resolve
-from gpu_platform.pipeline.model import Values
-from gpu_platform.upstream.standins import configmap_name as standin_configmap_name
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.publish.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.render import render, resolved_values
 

@@ -24,9 +24,10 @@ from gpu_platform.cli import main
 from gpu_platform.helm import isolated_env
 from gpu_platform.ops import template as template_ops
 from gpu_platform.pipeline import registry
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.emit import metadata
+from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.pipeline.setvalues import ordered
-from gpu_platform.publish import metadata, package
+from gpu_platform.publish import package
 from gpu_platform.publish.package import Packaged
 from support import registry as oci
 from support.internet import LocalInternet, static_server

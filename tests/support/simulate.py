@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.simulate import ClusterArrival, DayPlan, Settings, SimResult, simulate
 
 IMAGE = "example.com/rapids:1.0"

@@ -18,15 +18,15 @@ from gpu_platform import tools
 from gpu_platform.helm import isolated_env
 from gpu_platform.helm import run as run_helm
 from gpu_platform.pipeline import registry
-from gpu_platform.upstream import store
-from gpu_platform.upstream.standins import (
+from gpu_platform.publish.standins import (
     STANDIN_ANNOTATION,
     offline_charts,
     package,
 )
-from gpu_platform.upstream.standins import (
+from gpu_platform.publish.standins import (
     configmap_name as standin_configmap_name,
 )
+from gpu_platform.upstream import store
 
 from .chartrepo import CHART_REPOSITORY, REAL_REPOSITORIES, LocalChartRepo, real_repos_requested
 from .k8svalidate import load_manifests, validate_objects

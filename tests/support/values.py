@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 
 
 def problems(write_values: Callable[[str], str], text: str) -> list[str]:

@@ -29,8 +29,8 @@ from gpu_platform.pipeline.load import (
     parse_text,
     read_file,
 )
-from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import check_data
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_data
 from gpu_platform.pipeline.yamltree import compose, fast_events
 from gpu_platform.simulate import engine, parse_settings, parse_workload
 from gpu_platform.upstream import store
@@ -295,7 +295,7 @@ def test_a_day_that_never_ends_is_stopped_by_the_progress_guard(
 ) -> None:
     """A notebook refused by its quota all day, retried every second, is 86,400 events; with
     the guard at 2,000 the run stops early, saying what to change."""
-    from gpu_platform.pipeline.rules import check_data as checked
+    from gpu_platform.pipeline.run import check_data as checked
     from gpu_platform.simulate import run
 
     values = checked(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_platform.pipeline import registry
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 from support.values import problems
 
 KPS = registry.info("kube-prometheus-stack").version

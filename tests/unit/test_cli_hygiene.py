@@ -9,31 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpu_platform import cli
-from gpu_platform.cli import main, warning_lines
+from gpu_platform.cli import main, readme, registry
+from gpu_platform.cli.common import warning_lines
+from gpu_platform.cli.parser import commands
 from gpu_platform.pipeline import pins
-from gpu_platform.pipeline.emit import docs
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 GKE = str(REPO / "values" / "gke-t4-rapids.yaml")
 KIND = str(REPO / "values" / "kind.yaml")
-COMMANDS = [
-    "render",
-    "values",
-    "validate",
-    "template",
-    "diff",
-    "lint",
-    "report",
-    "simulate",
-    "nodepool",
-    "package",
-    "release",
-    "upstream",
-    "tools",
-]
+COMMANDS = list(registry.NAMES)
 
 
 def _cli(*args: str, stdout: int | None = subprocess.PIPE, **kwargs) -> subprocess.Popen:
@@ -54,7 +40,7 @@ class TestHelp:
         assert "``" not in text and "the only place" not in text  # no developer docstring
         listed = [m.group(1) for m in re.finditer(r"^    (\w+) +\S.*$", text, re.MULTILINE)]
         assert listed == COMMANDS
-        for name, _parser, help_line in cli.commands():
+        for name, _parser, help_line in commands():
             assert f"    {name:<12} {help_line}\n" in text  # all of it, on one line
 
     def test_version(self, capsys):
@@ -71,7 +57,7 @@ class TestHelp:
         ]
 
     def test_the_readme_table_lists_every_command_and_flag_of_the_help(self, capsys):
-        block = docs.block_text(README.read_text(), "cli")
+        block = readme.block_text(README.read_text(), "cli")
         rows = {
             m.group(1): m.group(0)
             for m in re.finditer(r"^\| `gpu-platform (\w+)[^|]*.*$", block, re.MULTILINE)
@@ -90,7 +76,7 @@ class TestHelp:
             assert not missing, f"{name}: {missing} in --help but not in the README row"
 
     def test_the_table_is_current(self):
-        assert docs.block_text(README.read_text(), "cli") == docs.cli()
+        assert readme.block_text(README.read_text(), "cli") == readme.cli()
 
 
 def _short_form_listed(flag: str, help_text: str, row: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from gpu_platform.pipeline.emit import docs
+from gpu_platform.cli import readme
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -24,11 +24,11 @@ def _dummy(**fields: object) -> Rule:
 
 
 def test_readme_block_is_the_catalogue_block() -> None:
-    assert docs.block_text(README.read_text(), "plain-helm") == docs.plain_helm()
+    assert readme.block_text(README.read_text(), "plain-helm") == readme.plain_helm()
 
 
 def test_every_guarded_rule_is_listed_by_summary() -> None:
-    block = docs.plain_helm()
+    block = readme.plain_helm()
     for rule in RULES:
         if rule.severity == "error" and "derived" not in rule.tags:
             assert f"(`{rule.id}`)" in block, rule.id
@@ -36,8 +36,8 @@ def test_every_guarded_rule_is_listed_by_summary() -> None:
 
 
 def test_a_guarded_rule_added_to_the_catalogue_appears() -> None:
-    before = docs.plain_helm(RULES)
-    after = docs.plain_helm([*RULES, _dummy(guard="{{- /* dummy */ -}}")])
+    before = readme.plain_helm(RULES)
+    after = readme.plain_helm([*RULES, _dummy(guard="{{- /* dummy */ -}}")])
     assert before != after
     added = set(after.splitlines()) - set(before.splitlines())
     assert "- a dummy invariant nobody else states (`dummy-rule`)" in added
@@ -47,7 +47,7 @@ def test_a_guarded_rule_added_to_the_catalogue_appears() -> None:
 
 
 def test_a_rule_without_guard_is_listed_with_its_reason() -> None:
-    block = docs.plain_helm([*RULES, _dummy(no_guard="Helm cannot look up the cluster")])
+    block = readme.plain_helm([*RULES, _dummy(no_guard="Helm cannot look up the cluster")])
     head, tail = block.split("Only `gpu-platform validate` refuses", 1)
     assert "dummy-rule" not in head
     assert (
@@ -57,11 +57,11 @@ def test_a_rule_without_guard_is_listed_with_its_reason() -> None:
 
 
 def test_a_warning_is_listed_as_validate_only() -> None:
-    block = docs.plain_helm([*RULES, _dummy(severity="warning")])
+    block = readme.plain_helm([*RULES, _dummy(severity="warning")])
     warnings = block.split("Warnings, printed by `gpu-platform validate` only", 1)[1]
     assert "(`dummy-rule`)" in warnings
 
 
 def test_pipes_in_a_summary_are_escaped() -> None:
     rule = dataclasses.replace(_dummy(guard="x"), summary="a | b")
-    assert "- a \\| b (`dummy-rule`)" in docs.plain_helm([rule])
+    assert "- a \\| b (`dummy-rule`)" in readme.plain_helm([rule])

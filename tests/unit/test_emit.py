@@ -13,7 +13,7 @@ from gpu_platform.pipeline.emit.values import (
     values_schema,
     values_yaml,
 )
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,8 +17,9 @@ from gpu_platform.errors import UsageError
 from gpu_platform.lint import crd_schemas as crd_vendor
 from gpu_platform.lint import kube_schema
 from gpu_platform.lint.engine import Finding, has_errors, kube_path, lint_paths, lint_text
-from gpu_platform.pipeline.model import POOL_LABEL, Values
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.model.pools import POOL_LABEL
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]

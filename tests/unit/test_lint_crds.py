@@ -17,7 +17,7 @@ from gpu_platform.errors import UsageError
 from gpu_platform.lint import crd_schemas as crd_vendor
 from gpu_platform.lint import user_crds
 from gpu_platform.lint.engine import Finding, lint_paths
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.upstream import store
 
 KUBE = "1.29"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from gpu_platform.lint.engine import Finding, lint_paths, lint_text
 from gpu_platform.lint.pod_specs import pod_specs
-from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import check_defaults
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_defaults
 
 KUBE = "1.29"
 DEFAULTS = check_defaults().values

@@ -20,11 +20,12 @@ from gpu_platform.clouds.nodepool import (
     NodepoolError,
     nodepool_script,
 )
-from gpu_platform.clouds.requirements import gpu_operator_requirements
 from gpu_platform.errors import GpuPlatformError, UsageError
 from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements
 from gpu_platform.pipeline.derive import get_path
-from gpu_platform.pipeline.model import POOL_LABEL, ClusterAutoscaler, NodePool, Taint
+from gpu_platform.pipeline.model.kube import Taint
+from gpu_platform.pipeline.model.pools import POOL_LABEL, ClusterAutoscaler, NodePool
 
 CA = "k8s.io/cluster-autoscaler"
 DEDICATED = Taint(key="dedicated", value="ml", effect="NoExecute")

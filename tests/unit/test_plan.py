@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.errors import UsageError
-from gpu_platform.pipeline.rules import check_defaults, check_files
+from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import Settings, load_workload
 from gpu_platform.simulate.levers import candidates
 from gpu_platform.simulate.search import Target, layers, parse_target, search

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.pipeline.derive import resolve
-from gpu_platform.pipeline.model import Taint, Toleration, Values, tolerates
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.model.kube import Taint, Toleration, tolerates
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_files
 from support.values import problems
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import gpu_platform.simulate as simulate_package
 import pytest
 from gpu_platform.ops.usage import percentile
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 from gpu_platform.simulate import Settings, SimResult, generate, simulate
 from gpu_platform.simulate.files import parse_workload
 from gpu_platform.simulate.settings import BOOT_SOURCES, reference

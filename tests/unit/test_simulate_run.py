@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.ops.usage import UsageSummary, side_by_side
-from gpu_platform.pipeline.rules import check_defaults, check_files
+from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import (
     Config,
     compare,

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.pipeline.model import NodePool
+from gpu_platform.pipeline.model.pools import NodePool
 from gpu_platform.simulate import parse_settings
 from gpu_platform.simulate.distributions import SpreadModel
 from gpu_platform.simulate.settings import Settings, driver_install_kind, effective, reference

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.errors import UsageError, ValuesInvalid
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.run import check_files
 from gpu_platform.simulate import (
     default_workload,
     generate,

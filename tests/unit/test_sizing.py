@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.derive import DERIVATIONS, relist_interval, resolve
-from gpu_platform.pipeline.model import PrometheusSizing, Values
-from gpu_platform.pipeline.rules import check_data, check_defaults
+from gpu_platform.pipeline.model.monitoring import PrometheusSizing
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_data, check_defaults
 from support.values import problems
 
 # Round coefficients so every figure below can be checked with pencil and paper.

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from gpu_platform.pipeline.model import Values, covers_everything
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.model.kube import covers_everything
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.boundary import advertised_gpu_resources
+from gpu_platform.pipeline.run import check_files
 from support.values import problems
 
 SCHEMA = json.loads(

@@ -9,7 +9,8 @@ import pytest
 from gpu_platform.cli import main
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.upstream import store, sync
+from gpu_platform.publish import upstream_sync as sync
+from gpu_platform.upstream import store
 
 
 def test_registry_and_lock_name_the_same_charts():

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from gpu_platform.ops.plots import draw
 from gpu_platform.ops.usage import (
     GpuHours,
     PodWait,
@@ -16,7 +17,6 @@ from gpu_platform.ops.usage import (
     extra_text,
     pending_over_time,
     percentile,
-    plot,
     side_by_side,
 )
 
@@ -218,7 +218,7 @@ def test_side_by_side_and_plots(tmp_path):
     assert table.splitlines()[0].startswith("B: WARNING: the GPU pools saturated")
     for name, summaries in (("one.png", [a]), ("two.png", [a, b])):
         out = tmp_path / name
-        plot(summaries, out)
+        draw(summaries, out)
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
 
 

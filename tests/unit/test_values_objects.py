@@ -40,7 +40,7 @@ class TestRequestsWithinLimits:
 
     @pytest.mark.parametrize("limit", ["500m", "0.5", "1", "5e-1"])
     def test_equal_or_above_in_any_notation_is_fine(self, write_values, limit):
-        from gpu_platform.pipeline.rules import check_files
+        from gpu_platform.pipeline.run import check_files
 
         path = write_values(
             f"platform:\n  tenants:\n    - name: a\n      limits: {{default: {{cpu: '{limit}'}}}}\n"
@@ -84,7 +84,7 @@ def test_merged_list_of_the_wrong_form(write_values, text, expected):
 
 
 def test_upstream_forms_pass(write_values):
-    from gpu_platform.pipeline.rules import check_files
+    from gpu_platform.pipeline.run import check_files
 
     check_files(
         [
@@ -129,7 +129,7 @@ class TestHpaBehavior:
         ]
 
     def test_unset_fields_stay_unset_in_the_resolved_values(self, write_values):
-        from gpu_platform.pipeline.rules import check_files
+        from gpu_platform.pipeline.run import check_files
 
         text = HPA + "      behavior:\n        scaleDown: {stabilizationWindowSeconds: 60}\n"
         checked = check_files([write_values(text)])

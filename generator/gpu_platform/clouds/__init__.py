@@ -1,3 +1,4 @@
-"""Cloud specifics: ``requirements`` (what each cloud's driver mode needs from gpu-operator, as
-data the rules check) and ``nodepool`` (the commands that create matching GPU node pools).
+"""Cloud specifics: ``nodepool`` prints the commands that create matching GPU node pools
+(what each cloud's driver mode needs from gpu-operator is data the rules check:
+``pipeline.cloud_requirements``).
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from gpu_platform.pipeline.model import ClusterAutoscaler
+from gpu_platform.pipeline.model.pools import ClusterAutoscaler
 
 CA_PARAMETERS = (
     "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md"

@@ -25,16 +25,15 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from gpu_platform.clouds.autoscaler import autoscaler_command
-from gpu_platform.clouds.requirements import NVIDIA_DOCS
 from gpu_platform.errors import GpuPlatformError, UsageError
+from gpu_platform.pipeline.cloud_requirements import NVIDIA_DOCS
 from gpu_platform.pipeline.load import dotted
-from gpu_platform.pipeline.model import (
+from gpu_platform.pipeline.model.kube import Taint, matches
+from gpu_platform.pipeline.model.pools import (
     MACHINE_TYPE_EXAMPLES,
     MACHINE_TYPE_PATTERNS,
     ClusterAutoscaler,
     NodePool,
-    Taint,
-    matches,
 )
 from gpu_platform.pipeline.yamltree import PathKey
 

@@ -38,7 +38,7 @@ from gpu_platform.lint import crd_schemas as crd_vendor
 from gpu_platform.lint.findings import Finding, PathKey, Severity, has_errors, kube_path
 from gpu_platform.lint.manifests import MAX_MANIFEST_BYTES, Document, read_documents
 from gpu_platform.pipeline.load import STDIN, STDIN_NAME, read_file
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 
 __all__ = ["Finding", "has_errors", "kube_path", "lint_paths", "lint_text", "lint_sources"]
 

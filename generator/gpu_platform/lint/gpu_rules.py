@@ -21,15 +21,9 @@ from typing import Any
 from gpu_platform.lint import catalogue
 from gpu_platform.lint.findings import PathKey, RuleIssue
 from gpu_platform.lint.pod_specs import pod_specs
-from gpu_platform.pipeline.model import (
-    POOL_LABEL,
-    NodePool,
-    Taint,
-    Toleration,
-    Values,
-    parse_tolerations,
-    tolerates,
-)
+from gpu_platform.pipeline.model.kube import Taint, Toleration, parse_tolerations, tolerates
+from gpu_platform.pipeline.model.pools import POOL_LABEL, NodePool
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.quantity import parse_quantity
 
 GPU_PREFIX = "nvidia.com/"

@@ -27,7 +27,7 @@ from typing import Any
 from gpu_platform.lint import catalogue
 from gpu_platform.lint.findings import RuleIssue
 from gpu_platform.lint.pod_specs import pod_specs
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.quantity import parse_quantity
 
 PathKey = tuple[str | int, ...]

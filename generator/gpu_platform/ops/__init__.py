@@ -1,3 +1,5 @@
 """Operations on a running platform: ``report`` reads a real Prometheus (through ``promapi``)
-and summarises GPU cost and user waits in the ``usage`` figures that ``simulate`` also uses.
+and summarises GPU cost and user waits in the ``usage`` figures that ``simulate`` also uses
+(``plots`` draws them); ``template`` renders a release, ``diff`` compares two renders, and
+``apiserver`` reads the API server's addresses for ``values --discover``.
 """

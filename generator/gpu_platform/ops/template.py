@@ -38,12 +38,13 @@ from gpu_platform.errors import (
     UsageError,
     ValuesInvalid,
 )
+from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.emit.chart import chart_files, helm_only_yaml, write_chart
 from gpu_platform.pipeline.load import LoadedValues, Origins, merge_into, parse_text, read_file
-from gpu_platform.pipeline.rules import Checked, check_data
+from gpu_platform.pipeline.run import Checked, check_data
 from gpu_platform.pipeline.setvalues import SetArg
 from gpu_platform.pipeline.setvalues import apply as apply_sets
-from gpu_platform.publish import dependencies, metadata
+from gpu_platform.publish import dependencies
 from gpu_platform.writes import WriteRefused, check_target, replace_tree
 
 DEFAULT_RELEASE = metadata.NAME

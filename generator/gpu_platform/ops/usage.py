@@ -30,7 +30,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from gpu_platform.pipeline import facts
@@ -602,11 +601,3 @@ def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[f
     times.append(summary.end)
     counts.append(counts[-1])
     return times, counts
-
-
-def plot(summaries: Sequence[UsageSummary], path: Path, bin_s: float | None = None) -> None:
-    """The day in four pictures (plots.py); several summaries share the axes; ``bin_s``
-    averages the series over bins of that many seconds."""
-    from .plots import draw
-
-    draw(summaries, path, bin_s)

@@ -22,7 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gpu_platform.pipeline.model import GpuSignal, Hpa, NodePool, PrepullImage, Tenant
+from gpu_platform.pipeline.model.hpas import Hpa
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.pools import NodePool, PrepullImage
+from gpu_platform.pipeline.model.tenants import Tenant
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 HELPER_PREFIX = "gpu-platform."

@@ -15,14 +15,9 @@ from typing import Any
 
 from gpu_platform.pipeline import registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.model import (
-    GpuSignal,
-    Taint,
-    Values,
-    duration_ms,
-    parse_tolerations,
-    tolerates,
-)
+from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
 
 PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
 PROMETHEUS_PORT = 9090

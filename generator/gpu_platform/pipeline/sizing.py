@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpu_platform.pipeline.model import NodePool, PrometheusSizing, Values
+    from gpu_platform.pipeline.model.monitoring import PrometheusSizing
+    from gpu_platform.pipeline.model.pools import NodePool
+    from gpu_platform.pipeline.model.values import Values
 
 GIB = 1024**3
 MIB = 1024**2
@@ -316,7 +318,7 @@ def template_constants() -> dict[str, str]:
 
 
 def inputs_for(values: Values) -> Inputs:
-    from gpu_platform.pipeline.model import duration_ms
+    from gpu_platform.pipeline.model.kube import duration_ms
 
     z = values.platform.monitoring.sizing
     nodes, gpus = gpu_count(z, values.platform.nodePools)
@@ -390,7 +392,7 @@ def below_pools(values: Values) -> tuple[str, str] | None:
 
 def implausible_interval(values: Values) -> str | None:
     """What a scrape interval outside 1s-5m costs, or None inside it."""
-    from gpu_platform.pipeline.model import duration_ms
+    from gpu_platform.pipeline.model.kube import duration_ms
 
     monitoring = values.platform.monitoring
     interval = monitoring.scrapeInterval

@@ -1,8 +1,9 @@
-"""Publishing the chart: what Chart.yaml says about the project, the archive, the release.
+"""Publishing the chart: the archive, the release, and the vendored upstream data.
 
-- ``metadata``: home, sources, maintainers, icon and the Artifact Hub annotations (images,
-  license, changes), computed from the project's facts and the vendored upstream defaults;
-- ``package``: ``gpu-platform package`` builds ``gpu-platform-<version>.tgz`` with its four
-  dependencies inside (real charts where reachable, clearly marked stand-ins offline);
-- ``release``: ``gpu-platform release`` bumps the one version the tool and chart share.
+- ``package``: ``gpu-platform package`` builds ``gpu-platform-<version>.tgz`` with its
+  dependencies inside (``dependencies``: real charts where reachable, clearly marked
+  ``standins`` offline);
+- ``release``: ``gpu-platform release`` bumps the one version the tool and chart share;
+- ``upstream_sync``: ``gpu-platform upstream sync`` refreshes the vendored upstream data from
+  the pinned charts, and ``--check`` proves it matches the pins and was not edited by hand.
 """

@@ -26,7 +26,8 @@ from gpu_platform.errors import GpuPlatformError
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.lockfile import digest
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.upstream import standins, store
+from gpu_platform.publish import standins
+from gpu_platform.upstream import store
 
 Mode = str  # "auto", "real" or "standins"
 MODES = ("auto", "real", "standins")

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from gpu_platform import helm
 from gpu_platform.errors import GpuPlatformError
+from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.emit.chart import chart_files, chart_yaml
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.pipeline.rules import Checked
-from gpu_platform.publish import dependencies, metadata
+from gpu_platform.pipeline.run import Checked
+from gpu_platform.publish import dependencies
 from gpu_platform.writes import WriteRefused, write_file
 
 STANDINS_ANNOTATION = "gpu-platform.io/stand-ins"

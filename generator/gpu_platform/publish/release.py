@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from gpu_platform.errors import UsageError
-from gpu_platform.publish import metadata
+from gpu_platform.pipeline.emit import metadata
 
 VERSION_FILE = Path(__file__).resolve().parents[1] / "VERSION"
 _SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from gpu_platform.errors import Problem, ValuesInvalid
 from gpu_platform.ops.usage import UsageSummary
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 
 from .engine import Progress, SimResult, simulate
 from .files import (

@@ -34,7 +34,7 @@ from gpu_platform.ops.usage import Capped, PodWait, UsageSummary, duration, perc
 from .settings import EC2_BILLING, GCE_BILLING, POD_PHASE, QUOTA_ADMISSION, effective
 
 if TYPE_CHECKING:
-    from gpu_platform.pipeline.model import Values
+    from gpu_platform.pipeline.model.values import Values
 
     from .autoscaler import Autoscaler
     from .cluster import ClusterState, Node

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 
 from .accounting import Meter
 from .distributions import SpreadModel

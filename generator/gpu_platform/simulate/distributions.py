@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from gpu_platform.pipeline.model import Strict
+from gpu_platform.pipeline.model.kube import Strict
 
 # The z of the 90th percentile of a standard normal: P(Z < 1.2816) = 0.9.
 Z90 = 1.2815515655446004

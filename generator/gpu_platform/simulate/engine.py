@@ -31,7 +31,7 @@ import simpy
 
 from gpu_platform.errors import GpuPlatformError
 from gpu_platform.ops.usage import UsageSummary
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 
 from .accounting import Meter, Record, summarize
 from .autoscaler import Autoscaler

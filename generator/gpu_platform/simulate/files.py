@@ -26,7 +26,7 @@ from gpu_platform.pipeline.load import (
     parse_text,
     read_file,
 )
-from gpu_platform.pipeline.model import Strict
+from gpu_platform.pipeline.model.kube import Strict
 
 from .distributions import finite
 from .settings import Settings

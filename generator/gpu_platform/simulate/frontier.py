@@ -17,8 +17,8 @@ from typing import Any
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.ops.usage import duration
 from gpu_platform.pipeline.emit import helmyaml
-from gpu_platform.pipeline.model import Values
-from gpu_platform.pipeline.rules import check_files
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.run import check_files
 
 from .levers import Levers, patch
 from .search import Answer, Outcome

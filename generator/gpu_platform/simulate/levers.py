@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_platform.clouds.nodepool import DEFAULT_MACHINE_TYPES
-from gpu_platform.pipeline.model import PROFILE_UNNEEDED_SECONDS, NodePool, Values
+from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool
+from gpu_platform.pipeline.model.values import Values
 
 # How much warm capacity and how many pools' combinations a search tries: enough to reach
 # every frontier point a day of tens of GPUs has, small enough for a minute on 2 cores.

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from gpu_platform.errors import UsageError
 from gpu_platform.ops.usage import duration, parse_duration, percentile
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 
 from .engine import simulate
 from .levers import Levers, apply, baseline, candidates

@@ -26,7 +26,9 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from gpu_platform.errors import Location
 from gpu_platform.pipeline.load import Origins
-from gpu_platform.pipeline.model import PROFILE_UNNEEDED_SECONDS, NodePool, Strict, Values
+from gpu_platform.pipeline.model.kube import Strict
+from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool
+from gpu_platform.pipeline.model.values import Values
 
 from .distributions import Spread, SpreadModel, finite, spread
 
@@ -441,7 +443,7 @@ def driver_install_kind(pool: NodePool) -> DriverInstall:
     """Who installs the driver on a new node of this pool, and so when its GPUs appear:
     the GPU operator (driver: operator) and Google's installer DaemonSet (GKE, driver:
     preinstalled) both install after the node registers; other clouds' preinstalled drivers
-    ship in the node image (clouds/requirements.py)."""
+    ship in the node image (pipeline/cloud_requirements.py)."""
     if pool.driver == "operator":
         return "operator"
     return "gke-installer" if pool.cloud == "gke" else "node-image"

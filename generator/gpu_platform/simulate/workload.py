@@ -35,7 +35,8 @@ from pydantic import (
 
 from gpu_platform.errors import Location, Problem
 from gpu_platform.pipeline.load import Origins, dotted
-from gpu_platform.pipeline.model import DnsLabel, Image, Strict, Values
+from gpu_platform.pipeline.model.kube import DnsLabel, Image, Strict
+from gpu_platform.pipeline.model.values import Values
 
 from .distributions import Spread, finite, spread
 from .settings import RAPIDS_IMAGE_GB, RAPIDS_IMAGE_SIZE, Settings

@@ -1,12 +1,11 @@
-"""The pinned upstream charts' own data, carried inside the package.
+"""The pinned upstream charts' own data, carried inside the package, and its reader.
 
 None of the four bundled charts ships a values schema, and three of their repositories cannot
 be reached from every build machine. So the package carries what the project reads from them:
 each chart's Chart.yaml, default values (nested subcharts included), values schemas and CRDs,
 under ``charts/<chart>/`` in the chart's own layout (files over 100 KiB gzipped).
 
-- ``store``: reads that data (the subchart key check, lint's CRD schemas, stand-ins, tests);
-- ``sync``: ``gpu-platform upstream sync`` refreshes it from the pinned charts and
-  ``--check`` proves it matches the pins and was not edited by hand;
-- ``standins``: builds offline stand-in charts from it (real name, version, values and CRDs).
+``store`` reads that data (the subchart key check, lint's CRD schemas, stand-ins, tests);
+``publish.upstream_sync`` refreshes it (``gpu-platform upstream sync``) and
+``publish.standins`` builds offline stand-in charts from it.
 """

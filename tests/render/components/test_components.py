@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from gpu_platform.pipeline import components
 from gpu_platform.pipeline.components import COMPONENT_LABEL, COMPONENTS
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from support.chartrepo import real_repos_requested
 from support.render import CHART, render_sources, scenario, scenarios
 

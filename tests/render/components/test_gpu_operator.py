@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_platform.upstream.standins import configmap_name
+from gpu_platform.publish.standins import configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.kube import tolerated
 from support.render import of_kind, render_chart, scenario

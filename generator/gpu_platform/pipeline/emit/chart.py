@@ -17,7 +17,7 @@ import yaml
 
 from gpu_platform.pipeline import components, facts, promql, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
-from gpu_platform.pipeline.emit import helmyaml
+from gpu_platform.pipeline.emit import helmyaml, metadata
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
 from gpu_platform.pipeline.emit.guard import validate_yaml
 from gpu_platform.pipeline.emit.values import (
@@ -27,8 +27,7 @@ from gpu_platform.pipeline.emit.values import (
 )
 from gpu_platform.pipeline.lockfile import Lock, render_lock
 from gpu_platform.pipeline.pins import lock as pinned_lock
-from gpu_platform.pipeline.rules import Checked
-from gpu_platform.publish import metadata
+from gpu_platform.pipeline.run import Checked
 from gpu_platform.writes import marker_bytes, replace_tree
 
 CHART_NAME = metadata.NAME
@@ -131,7 +130,9 @@ def chart_yaml(
         },
         "dependencies": [chart.requested() for chart in lock.charts],
     }
-    sources = f"{THIS_FILE}, generator/gpu_platform/publish/metadata.py and the root Chart.lock"
+    sources = (
+        f"{THIS_FILE}, generator/gpu_platform/pipeline/emit/metadata.py and the root Chart.lock"
+    )
     header = f"# {_header(sources)}\n"
     return header + dump_yaml(data)
 

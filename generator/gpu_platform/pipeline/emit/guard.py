@@ -17,9 +17,9 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.clouds.requirements import requirements_table
 from gpu_platform.pipeline import facts, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.cloud_requirements import requirements_table
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules import hpas as hpa_rules

@@ -16,7 +16,8 @@ import yaml
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import get_path
-from gpu_platform.pipeline.model import Values, covers_everything
+from gpu_platform.pipeline.model.kube import covers_everything
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 from gpu_platform.upstream.store import load_yaml
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline.load import Origins, dotted
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.gofmt import sprintf
 from gpu_platform.pipeline.yamltree import PathKey
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpu_platform.pipeline.model import PodsMetric
+from gpu_platform.pipeline.model.hpas import PodsMetric
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
 
 DASK_KINDS = ("DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler")

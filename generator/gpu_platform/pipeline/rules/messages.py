@@ -15,7 +15,8 @@ from pydantic import BaseModel, ValidationError
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.load import Origins, dotted
-from gpu_platform.pipeline.model import QUANTITY_PATTERN, Values
+from gpu_platform.pipeline.model.kube import QUANTITY_PATTERN
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.yamltree import PathKey
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gpu_platform.clouds.requirements import gpu_operator_requirements, requirements_table
 from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, requirements_table
 from gpu_platform.pipeline.derive import driver_enabled, get_path
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
 from gpu_platform.pipeline.rules.gofmt import to_json

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpu_platform.pipeline.model import Values
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.messages import _real_path
 from gpu_platform.pipeline.yamltree import PathKey
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from gpu_platform.errors import GpuPlatformError
 from gpu_platform.pipeline import registry
+from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.pins import lock
-from gpu_platform.publish import metadata
 
 if TYPE_CHECKING:
     from gpu_platform.pipeline.rules.catalogue import Rule
@@ -99,7 +99,7 @@ def example_key_check() -> str:
     """What `gpu-platform validate` says about the classic mis-nested key (run, not typed)."""
     from gpu_platform.errors import ValuesInvalid
     from gpu_platform.pipeline.load import LoadedValues, parse_text
-    from gpu_platform.pipeline.rules import check_data
+    from gpu_platform.pipeline.run import check_data
 
     data, origins = parse_text(EXAMPLE_SITE, "site.yaml")
     try:
@@ -117,7 +117,7 @@ def _cell(text: str) -> str:
 def cli() -> str:
     """The CLI table, from the argparse parser itself: each command's synopsis (every flag it
     takes) and its description (its help where it has none), so it matches ``--help``."""
-    from gpu_platform.cli import commands, synopsis  # the CLI imports this module
+    from gpu_platform.cli.parser import commands, synopsis  # the parser builds from here
 
     rows = ["| Command | What it does |", "|---|---|"]
     for _name, parser, help_line in commands():

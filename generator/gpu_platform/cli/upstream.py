@@ -1,0 +1,60 @@
+"""`gpu-platform upstream`: refresh or check the vendored data of the pinned upstream charts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpu_platform.cli import common
+
+DESCRIPTION = (
+    "`sync` reads each chart pinned in the root Chart.lock (unpacked charts "
+    "with `--from DIR`, else its chart repository, else the PyPI wheel that carries it) "
+    "and vendors what the project reads (Chart.yaml, default values, schemas, nested "
+    "subcharts, CRDs) into `generator/gpu_platform/upstream/` in one atomic swap. "
+    "`--check` writes nothing and exits 1 naming what is stale (`--fetch` also compares "
+    "with the charts themselves)."
+)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("sync",), help="sync: fetch the pinned charts' data")
+    p.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="DIR",
+        help="unpacked charts as DIR/<chart>/<version>/ (else the chart repositories and PyPI)",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming what is stale"
+    )
+    p.add_argument(
+        "--fetch",
+        action="store_true",
+        help="with --check: also compare with the charts from their repositories",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_platform.publish import upstream_sync as sync
+
+    if args.check:
+        stale = sync.check(args.source, network=args.fetch)
+        if stale:
+            common.log("the vendored upstream data is stale:")
+            common.log(sync.describe(stale))
+            common.log("fix: run `gpu-platform upstream sync` (with --from DIR offline) and commit")
+            return 1
+        compared = (
+            "compared with " + (str(args.source) if args.source else "the repositories")
+            if args.source or args.fetch
+            else "content not compared with the charts themselves (add --fetch or --from DIR)"
+        )
+        common.log(f"the vendored upstream data matches Chart.lock and its manifest; {compared}")
+        return 0
+    changed = sync.sync(args.source, log=common.log)
+    common.log(f"{len(changed)} vendored file(s) changed" + (":" if changed else ""))
+    if changed:
+        common.log(sync.describe(changed))
+    return 0

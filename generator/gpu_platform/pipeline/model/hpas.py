@@ -1,0 +1,121 @@
+"""HorizontalPodAutoscalers (autoscaling/v2) on GPU signals and CPU or memory, typed with the
+API server's own bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+from gpu_platform.pipeline.model.kube import (
+    MAX_QUOTA_COUNT,
+    DnsLabel,
+    MetricName,
+    QuantityOrNumber,
+    Strict,
+)
+
+# --------------------------------------------------------------------------- HPAs
+
+
+class ScaleTargetRef(Strict):
+    apiVersion: str = Field("apps/v1", description="API version of the scaled workload.")
+    kind: str = Field(description="Deployment or StatefulSet.")
+    name: DnsLabel = Field(description="Name of the workload.")
+
+
+class MetricIdentifier(Strict):
+    name: MetricName = Field(description="Custom metric name (a GPU signal's name).")
+
+
+class MetricTarget(Strict):
+    type: Literal["Utilization", "AverageValue", "Value"] = Field(
+        description="Target type (autoscaling/v2)."
+    )
+    averageUtilization: int | None = Field(
+        None, ge=1, le=MAX_QUOTA_COUNT, description="Percent of requests, for Resource metrics."
+    )
+    averageValue: QuantityOrNumber | None = Field(
+        None, description="Per-pod average (a quantity, or a number such as 40)."
+    )
+    value: QuantityOrNumber | None = Field(
+        None, description="Total value (a quantity, or a number such as 40)."
+    )
+
+
+class PodsMetricSource(Strict):
+    metric: MetricIdentifier = Field(description="Which custom metric.")
+    target: MetricTarget = Field(description="Target per pod (AverageValue).")
+
+
+class ResourceMetricSource(Strict):
+    name: Literal["cpu", "memory"] = Field(description="cpu or memory.")
+    target: MetricTarget = Field(description="Target (Utilization or AverageValue).")
+
+
+class PodsMetric(Strict):
+    type: Literal["Pods"] = Field(description="A custom per-pod metric (a GPU signal).")
+    pods: PodsMetricSource = Field(description="The metric and its target.")
+
+
+class ResourceMetric(Strict):
+    type: Literal["Resource"] = Field(description="CPU or memory of the pods.")
+    resource: ResourceMetricSource = Field(description="The resource and its target.")
+
+
+HpaMetric = Annotated[PodsMetric | ResourceMetric, Field(discriminator="type")]
+
+
+class HpaScalingPolicy(Strict):
+    """One autoscaling/v2 scaling policy, with the bounds the API server enforces."""
+
+    type: Literal["Pods", "Percent"] = Field(description="Pods or Percent.")
+    value: int = Field(gt=0, description="How many pods (or percent) per period.")
+    periodSeconds: int = Field(gt=0, le=1800, description="The period, 1-1800 s.")
+
+
+class _OmitUnset(Strict):
+    """Dumps without the keys left out, so the HPA carries only what the user wrote and
+    Kubernetes defaults the rest."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class HpaScalingRules(_OmitUnset):
+    """scaleUp or scaleDown: Kubernetes fills whatever is left out with its defaults."""
+
+    stabilizationWindowSeconds: int | None = Field(
+        None, ge=0, le=3600, description="Window of past recommendations, 0-3600 s."
+    )
+    selectPolicy: Literal["Max", "Min", "Disabled"] | None = Field(
+        None, description="Which policy wins: Max, Min, or Disabled (no scaling this way)."
+    )
+    policies: list[HpaScalingPolicy] | None = Field(
+        None, min_length=1, description="At least one policy when given."
+    )
+
+
+class HpaBehavior(_OmitUnset):
+    scaleUp: HpaScalingRules | None = Field(None, description="How fast to add replicas.")
+    scaleDown: HpaScalingRules | None = Field(None, description="How fast to remove replicas.")
+
+
+class Hpa(Strict):
+    """A HorizontalPodAutoscaler (autoscaling/v2) for a Deployment or StatefulSet."""
+
+    name: DnsLabel = Field(description="Name of the HPA.")
+    namespace: str = Field("", description="Namespace of the target; empty: release namespace.")
+    scaleTargetRef: ScaleTargetRef = Field(description="The workload to scale.")
+    minReplicas: int = Field(1, ge=1, le=MAX_QUOTA_COUNT, description="Fewest replicas.")
+    maxReplicas: int = Field(ge=1, le=MAX_QUOTA_COUNT, description="Most replicas.")
+    metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
+    behavior: HpaBehavior | None = Field(
+        None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."
+    )

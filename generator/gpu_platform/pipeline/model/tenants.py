@@ -1,0 +1,255 @@
+"""Tenants: the teams sharing the cluster, each a namespace with its quota, limits, access and
+network isolation, and the admission policies that hold the boundary.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
+
+from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.model.kube import (
+    MAX_QUOTA_COUNT,
+    Cidr,
+    DnsLabel,
+    PoolName,
+    Quantity,
+    Strict,
+    describe_input,
+)
+from gpu_platform.pipeline.model.pools import GpuQuotas
+
+# --------------------------------------------------------------------------- tenants
+
+
+def _tenant_name(value: str) -> str:
+    if value in facts.SYSTEM_NAMESPACES or value.startswith(facts.RESERVED_NAMESPACE_PREFIX):
+        raise ValueError(
+            f"{value!r} is a system namespace; a tenant needs a namespace of its own (quota, "
+            "policies and RBAC would apply to cluster components)"
+        )
+    return value
+
+
+TenantName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63),
+    AfterValidator(_tenant_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "maxLength": 63,
+            "not": {
+                "anyOf": [
+                    {"enum": list(facts.SYSTEM_NAMESPACES)},
+                    {"pattern": f"^{facts.RESERVED_NAMESPACE_PREFIX}"},
+                ]
+            },
+        }
+    ),
+]
+
+# RBAC subjects. Kubernetes' own identities start with "system:": system:authenticated is every
+# signed-in user, system:serviceaccounts every service account, system:anonymous anyone, so
+# binding one hands the tenant's rights to everybody. One named service account
+# (system:serviceaccount:<namespace>:<name>) is a user like any other.
+# https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-subjects
+_SERVICE_ACCOUNT_USER = (
+    r"^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
+    r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+)
+
+
+def _user(value: str) -> str:
+    if value.startswith("system:") and not re.fullmatch(_SERVICE_ACCOUNT_USER, value):
+        raise ValueError(
+            f"{describe_input(value)} is a Kubernetes system identity, not a person; binding "
+            "it would hand the tenant's rights to whoever holds it. Name a user of your "
+            "identity provider, or one service account as "
+            "system:serviceaccount:<namespace>:<name>"
+        )
+    return value
+
+
+def _group(value: str) -> str:
+    if value.startswith("system:"):
+        raise ValueError(
+            f"{describe_input(value)} is a Kubernetes system group (system:authenticated is "
+            "every signed-in user, system:serviceaccounts every service account); binding it "
+            "would hand the tenant's rights to all its members. Name a group of your identity "
+            "provider"
+        )
+    return value
+
+
+TenantUser = Annotated[
+    str,
+    StringConstraints(min_length=1),
+    AfterValidator(_user),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "anyOf": [{"not": {"pattern": "^system:"}}, {"pattern": _SERVICE_ACCOUNT_USER}],
+        }
+    ),
+]
+TenantGroup = Annotated[
+    str,
+    StringConstraints(min_length=1),
+    AfterValidator(_group),
+    WithJsonSchema({"type": "string", "minLength": 1, "not": {"pattern": "^system:"}}),
+]
+
+
+class TenantQuota(Strict):
+    """The tenant namespace's ResourceQuota."""
+
+    gpus: int = Field(
+        4, ge=0, le=MAX_QUOTA_COUNT, description="requests.nvidia.com/gpu: GPUs in use at once."
+    )
+    gpuResources: GpuQuotas = Field(
+        default_factory=dict,
+        description="requests.<name> for the pools' other GPU resources (platform.nodePools[]."
+        "gpuResources: MIG profiles, shared GPUs), e.g. {nvidia.com/mig-1g.10gb: 7}; a resource "
+        "a pool advertises and this map does not list is quota'd at 0.",
+    )
+    cpu: Quantity = Field("32", description="requests.cpu across the namespace.")
+    memory: Quantity = Field("128Gi", description="requests.memory across the namespace.")
+    ephemeralStorage: Quantity = Field(
+        "200Gi",
+        description="requests.ephemeral-storage across the namespace (node disk: logs, "
+        "emptyDir, writable layers); the LimitRange gives every container a request.",
+    )
+    storage: Quantity = Field(
+        "1Ti", description="requests.storage: persistent volume claims' storage in total."
+    )
+    persistentVolumeClaims: int = Field(
+        20, ge=0, le=MAX_QUOTA_COUNT, description="persistentvolumeclaims: claims in the namespace."
+    )
+    pods: int = Field(100, ge=1, le=MAX_QUOTA_COUNT, description="Pods in the namespace.")
+
+
+class TenantRequests(Strict):
+    cpu: Quantity = Field(description="CPU request, e.g. 500m.")
+    memory: Quantity = Field(description="Memory request, e.g. 1Gi.")
+    ephemeralStorage: Quantity = Field(description="Ephemeral-storage request, e.g. 1Gi.")
+
+
+class TenantLimitDefaults(Strict):
+    cpu: Quantity | None = Field(
+        None,
+        description="Default CPU limit; null (the default): none, so pods are not "
+        "throttled below what the node has free.",
+    )
+    memory: Quantity = Field(
+        "16Gi",
+        description="Default memory limit, so one container that sets none cannot take a node's "
+        "memory from every other tenant's pods. A container that requests more memory than "
+        "this and sets no limit of its own is refused by the API (request above limit): set "
+        "limits on large Dask workers.",
+    )
+    ephemeralStorage: Quantity = Field(
+        "20Gi",
+        description="Default ephemeral-storage limit: the kubelet evicts a container that "
+        "writes more, before it fills the node's disk.",
+    )
+
+
+class TenantLimits(Strict):
+    """The tenant namespace's LimitRange: defaults for containers that set nothing."""
+
+    defaultRequest: TenantRequests = Field(
+        default_factory=lambda: TenantRequests(cpu="500m", memory="1Gi", ephemeralStorage="1Gi"),
+        description="Requests given to containers that set none (the quota counts requests).",
+    )
+    default: TenantLimitDefaults = Field(
+        default_factory=TenantLimitDefaults,
+        description="Limits given to containers that set none.",
+    )
+
+
+class TenantNetwork(Strict):
+    """What a tenant's pods may reach beyond their own namespace, and who may reach them."""
+
+    apiServerCIDRs: list[Cidr] = Field(
+        default_factory=list,
+        description="Addresses of the Kubernetes API (ports 443 and 6443) for notebooks that "
+        "create Dask clusters from inside the cluster, e.g. the IPs of `kubectl get "
+        "endpointslices -l kubernetes.io/service-name=kubernetes`. Empty: no API access.",
+    )
+    dnsCIDRs: list[Cidr] = Field(
+        default_factory=lambda: ["169.254.20.10/32"],
+        description="DNS servers outside any pod (port 53) besides kube-dns: NodeLocal "
+        "DNSCache's 169.254.20.10 (on by default in recent GKE); add 169.254.169.254/32 for "
+        "GKE Cloud DNS.",
+    )
+    egressCIDRs: list[Cidr] = Field(
+        default_factory=list,
+        description="Extra destinations (any port), e.g. object storage or a package mirror. "
+        "0.0.0.0/0 and ::/0 are refused unless acknowledgeAnyEgress is true: on some network "
+        "plugins an ipBlock also matches pod addresses, so they would open every tenant's "
+        "pods and the platform's own services.",
+    )
+    acknowledgeAnyEgress: bool = Field(
+        False,
+        description="Accept 0.0.0.0/0 or ::/0 in egressCIDRs (egress to every address).",
+    )
+    ingressFromNamespaces: list[DnsLabel] = Field(
+        default_factory=list,
+        description="Namespaces whose pods may reach the tenant's pods (e.g. JupyterHub's hub "
+        "and proxy, an ingress controller).",
+    )
+
+
+class Tenant(Strict):
+    """A team sharing the cluster: its namespace, quota, access and isolation."""
+
+    name: TenantName = Field(description="Tenant name, also its namespace (not default or kube-*).")
+    podSecurity: Literal["restricted", "baseline"] = Field(
+        "restricted", description="Pod Security Admission level enforced in the namespace."
+    )
+    quota: TenantQuota = Field(default_factory=TenantQuota, description="ResourceQuota.")
+    limits: TenantLimits = Field(default_factory=TenantLimits, description="LimitRange.")
+    nodePools: list[PoolName] = Field(
+        default_factory=list,
+        description="GPU pools the tenant may use; empty: every pool. Enforced by admission "
+        "policies: a pod may not select another pool, and a pod that tolerates another "
+        "pool's taints (or requests GPUs when that pool has none) must select one of these.",
+    )
+    users: list[TenantUser] = Field(
+        default_factory=list,
+        description="Users bound to the tenant Role (besides its ServiceAccount); no system: "
+        "identities except one system:serviceaccount:<namespace>:<name>.",
+    )
+    groups: list[TenantGroup] = Field(
+        default_factory=list,
+        description="Groups bound to the tenant Role; no system: groups.",
+    )
+    network: TenantNetwork = Field(
+        default_factory=TenantNetwork, description="Egress beyond the namespace."
+    )
+
+
+class Admission(Strict):
+    """The tenant boundary as ValidatingAdmissionPolicies, enforced by the API server."""
+
+    enabled: bool = Field(
+        True,
+        description="Ship the admission policies (admissionregistration.k8s.io/v1 from "
+        "Kubernetes 1.30; v1beta1 where a 1.28-1.29 cluster serves it). On a cluster that "
+        "serves neither they are left out; see the README for the fallback.",
+    )
+    required: bool = Field(
+        False,
+        description="Fail the install when the cluster serves no ValidatingAdmissionPolicy "
+        "API, instead of installing without the policies.",
+    )

@@ -1,0 +1,128 @@
+"""The root of the values file: the platform section and one pass-through block per bundled
+subchart (from the subchart registry).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    create_model,
+)
+
+from gpu_platform.pipeline import registry
+from gpu_platform.pipeline.model.hpas import Hpa
+from gpu_platform.pipeline.model.kube import Strict
+from gpu_platform.pipeline.model.monitoring import Monitoring
+from gpu_platform.pipeline.model.pools import (
+    ClusterAutoscaler,
+    NodePool,
+    Prepuller,
+    default_pools,
+)
+from gpu_platform.pipeline.model.tenants import Admission, Tenant
+
+# --------------------------------------------------------------------------- platform
+
+
+class Platform(Strict):
+    """The knobs that fan out to several components. Change these, not the subchart keys."""
+
+    monitoring: Monitoring = Field(
+        default_factory=Monitoring, description="GPU metrics: scrape, labels, HPA signals."
+    )
+    nodePools: list[NodePool] = Field(
+        default_factory=default_pools,
+        description="Autoscaled GPU node pools; tolerations, selectors, prepullers and warm "
+        "capacity follow from this list.",
+    )
+    prepuller: Prepuller = Field(
+        default_factory=Prepuller, description="Image prepuller for GPU nodes."
+    )
+    tenants: list[Tenant] = Field(
+        default_factory=list,
+        description="Teams sharing the cluster, each in its own isolated namespace.",
+    )
+    autoscaler: ClusterAutoscaler = Field(
+        default_factory=ClusterAutoscaler,
+        description="The cluster autoscaler as the cloud runs it (nodepool, simulate, plan).",
+    )
+    crdUpgradeJobs: bool = Field(
+        True,
+        description="Run the upstream pre-upgrade hooks that apply new CRDs on helm upgrade "
+        "(kube-prometheus-stack's crds.upgradeJob, gpu-operator's operator.upgradeCRD): Helm "
+        "itself never upgrades CRDs. The Dask operator has none; see the README.",
+    )
+    hpas: list[Hpa] = Field(
+        default_factory=list, description="Autoscalers for GPU and CPU workloads."
+    )
+    admission: Admission = Field(
+        default_factory=Admission,
+        description="Admission policies that hold the tenant boundary (Services, pod "
+        "placement, GPU resources).",
+    )
+    releaseNetworkPolicies: bool = Field(
+        True,
+        description="NetworkPolicies in the release namespace: Prometheus, Alertmanager, "
+        "Grafana, kube-state-metrics and the DCGM exporter (none authenticates) accept "
+        "connections from their own namespace and from non-tenant namespaces only.",
+    )
+
+
+# --------------------------------------------------------------------------- subcharts
+
+
+class SubchartValues(BaseModel):
+    """A bundled upstream chart's block: ``enabled`` plus values passed through to it."""
+
+    model_config = ConfigDict(extra="allow", validate_default=True, strict=True)
+
+    enabled: bool = Field(True, description="Install this component.")
+
+
+class _Values(BaseModel):
+    """The whole values file of the gpu-platform chart (its subchart blocks come from the
+    subchart registry; see ``Values`` below)."""
+
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, strict=True
+    )
+
+    platform: Platform = Field(
+        default_factory=Platform, description="Platform knobs that fan out to components."
+    )
+    global_: dict[str, Any] = Field(
+        default_factory=dict, alias="global", description="Helm globals, shared by subcharts."
+    )
+
+    def subchart(self, name: str) -> SubchartValues:
+        """The block of one bundled chart, by its chart name."""
+        block: SubchartValues = getattr(self, registry.info(name).field_name)
+        return block
+
+
+def _subchart_fields() -> dict[str, Any]:
+    return {
+        info.field_name: (
+            SubchartValues,
+            Field(default_factory=SubchartValues, alias=info.name, description=info.description),
+        )
+        for info in registry.SUBCHARTS
+    }
+
+
+# One field per row of the subchart registry, so adding a subchart never touches this file.
+# Type checkers see the static part; code reaches a block with ``values.subchart(name)``.
+if TYPE_CHECKING:
+    Values = _Values
+else:
+    Values = create_model(
+        "Values",
+        __base__=_Values,
+        __module__=__name__,
+        __doc__="The whole values file of the gpu-platform chart.",
+        **_subchart_fields(),
+    )

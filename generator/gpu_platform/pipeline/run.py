@@ -1,0 +1,75 @@
+"""The pipeline's driver, the one flow: load the values files, validate them against the model
+and the subchart defaults, run the rule catalogue, resolve every derived value.
+
+Every problem is reported with the dotted path and the source position of the offending key,
+and all of them are collected in one run (``rules.recover`` sets bad keys aside so the rules
+still run on the rest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpu_platform.errors import Problem, ValuesInvalid
+from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derive import resolve
+from gpu_platform.pipeline.load import LoadedValues, Origins, load_values
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.rules import catalogue
+from gpu_platform.pipeline.rules.catalogue import Context
+from gpu_platform.pipeline.rules.merged import merged_list_problems
+from gpu_platform.pipeline.rules.messages import model_problems
+from gpu_platform.pipeline.rules.recover import recover
+
+
+@dataclass
+class Checked:
+    """Values that passed every check, with their resolved tree and any warnings."""
+
+    values: Values
+    resolved: dict[str, Any]
+    loaded: LoadedValues
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
+    """Keys under a subchart block that its upstream chart never reads."""
+    problems: list[Problem] = []
+    for chart in registry.NAMES:
+        block = data.get(chart)
+        if isinstance(block, dict):
+            problems.extend(upstream.check_block(chart, block, origins))
+    return [*problems, *merged_list_problems(data, origins)]
+
+
+def check_data(loaded: LoadedValues) -> Checked:
+    """Validate merged values; raise ValuesInvalid with every problem found, in one run."""
+    data = loaded.data
+    origins = loaded.origins
+    problems: list[Problem] = list(subchart_problems(data, origins))
+    try:
+        values = Values.model_validate(data)
+        ctx = Context(values, data, origins)
+    except ValidationError as exc:
+        problems.extend(model_problems(exc, data, origins))
+        partial = recover(data, exc)
+        if partial is not None:
+            ctx = Context(partial.values, data, origins, partial.repaired, partial.original)
+            problems.extend(catalogue.errors(ctx))
+        raise ValuesInvalid(problems) from None
+    problems.extend(catalogue.errors(ctx))
+    if problems:
+        raise ValuesInvalid(problems)
+    return Checked(values, resolve(values), loaded, catalogue.warnings(ctx))
+
+
+def check_files(paths: list[str]) -> Checked:
+    return check_data(load_values(paths))
+
+
+def check_defaults() -> Checked:
+    return check_data(LoadedValues({}, Origins(), []))
