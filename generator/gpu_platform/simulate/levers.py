@@ -215,11 +215,9 @@ def patch(values: Values, levers: Levers) -> dict[str, Any]:
         placeholders["replicas"] = chosen.placeholders
         entry["placeholders"] = placeholders
         pools.append(entry)
-    unneeded = levers.unneeded_seconds
-    autoscaler = {
-        "profile": levers.profile,
-        "scaleDownUnneededSeconds": None if unneeded is None else int(unneeded),
-    }
+    autoscaler: dict[str, Any] = {"profile": levers.profile}
+    if levers.unneeded_seconds is not None:  # (a null would delete the key, in Helm's reading)
+        autoscaler["scaleDownUnneededSeconds"] = int(levers.unneeded_seconds)
     return {"platform": {"nodePools": pools, "autoscaler": autoscaler}}
 
 
