@@ -20,6 +20,7 @@ from gpu_platform.simulate import Settings, load_workload
 from gpu_platform.simulate.levers import candidates
 from gpu_platform.simulate.search import Target, layers, parse_target, search
 
+REPO = Path(__file__).resolve().parents[2]
 VALUES = check_defaults().values
 IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
 MORNING = f"""\
@@ -88,6 +89,13 @@ class TestSearch:
             (pool,) = levers.pools
             assert pool.gpus_per_node == 1 and pool.max_nodes == 4
             assert pool.placeholders <= pool.max_nodes  # placeholders fit the pool
+
+    def test_gke_offers_its_profiles_and_no_scale_down_time(self):
+        gke = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
+        choices = {(c.profile, c.unneeded_seconds) for c in candidates(gke, wider=False)}
+        assert choices == {("balanced", None), ("optimize-utilization", None)}
+        shapes = {p.gpus_per_node for c in candidates(gke, wider=False) for p in c.pools}
+        assert shapes == {1, 2, 4}  # the T4 counts GKE documents a machine type for
 
     def test_the_frontier_trades_cost_for_wait(self, answer):
         frontier = answer.frontier
