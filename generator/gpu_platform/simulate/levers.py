@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform.clouds.nodepool import DEFAULT_MACHINE_TYPES
@@ -43,9 +43,6 @@ class PoolLevers:
     max_nodes: int
     placeholders: int
     machine_type: str  # "" keeps the pool's (or the cloud's default)
-
-    def warm_gpus(self, placeholder_gpus: int) -> int:
-        return self.placeholders * placeholder_gpus
 
 
 @dataclass(frozen=True)
@@ -229,7 +226,3 @@ def describe(levers: Levers) -> str:
         for p in levers.pools
     )
     return f"{pools}; {levers.profile}, scale-down {levers.scale_down_seconds():g} s"
-
-
-def with_pool(levers: Levers, pool: PoolLevers) -> Levers:
-    return replace(levers, pools=tuple(pool if p.name == pool.name else p for p in levers.pools))
