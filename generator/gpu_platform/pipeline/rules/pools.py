@@ -316,3 +316,58 @@ def cloud_foreign_settings(ctx: Context) -> Iterable[Hit]:
         return
     for key, value, mode in foreign_settings(ctx):
         yield Hit(("gpu-operator", *key.split(".")), (value, mode, mode.split("/")[0]))
+
+
+@rule(
+    id="pool-image-streaming-gke",
+    summary="image streaming only on GKE pools of COS nodes (driver: preinstalled)",
+    reads=(
+        "platform.nodePools[].imageStreaming",
+        "platform.nodePools[].cloud",
+        "platform.nodePools[].driver",
+    ),
+    fmt="pool %q runs on %s with driver %s, but image streaming is a GKE feature of COS nodes "
+    "(gcloud --enable-image-streaming), which GKE pools with driver: preinstalled use (the "
+    "operator's driver needs Ubuntu); set cloud: gke and driver: preinstalled, or "
+    "imageStreaming: false",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- if and $pool.imageStreaming (or (ne (toString $pool.cloud) "gke") (ne (toString $pool.driver) "preinstalled")) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].imageStreaming" $i) (toString $pool.name) (toString $pool.cloud) (toString $pool.driver)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def pool_image_streaming_gke(ctx: Context) -> Iterable[Hit]:
+    # https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming (requirements)
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        if pool.imageStreaming and (pool.cloud != "gke" or pool.driver != "preinstalled"):
+            yield Hit(
+                ("platform", "nodePools", i, "imageStreaming"), (pool.name, pool.cloud, pool.driver)
+            )
+
+
+@rule(
+    id="autoscaler-gke-profile-only",
+    summary="GKE sets the scale-down time through its profile only",
+    reads=("platform.autoscaler.scaleDownUnneededSeconds", "platform.nodePools[].cloud"),
+    fmt="GKE offers no scale-down time of its own (pool %q runs on gke): set it through "
+    "platform.autoscaler.profile (balanced 10 min, optimize-utilization 1 min) and leave this "
+    "null",
+    guard="""\
+{{- $unneeded := $p.autoscaler.scaleDownUnneededSeconds -}}
+{{- if not (kindIs "invalid" $unneeded) -}}
+{{- range $pools -}}
+{{- if eq (toString .cloud) "gke" -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaler.scaleDownUnneededSeconds" (toString .name)) -}}
+{{- break -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def autoscaler_gke_profile_only(ctx: Context) -> Iterable[Hit]:
+    platform = ctx.values.platform
+    if platform.autoscaler.scaleDownUnneededSeconds is None:
+        return
+    gke = next((p for p in platform.nodePools if p.cloud == "gke"), None)
+    if gke is not None:
+        yield Hit(("platform", "autoscaler", "scaleDownUnneededSeconds"), (gke.name,))
