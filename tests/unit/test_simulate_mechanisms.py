@@ -89,6 +89,36 @@ class TestScheduling:
         assert {p.ended_at for p in result.pods} == {1800}
 
 
+class TestDaskOperator:
+    """The operator creates a cluster's scheduler first and its workers one handler later."""
+
+    def test_the_workers_come_the_operators_gap_after_the_scheduler(self):
+        result = run(
+            values(pool(minNodes=1, gpusPerNode=3), prepull=[IMAGE]),
+            [cluster(at=5, workers=2)],
+            settings(dask={"workerPodsAfterSeconds": 0.5}),
+        )
+        scheduler, *workers = [p for p in result.pods if p.is_user]
+        assert scheduler.kind == "scheduler" and scheduler.created == 5
+        assert [w.created for w in workers] == [5.5, 5.5]
+
+    def test_schedulers_started_together_take_the_gpus_before_any_worker(self):
+        # 3 free GPUs, two clusters of 3 pods at once: both schedulers bind, then one worker;
+        # neither cluster has all its pods, so both wait for a new node (scan at 10, boot,
+        # driver; the prepuller pulled the image while the driver installed). Were each
+        # cluster's pods created together, the first would have run at once.
+        result = run(
+            values(pool(minNodes=1, maxNodes=2, gpusPerNode=3), prepull=[IMAGE]),
+            [cluster(at=5, workers=2, duration=100), cluster(at=5, workers=2, index=1)],
+        )
+        pods = [p for p in result.pods if p.is_user]
+        schedulers = [p for p in pods if p.kind == "scheduler"]
+        assert [p.running_at for p in schedulers] == [5.0, 5.0]
+        workers = sorted(p.running_at for p in pods if p.kind == "worker")
+        assert workers == [5.0] + [SCAN + BOOT + DRIVER] * 3
+        assert result.autoscaler.nodes_added == 1
+
+
 class TestSchedulingCost:
     """A saturated pool keeps a long queue; a pass must not retry every pod on every node.
 

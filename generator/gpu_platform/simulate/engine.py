@@ -4,11 +4,12 @@ Processes:
 - arrivals: creates each open-loop Dask cluster at its time;
 - one per session: runs its steps one after another; a step's clusters start together and
   the next step starts when they are all deleted, plus the think time;
-- one per Dask cluster: its controller creates the scheduler and workers (a pod over its
-  tenant's quota is refused and retried with backoff); the cluster's *work* starts when
-  every pod runs, or when the user's patience ends and at least one runs, and lasts its work
-  time; then all pods are deleted. A long-lived cluster or notebook is deleted at its end
-  time instead, whatever ran;
+- one per Dask cluster: the Dask operator creates the scheduler, and the workers a moment
+  later (its worker group's handler), so the schedulers of clusters started together queue
+  first; a pod over its tenant's quota is refused and retried with backoff; the cluster's
+  *work* starts when every pod runs, or when the user's patience ends and at least one runs,
+  and lasts its work time; then all pods are deleted. A long-lived cluster or notebook is
+  deleted at its end time instead, whatever ran;
 - one per new node: boot (VM + registration), then the driver install when something
   installs it on the node; the prepuller starts pulling as the node registers;
 - the autoscaler loop, every scan interval;
@@ -224,17 +225,26 @@ class Simulation:
     def _cluster(self, arrival: ClusterArrival) -> ProcessGen:
         env = self.env
         self.record.clusters += 1
-        specs = ([("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []) + [
-            ("worker", arrival.worker_gpus)
-        ] * arrival.workers
-        group = Group(len(specs), env.event(), env.event())
+        scheduler = [("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []
+        workers = [("worker", arrival.worker_gpus)] * arrival.workers
+        group = Group(len(scheduler) + len(workers), env.event(), env.event())
         self.groups.append(group)
-        if not specs:
+        if not group.size:
             group.all_running.succeed()
             group.first_running.succeed()
+        # The operator creates the scheduler first and the workers one handler later
+        # (settings.DaskOperatorSettings): a step's schedulers queue before its workers.
         self._create_all(
-            group, specs, arrival.image, arrival.pool, arrival.index, arrival.tenant, arrival.quota
+            group,
+            scheduler,
+            arrival.image,
+            arrival.pool,
+            arrival.index,
+            arrival.tenant,
+            arrival.quota,
         )
+        if workers:
+            env.process(self._workers(group, workers, arrival))
         if arrival.until is None:
             if arrival.patience is None:
                 yield group.all_running
@@ -248,6 +258,24 @@ class Simulation:
         else:  # long-lived: kept until its end, whether or not it ever fully ran
             yield env.timeout(max(0.0, arrival.until - env.now))
         self._delete(group)
+
+    def _workers(
+        self, group: Group, workers: list[tuple[str, int]], arrival: ClusterArrival
+    ) -> ProcessGen:
+        """The worker group's handler: the workers, a moment after the scheduler."""
+        delay = self.settings.dask.workerPodsAfterSeconds
+        if delay > 0:
+            yield self.env.timeout(delay)
+        if not group.deleted:
+            self._create_all(
+                group,
+                workers,
+                arrival.image,
+                arrival.pool,
+                arrival.index,
+                arrival.tenant,
+                arrival.quota,
+            )
 
     def _arrivals(self, arrivals: list[ClusterArrival]) -> ProcessGen:
         for arrival in arrivals:
