@@ -43,6 +43,9 @@ PREINSTALLED = {
     },
 }
 
+# Schedules a CronJob reads (pipeline/cron.py), names and numbers, lists, ranges and steps.
+CRONS = ["0 8 * * 1-5", "30 7 * * MON-fri", "*/15 9-17 1,15 * ?", "@daily", "0 0 1 jan-jun *"]
+
 
 @st.composite
 def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
@@ -67,6 +70,14 @@ def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
         "placeholders": {
             "replicas": draw(st.integers(0, 2)),
             "gpusPerPod": draw(st.integers(1, gpus)),
+            "schedule": draw(
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"cron": st.sampled_from(CRONS), "replicas": st.integers(0, 2)}
+                    ),
+                    max_size=2,
+                )
+            ),
         },
         "gpuResources": draw(
             st.lists(st.sampled_from(EXTRA_GPU_RESOURCES), max_size=2, unique=True)
@@ -297,6 +308,9 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     ),
     "placeholders-fit-pool": lambda d: _pool0(
         d, gpusPerNode=2, maxNodes=1, placeholders={"replicas": 3, "gpusPerPod": 2}
+    ),
+    "placeholder-schedule-range": lambda d: _pool0(
+        d, placeholders={"schedule": [{"cron": "0 22-6 * * fri-mon", "replicas": 0}]}
     ),
     "pool-image-streaming-gke": lambda d: d["platform"]["nodePools"].append(
         {"name": "streamed", "cloud": "generic", "imageStreaming": True}

@@ -16,8 +16,8 @@ import pytest
 from gpu_platform.cli import main
 from gpu_platform.errors import UsageError
 from gpu_platform.pipeline.run import check_defaults, check_files
-from gpu_platform.simulate import Settings, load_workload
-from gpu_platform.simulate.levers import candidates
+from gpu_platform.simulate import Settings, default_workload, frontier, load_workload
+from gpu_platform.simulate.levers import apply, busy_window, candidates
 from gpu_platform.simulate.search import Target, layers, parse_target, search
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,6 +125,40 @@ class TestSearch:
         assert one.frontier == two.frontier and one.best == two.best
         other = search(VALUES, workload, Settings(), target, seeds=(4,), jobs=1)
         assert [o.paid for o in other.frontier] != [o.paid for o in one.frontier]
+
+
+class TestWarmSchedule:
+    """Warm capacity around the hours the workload is busy, as a placeholder schedule."""
+
+    def test_the_busy_hours_of_the_shipped_day(self):
+        # sessions from 09:00 (the first start) to 18:00 (the last until); the notebook's
+        # 17:30 falls inside; the nightly job is not interactive
+        assert busy_window(default_workload()) == (9 * 3600.0, 18 * 3600.0)
+
+    def test_a_day_busy_around_the_clock_gets_no_schedule(self, morning):
+        # the morning's sessions run to the end of its 6 hours: no idle stretch to save on
+        assert busy_window(load_workload(morning)) is None
+
+    def test_scheduled_choices_warm_the_pool_ahead_of_the_day(self):
+        window = (9 * 3600.0, 18 * 3600.0)
+        grid = candidates(VALUES, wider=False, window=window, lead_s={"gpu": 16 * 60.0})
+        timed = {p.schedule for c in grid for p in c.pools if p.schedule}
+        # 16 min of start-up: on at 08:30 (the quarter hour before 08:44), off at 18:00
+        assert timed == {(("30 8 * * *", n), ("0 18 * * *", 0)) for n in (1, 2, 4)}
+        for levers in grid:
+            (pool,) = levers.pools
+            assert not pool.schedule or pool.placeholders == 0
+
+    def test_a_scheduled_choice_is_a_patch_validate_accepts(self, tmp_path):
+        grid = candidates(VALUES, wider=False, window=(9 * 3600.0, 18 * 3600.0))
+        levers = next(c for c in grid if c.pools[0].schedule)
+        path = tmp_path / "plan.yaml"
+        path.write_text(frontier.patch_text(VALUES, levers))
+        pool = check_files([str(path)]).values.platform.nodePools[0]
+        assert [(s.cron, s.replicas) for s in pool.placeholders.schedule] == list(
+            levers.pools[0].schedule
+        )
+        assert apply(VALUES, levers).platform.nodePools[0].placeholders == pool.placeholders
 
 
 class TestCommand:

@@ -8,9 +8,11 @@ is a figure of its own.
 
 from __future__ import annotations
 
+import datetime as dt
 from unittest.mock import patch
 
 import pytest
+from gpu_platform.simulate import DayPlan
 from gpu_platform.simulate.cluster import ClusterState
 from support.simulate import (
     BOOT,
@@ -293,6 +295,58 @@ class TestPlaceholders:
     def test_nodes_held_by_placeholders_are_not_removed(self):
         result = run(values(pool(placeholders={"replicas": 1})), [], hours=2.0)
         assert result.summary.extra["scale_downs"] == 0
+
+
+class TestPlaceholderSchedule:
+    """A pool's placeholders.schedule: the CronJobs scale the Deployment at each step."""
+
+    @staticmethod
+    def _pool(*steps: tuple[str, int], **fields: object) -> dict:
+        schedule = [{"cron": cron, "replicas": n} for cron, n in steps]
+        return pool(placeholders={"schedule": schedule}, **fields)
+
+    def test_warm_capacity_comes_at_the_step_and_goes_at_the_next(self):
+        # 2 placeholders from 01:00 to 03:00: a scale-up at the first scan after 01:00 (the
+        # GPU-pod buffer is off), the nodes ready after boot and driver, and gone once the
+        # step to 0 left them unneeded for the profile's 10 min (delay-after-add has passed)
+        result = run(
+            values(self._pool(("0 1 * * *", 2), ("0 3 * * *", 0)), prepull=[IMAGE]), [], hours=4
+        )
+        placeholders = [p for p in result.pods if p.kind == "placeholder"]
+        assert [p.created for p in placeholders] == [3600.0, 3600.0]
+        assert [p.running_at for p in placeholders] == [3600 + SCAN + BOOT + DRIVER] * 2
+        assert [p.ended_at for p in placeholders] == [3 * 3600.0] * 2
+        nodes = result.summary.nodes
+        assert nodes[0] == (0.0, 0) and (3600 + SCAN, 2) in nodes and nodes[-1][1] == 0
+        assert nodes[-1][0] == pytest.approx(3 * 3600 + 600, abs=SCAN)
+
+    def test_the_day_starts_with_the_last_step_before_it(self):
+        # the 18:00 step fired yesterday: no warm GPU at midnight, 2 from 08:00
+        two_steps = values(self._pool(("0 8 * * *", 2), ("0 18 * * *", 0)))
+        assert run(two_steps, [], hours=1).summary.nodes == [(0.0, 0)]
+        # a single step fired yesterday too: its 2 are there from the start
+        one_step = values(self._pool(("0 8 * * *", 2)))
+        assert run(one_step, [], hours=1).summary.nodes == [(0.0, 2)]
+
+    def test_weekdays_follow_the_workloads_start_date(self):
+        weekdays = values(self._pool(("0 1 * * 1-5", 1), ("0 2 * * 1-5", 0)))
+        monday = run(weekdays, DayPlan(), hours=3)
+        assert [p.created for p in monday.pods if p.kind == "placeholder"] == [3600.0]
+        saturday = run(weekdays, DayPlan(start_date=dt.date(2024, 1, 13)), hours=3)
+        assert [p for p in saturday.pods if p.kind == "placeholder"] == []
+
+    def test_scaling_down_removes_the_waiting_placeholders_first(self):
+        # one node of 1 GPU at most: of 2 placeholders one runs, one waits; the step to 1
+        # deletes the waiting one and leaves the running one alone
+        result = run(
+            values(self._pool(("0 1 * * *", 2), ("30 1 * * *", 1), maxNodes=1)), [], hours=2
+        )
+        placeholders = [p for p in result.pods if p.kind == "placeholder"]
+        assert len(placeholders) == 2
+        running = [p for p in placeholders if p.running_at is not None]
+        waiting = [p for p in placeholders if p.running_at is None]
+        assert len(running) == 1 and running[0].state == "running"
+        assert waiting[0].ended_at == 5400.0
 
 
 class TestScaleDown:

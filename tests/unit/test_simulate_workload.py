@@ -149,6 +149,15 @@ class TestSessions:
         assert problem.startswith("w.yaml:") and "phases[0]" in problem
         assert "fanOut runs from 1 to 100" in problem
 
+    def test_the_start_date_reaches_the_plan_and_a_bad_one_is_located(self):
+        text = TYPES.format(hours=24) + sessions()
+        assert generate(parse_workload(text, "w.yaml"), seed=0).start_date.isoweekday() == 1
+        dated = text.replace("hours: 24", 'hours: 24\nstartDate: "2024-03-02"', 1)
+        assert str(generate(parse_workload(dated, "w.yaml"), seed=0).start_date) == "2024-03-02"
+        (problem,) = problems(text.replace("hours: 24", 'hours: 24\nstartDate: "2024-02-30"', 1))
+        assert problem.startswith("w.yaml:") and "startDate" in problem
+        assert "'2024-02-30' is not a date; write YYYY-MM-DD" in problem
+
     def test_until_is_carried_per_day(self):
         plan = generate(workload(sessions(until='"17:00"'), hours=48), seed=0)
         assert {s.until for s in plan.sessions} == {17 * 3600, 86400 + 17 * 3600}

@@ -13,6 +13,7 @@ SECTIONS = [
     "platform.nodePools",
     "platform.prepuller",
     "platform.tenants",
+    "platform.placeholderScaler",
     "platform.autoscaler",
     "platform.hpas",
     "platform.admission",

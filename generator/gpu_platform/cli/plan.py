@@ -16,8 +16,9 @@ from gpu_platform.cli import common
 from gpu_platform.errors import UsageError, ValuesInvalid
 
 DESCRIPTION = (
-    "Searches the levers the chart and the cluster really offer (per pool: placeholders, "
-    "minNodes, maxNodes, GPUs per node with the cloud's machine type; platform.autoscaler's "
+    "Searches the levers the chart and the cluster really offer (per pool: placeholders all "
+    "day or on a schedule around the workload's busy hours, minNodes, maxNodes, GPUs per node "
+    "with the cloud's machine type; platform.autoscaler's "
     "profile and scale-down time) with `simulate` over several seeds, and prints the "
     "cost-against-wait frontier, today's configuration, and the cheapest one meeting the "
     "target as a values patch that `validate` accepts. Same seeds, same answer. Exit 1 when "

@@ -15,6 +15,7 @@ times and turns the start times it returns into timeouts.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import heapq
 import math
 import random
@@ -23,10 +24,12 @@ from dataclasses import dataclass, field
 
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.model.warm import Placeholders
 
 from .accounting import Meter
 from .distributions import SpreadModel
 from .settings import PAUSE_IMAGE_GB, Settings
+from .warm import steps
 
 # The chart's priority ladder (templates/scheduling/priorityclass.yaml): user 0 > prepuller -5 >
 # placeholder -10. The simulation needs the two rungs that hold GPUs.
@@ -51,9 +54,10 @@ class PoolSpec:
     prepull: tuple[str, ...]  # images the prepuller pulls, in order, as the node joins
     streaming: bool
     pull_mb_per_second: float
-    placeholders: int
+    placeholders: int  # at 00:00 of the run (a schedule's last step before it)
     placeholder_gpus: int
     pause_image: str  # the placeholders' image
+    schedule: Placeholders | None = None  # when the count changes by time of day
 
     def initial_nodes(self) -> int:
         """Nodes running at the start: min, or enough for the placeholders (a warm steady
@@ -63,10 +67,13 @@ class PoolSpec:
         return min(self.max_nodes, max(self.min_nodes, needed))
 
 
-def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
+def pool_specs(values: Values, settings: Settings, start: dt.date | None = None) -> list[PoolSpec]:
+    """The pools as a run sees them, with their warm capacity at 00:00 of ``start``."""
     pre = values.platform.prepuller
     specs = []
     for pool in values.platform.nodePools:
+        warm = pool.placeholders
+        scheduled = bool(warm.schedule) and start is not None
         images = [p.image for p in pre.images + pool.prepullImages] if pre.enabled else []
         specs.append(
             PoolSpec(
@@ -79,9 +86,12 @@ def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
                 prepull=tuple(dict.fromkeys(images)),
                 streaming=settings.streaming(pool.name),
                 pull_mb_per_second=settings.pull_mb_per_second(pool.name),
-                placeholders=pool.placeholders.replicas,
-                placeholder_gpus=pool.placeholders.gpusPerPod,
+                placeholders=steps(warm, start, 0.0).initial
+                if scheduled and start is not None
+                else warm.replicas,
+                placeholder_gpus=warm.gpusPerPod,
                 pause_image=pre.pauseImage,
+                schedule=warm if scheduled else None,
             )
         )
     return specs
@@ -257,6 +267,22 @@ class ClusterState:
             now,
             pool=pool.name,
         )
+
+    def scale_placeholders(self, pool: PoolSpec, replicas: int, now: float) -> None:
+        """The placeholder Deployment scaled to ``replicas``: new pods queue; on the way down
+        the ReplicaSet deletes unscheduled pods first, then those still starting, then
+        running ones, the newest first (its deletion ranking)."""
+        live = [
+            p
+            for p in self.pods
+            if p.kind == "placeholder" and p.pool == pool.name and p.state != "deleted"
+        ]
+        for _ in range(replicas - len(live)):
+            self.add_placeholder(pool, now)
+        rank = {"pending": 0, "starting": 1, "running": 2}
+        doomed = sorted(live, key=lambda p: (rank[p.state], -p.created, -p.uid))
+        for pod in doomed[: max(0, len(live) - replicas)]:
+            self.delete_pod(pod, now)
 
     def delete_pod(self, pod: Pod, now: float) -> None:
         if pod.state == "deleted":

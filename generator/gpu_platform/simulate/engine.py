@@ -13,6 +13,7 @@ Processes:
 - one per new node: boot (VM + registration), then the driver install when something
   installs it on the node; the prepuller starts pulling as the node registers;
 - the autoscaler loop, every scan interval;
+- one per pool with a placeholder schedule: its CronJobs scaling the placeholders (warm.py);
 - a progress ticker when asked for: every simulated hour.
 Every state change is followed by a scheduling pass (kube-scheduler reacts within
 milliseconds, taken as zero). Randomness: the users' is all in the plan (plan.py); the
@@ -36,10 +37,11 @@ from gpu_platform.pipeline.model.values import Values
 
 from .accounting import Meter, Record, summarize
 from .autoscaler import Autoscaler
-from .cluster import USER_PRIORITY, ClusterState, Node, Pod, pool_specs
+from .cluster import USER_PRIORITY, ClusterState, Node, Pod, PoolSpec, pool_specs
 from .plan import ClusterArrival, DayPlan, Notebook, Session
 from .quota import Quotas
 from .settings import Settings
+from .warm import steps
 
 # A day's events: pods created, bound, started and deleted, node boots, autoscaler scans,
 # controller retries. The heaviest day bench/simulate_speed.py runs takes about 36,000; a run
@@ -99,7 +101,7 @@ class Simulation:
         self.label = label
         self.values = values
         self.state = ClusterState(
-            pool_specs(values, settings),
+            pool_specs(values, settings, plan.start_date),
             settings,
             Meter(),
             plan.image_gb,
@@ -107,6 +109,7 @@ class Simulation:
         )
         self.autoscaler = Autoscaler(self.state, settings, random.Random(f"{seed}:autoscaler"))
         self.node_rng = random.Random(f"{seed}:nodes")
+        self.schedule_rng = random.Random(f"{seed}:schedules")
         self.quotas = Quotas(
             {t.name: t.quota.gpus for t in values.platform.tenants}, settings.quota
         )
@@ -332,6 +335,20 @@ class Simulation:
             if result.removed:
                 self.reschedule()
 
+    def _placeholder_schedule(self, pool: PoolSpec, horizon: float) -> ProcessGen:
+        """The pool's CronJobs: at each step's time the Job's pod starts (the container start
+        latency) and patches the Deployment's scale."""
+        assert pool.schedule is not None
+        start = self.settings.nodes.containerStartSeconds
+        for at, replicas in steps(pool.schedule, self.plan.start_date, horizon).changes:
+            applied = at + start.sample(self.schedule_rng)
+            if applied >= horizon:
+                return
+            if applied > self.env.now:
+                yield self.env.timeout(applied - self.env.now)
+            self.state.scale_placeholders(pool, replicas, self.env.now)
+            self.reschedule()
+
     def _ticker(self, progress: Progress, horizon: float) -> ProcessGen:
         total = math.ceil(horizon / 3600)
         for hour in range(1, total):
@@ -381,6 +398,9 @@ class Simulation:
             if notebook.start < horizon:
                 self.env.process(self._notebook(notebook))
         self.env.process(self._autoscaler())
+        for pool in self.state.pools:
+            if pool.schedule is not None:
+                self.env.process(self._placeholder_schedule(pool, horizon))
         if progress is not None:
             self.env.process(self._ticker(progress, horizon))
         self._run_until(horizon)

@@ -20,7 +20,7 @@ from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_files
 
-from .levers import Levers, patch
+from .levers import Levers, describe, patch
 from .search import Answer, Outcome
 
 PATCH_HEADER = (
@@ -61,10 +61,7 @@ def cluster_settings(levers: Levers) -> str:
 
 
 def _row(o: Outcome, metric: str, mark: str) -> str:
-    pools = ", ".join(
-        f"{p.name}: {p.placeholders} warm, {p.min_nodes}..{p.max_nodes} x {p.gpus_per_node}"
-        for p in o.levers.pools
-    )
+    pools = ", ".join(p.text() for p in o.levers.pools)
     return (
         f"  {mark} {o.paid:>8,.1f} {o.used:>8,.1f} {duration(o.wait('p95')):>10} "
         f"{duration(o.wait(metric)):>10}  {pools}; {o.levers.profile}, "
@@ -106,22 +103,11 @@ def text(answer: Answer, hours: float, elapsed: float, chosen: tuple[Outcome, st
         lines += [
             f"UNREACHABLE: no configuration tried meets {target.text()}.",
             f"  closest: paid {closest.paid:,.1f} GPU-hours, {metric} "
-            f"{duration(closest.wait(metric))} ({_levers(closest.levers)})",
+            f"{duration(closest.wait(metric))} ({describe(closest.levers)})",
             f"  why: {answer.why}",
         ]
     lines.append("not searched: " + "; ".join(answer.not_searched))
     return "\n".join(lines) + "\n"
-
-
-def _levers(levers: Levers) -> str:
-    return (
-        "; ".join(
-            f"{p.name}: {p.placeholders} warm, nodes {p.min_nodes}..{p.max_nodes} x "
-            f"{p.gpus_per_node} GPU"
-            for p in levers.pools
-        )
-        + f"; {levers.profile}, scale-down {levers.scale_down_seconds():g} s"
-    )
 
 
 def _delta(value: float, base: float) -> str:
@@ -141,6 +127,7 @@ def _outcome(o: Outcome) -> dict[str, Any]:
             {
                 "name": p.name,
                 "placeholders": p.placeholders,
+                "placeholderSchedule": [{"cron": c, "replicas": n} for c, n in p.schedule],
                 "minNodes": p.min_nodes,
                 "maxNodes": p.max_nodes,
                 "gpusPerNode": p.gpus_per_node,

@@ -8,6 +8,7 @@ does to them (how long they wait, and so when their next step starts) is the run
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import random
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from gpu_platform.errors import Problem, ValuesInvalid
 
 from .workload import (
+    DEFAULT_START_DATE,
     MAX_PODS,
     AlwaysOn,
     Arrivals,
@@ -87,6 +89,7 @@ class DayPlan:
     notebooks: list[Notebook] = field(default_factory=list)
     images: dict[str, float] = field(default_factory=dict)
     default_image_gb: float = 1.0
+    start_date: dt.date = dt.date.fromisoformat(DEFAULT_START_DATE)  # the first 00:00
 
     def image_gb(self, image: str) -> float:
         return self.images.get(image, self.default_image_gb)
@@ -204,7 +207,11 @@ class _Drawer:
 def generate(workload: Workload, seed: int) -> DayPlan:
     """The day's plan from this seed alone (so two configurations see the same users)."""
     check_size(workload)
-    plan = DayPlan(images=dict(workload.images), default_image_gb=workload.defaultImageGB)
+    plan = DayPlan(
+        images=dict(workload.images),
+        default_image_gb=workload.defaultImageGB,
+        start_date=workload.start_date,
+    )
     index = 0
     user = 0
     for tenant in workload.tenants:

@@ -31,7 +31,7 @@ from gpu_platform.ops.usage import duration, parse_duration, percentile
 from gpu_platform.pipeline.model.values import Values
 
 from .engine import simulate
-from .levers import Levers, apply, baseline, candidates
+from .levers import Levers, apply, baseline, busy_window, candidates
 from .plan import DayPlan, generate
 from .settings import Settings
 from .workload import Workload
@@ -159,7 +159,7 @@ def evaluate(job: Job, levers: Levers) -> Outcome:
         used / days,
         {name: percentile(waits, q) for name, q in PERCENTILES.items()},
         saturated,
-        sum(p.placeholders * per_pod[p.name] for p in levers.pools),
+        sum(p.most_placeholders * per_pod[p.name] for p in levers.pools),
     )
 
 
@@ -237,7 +237,12 @@ def search(
     everyone = Job(values, settings, plans, seeds, horizon)
     base_levers = baseline(values)
     base = evaluate(everyone, base_levers)
-    configs = candidates(values, wider=base.saturated)
+    configs = candidates(
+        values,
+        wider=base.saturated,
+        window=busy_window(workload),
+        lead_s=start_up_seconds(values, settings, workload),
+    )
     metric = target.metric
     total = len(configs) + min(MAX_KEPT, len(configs))
     round_one = _evaluate_all(first, configs, jobs, progress, 0, total)
@@ -261,7 +266,6 @@ def search(
     answer = Answer(target, frontier, best, meeting, None, "", base, len(configs), len(seeds))
     answer.evaluated = final
     answer.not_searched = [
-        "warm capacity on a schedule (not a chart feature yet)",
         "GPU sharing: time-slicing or MPS (not a chart feature yet)",
     ]
     if best is None:

@@ -21,6 +21,7 @@ can be compared on the same users. Every figure is bounded.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Annotated, Literal
 
@@ -47,6 +48,9 @@ MAX_MINUTES = 7 * 24 * 60.0
 MAX_GPUS_PER_POD = 64
 # A run past this many pods takes minutes and says little more than a smaller one would.
 MAX_PODS = 150_000
+# The day a workload's clock starts on, unless it says: a Monday (warm-capacity schedules name
+# weekdays, days of the month and months).
+DEFAULT_START_DATE = "2024-01-08"
 
 
 def clock_seconds(value: str) -> float:
@@ -307,6 +311,13 @@ class Workload(Strict):
         default=24.0,
         description="Simulated time from 00:00 (at most two weeks); the day repeats.",
     )
+    startDate: str = Field(
+        DEFAULT_START_DATE,
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        description="The date of the first 00:00 (YYYY-MM-DD), in the time zone of the values' "
+        "placeholder schedules (platform.placeholderScaler.timeZone): its weekday, day of the "
+        "month and month decide which schedule steps fire. Default: a Monday.",
+    )
     clusters: list[ClusterType] = Field(
         default_factory=list, max_length=100, description="Kinds of Dask clusters."
     )
@@ -328,6 +339,21 @@ class Workload(Strict):
     # settings from a format-1 file's simulation: block (files.py), used when none is given
     _settings: Settings | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
+
+    @field_validator("startDate")
+    @classmethod
+    def _a_date(cls, value: str) -> str:
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a date; write YYYY-MM-DD, e.g. {DEFAULT_START_DATE}"
+            ) from None
+        return value
+
+    @property
+    def start_date(self) -> dt.date:
+        return dt.date.fromisoformat(self.startDate)
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import components, facts, promql, quantity, registry, sizing
+from gpu_platform.pipeline import components, cron, facts, promql, quantity, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS, get_path
@@ -114,6 +114,7 @@ def template_context() -> dict[str, Any]:
             suffix: _go_float(factor) for suffix, factor in quantity.SUFFIX_FACTORS.items()
         },
         "duration_units_ms": DURATION_UNITS_MS,
+        "cron_fields_json": _json(cron.guard_tables()),
         # HPAs
         "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
         "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),

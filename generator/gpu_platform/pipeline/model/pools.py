@@ -31,6 +31,7 @@ from gpu_platform.pipeline.model.kube import (
     schema_of,
     string_schema,
 )
+from gpu_platform.pipeline.model.warm import Placeholders
 
 # --------------------------------------------------------------------------- prepuller
 
@@ -151,20 +152,6 @@ GpuQuotas = Annotated[
 
 
 DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
-
-
-class Placeholders(Strict):
-    """Warm capacity: lowest-priority pods that hold GPUs until a real pod needs them."""
-
-    replicas: int = Field(
-        0,
-        ge=0,
-        le=MAX_SIZING_NODES * MAX_GPUS_PER_NODE,
-        description="Placeholder pods in this pool (0: none).",
-    )
-    gpusPerPod: int = Field(
-        1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs each placeholder pod holds."
-    )
 
 
 class NodePool(Strict):

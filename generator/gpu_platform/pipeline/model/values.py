@@ -24,6 +24,7 @@ from gpu_platform.pipeline.model.pools import (
     default_pools,
 )
 from gpu_platform.pipeline.model.tenants import Admission, Tenant
+from gpu_platform.pipeline.model.warm import PlaceholderScaler
 
 # --------------------------------------------------------------------------- platform
 
@@ -45,6 +46,10 @@ class Platform(Strict):
     tenants: list[Tenant] = Field(
         default_factory=list,
         description="Teams sharing the cluster, each in its own isolated namespace.",
+    )
+    placeholderScaler: PlaceholderScaler = Field(
+        default_factory=PlaceholderScaler,
+        description="The CronJobs that run the pools' placeholder schedules.",
     )
     autoscaler: ClusterAutoscaler = Field(
         default_factory=ClusterAutoscaler,

@@ -56,13 +56,19 @@ def pool_node_bounds(ctx: Context) -> Iterable[Hit]:
 @rule(
     id="placeholder-fits-node",
     summary="a placeholder asks for no more GPUs than a node of its pool has",
-    reads=("platform.nodePools[].placeholders.gpusPerPod", "platform.nodePools[].gpusPerNode"),
+    reads=(
+        "platform.nodePools[].placeholders.gpusPerPod",
+        "platform.nodePools[].placeholders.schedule[].replicas",
+        "platform.nodePools[].gpusPerNode",
+    ),
     fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
     "forever. Use at most %d",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
-{{- if and (gt (int $warm.replicas) 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
+{{- $most := int $warm.replicas -}}
+{{- range $warm.schedule }}{{ if gt (int .replicas) $most }}{{ $most = int .replicas }}{{ end }}{{ end -}}
+{{- if and (gt $most 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) (int $pool.gpusPerNode) (int $pool.gpusPerNode)) -}}
 {{- end -}}
 {{- end -}}""",
@@ -70,7 +76,7 @@ def pool_node_bounds(ctx: Context) -> Iterable[Hit]:
 def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
-        if warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
+        if warm.most and warm.gpusPerPod > pool.gpusPerNode:
             yield Hit(
                 ("platform", "nodePools", i, "placeholders", "gpusPerPod"),
                 (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
@@ -87,31 +93,39 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
-{{- $want := mul (int $warm.replicas) (int $warm.gpusPerPod) -}}
 {{- $max := mul (int $pool.maxNodes) (int $pool.gpusPerNode) -}}
-{{- if and (gt (int $warm.replicas) 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.replicas" $i) (int $warm.replicas) (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) (int $pool.gpusPerNode) $max) -}}
+{{- $counts := list (list "replicas" (int $warm.replicas)) -}}
+{{- range $j, $step := $warm.schedule }}{{ $counts = append $counts (list (printf "schedule[%d].replicas" $j) (int $step.replicas)) }}{{ end -}}
+{{- range $counts -}}
+{{- $count := index . 1 -}}
+{{- $want := mul $count (int $warm.gpusPerPod) -}}
+{{- if and (gt $count 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.%s" $i (index . 0)) $count (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) (int $pool.gpusPerNode) $max) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}""",
 )
 def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
-        want = warm.replicas * warm.gpusPerPod
-        if warm.replicas and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_gpus:
-            yield Hit(
-                ("platform", "nodePools", i, "placeholders", "replicas"),
-                (
-                    warm.replicas,
-                    warm.gpusPerPod,
-                    want,
-                    pool.name,
-                    pool.maxNodes,
-                    pool.gpusPerNode,
-                    pool.max_gpus,
-                ),
-                at=("platform", "nodePools", i),
-            )
+        counts: list[tuple[PathKey, int]] = [(("replicas",), warm.replicas)]
+        counts += [(("schedule", j, "replicas"), s.replicas) for j, s in enumerate(warm.schedule)]
+        for where, count in counts:
+            want = count * warm.gpusPerPod
+            if count and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_gpus:
+                yield Hit(
+                    ("platform", "nodePools", i, "placeholders", *where),
+                    (
+                        count,
+                        warm.gpusPerPod,
+                        want,
+                        pool.name,
+                        pool.maxNodes,
+                        pool.gpusPerNode,
+                        pool.max_gpus,
+                    ),
+                    at=("platform", "nodePools", i),
+                )
 
 
 @rule(

@@ -3,7 +3,9 @@
 
 How the helpers fit together:
 - gpu-platform.name / gpu-platform.fullname: every object name starts from fullname, trimmed
-  to 63 characters, so a long release name can never produce an invalid object name.
+  to 63 characters, so a long release name can never produce an invalid object name;
+  gpu-platform.componentName appends a component within 63, gpu-platform.cronJobName within
+  the 52 a CronJob may have.
 - gpu-platform.labels: the standard app.kubernetes.io/* labels, on every object;
   gpu-platform.selectorLabels: the stable subset (no version) used in selectors, which are
   immutable once a DaemonSet exists.
@@ -43,6 +45,15 @@ How the helpers fit together:
 {{- $room := max 1 (sub 62 (len $component)) | int -}}
 {{- $base := include "gpu-platform.fullname" $root | trunc $room | trimSuffix "-" -}}
 {{- printf "%s-%s" $base $component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- /* A CronJob's name, as componentName but within 52 characters: its Jobs add 11. */ -}}
+{{- define "gpu-platform.cronJobName" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $room := max 1 (sub 51 (len $component)) | int -}}
+{{- $base := include "gpu-platform.fullname" $root | trunc $room | trimSuffix "-" -}}
+{{- printf "%s-%s" $base $component | trunc 52 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "gpu-platform.selectorLabels" -}}
