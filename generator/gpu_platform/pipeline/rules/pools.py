@@ -307,6 +307,7 @@ def cloud_foreign_settings(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="pool-image-streaming-gke",
+    by_hand="a switch allowed only for one cloud and one driver mode, two fields of the item",
     summary="image streaming only on GKE pools of COS nodes (driver: preinstalled)",
     reads=(
         "platform.nodePools[].imageStreaming",
@@ -335,6 +336,7 @@ def pool_image_streaming_gke(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="autoscaler-gke-profile-only",
+    by_hand="a platform setting refused when any pool runs on one cloud",
     summary="GKE sets the scale-down time through its profile only",
     reads=("platform.autoscaler.scaleDownUnneededSeconds", "platform.nodePools[].cloud"),
     fmt="GKE offers no scale-down time of its own (pool %q runs on gke): set it through "
