@@ -82,6 +82,9 @@ def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
         "gpuResources": draw(
             st.lists(st.sampled_from(EXTRA_GPU_RESOURCES), max_size=2, unique=True)
         ),
+        "gpuSharing": draw(
+            st.sampled_from([{}, {"mode": "timeSlicing", "replicas": 4}, {"mode": "mps"}])
+        ),
     }
 
 
@@ -307,10 +310,22 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         d, gpusPerNode=1, placeholders={"replicas": 1, "gpusPerPod": 4}
     ),
     "placeholders-fit-pool": lambda d: _pool0(
-        d, gpusPerNode=2, maxNodes=1, placeholders={"replicas": 3, "gpusPerPod": 2}
+        d,
+        gpusPerNode=2,
+        maxNodes=1,
+        placeholders={"replicas": 3, "gpusPerPod": 2},
+        gpuSharing={"mode": "none"},  # (a shared GPU holds a placeholder of one replica)
     ),
     "placeholder-schedule-range": lambda d: _pool0(
         d, placeholders={"schedule": [{"cron": "0 22-6 * * fri-mon", "replicas": 0}]}
+    ),
+    "pool-sharing-needs-operator": lambda d: (
+        _pool0(d, gpuSharing={"mode": "timeSlicing"}),
+        _set(d, "gpu-operator", ("devicePlugin", "enabled"), False),
+    ),
+    "pool-sharing-config": lambda d: (
+        _pool0(d, gpuSharing={"mode": "mps", "replicas": 2}),
+        _set(d, "gpu-operator", ("devicePlugin", "config"), {"create": False, "name": "mine"}),
     ),
     "pool-image-streaming-gke": lambda d: d["platform"]["nodePools"].append(
         {"name": "streamed", "cloud": "generic", "imageStreaming": True}

@@ -21,7 +21,7 @@ How the helpers fit together:
   fills defaults inside list items, so every template ranges over
   (include "gpu-platform.nodePools" $ | fromJson).items, never over the raw list.
 - gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
-  policies allow (nvidia.com/gpu plus every pool's gpuResources).
+  policies allow (nvidia.com/gpu plus every pool's gpuResources and renamed shared GPUs).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
@@ -129,7 +129,9 @@ what the pools list in gpuResources (rules.advertised_gpu_resources in Python). 
 {{- define "gpu-platform.gpuResources" -}}
 {{- $names := list "nvidia.com/gpu" -}}
 {{- range (include "gpu-platform.nodePools" . | fromJson).items -}}
-{{- range .gpuResources -}}
+{{- $own := .gpuResources -}}
+{{- if and (ne (toString .gpuSharing.mode) "none") .gpuSharing.renameByDefault }}{{ $own = append $own "nvidia.com/gpu.shared" }}{{ end -}}
+{{- range $own -}}
 {{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
 {{- end -}}
 {{- end -}}
@@ -180,7 +182,7 @@ call the named helper of their list below, never this one. */ -}}
 one item, generated from the values model, and the named helper that fills them in. */ -}}
 
 {{- define "gpu-platform.defaults.nodePools" -}}
-{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "imageStreaming": false, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0, "schedule": []}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpuSharing": {"mode": "none", "renameByDefault": false, "replicas": 4}, "gpusPerNode": 1, "imageStreaming": false, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0, "schedule": []}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
 {{- end -}}
 
 {{- /* $ -> {"items": [...]}: .Values.platform.nodePools with each item's defaults filled in. */ -}}

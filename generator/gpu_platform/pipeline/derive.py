@@ -17,6 +17,12 @@ from gpu_platform.pipeline import facts, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.sharing import (
+    CONFIG_MAP,
+    DEFAULT_CONFIG,
+    UNSHARED_TEXT,
+    config_text,
+)
 from gpu_platform.pipeline.model.values import Values
 
 PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
@@ -142,6 +148,35 @@ def with_pool_tolerations(values: Values, path: tuple[str, ...]) -> list[dict[st
             result.append(taint.toleration().model_dump(mode="json", exclude_defaults=False))
             present.append(taint.toleration())
     return [{k: v for k, v in t.items() if v != ""} if isinstance(t, dict) else t for t in result]
+
+
+DEVICE_PLUGIN_CONFIG = ("devicePlugin", "config")
+
+
+def device_plugin_config(values: Values) -> Any:
+    """gpu-operator's devicePlugin.config: the user's (or upstream's), and when pools share
+    their GPUs, a ConfigMap the operator creates holding each such pool's config under the
+    pool's name and an unshared default for every other node. A user's own ConfigMap
+    (create: false with a name) is left alone: rule pool-sharing-config says what to do."""
+    found, given = get_path(values.subchart("gpu-operator").model_extra or {}, DEVICE_PLUGIN_CONFIG)
+    if not found:
+        found, given = get_path(upstream.defaults("gpu-operator"), DEVICE_PLUGIN_CONFIG)
+    config = deepcopy(given) if isinstance(given, dict) else {}
+    shared = [p for p in values.platform.nodePools if p.gpuSharing.enabled]
+    if not shared or (config.get("create") is False and config.get("name")):
+        return config
+    data = dict(config.get("data") or {})
+    default = config.get("default") or DEFAULT_CONFIG
+    data.setdefault(default, UNSHARED_TEXT)
+    for pool in shared:
+        data[pool.name] = config_text(pool.gpuSharing)
+    return {
+        **config,
+        "create": True,
+        "name": config.get("name") or CONFIG_MAP,
+        "default": default,
+        "data": data,
+    }
 
 
 def driver_enabled(values: Values) -> bool:
@@ -401,6 +436,25 @@ DERIVATIONS: tuple[Derivation, ...] = (
         _BOOL,
         "apply the new monitoring.coreos.com CRDs before each upgrade",
         go="{{- $want := toJson $p.crdUpgradeJobs -}}",
+    ),
+    Derivation(
+        "gpu-operator",
+        DEVICE_PLUGIN_CONFIG,
+        "platform.nodePools[].gpuSharing",
+        device_plugin_config,
+        {  # upstream's keys (values.yaml of gpu-operator), typed as its template uses them
+            "type": "object",
+            "properties": {
+                "create": {"type": "boolean"},
+                "name": {"type": "string"},
+                "default": {"type": "string"},
+                "data": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+            "additionalProperties": False,
+        },
+        "each pool that shares its GPUs gets its device plugin config, named after the pool, "
+        "in a ConfigMap gpu-operator creates; other nodes take an unshared default",
+        merged=True,
     ),
     Derivation(
         "gpu-operator",

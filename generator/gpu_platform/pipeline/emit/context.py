@@ -27,6 +27,7 @@ from gpu_platform.pipeline.emit.helmyaml import dump_yaml
 from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
+from gpu_platform.pipeline.rules import sharing as sharing_rules
 from gpu_platform.pipeline.rules.gofmt import quote
 
 # What a refused plain install is told to do.
@@ -115,6 +116,7 @@ def template_context() -> dict[str, Any]:
         },
         "duration_units_ms": DURATION_UNITS_MS,
         "cron_fields_json": _json(cron.guard_tables()),
+        **sharing_rules.GUARD_CONTEXT,
         # HPAs
         "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
         "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),

@@ -31,6 +31,7 @@ from gpu_platform.pipeline.model.kube import (
     schema_of,
     string_schema,
 )
+from gpu_platform.pipeline.model.sharing import CONFIG_LABEL, GpuSharing
 from gpu_platform.pipeline.model.warm import Placeholders
 
 # --------------------------------------------------------------------------- prepuller
@@ -209,6 +210,10 @@ class NodePool(Strict):
         "COS nodes, images in Artifact Registry): containers start while the image streams in. "
         "GKE pools only; `gpu-platform nodepool` sets it and `simulate` models it.",
     )
+    gpuSharing: GpuSharing = Field(
+        default_factory=GpuSharing,
+        description="Several pods on one GPU, through gpu-operator's device plugin.",
+    )
     gpuResources: list[GpuResourceName] = Field(
         default_factory=lambda: [facts.GPU_RESOURCE],
         description="Extended resources this pool's nodes advertise: nvidia.com/gpu (whole "
@@ -229,7 +234,17 @@ class NodePool(Strict):
 
     @property
     def node_labels(self) -> dict[str, str]:
-        return {**self.labels, POOL_LABEL: self.name}
+        """The labels the pool's nodes are created with: the user's, the pool's own and, when
+        it shares its GPUs, the device plugin config it takes."""
+        sharing = {CONFIG_LABEL: self.name} if self.gpuSharing.enabled else {}
+        return {**self.labels, **sharing, POOL_LABEL: self.name}
+
+    @property
+    def advertised(self) -> list[str]:
+        """The GPU resources its nodes advertise: gpuResources, and the shared name when the
+        pool shares its GPUs under it (the chart's gpu-platform.gpuResources adds it alike)."""
+        shared = self.gpuSharing.resource
+        return [*self.gpuResources, *([] if shared in self.gpuResources else [shared])]
 
     @property
     def tolerations(self) -> list[Toleration]:
@@ -238,6 +253,16 @@ class NodePool(Strict):
     @property
     def max_gpus(self) -> int:
         return self.maxNodes * self.gpusPerNode
+
+    @property
+    def slots_per_node(self) -> int:
+        """GPUs a node advertises: its GPUs, times the replicas of each where it shares them."""
+        return self.gpusPerNode * self.gpuSharing.per_gpu
+
+    @property
+    def max_slots(self) -> int:
+        """The most GPU requests its nodes can ever take at once (replicas where shared)."""
+        return self.maxNodes * self.slots_per_node
 
 
 def default_pools() -> list[NodePool]:

@@ -37,31 +37,34 @@ declare(
 @rule(
     id="placeholder-fits-node",
     by_hand="a bound only when placeholders exist, with the pool's name in the message",
-    summary="a placeholder asks for no more GPUs than a node of its pool has",
+    summary="a placeholder asks for no more GPUs than a pod of its pool may have",
     reads=(
         "platform.nodePools[].placeholders.gpusPerPod",
         "platform.nodePools[].placeholders.schedule[].replicas",
         "platform.nodePools[].gpusPerNode",
+        "platform.nodePools[].gpuSharing.mode",
     ),
-    fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
-    "forever. Use at most %d",
+    fmt="a placeholder asks for %d GPUs but a pod of pool %q may have at most %d (its "
+    "gpusPerNode, or 1 where it shares its GPUs); it would never run. Use at most %d",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
 {{- $most := int $warm.replicas -}}
 {{- range $warm.schedule }}{{ if gt (int .replicas) $most }}{{ $most = int .replicas }}{{ end }}{{ end -}}
-{{- if and (gt $most 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) (int $pool.gpusPerNode) (int $pool.gpusPerNode)) -}}
+{{- $limit := ternary 1 (int $pool.gpusPerNode) (ne (toString $pool.gpuSharing.mode) "none") -}}
+{{- if and (gt $most 0) (gt (int $warm.gpusPerPod) $limit) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) $limit $limit) -}}
 {{- end -}}
 {{- end -}}""",
 )
 def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
-        if warm.most and warm.gpusPerPod > pool.gpusPerNode:
+        limit = 1 if pool.gpuSharing.enabled else pool.gpusPerNode
+        if warm.most and warm.gpusPerPod > limit:
             yield Hit(
                 ("platform", "nodePools", i, "placeholders", "gpusPerPod"),
-                (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
+                (warm.gpusPerPod, pool.name, limit, limit),
                 at=("platform", "nodePools", i),
             )
 
@@ -70,20 +73,25 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     id="placeholders-fit-pool",
     by_hand="products of four counts, judged only when the placeholder fits a node",
     summary="a pool's placeholders need no more GPUs than the pool can ever have",
-    reads=("platform.nodePools[].placeholders", "platform.nodePools[].maxNodes"),
+    reads=(
+        "platform.nodePools[].placeholders",
+        "platform.nodePools[].maxNodes",
+        "platform.nodePools[].gpuSharing",
+    ),
     fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
-    "%d); lower replicas or raise maxNodes",
+    "%d, a shared GPU counted by its replicas); lower replicas or raise maxNodes",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
-{{- $max := mul (int $pool.maxNodes) (int $pool.gpusPerNode) -}}
+{{- $perNode := mul (int $pool.gpusPerNode) (ternary (int $pool.gpuSharing.replicas) 1 (ne (toString $pool.gpuSharing.mode) "none")) -}}
+{{- $max := mul (int $pool.maxNodes) $perNode -}}
 {{- $counts := list (list "replicas" (int $warm.replicas)) -}}
 {{- range $j, $step := $warm.schedule }}{{ $counts = append $counts (list (printf "schedule[%d].replicas" $j) (int $step.replicas)) }}{{ end -}}
 {{- range $counts -}}
 {{- $count := index . 1 -}}
 {{- $want := mul $count (int $warm.gpusPerPod) -}}
 {{- if and (gt $count 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.%s" $i (index . 0)) $count (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) (int $pool.gpusPerNode) $max) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.%s" $i (index . 0)) $count (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) $perNode $max) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}""",
@@ -95,7 +103,7 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
         counts += [(("schedule", j, "replicas"), s.replicas) for j, s in enumerate(warm.schedule)]
         for where, count in counts:
             want = count * warm.gpusPerPod
-            if count and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_gpus:
+            if count and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_slots:
                 yield Hit(
                     ("platform", "nodePools", i, "placeholders", *where),
                     (
@@ -104,8 +112,8 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
                         want,
                         pool.name,
                         pool.maxNodes,
-                        pool.gpusPerNode,
-                        pool.max_gpus,
+                        pool.slots_per_node,
+                        pool.max_slots,
                     ),
                     at=("platform", "nodePools", i),
                 )

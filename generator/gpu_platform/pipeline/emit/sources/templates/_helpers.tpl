@@ -21,7 +21,7 @@ How the helpers fit together:
   fills defaults inside list items, so every template ranges over
   (include "gpu-platform.nodePools" $ | fromJson).items, never over the raw list.
 - gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
-  policies allow (nvidia.com/gpu plus every pool's gpuResources).
+  policies allow (nvidia.com/gpu plus every pool's gpuResources and renamed shared GPUs).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 */ -}}
@@ -120,7 +120,9 @@ what the pools list in gpuResources (rules.advertised_gpu_resources in Python). 
 {{- define "gpu-platform.gpuResources" -}}
 {{- $names := list "[[ gpu_resource ]]" -}}
 {{- range (include "gpu-platform.nodePools" . | fromJson).items -}}
-{{- range .gpuResources -}}
+{{- $own := .gpuResources -}}
+{{- if and (ne (toString .gpuSharing.mode) "none") .gpuSharing.renameByDefault }}{{ $own = append $own "[[ gpu_resource ]][[ shared_suffix ]]" }}{{ end -}}
+{{- range $own -}}
 {{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
 {{- end -}}
 {{- end -}}
