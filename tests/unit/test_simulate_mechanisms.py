@@ -349,6 +349,88 @@ class TestPlaceholderSchedule:
         assert waiting[0].ended_at == 5400.0
 
 
+class TestGpuSharing:
+    """Pools whose GPUs are shared (gpuSharing): replicas, what is paid, what slows."""
+
+    @staticmethod
+    def _shared(mode: str = "timeSlicing", replicas: int = 4, **fields: object) -> dict:
+        return pool(gpuSharing={"mode": mode, "replicas": replicas}, **fields)
+
+    def test_a_node_takes_replicas_pods_per_gpu_and_is_paid_as_one(self):
+        # one node of 1 GPU shared 4 ways: four one-GPU notebooks-like clusters run on it at
+        # once, a fifth waits (the pool is at its maximum); 1 GPU paid, 1 used
+        result = run(
+            values(self._shared(minNodes=1, maxNodes=1), prepull=[IMAGE]),
+            [cluster(at=5, index=i, scheduler_gpus=0, workers=1) for i in range(5)],
+            hours=1,
+        )
+        running = [p for p in result.pods if p.is_user and p.running_at == 5.0]
+        assert len(running) == 4 and {p.node.uid for p in running} == {running[0].node.uid}
+        summary = result.summary
+        assert summary.gpu_hours.paid == pytest.approx(1.0)
+        assert summary.gpu_hours.used == pytest.approx(1.0 * (3600 - 5) / 3600)
+
+    def test_time_slicing_slows_the_busy_share_by_the_pods_on_the_gpu(self):
+        # two one-worker clusters on one GPU shared 2 ways: the first starts alone (its work
+        # as written), the second shares with a busy pod: its busy half takes twice as long
+        result = run(
+            values(self._shared(replicas=2, minNodes=1, maxNodes=1), prepull=[IMAGE]),
+            [
+                cluster(at=5, scheduler_gpus=0, workers=1, duration=1000),
+                cluster(at=6, index=1, scheduler_gpus=0, workers=1, duration=1000, busy=0.5),
+            ],
+        )
+        first, second = [p for p in result.pods if p.is_user]
+        assert first.ended_at - first.running_at == pytest.approx(1000)
+        assert second.ended_at - second.running_at == pytest.approx(500 + 500 * 2)
+
+    def test_mps_caps_each_pod_at_its_share_alone_or_not(self):
+        result = run(
+            values(self._shared(mode="mps", replicas=4, minNodes=1), prepull=[IMAGE]),
+            [cluster(at=5, scheduler_gpus=0, workers=1, duration=1000, busy=0.25)],
+        )
+        (worker,) = [p for p in result.pods if p.is_user]
+        assert worker.ended_at - worker.running_at == pytest.approx(750 + 250 * 4)
+
+    def test_from_zero_the_autoscaler_sizes_new_nodes_as_whole_gpus(self):
+        # four pending one-GPU pods on a pool shared 4 ways and no node to copy: the cloud's
+        # template says 1 GPU a node, so the autoscaler asks for 4 nodes where one would do
+        # (Azure/AKS#3427); on EKS nodepool's node-template tag says 4, and one node comes
+        four = [cluster(at=5, index=i, scheduler_gpus=0, workers=1) for i in range(4)]
+        generic = run(values(self._shared(maxNodes=4), prepull=[IMAGE]), four, hours=1)
+        assert generic.autoscaler.nodes_added == 4
+        eks = self._shared(maxNodes=4, cloud="eks", driver="preinstalled")
+        assert run(values(eks, prepull=[IMAGE]), four, hours=1).autoscaler.nodes_added == 1
+
+    def test_with_a_node_to_copy_the_autoscaler_counts_its_replicas(self):
+        # one ready node, full; eight more one-GPU pods need two nodes of 4 replicas, not 8
+        full = [cluster(at=5, index=i, scheduler_gpus=0, workers=1) for i in range(12)]
+        result = run(values(self._shared(minNodes=1, maxNodes=9), prepull=[IMAGE]), full, hours=1)
+        assert result.autoscaler.nodes_added == 2
+
+    def test_renamed_and_larger_requests_go_where_they_fit(self):
+        renamed = pool(
+            name="shared",
+            minNodes=1,
+            gpuSharing={"mode": "timeSlicing", "renameByDefault": True},
+            gpuResources=["nvidia.com/gpu.shared"],
+        )
+        whole = pool(name="whole", gpusPerNode=2, minNodes=1)
+        result = run(
+            values(renamed, whole, prepull=[IMAGE]),
+            [
+                cluster(at=5, scheduler_gpus=0, workers=1, resource="nvidia.com/gpu.shared"),
+                cluster(at=5, index=1, scheduler_gpus=0, workers=1),
+                cluster(at=5, index=2, scheduler_gpus=0, workers=1, worker_gpus=2),
+            ],
+        )
+        shared, plain, double = [p for p in result.pods if p.is_user]
+        # the renamed resource only where it is advertised, nvidia.com/gpu only where that is;
+        # two GPUs never on a shared pool (it takes requests of one)
+        assert shared.node.pool.name == "shared" and plain.node.pool.name == "whole"
+        assert double.node is not None and double.node.pool.name == "whole"
+
+
 class TestScaleDown:
     # node requested at 10, pod runs at 610 for 1005 s, deleted at 1615; the scan at 1620
     # first sees the node unneeded

@@ -361,6 +361,30 @@ class TestAgainstTheValues:
             in found[0]
         )
 
+    def test_a_shared_pool_takes_pods_of_one_gpu(self):
+        w = workload()
+        w.clusters[1].workerGpus = 2
+        shared = pool(gpusPerNode=2, gpuSharing={"mode": "timeSlicing"})
+        found = [p.render() for p in w.problems_with(values(shared))]
+        assert len(found) == 1 and (
+            "clusters[1].workerGpus: 2 GPUs per pod, but the nodes it may use have at most 1 "
+            "(gpusPerNode, or 1 where a pool shares its GPUs of gpu: 1)" in found[0]
+        )
+
+    def test_the_shared_resource_needs_a_pool_that_advertises_it(self):
+        w = workload()
+        w.clusters[1].gpuResource = "nvidia.com/gpu.shared"
+        found = [p.render() for p in w.problems_with(values(pool()))]
+        assert (
+            len(found) == 1
+            and "clusters[1].gpuResource: no pool it may use advertises" in (found[0])
+        )
+        # a pool that shares under the renamed resource takes it (and not nvidia.com/gpu,
+        # which clusters[0] asks for)
+        renamed = pool(gpuSharing={"mode": "mps", "renameByDefault": True})
+        paths = [p.path for p in w.problems_with(values(renamed))]
+        assert paths == ["clusters[0].gpuResource"]
+
     def test_tenants_must_be_the_values_tenants(self):
         found = [
             p.render() for p in workload().problems_with(values(pool(), tenants={"team-b": 8}))

@@ -82,6 +82,8 @@ class Group:
     running: int = 0
     deleted: bool = False  # the owner is gone: stop retrying refused pods
     refused_waiting: int = 0  # pods whose creation the quota refuses right now
+    resource: str = "nvidia.com/gpu"  # what its pods request
+    busy: float = 1.0  # the share of its work its GPUs compute
 
 
 class Simulation:
@@ -160,7 +162,18 @@ class Simulation:
             self.record.refusals += 1
             return False
         pod = self.state.new_pod(
-            kind, gpus, USER_PRIORITY, image, self.env.now, pool, cluster, tenant, quota, wanted
+            kind,
+            gpus,
+            USER_PRIORITY,
+            image,
+            self.env.now,
+            pool,
+            cluster,
+            tenant,
+            quota,
+            wanted,
+            resource=group.resource,
+            busy=group.busy,
         )
         group.pods.append(pod)
         self.group_of[pod.uid] = group
@@ -230,7 +243,13 @@ class Simulation:
         self.record.clusters += 1
         scheduler = [("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []
         workers = [("worker", arrival.worker_gpus)] * arrival.workers
-        group = Group(len(scheduler) + len(workers), env.event(), env.event())
+        group = Group(
+            len(scheduler) + len(workers),
+            env.event(),
+            env.event(),
+            resource=arrival.resource,
+            busy=arrival.busy,
+        )
         self.groups.append(group)
         if not group.size:
             group.all_running.succeed()
@@ -257,10 +276,32 @@ class Simulation:
                     yield group.first_running  # nothing to compute on before one pod runs
                     if not group.all_running.triggered:
                         self.record.short_handed += 1
-            yield env.timeout(arrival.duration)
+            yield env.timeout(arrival.duration * self._slowdown(group))
         else:  # long-lived: kept until its end, whether or not it ever fully ran
             yield env.timeout(max(0.0, arrival.until - env.now))
         self._delete(group)
+
+    def _slowdown(self, group: Group) -> float:
+        """How much longer a cluster's work takes on shared GPUs, as it starts: the busy share
+        ``b`` of it runs ``s`` times slower, the rest as on a GPU of its own; the slowest pod
+        sets the pace (settings.SharingSettings says what ``s`` is under each mode)."""
+        overhead = 1.0 + self.settings.sharing.timeSliceOverhead
+        worst = 1.0
+        for pod in group.pods:
+            node = pod.node
+            if pod.state != "running" or node is None or node.pool.per_gpu == 1:
+                continue
+            pool = node.pool
+            if pool.sharing == "mps":
+                worst = max(worst, float(pool.per_gpu))
+                continue
+            others = [p for p in node.pods if p is not pod and p.is_user and p.state == "running"]
+            # the device plugin spreads replicas over the GPUs: the others on this one
+            on_gpu = math.ceil((len(others) + 1) / pool.gpus_per_node) - 1
+            if on_gpu and others:
+                busy = sum(p.busy for p in others) / len(others)
+                worst = max(worst, (1.0 + on_gpu * busy) * overhead)
+        return (1.0 - group.busy) + group.busy * worst
 
     def _workers(
         self, group: Group, workers: list[tuple[str, int]], arrival: ClusterArrival
@@ -301,7 +342,7 @@ class Simulation:
         env = self.env
         yield env.timeout(max(0.0, notebook.start - env.now))
         self.record.notebooks += 1
-        group = Group(1, env.event(), env.event())
+        group = Group(1, env.event(), env.event(), resource=notebook.resource, busy=notebook.busy)
         self.groups.append(group)
         self._create_all(
             group,

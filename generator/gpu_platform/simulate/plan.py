@@ -49,6 +49,8 @@ class ClusterArrival:
     quota: bool = True  # the tenant's quota applies
     until: float | None = None  # long-lived: deleted at this time instead of after its work
     patience: float | None = None  # seconds before working with the pods that run
+    resource: str = "nvidia.com/gpu"  # the GPU resource its pods request
+    busy: float = 1.0  # the share of its work its GPUs compute (sharing slows that part)
 
     def pods(self) -> int:
         return self.workers + (1 if self.scheduler_gpus else 0)
@@ -78,6 +80,8 @@ class Notebook:
     pool: str | None
     start: float
     end: float
+    resource: str = "nvidia.com/gpu"
+    busy: float = 1.0
 
 
 @dataclass
@@ -201,6 +205,8 @@ class _Drawer:
             quota=self.tenant.quota,
             until=until,
             patience=None if kind.patienceMinutes is None else kind.patienceMinutes * 60.0,
+            resource=kind.gpuResource,
+            busy=kind.gpuBusy,
         )
 
 
@@ -304,7 +310,15 @@ def _session(
 def _notebooks(tenant: Tenant, notebooks: Notebooks, hours: float) -> list[Notebook]:
     return [
         Notebook(
-            tenant.name, tenant.quota, notebooks.gpus, notebooks.image, notebooks.pool, start, end
+            tenant.name,
+            tenant.quota,
+            notebooks.gpus,
+            notebooks.image,
+            notebooks.pool,
+            start,
+            end,
+            notebooks.gpuResource,
+            notebooks.gpuBusy,
         )
         for start, end in _spans(notebooks.start, notebooks.end, hours)
         for _ in range(notebooks.count)

@@ -102,6 +102,9 @@ DASK_OPERATOR_NOW = (
     "https://github.com/dask/dask-kubernetes/blob/main/dask_kubernetes/operator/"
     "controller/controller.py"
 )
+DEVICE_PLUGIN_SHARING = (
+    "https://github.com/NVIDIA/k8s-device-plugin/blob/main/README.md#shared-access-to-gpus"
+)
 EC2_BILLING = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html"
 GCE_BILLING = "https://cloud.google.com/compute/docs/instances/instance-lifecycle"
 
@@ -355,6 +358,26 @@ class DaskOperatorSettings(Strict):
     )
 
 
+class SharingSettings(Strict):
+    """How GPU sharing (a pool's gpuSharing) slows the work of the pods that share."""
+
+    timeSliceOverhead: float = finite(
+        0.0,
+        1.0,
+        default=0.0,
+        description="The model: a cluster's work is its busy share (the workload's gpuBusy) "
+        "plus the rest; only the busy share slows, and the slowest pod of the cluster sets the "
+        "pace, judged as its work starts. Time-slicing: 'CUDA will simply give an equal share "
+        f"of time to all of the GPU processes across all of the clients' ({DEVICE_PLUGIN_SHARING}"
+        "), and the device plugin spreads replicas over a node's GPUs; so a pod sharing its GPU "
+        "with others that are busy a share b of the time computes 1 + (others on its GPU) x b "
+        "times slower, times (1 + this overhead) for switching contexts, of which there is no "
+        "public measurement: ASSUMED 0. MPS: 'each of these resources ... would have access to "
+        "the same fraction (1/replicas) of the total memory and compute resources of the GPU' "
+        "(the same source), so the busy share takes replicas times as long, alone or not.",
+    )
+
+
 class PoolOverride(Strict):
     """Per-pool changes to the node figures (e.g. a pool with image streaming)."""
 
@@ -389,6 +412,9 @@ class Settings(Strict):
     dask: DaskOperatorSettings = Field(
         default_factory=DaskOperatorSettings,
         description="The Dask operator: how a cluster's pods are created.",
+    )
+    sharing: SharingSettings = Field(
+        default_factory=SharingSettings, description="What GPU sharing costs the work."
     )
     pools: dict[str, PoolOverride] = Field(
         default_factory=dict, description="Per-pool overrides of nodes.*, by pool name."
