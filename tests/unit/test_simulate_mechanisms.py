@@ -383,6 +383,8 @@ class TestGpuSharing:
         first, second = [p for p in result.pods if p.is_user]
         assert first.ended_at - first.running_at == pytest.approx(1000)
         assert second.ended_at - second.running_at == pytest.approx(500 + 500 * 2)
+        # written: 2000 s of work; as run: 2500 s, and the day says so
+        assert result.summary.extra["work_added_pct"] == pytest.approx(25.0)
 
     def test_mps_caps_each_pod_at_its_share_alone_or_not(self):
         result = run(

@@ -57,6 +57,15 @@ class Record:
     quota_waits: list[float] = field(default_factory=list)  # first try -> admitted
     refused_at_end: int = 0
     short_handed: int = 0  # clusters that started work before all their pods ran
+    work_s: float = 0.0  # the clusters' work as the workload writes it (started work only)
+    work_as_run_s: float = 0.0  # the same work as it ran (GPU sharing slows it)
+
+
+def work_added_pct(record: Record) -> float:
+    """How much longer the clusters' work took than written, in percent (GPU sharing)."""
+    if not record.work_s:
+        return 0.0
+    return round(100.0 * (record.work_as_run_s / record.work_s - 1.0), 1)
 
 
 class Meter:
@@ -191,6 +200,7 @@ def summarize(
     extra: dict[str, Any] = {
         "clusters": record.clusters,
         "clusters_short_handed": record.short_handed,
+        "work_added_pct": work_added_pct(record),
         "sessions": record.sessions,
         "notebooks": record.notebooks,
         "users": record.users,

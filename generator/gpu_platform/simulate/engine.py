@@ -276,7 +276,10 @@ class Simulation:
                     yield group.first_running  # nothing to compute on before one pod runs
                     if not group.all_running.triggered:
                         self.record.short_handed += 1
-            yield env.timeout(arrival.duration * self._slowdown(group))
+            as_run = arrival.duration * self._slowdown(group)
+            self.record.work_s += arrival.duration
+            self.record.work_as_run_s += as_run
+            yield env.timeout(as_run)
         else:  # long-lived: kept until its end, whether or not it ever fully ran
             yield env.timeout(max(0.0, arrival.until - env.now))
         self._delete(group)

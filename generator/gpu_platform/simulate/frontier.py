@@ -60,12 +60,19 @@ def cluster_settings(levers: Levers) -> str:
     )
 
 
+def _slower(o: Outcome) -> str:
+    """What GPU sharing cost the work, where it cost any: waits and GPU-hours alone would
+    make a GPU shared four ways look free."""
+    return f", work {o.work_added_pct:+.0f}%" if o.work_added_pct >= 0.5 else ""
+
+
 def _row(o: Outcome, metric: str, mark: str) -> str:
     pools = ", ".join(p.text() for p in o.levers.pools)
     return (
         f"  {mark} {o.paid:>8,.1f} {o.used:>8,.1f} {duration(o.wait('p95')):>10} "
         f"{duration(o.wait(metric)):>10}  {pools}; {o.levers.profile}, "
-        f"scale-down {o.levers.scale_down_seconds():g} s" + ("  SATURATED" if o.saturated else "")
+        f"scale-down {o.levers.scale_down_seconds():g} s{_slower(o)}"
+        + ("  SATURATED" if o.saturated else "")
     )
 
 
@@ -90,7 +97,7 @@ def text(answer: Answer, hours: float, elapsed: float, chosen: tuple[Outcome, st
         lines += [
             f"cheapest meeting {target.text()}: paid {best.paid:,.1f} GPU-hours "
             f"({_delta(best.paid, base.paid)} against today), {metric} "
-            f"{duration(best.wait(metric))}",
+            f"{duration(best.wait(metric))}{_slower(best)}",
             "values patch (`gpu-platform validate` accepts it on top of your files):",
             *("  " + line for line in patch_yaml.rstrip("\n").splitlines()),
             "and " + cluster_settings(best.levers),
@@ -123,11 +130,13 @@ def _outcome(o: Outcome) -> dict[str, Any]:
         "pending_seconds": dict(o.waits),
         "saturated": o.saturated,
         "warm_gpus": o.warm_gpus,
+        "work_added_pct": o.work_added_pct,
         "pools": [
             {
                 "name": p.name,
                 "placeholders": p.placeholders,
                 "placeholderSchedule": [{"cron": c, "replicas": n} for c, n in p.schedule],
+                "gpuSharing": {"mode": p.sharing[0], "replicas": p.sharing[1]},
                 "minNodes": p.min_nodes,
                 "maxNodes": p.max_nodes,
                 "gpusPerNode": p.gpus_per_node,
