@@ -116,14 +116,28 @@ def platform_priority_classes(fullname: str) -> tuple[str, ...]:
 PLATFORM_POD_REGEX = ".*-(" + "|".join(PLATFORM_RUNGS) + ")"
 PLATFORM_POD_INFO = f'kube_pod_info{{priority_class=~"{PLATFORM_POD_REGEX}"}}'
 
-# The restricted Pod Security Standard for a container; every container of the chart uses it,
-# and tenants' pod defaults carry it.
+# The restricted Pod Security Standard for a container; every container of the chart uses it
+# (with the user IDs of platform.podSecurity, unless the platform assigns them), and tenants'
+# pod defaults carry it.
 RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
     "runAsNonRoot": True,
-    "runAsUser": 65534,
-    "runAsGroup": 65534,
     "allowPrivilegeEscalation": False,
     "readOnlyRootFilesystem": True,
     "capabilities": {"drop": ["ALL"]},
     "seccompProfile": {"type": "RuntimeDefault"},
 }
+
+# OpenShift's API group for SecurityContextConstraints: served only by OpenShift, whose
+# restricted-v2 SCC assigns each namespace a UID range and refuses a fixed runAsUser outside it
+# (https://docs.openshift.com/container-platform/4.11/authentication/managing-security-context-constraints.html).
+OPENSHIFT_SCC_API = "security.openshift.io/v1"
+
+# Label keys the chart writes itself: commonLabels and podLabels may not use them (selectors
+# and policies rely on them, and a key written twice is invalid YAML).
+RESERVED_LABEL_PREFIXES = (
+    "app.kubernetes.io/",
+    "helm.sh/",
+    "gpu-platform.io/",
+    "pools.gpu-platform.io/",
+    "pod-security.kubernetes.io/",
+)
