@@ -17,6 +17,7 @@ SECTIONS = [
     "platform.nodePools",
     "platform.prepuller",
     "platform.tenants",
+    "platform.autoscaler",
     "platform.hpas",
     "platform.admission",
     "platform.gpuStack",

@@ -86,6 +86,16 @@ def set_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def helm_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--helm",
+        type=int,
+        choices=facts.HELM_MAJORS,
+        default=facts.DEFAULT_HELM_MAJOR,
+        help="helm major to use",
+    )
+
+
 def release_args(p: argparse.ArgumentParser) -> None:
     from gpu_platform import helm
     from gpu_platform.ops import template as template_ops
@@ -113,13 +123,7 @@ def release_args(p: argparse.ArgumentParser) -> None:
         help="more API versions the cluster serves, besides those the bundled "
         "charts need (repeatable)",
     )
-    p.add_argument(
-        "--helm",
-        type=int,
-        choices=facts.HELM_MAJORS,
-        default=facts.DEFAULT_HELM_MAJOR,
-        help="helm major to use",
-    )
+    helm_arg(p)
     p.add_argument(
         "--dependencies",
         choices=dependencies.MODES,
@@ -275,7 +279,11 @@ def drop_stdout() -> None:
 
 
 def emit_summaries(
-    summaries: list[UsageSummary], as_json: bool, plot_path: Path | None, compare: bool = False
+    summaries: list[UsageSummary],
+    as_json: bool,
+    plot_path: Path | None,
+    compare: bool = False,
+    bin_s: float | None = None,
 ) -> None:
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     from gpu_platform.ops.plots import draw
@@ -298,8 +306,33 @@ def emit_summaries(
     with contextlib.suppress(ReaderGone):  # the plot was asked for all the same
         write(text)
     if plot_path:
-        draw(summaries, plot_path)
+        draw(summaries, plot_path, bin_s)
         log(f"wrote {plot_path}")
+
+
+def plot_bin_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--plot-bin",
+        metavar="DURATION",
+        help="average the plot's waiting-pods and GPU series over bins of this long (e.g. 15m)",
+    )
+
+
+def plot_bin(args: argparse.Namespace) -> float | None:
+    """--plot-bin in seconds (a usage error when it is not a duration, or without --plot)."""
+    from gpu_platform.ops.usage import parse_duration
+
+    text = getattr(args, "plot_bin", None)
+    if text is None:
+        return None
+    seconds = parse_duration(text)
+    if seconds is None or not 1 <= seconds <= 7 * 86400:
+        raise UsageError(
+            f"--plot-bin {text}: expected a duration from 1 s to a week, e.g. 15m or 600s"
+        )
+    if getattr(args, "plot", None) is None:
+        raise UsageError("--plot-bin shapes the plot: give --plot FILE.png too")
+    return seconds
 
 
 def check_plot_path(path: Path | None) -> None:

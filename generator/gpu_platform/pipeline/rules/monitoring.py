@@ -17,10 +17,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpu_platform.pipeline import facts, query
+from gpu_platform.pipeline.components import GPU_SIGNALS
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 from gpu_platform.pipeline.rules.gofmt import to_json
+from gpu_platform.pipeline.rules.shapes import Unique, declare
 
 SPEC = ("prometheus", "prometheusSpec")
 # The Service of the DCGM exporter, as the GPU operator creates it (docs/upstream-facts.md, "The
@@ -87,24 +89,13 @@ def _first_wins(layers: list[dict[str, Any]]) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-@rule(
+declare(
     id="signal-unique",
     summary="GPU signal names are unique (each is one custom metric)",
     reads=("platform.monitoring.gpuSignals[].name",),
     fmt="signal name %q is used twice; names must differ",
-    guard="""\
-{{- $seen := dict -}}
-{{- range $i, $s := $signals -}}
-{{- if hasKey $seen (toString $s.name) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.monitoring.gpuSignals[%d].name" $i) (toString $s.name)) -}}
-{{- end -}}
-{{- $_ := set $seen (toString $s.name) true -}}
-{{- end -}}""",
+    shape=Unique(GPU_SIGNALS, key=("name",), at="name"),
 )
-def signal_unique(ctx: Context) -> Iterable[Hit]:
-    signals = ctx.values.platform.monitoring.gpuSignals
-    for index in duplicates([s.name for s in signals]):
-        yield Hit(("platform", "monitoring", "gpuSignals", index, "name"), (signals[index].name,))
 
 
 def _selector(ctx: Context, which: str) -> Any:
@@ -138,6 +129,7 @@ GO_SELECTOR = (
 
 @rule(
     id="monitor-selector-keeps-dcgm",
+    by_hand="Kubernetes' label selector semantics against fixed labels",
     summary="an explicit serviceMonitorSelector must select this chart's DCGM ServiceMonitor",
     reads=(
         "kube-prometheus-stack.prometheus.prometheusSpec.serviceMonitorSelector",
@@ -174,6 +166,7 @@ def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="rule-selector-keeps-rules",
+    by_hand="Kubernetes' label selector semantics against fixed labels",
     summary="an explicit ruleSelector must select this chart's PrometheusRule",
     reads=(
         "kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector",
