@@ -59,6 +59,7 @@ def _walk(body: str) -> str:
 
 @rule(
     id="mirror-reaches-subcharts",
+    by_hand="a walk over the image slots that run, with their upstream defaults",
     summary="with global.imageRegistry, no image of gpu-operator, prometheus-adapter or the Dask "
     "operator stays on its upstream registry (they read no global registry)",
     reads=("global.imageRegistry", *(s.dotted for s in images.overridden_slots())),
@@ -107,6 +108,7 @@ def mirror_reaches_subcharts(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="pull-secrets-reach-subcharts",
+    by_hand="a walk over the image slots that run, with their upstream defaults",
     summary="with global.imagePullSecrets, every image of gpu-operator, prometheus-adapter and "
     "the Dask operator has pull secrets (they read no global ones)",
     reads=(

@@ -206,6 +206,7 @@ def rule_selector_keeps_rules(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="prometheus-named",
+    by_hand="three switches and the URL the adapter would otherwise default to",
     summary="prometheus-adapter without kube-prometheus-stack needs the query URL of your "
     "Prometheus",
     reads=(
@@ -241,6 +242,7 @@ def prometheus_named(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="adapter-query-credentials",
+    by_hand="list entries the query's credentials need, compared as JSON in three lists",
     summary="the adapter carries the query's credentials (token file, tenant header)",
     reads=(
         "platform.monitoring.prometheus.query",

@@ -106,6 +106,7 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="placeholder-resource-advertised",
+    by_hand="a field of an item against a list of the same item, only when it is set",
     summary="a pool's placeholders request a resource the pool advertises",
     reads=("platform.nodePools[].placeholders.resource", "platform.nodePools[].gpuResources"),
     fmt="is %q, which pool %q does not advertise (its gpuResources: %s), so the placeholders "
