@@ -5,7 +5,7 @@
 - The three stand-ins render the values each chart receives after Helm's merge (globals
   included): the list's images of each are what those values compose to, so the list follows
   the values the real chart would read (the composition rule of each chart is its pinned
-  template's, named in pipeline/images.py, and checked on the Dask chart here).
+  template's, named in pipeline/images/slots.py, and checked on the Dask chart here).
 - With `global.imageRegistry` and `global.imagePullSecrets`, every image the chart's own pods
   and the Dask operator run comes from the mirror with the pull secrets; a plain install that
   leaves an image of a chart without globals on its upstream registry is refused, naming it.
@@ -24,7 +24,7 @@ import pytest
 import yaml
 from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
-from gpu_platform.pipeline import images
+from gpu_platform.pipeline.images import listing, slots
 from gpu_platform.publish.standins import configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.render import CHART, KUBE_VERSIONS, render, render_sources
@@ -95,7 +95,7 @@ def _pull_secrets(pairs: list[tuple[str, dict[str, Any]]], prefix: str) -> list[
 def test_rendered_pod_specs_run_exactly_the_listed_images(major, tmp_path, values):
     listed = _listed(tmp_path, values)
     pairs = render_sources(values, major=major)
-    own = {r["image"] for r in listed if r["chart"] == images.OWN}
+    own = {r["image"] for r in listed if r["chart"] == slots.OWN}
     dask = {r["image"] for r in listed if r["chart"] == DASK}
     assert own and _pod_images(pairs, "templates/") == own
     assert _pod_images(pairs, f"charts/{DASK}/") == dask
@@ -107,7 +107,7 @@ def test_the_standins_receive_the_values_the_list_is_read_from(major, tmp_path, 
     objects = {o["metadata"]["name"]: o for _, o in render_sources(values, major=major)}
     for chart in STANDINS:
         received = load_yaml(objects[configmap_name("gpu-platform", chart)]["data"]["values.yaml"])
-        composed = images.subchart_images(
+        composed = listing.subchart_images(
             {chart: received, "global": received.get("global")}, "1.33"
         )
         assert [i.reference for i in composed if i.chart == chart] == [

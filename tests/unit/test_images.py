@@ -8,8 +8,8 @@ The composition is checked against real renders in tests/render/test_images.py.
 from __future__ import annotations
 
 import pytest
-from gpu_platform.pipeline import images
 from gpu_platform.pipeline.derive import resolve
+from gpu_platform.pipeline.images import listing, references
 from gpu_platform.pipeline.model.values import Values
 
 
@@ -25,17 +25,17 @@ from gpu_platform.pipeline.model.values import Values
     ],
 )
 def test_the_registry_part_follows_dockers_rule(reference, registry, rest):
-    assert images.registry_of(reference) == (registry, rest)
+    assert references.registry_of(reference) == (registry, rest)
 
 
 def test_the_mirror_replaces_the_registry_and_keeps_the_path():
-    assert images.with_registry("registry.k8s.io/pause:3.10", "m.example.com") == (
+    assert references.with_registry("registry.k8s.io/pause:3.10", "m.example.com") == (
         "m.example.com/pause:3.10"
     )
-    assert images.with_registry("rapidsai/base:24.12", "m.example.com:5000/cache") == (
+    assert references.with_registry("rapidsai/base:24.12", "m.example.com:5000/cache") == (
         "m.example.com:5000/cache/rapidsai/base:24.12"
     )
-    assert images.with_registry("nvcr.io/nvidia", "") == "nvcr.io/nvidia"
+    assert references.with_registry("nvcr.io/nvidia", "") == "nvcr.io/nvidia"
 
 
 @pytest.mark.parametrize(
@@ -43,21 +43,21 @@ def test_the_mirror_replaces_the_registry_and_keeps_the_path():
     [("1.33", "v1.33.0"), ("v1.29.4", "v1.29.4"), ("1.33.2-gke.1200", "v1.33.2")],
 )
 def test_the_kubectl_tag_follows_the_cluster(version, tag):
-    assert images.kube_tag(version) == tag
+    assert references.kube_tag(version) == tag
 
 
-def _by_name(found: list[images.Image]) -> dict[str, str]:
+def _by_name(found: list[listing.Image]) -> dict[str, str]:
     return {f"{i.chart}: {i.name}": i.reference for i in found}
 
 
 def test_the_defaults_run_these_images():
-    """Worked out from the pinned charts' default values and templates (images.SLOTS names
+    """Worked out from the pinned charts' default values and templates (images/slots.py names
     each template): the operator and its operands, NFD, kube-prometheus-stack's operator,
     reloader, Prometheus, Alertmanager, webhook certificates job, CRD upgrade job (on by the
     platform's crdUpgradeJobs), Grafana and its sidecar, the exporters, the adapter and the
     Dask operator. No placeholder or prepuller at the defaults, so no pause image."""
     values = Values()
-    found = _by_name(images.release_images(values, resolve(values), "1.33"))
+    found = _by_name(listing.release_images(values, resolve(values), "1.33"))
     assert found == {
         "gpu-operator: operator": "nvcr.io/nvidia/gpu-operator:v26.7.0",
         "gpu-operator: validator": "nvcr.io/nvidia/gpu-operator:v26.7.0",
@@ -101,7 +101,7 @@ def test_the_defaults_run_these_images():
             "ghcr.io/dask/dask-kubernetes-operator:2026.3.0"
         ),
     }
-    assert images.unpinned(images.release_images(values, resolve(values), "1.33")) == []
+    assert listing.unpinned(listing.release_images(values, resolve(values), "1.33")) == []
 
 
 def test_every_image_moves_to_the_mirror_with_its_pull_secrets():
@@ -112,7 +112,7 @@ def test_every_image_moves_to_the_mirror_with_its_pull_secrets():
         }
     )
     resolved = resolve(values)
-    found = images.release_images(values, resolved, "1.33")
+    found = listing.release_images(values, resolved, "1.33")
     assert found and all(i.reference.startswith("mirror.example.com/") for i in found)
     assert found[0].reference == "mirror.example.com/pause:3.10"
     go = resolved["gpu-operator"]

@@ -36,11 +36,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_platform.pipeline import images
+    from gpu_platform.pipeline.images import listing
 
     checked = common.checked(args.values)
     common.print_warnings(checked)
-    found = images.release_images(checked.values, checked.resolved, args.kube_version)
+    found = listing.release_images(checked.values, checked.resolved, args.kube_version)
     if args.format == "json":
         rows = [
             {"chart": i.chart, "name": i.name, "image": i.reference}
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         for image in found:
             if image.note:
                 common.log(f"note: {image.reference}: {image.note}")
-    moving = images.unpinned(found)
+    moving = listing.unpinned(found)
     for image in moving:
         common.log(f"{image.chart}: {image.name}: {image.reference} has a moving tag; pin it")
     common.log(f"{common.plural(len({i.reference for i in found}), 'image')}")

@@ -12,9 +12,10 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from gpu_platform.pipeline import facts, images, query, registry, sizing
+from gpu_platform.pipeline import facts, query, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derivation import Derivation, get_path, set_path
+from gpu_platform.pipeline.images import mirror
 from gpu_platform.pipeline.model.conventions import EXTENSION_KEYS
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.monitoring import GpuSignal
@@ -554,7 +555,7 @@ def _operator_derivations() -> tuple[Derivation, ...]:
 DERIVATIONS: tuple[Derivation, ...] = (
     *_monitoring_derivations(),
     *_operator_derivations(),
-    *images.derivations(),
+    *mirror.derivations(),
 )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import facts, images
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.emit import guide, metadata
 from gpu_platform.pipeline.emit.context import jinja_env, template_context
 from gpu_platform.pipeline.emit.dashboards import dashboard_files
@@ -25,6 +25,7 @@ from gpu_platform.pipeline.emit.values import (
     values_reference,
     values_yaml,
 )
+from gpu_platform.pipeline.images import listing
 from gpu_platform.pipeline.lockfile import Lock, render_lock
 from gpu_platform.pipeline.pins import lock as pinned_lock
 from gpu_platform.pipeline.run import Checked
@@ -50,7 +51,7 @@ def chart_images(checked: Checked) -> list[dict[str, str]]:
     """Artifact Hub's image list: every image the release runs at these values (the list
     `gpu-platform images` prints), plus the pause image the placeholders and prepullers run
     once a pool has them; each reference once."""
-    found = images.release_images(checked.values, checked.resolved, facts.TARGET_KUBE_VERSION)
+    found = listing.release_images(checked.values, checked.resolved, facts.TARGET_KUBE_VERSION)
     pause = checked.values.platform.prepuller.pauseImage
     rows = [{"name": "gpu-platform: pause (placeholders, prepullers)", "image": pause}]
     rows += [{"name": f"{i.chart}: {i.name}", "image": i.reference} for i in found]

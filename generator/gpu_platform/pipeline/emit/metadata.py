@@ -3,7 +3,7 @@
 Written once here and emitted into Chart.yaml by ``render`` (so ``helm show chart`` and
 Artifact Hub show it): the project's home, sources, maintainers, icon and license, the
 version the tool and the chart share (the ``VERSION`` file), the changes of this version
-(``changes.yaml``), and the images the bundle runs by default (``pipeline/images.py``: the
+(``changes.yaml``), and the images the bundle runs by default (``pipeline/images/listing.py``: the
 list `gpu-platform images` prints, at the chart's defaults).
 """
 
@@ -52,7 +52,7 @@ def changes(of_version: str | None = None) -> list[dict[str, str]]:
 
 def artifacthub_annotations(images: list[dict[str, str]]) -> dict[str, str]:
     """Artifact Hub's annotations (values are YAML documents, as Artifact Hub reads them);
-    ``images``: every image the chart runs at its defaults (pipeline/images.py, the list
+    ``images``: every image the chart runs at its defaults (pipeline/images/listing.py, the list
     `gpu-platform images` prints)."""
     import yaml
 

@@ -3,7 +3,7 @@
 ``global.imageRegistry`` and ``global.imagePullSecrets`` reach the chart's own pods and
 kube-prometheus-stack's by themselves; gpu-operator, prometheus-adapter and the Dask operator
 read no globals, so the tool writes their repositories and pull secrets
-(``images.derivations``). On a plain ``helm install -f site.yaml`` nothing writes them: an image
+(``images/mirror.py``). On a plain ``helm install -f site.yaml`` nothing writes them: an image
 left on its upstream registry would be pulled from the internet (ImagePullBackOff on an
 air-gapped cluster, long after the install). The guard refuses that at install time, naming
 the key and the value the tool would write; only images that run at these values count.
@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from gpu_platform.pipeline import facts, images
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derivation import get_path
+from gpu_platform.pipeline.images import listing, mirror, slots
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 from gpu_platform.pipeline.rules.gofmt import quote
 
@@ -25,18 +27,18 @@ def guard_table() -> str:
     chart, repository key, upstream registry, pull-secrets key, and its conditions with their
     upstream defaults (the parent chart's values do not hold the subcharts' defaults)."""
     rows = []
-    for slot in images.overridden_slots():
+    for slot in mirror.overridden_slots():
         defaults = upstream.defaults(slot.chart)
         when = []
         for cond in slot.when:
             path = cond.lstrip("!").split(".")
-            _, default = images.dig(defaults, tuple(path))
+            _, default = get_path(defaults, tuple(path))
             when.append({"path": path, "negate": cond.startswith("!"), "default": bool(default)})
         rows.append(
             {
                 "chart": slot.chart,
-                "repository": list(images.repository_key(slot)),
-                "registry": images.upstream_registry(slot),
+                "repository": list(mirror.repository_key(slot)),
+                "registry": mirror.upstream_registry(slot),
                 "secrets": list(slot.pull_secrets) if slot.pull_secrets else [],
                 "when": when,
             }
@@ -62,7 +64,7 @@ def _walk(body: str) -> str:
     by_hand="a walk over the image slots that run, with their upstream defaults",
     summary="with global.imageRegistry, no image of gpu-operator, prometheus-adapter or the Dask "
     "operator stays on its upstream registry (they read no global registry)",
-    reads=("global.imageRegistry", *(s.dotted for s in images.overridden_slots())),
+    reads=("global.imageRegistry", *(s.dotted for s in mirror.overridden_slots())),
     fmt="is %q, on its upstream registry %s, while global.imageRegistry is %q: %s reads no "
     "global registry, so this image would be pulled from the internet; set it to %q, or run "
     "`gpu-platform values -f <your values files>` and install with the result",
@@ -87,22 +89,22 @@ def _walk(body: str) -> str:
     + "\n{{- end -}}",
 )
 def mirror_reaches_subcharts(ctx: Context) -> Iterable[Hit]:
-    mirror = ctx.values.global_.imageRegistry
-    if not mirror:
+    host = ctx.values.global_.imageRegistry
+    if not host:
         return
-    for slot in images.overridden_slots():
+    for slot in mirror.overridden_slots():
         if not ctx.values.subchart(slot.chart).enabled:
             continue
-        tree = images.chart_values(slot.chart, ctx.data)
-        if not images.runs(slot, tree):
+        tree = listing.chart_values(slot.chart, ctx.data)
+        if not slots.runs(slot, tree):
             continue
-        found, written = images.dig(ctx.data.get(slot.chart) or {}, images.repository_key(slot))
-        registry = images.upstream_registry(slot)
+        found, written = get_path(ctx.data.get(slot.chart) or {}, mirror.repository_key(slot))
+        registry = mirror.upstream_registry(slot)
         if found and isinstance(written, str) and written.startswith(f"{registry}/"):
             rest = written[len(registry) + 1 :]
             yield Hit(
-                (slot.chart, *images.repository_key(slot)),
-                (written, registry, mirror, slot.chart, f"{mirror}/{rest}"),
+                (slot.chart, *mirror.repository_key(slot)),
+                (written, registry, host, slot.chart, f"{host}/{rest}"),
             )
 
 
@@ -115,7 +117,7 @@ def mirror_reaches_subcharts(ctx: Context) -> Iterable[Hit]:
         "global.imagePullSecrets",
         *(
             f"{s.chart}.{'.'.join(s.pull_secrets)}"
-            for s in images.overridden_slots()
+            for s in mirror.overridden_slots()
             if s.pull_secrets
         ),
     ),
@@ -140,13 +142,13 @@ def mirror_reaches_subcharts(ctx: Context) -> Iterable[Hit]:
 def pull_secrets_reach_subcharts(ctx: Context) -> Iterable[Hit]:
     if not ctx.values.global_.imagePullSecrets:
         return
-    for slot in images.overridden_slots():
+    for slot in mirror.overridden_slots():
         if slot.pull_secrets is None or not ctx.values.subchart(slot.chart).enabled:
             continue
-        tree = images.chart_values(slot.chart, ctx.data)
-        if not images.runs(slot, tree):
+        tree = listing.chart_values(slot.chart, ctx.data)
+        if not slots.runs(slot, tree):
             continue
-        found, written = images.dig(ctx.data.get(slot.chart) or {}, slot.pull_secrets)
+        found, written = get_path(ctx.data.get(slot.chart) or {}, slot.pull_secrets)
         if found and not written:
             yield Hit((slot.chart, *slot.pull_secrets), (slot.chart,))
 
@@ -164,8 +166,8 @@ def image_unpinned(ctx: Context) -> Iterable[Hit]:
     from gpu_platform.pipeline.derive import resolve
 
     resolved = resolve(ctx.values)
-    for image in images.unpinned(images.subchart_images(resolved, facts.TARGET_KUBE_VERSION)):
-        slot = next(s for s in images.SLOTS if s.chart == image.chart and s.name == image.name)
+    for image in listing.unpinned(listing.subchart_images(resolved, facts.TARGET_KUBE_VERSION)):
+        slot = next(s for s in slots.SLOTS if s.chart == image.chart and s.name == image.name)
         yield Hit(
             (slot.chart, *slot.path),
             (f"{image.chart}: {image.name}", image.reference, slot.dotted),
