@@ -54,6 +54,14 @@ CLUSTER_POLICY: dict[str, Any] = {
             "env": [{"name": "DCGM_EXPORTER_INTERVAL", "value": "1000"}],
             "serviceMonitor": {"enabled": False},
         },
+        # the rest of what the CRD requires, at the chart's defaults
+        "dcgm": {"enabled": False},
+        "devicePlugin": {"enabled": True},
+        "driver": {"enabled": True},
+        "gfd": {"enabled": True},
+        "nodeStatusExporter": {"enabled": False},
+        "operator": {"defaultRuntime": "containerd"},
+        "toolkit": {"enabled": True},
     },
 }
 
@@ -197,10 +205,11 @@ class TestTheOperatorPatch:
     def test_a_clusterpolicy_patch_the_crd_accepts(self, tmp_path):
         site = tmp_path / "site.yaml"
         site.write_text(
-            PROFILE.read_text()
-            + "platform:\n  nodePools: [{name: a100, taints: [{key: gpu, effect: NoExecute}]}]\n"
+            "platform:\n  nodePools: [{name: a100, taints: [{key: gpu, effect: NoExecute}]}]\n"
         )
-        code, out, err = cli("gpu-stack", "-f", str(site), "--format", "clusterpolicy")
+        code, out, err = cli(
+            "gpu-stack", "-f", str(PROFILE), "-f", str(site), "--format", "clusterpolicy"
+        )
         assert code == 0
         patch = yaml.safe_load(out)
         tolerations = patch["spec"]["daemonsets"]["tolerations"]
@@ -208,6 +217,152 @@ class TestTheOperatorPatch:
         merged = {**CLUSTER_POLICY, "spec": {**CLUSTER_POLICY["spec"], **patch["spec"]}}
         assert validate_object(merged, "1.33") == []
         assert "node-feature-discovery: not a ClusterPolicy field" in err
+
+
+# No GPU operator at all (the cloud's driver and device plugin): NVIDIA's standalone dcgm-exporter
+# chart, whose Service carries app.kubernetes.io/name=dcgm-exporter and a port named metrics
+# (NVIDIA/dcgm-exporter deployment/templates/service.yaml and _helpers.tpl).
+STANDALONE = """\
+gpu-operator:
+  enabled: false
+platform:
+  gpuStack:
+    dcgmExporter:
+      namespace: dcgm-exporter
+      serviceLabels: {app.kubernetes.io/name: dcgm-exporter}
+      port: metrics
+"""
+STANDALONE_SERVICE: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {
+        "name": "dcgm-exporter",
+        "namespace": "dcgm-exporter",
+        "labels": {
+            "app.kubernetes.io/name": "dcgm-exporter",
+            "app.kubernetes.io/instance": "dcgm-exporter",
+            "app.kubernetes.io/component": "dcgm-exporter",
+        },
+    },
+    "spec": {"ports": [{"name": "metrics", "port": 9400, "targetPort": 9400}]},
+}
+
+
+class TestNoOperatorAtAll:
+    """The chart renders no DCGM exporter (one needs root, SYS_ADMIN and the node's GPU
+    libraries, laid out differently by each cloud); its ServiceMonitor scrapes the one the
+    values name, and `validate` says what that exporter must do."""
+
+    def test_both_install_paths_scrape_the_named_exporter(self, built_chart, chart_repo, tmp_path):
+        site = tmp_path / "site.yaml"
+        site.write_text(STANDALONE)
+        for values in ([resolved_values(site, tmp_path)], [site]):
+            objects = render(built_chart, values, chart_repo.env())
+            (monitor,) = [o for o in objects if o["kind"] == "ServiceMonitor"]
+            spec = monitor["spec"]
+            assert spec["namespaceSelector"] == {"matchNames": ["dcgm-exporter"]}
+            assert spec["selector"] == {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}}
+            (endpoint,) = spec["endpoints"]
+            assert (endpoint["port"], endpoint["interval"]) == ("metrics", "1s")
+            labels = STANDALONE_SERVICE["metadata"]["labels"]
+            assert all(labels.get(k) == v for k, v in spec["selector"]["matchLabels"].items())
+            assert validate_object(monitor, "1.33") == []
+            assert not [o for o in objects if o["kind"] == "DaemonSet" and "dcgm" in str(o)]
+
+    def test_the_series_keep_the_job_the_alert_matches(self, built_chart, chart_repo, tmp_path):
+        """The standalone Service has no app label, so prometheus-operator would name the job
+        after the Service; the monitor's relabeling (applied after the operator's own job
+        label) keeps the name the exporter-down alert selects."""
+        site = tmp_path / "site.yaml"
+        site.write_text(STANDALONE)
+        objects = render(built_chart, [site], chart_repo.env())
+        (monitor,) = [o for o in objects if o["kind"] == "ServiceMonitor"]
+        (relabel, *_) = monitor["spec"]["endpoints"][0]["relabelings"]
+        assert set(relabel) == {"targetLabel", "replacement"} and relabel["targetLabel"] == "job"
+        (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
+        exprs = [r.get("expr", "") for g in rule["spec"]["groups"] for r in g["rules"]]
+        assert f'up{{job="{relabel["replacement"]}"}} == 0' in exprs
+
+    def test_validate_says_what_the_exporter_must_do(self, tmp_path):
+        site = tmp_path / "site.yaml"
+        site.write_text(STANDALONE)
+        code, out, err = cli("validate", "-f", str(site))
+        assert (code, out) == (0, "")
+        assert (
+            "GPU stack: no GPU operator (gpu-operator disabled); the DCGM ServiceMonitor "
+            "scrapes your exporter's Service labelled app.kubernetes.io/name=dcgm-exporter in "
+            "dcgm-exporter, port metrics. The exporter must collect every 1s "
+            "(DCGM_EXPORTER_INTERVAL=1000)"
+        ) in err
+
+    @pytest.mark.parametrize(
+        ("service", "says"),
+        [
+            (STANDALONE_SERVICE, None),
+            (
+                {
+                    **STANDALONE_SERVICE,
+                    "metadata": {**STANDALONE_SERVICE["metadata"], "labels": {}},
+                },
+                "Service dcgm-exporter/<labelled app.kubernetes.io/name=dcgm-exporter>: no such "
+                "Service",
+            ),
+            (
+                {**STANDALONE_SERVICE, "spec": {"ports": [{"name": "http", "port": 9400}]}},
+                "Service dcgm-exporter/dcgm-exporter: has no port named metrics (it has http)",
+            ),
+        ],
+    )
+    def test_existing_finds_the_exporters_service(self, tmp_path, service, says):
+        site = tmp_path / "site.yaml"
+        site.write_text(STANDALONE)
+        existing = tmp_path / "existing.yaml"
+        other = {**STANDALONE_SERVICE, "metadata": {"name": "x", "namespace": "default"}}
+        existing.write_text(yaml.safe_dump({"kind": "List", "items": [other, service]}))
+        code, out, err = cli("validate", "-f", str(site), "--existing", str(existing))
+        assert "checked the DCGM exporter's Service" in err
+        if says is None:
+            assert (code, out) == (0, "")
+        else:
+            (line,) = out.splitlines()
+            assert code == 1 and line.split(": ", 1)[1].startswith(says), line
+
+    @pytest.mark.parametrize("value", ["Metrics", "gpu--metrics", "a-port-name-too-long"])
+    def test_a_port_kubernetes_would_not_name_is_refused(
+        self, built_chart, chart_repo, tmp_path, value
+    ):
+        site = tmp_path / "site.yaml"
+        site.write_text(
+            f"gpu-operator: {{enabled: false}}\n"
+            f"platform: {{gpuStack: {{dcgmExporter: {{port: {value}}}}}}}\n"
+        )
+        code, out, _ = cli("validate", "-f", str(site))
+        assert code == 1 and "platform.gpuStack.dcgmExporter.port" in out
+        with pytest.raises(HelmError) as exc:
+            render(built_chart, [site], chart_repo.env())
+        assert "dcgmExporter" in exc.value.stderr
+
+
+def test_label_maps_the_user_names_replace_the_defaults(built_chart, chart_repo, tmp_path):
+    """Helm merges a values file's map into values.yaml's: a label map with default entries
+    would keep them beside the user's on a plain install, where the tool's model replaces them.
+    The chart's label maps default to empty (meaning: the usual labels) on both paths."""
+    data = yaml.safe_load(PROFILE.read_text())
+    data["platform"]["gpuStack"] = yaml.safe_load(STANDALONE)["platform"]["gpuStack"]
+    data["platform"]["monitoring"]["prometheus"]["dashboardLabels"] = {"my-grafana": "dashboards"}
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump(data))
+    for values in ([resolved_values(site, tmp_path)], [site]):
+        objects = render(built_chart, values, chart_repo.env())
+        (monitor,) = [o for o in objects if o["kind"] == "ServiceMonitor"]
+        assert monitor["spec"]["selector"]["matchLabels"] == {
+            "app.kubernetes.io/name": "dcgm-exporter"
+        }
+        dashboards = [o for o in objects if o["kind"] == "ConfigMap" and "dashboard" in str(o)]
+        assert dashboards
+        for cm in dashboards:
+            assert cm["metadata"]["labels"].get("my-grafana") == "dashboards"
+            assert "grafana_dashboard" not in cm["metadata"]["labels"]
 
 
 def test_notes_name_the_release_and_the_next_three_commands(tmp_path):

@@ -42,6 +42,14 @@ def run(args: argparse.Namespace) -> int:
             "gpu-operator is enabled: this release installs and configures the GPU operator "
             "itself; the patch is for a cluster's own operator (gpu-operator.enabled: false)"
         )
+    from gpu_platform.pipeline.rules.monitoring import standalone_exporter
+
+    if standalone_exporter(checked.values):
+        common.log(
+            "platform.gpuStack.dcgmExporter names an exporter no GPU operator runs: set its "
+            "collect interval, tolerations and ServiceMonitor as `gpu-platform validate` says; "
+            "what follows is for a GPU operator"
+        )
     if args.format == "values":
         common.write(helmyaml.dump(existing.operator_values(checked.values)))
         return 0

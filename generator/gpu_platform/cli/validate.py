@@ -23,11 +23,13 @@ DESCRIPTION = (
     "first five names (`--verbose`: each; JSON and SARIF list each). Where the platform "
     "relies on the cluster's own Prometheus or GPU operator, it says so on stderr, with what "
     "they must do. `--existing FILE` "
-    "(the output of `kubectl get prometheus,clusterpolicy -A -o yaml`) checks the cluster's "
-    "own Prometheus and ClusterPolicy against what the platform needs: selectors that load "
-    "this chart's ServiceMonitor and PrometheusRule from the release namespace (`-n`), "
-    "honorLabels left alone, the DCGM exporter's interval and the pools' tolerations; each "
-    "problem is a line `Kind namespace/name: message`, and any makes the exit status 1."
+    "(the output of `kubectl get prometheus,clusterpolicy,service -A -o yaml`) checks the "
+    "cluster's own Prometheus and ClusterPolicy against what the platform needs: selectors "
+    "that load this chart's ServiceMonitor and PrometheusRule from the release namespace "
+    "(`-n`), honorLabels left alone, the DCGM exporter's interval and the pools' "
+    "tolerations; where the file lists Services, that the DCGM exporter's Service the "
+    "ServiceMonitor selects exists with its port; each problem is a line `Kind "
+    "namespace/name: message`, and any makes the exit status 1."
 )
 
 
@@ -38,8 +40,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--existing",
         metavar="FILE",
-        help="the cluster's Prometheus and ClusterPolicy objects (kubectl get "
-        "prometheus,clusterpolicy -A -o yaml) to check against the values",
+        help="the cluster's Prometheus, ClusterPolicy and Service objects (kubectl get "
+        "prometheus,clusterpolicy,service -A -o yaml) to check against the values",
     )
     p.add_argument(
         "-n",
@@ -96,8 +98,8 @@ def _existing_problems(args: argparse.Namespace, checked: Checked) -> bool:
         common.write(f"{args.existing}: {finding.render()}\n")
     if not looked_at:
         common.log(
-            f"--existing: {args.existing} holds no Prometheus or ClusterPolicy this release "
-            "relies on (the bundled ones are checked by the chart itself)"
+            f"--existing: {args.existing} holds no Prometheus, ClusterPolicy or Service this "
+            "release relies on (the bundled ones are checked by the chart itself)"
         )
     else:
         common.log(

@@ -7,9 +7,10 @@ own interval, and a GPU operator whose DCGM exporter collects at the scrape inte
 DaemonSets tolerate the pools' taints. This module says so in three ways:
 
 - ``modes``: one line per mode, which `gpu-platform validate` prints (bundled or the cluster's);
-- ``check_prometheus`` / ``check_clusterpolicy``: the problems of the cluster's Prometheus and
-  ClusterPolicy objects (`validate --existing FILE`, from ``kubectl get prometheus,clusterpolicy
-  -A -o yaml``);
+- ``check_prometheus`` / ``check_clusterpolicy`` / ``check_exporter_services``: the problems
+  of the cluster's Prometheus and ClusterPolicy objects and whether the DCGM exporter's Service
+  is there (`validate --existing FILE`, from ``kubectl get prometheus,clusterpolicy,service -A
+  -o yaml``);
 - ``operator_patch``: what the cluster's GPU operator must set, as values for its Helm release
   or as a ClusterPolicy merge patch (`gpu-platform gpu-stack`).
 
@@ -29,7 +30,12 @@ from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, get_path, pool_taints, resolve
 from gpu_platform.pipeline.model.kube import duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.rules.monitoring import monitor_labels, rule_labels
+from gpu_platform.pipeline.rules.monitoring import (
+    dcgm_service,
+    monitor_labels,
+    rule_labels,
+    standalone_exporter,
+)
 from gpu_platform.upstream import store
 
 OPERATOR = "gpu-operator"
@@ -102,6 +108,15 @@ def modes(values: Values, namespace: str = "<release namespace>") -> list[str]:
             "GPU stack: bundled gpu-operator (driver "
             f"{'installed by the operator' if driver else 'preinstalled'}); DCGM exporter at "
             f"{mon.scrapeInterval}"
+        )
+    elif standalone_exporter(values):
+        ns, labels, port = dcgm_service(values, namespace)
+        lines.append(
+            f"GPU stack: no GPU operator (gpu-operator disabled); the DCGM ServiceMonitor "
+            f"scrapes your exporter's Service labelled {_labels_text(labels)} in {ns}, port "
+            f"{port}. The exporter must collect every {mon.scrapeInterval} "
+            f"({DCGM_INTERVAL_ENV}={duration_ms(mon.scrapeInterval)}), run on every GPU node "
+            "(tolerate the pools' taints) and have no ServiceMonitor of its own"
         )
     else:
         lines.append(
@@ -234,7 +249,7 @@ def check_prometheus(
                 "exported",
             )
         )
-    dcgm_ns = namespace if bundled_operator(values) else values.platform.gpuStack.operatorNamespace
+    dcgm_ns, _, _ = dcgm_service(values, namespace)
     if spec.get("ignoreNamespaceSelectors") and dcgm_ns != namespace:
         found.append(
             Finding(
@@ -311,12 +326,52 @@ def check_clusterpolicy(obj: dict[str, Any], values: Values) -> list[Finding]:
     return found
 
 
+def check_exporter_services(
+    services: list[dict[str, Any]], values: Values, namespace: str
+) -> list[Finding]:
+    """Is there a Service the chart's DCGM ServiceMonitor selects, with the port it scrapes?"""
+    ns, labels, port = dcgm_service(values, namespace)
+    subject = f"Service {ns}/<labelled {_labels_text(labels)}>"
+    selected = [
+        s
+        for s in services
+        if (s.get("metadata") or {}).get("namespace") == ns
+        and _selects({"matchLabels": labels}, (s.get("metadata") or {}).get("labels") or {})
+    ]
+    if not selected:
+        return [
+            Finding(
+                subject,
+                "no such Service: the DCGM ServiceMonitor scrapes nothing, so no GPU metric, "
+                "no HPA signal; run a DCGM exporter there or point platform.gpuStack."
+                "dcgmExporter at yours",
+            )
+        ]
+    ports = {
+        str(p.get("name"))
+        for s in selected
+        for p in (s.get("spec") or {}).get("ports") or []
+        if isinstance(p, dict)
+    }
+    if port not in ports:
+        return [
+            Finding(
+                _subject(selected[0]),
+                f"has no port named {port} (it has {', '.join(sorted(ports)) or 'none'}); set "
+                "platform.gpuStack.dcgmExporter.port to the one that serves /metrics",
+            )
+        ]
+    return []
+
+
 def check_existing(
     documents: list[Any], values: Values, namespace: str, release: str
 ) -> tuple[list[Finding], list[str]]:
-    """Findings for every Prometheus and ClusterPolicy in the documents, and what was checked."""
+    """Findings for every Prometheus and ClusterPolicy in the documents, and for the DCGM
+    exporter's Service where the documents list Services; and what was checked."""
     found: list[Finding] = []
     checked: list[str] = []
+    services: list[dict[str, Any]] = []
     for obj in (o for doc in documents for o in objects(doc)):
         if obj.get("kind") == "Prometheus" and not bundled_prometheus(values):
             checked.append(_subject(obj))
@@ -324,6 +379,11 @@ def check_existing(
         elif obj.get("kind") == "ClusterPolicy" and not bundled_operator(values):
             checked.append(_subject(obj))
             found += check_clusterpolicy(obj, values)
+        elif obj.get("kind") == "Service":
+            services.append(obj)
+    if services and not bundled_operator(values):
+        checked.append("the DCGM exporter's Service")
+        found += check_exporter_services(services, values, namespace)
     return found, checked
 
 

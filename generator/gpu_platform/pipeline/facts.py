@@ -37,6 +37,22 @@ DCGM_LABELS: dict[str, tuple[str, str]] = {
 }
 assert tuple(DCGM_LABELS) == get_args(DcgmLabelMode)
 
+# The DCGM exporter's Service as the GPU operator creates it (its assets/state-dcgm-exporter):
+# the labels this chart's ServiceMonitor selects it by, the port it scrapes, and the job name
+# its series carry (the ServiceMonitor sets it, whichever exporter it scrapes; the rules and
+# the exporter-down alert match on it). NVIDIA's standalone dcgm-exporter chart labels its
+# Service app.kubernetes.io/name=dcgm-exporter and names the port metrics (its
+# deployment/templates/service.yaml and _helpers.tpl).
+DCGM_SERVICE_LABELS = {"app": "nvidia-dcgm-exporter"}
+DCGM_PORT = "gpu-metrics"
+DCGM_JOB = "nvidia-dcgm-exporter"
+STANDALONE_DCGM_SERVICE_LABELS = {"app.kubernetes.io/name": "dcgm-exporter"}
+STANDALONE_DCGM_PORT = "metrics"
+
+# The dashboards' label when the values name none: what kube-prometheus-stack's Grafana sidecar
+# selects (grafana.sidecar.dashboards.label / labelValue in its values).
+DASHBOARD_LABELS = {"grafana_dashboard": "1"}
+
 # Labels every GPU node pool and tenant namespace carries; `gpu-platform nodepool` creates the
 # nodes with the pool label, the chart selects and tolerates by it.
 POOL_LABEL = "gpu-platform.io/pool"

@@ -108,8 +108,10 @@ def template_context() -> dict[str, Any]:
         "shared_suffix": facts.SHARED_SUFFIX,
         # the GPU signal: label modes, the DCGM monitor's and the rules' labels
         "dcgm_labels": facts.DCGM_LABELS,
-        "dcgm_service_labels": monitoring_rules.DCGM_MONITOR_LABELS,
-        "dcgm_port": monitoring_rules.DCGM_PORT,
+        "dcgm_service_labels": facts.DCGM_SERVICE_LABELS,
+        "dcgm_port": facts.DCGM_PORT,
+        "dcgm_job": facts.DCGM_JOB,
+        "dashboard_labels": facts.DASHBOARD_LABELS,
         "selector_test": monitoring_rules.GO_SELECTOR,
         "release_keys": _go_words(monitoring_rules.RELEASE_KEYS),
         # where the adapter queries (pipeline/query.py) and the images a mirror must reach

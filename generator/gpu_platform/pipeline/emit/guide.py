@@ -9,9 +9,18 @@ never say different things. Facts (versions, labels, keys) come from the modules
 from __future__ import annotations
 
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV
 from gpu_platform.pipeline.query import TENANT_HEADER
 
 _EXAMPLE_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in labels.items())
+
+
+def _flow(labels: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in labels.items()) + "}"
 
 
 def prerequisites() -> str:
@@ -59,16 +68,16 @@ platform:
 Your Prometheus must select ServiceMonitors and PrometheusRules in the release namespace (its
 namespace selectors), leave `overrideHonorLabels` off in the `honorLabels` label mode and set
 no `enforcedNamespaceLabel` there; `gpu-platform validate -f site.yaml --existing <(kubectl get
-prometheus,clusterpolicy -A -o yaml)` checks that. On a plain `helm install -f`, also write
-the adapter's `prometheus-adapter.prometheus.url`/`port`/`path` (the URL split at the port;
-the guard names the values if they differ).
+prometheus,clusterpolicy,service -A -o yaml)` checks that. On a plain `helm install -f`, also
+write the adapter's `prometheus-adapter.prometheus.url`/`port`/`path` (the URL split at the
+port; the guard names the values if they differ).
 
 **Your own GPU operator** (installed by you, or by your cloud's add-on): disable the bundled one
-and name its namespace. This chart's ServiceMonitor scrapes its DCGM exporter
-(`nvidia-dcgm-exporter` there); the operator must collect at the scrape interval, keep its own
-ServiceMonitor off and tolerate the pools' taints: `gpu-platform gpu-stack -f site.yaml`
-prints those values for its Helm release (`--format clusterpolicy`: a ClusterPolicy merge
-patch).
+and name its namespace. This chart's ServiceMonitor scrapes its DCGM exporter (the Service
+labelled `{_labels(facts.DCGM_SERVICE_LABELS)}` there, port `{facts.DCGM_PORT}`); the operator
+must collect at the scrape interval, keep its own ServiceMonitor off and tolerate the pools'
+taints: `gpu-platform gpu-stack -f site.yaml` prints those values for its Helm release
+(`--format clusterpolicy`: a ClusterPolicy merge patch).
 
 ```yaml
 gpu-operator:
@@ -77,6 +86,36 @@ platform:
   gpuStack:
     operatorNamespace: gpu-operator
 ```
+
+**No GPU operator at all** (the cloud's driver and device plugin: GKE, EKS and AKS GPU node
+images): the platform still needs a DCGM exporter on every GPU node, collecting at the scrape
+interval, and the chart renders none (an exporter needs root, `SYS_ADMIN` and the node's GPU
+libraries, which each cloud lays out differently). Two ways:
+
+- Keep the bundled GPU operator and let the cloud own the driver: pools with `driver:
+  preinstalled` set `gpu-operator.driver.enabled: false` and what the cloud's node image needs
+  (the `values/*-t4-rapids.yaml` profiles do); the operator then runs the DCGM exporter (and
+  the toolkit and device plugin where the image lacks them) and this chart scrapes it.
+  Recommended.
+- Run NVIDIA's standalone exporter (the `dcgm-exporter` chart of
+  `https://nvidia.github.io/dcgm-exporter/helm-charts`) with its own ServiceMonitor off
+  (`serviceMonitor.enabled: false`), `extraEnv: [{{name: {DCGM_INTERVAL_ENV}, value:
+  "<scrape interval in ms>"}}]` and `tolerations` for the pools' taints, and point this chart's
+  ServiceMonitor at its Service:
+
+```yaml
+gpu-operator:
+  enabled: false
+platform:
+  gpuStack:
+    dcgmExporter:
+      namespace: dcgm-exporter                       # where you installed it
+      serviceLabels: {_flow(facts.STANDALONE_DCGM_SERVICE_LABELS)}
+      port: {facts.STANDALONE_DCGM_PORT}
+```
+
+`gpu-platform validate` says which of these the values describe, and `--existing` (with
+`service` in the `kubectl get` list) that the Service is there.
 
 **Air-gapped clusters**: `global.imageRegistry: mirror.example.com` moves every image of the
 release to your mirror (the registry part replaced, the path kept) and

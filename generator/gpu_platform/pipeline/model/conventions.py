@@ -169,15 +169,59 @@ class PodSecurity(Strict):
     )
 
 
+# A Service port name (IANA_SVC_NAME, as Kubernetes checks it): at most 15 lower-case letters,
+# digits and single '-' between them, at least one letter.
+PORT_NAME_PATTERNS = (r"^[a-z0-9]+(-[a-z0-9]+)*$", r"^[-a-z0-9]*[a-z][-a-z0-9]*$")
+PortName = Annotated[
+    str,
+    held_to(
+        PORT_NAME_PATTERNS,
+        "a Service port name (at most 15 lower-case letters, digits and single '-' between "
+        "them, with at least one letter), e.g. gpu-metrics",
+        15,
+    ),
+    schema_of(PORT_NAME_PATTERNS, 15),
+]
+
+
+class DcgmExporterService(Strict):
+    """The DCGM exporter Service this chart's ServiceMonitor scrapes when the release does not
+    bundle the GPU operator: the cluster's own operator's (the defaults), or a standalone
+    exporter where no operator runs (NVIDIA's dcgm-exporter chart: serviceLabels
+    {app.kubernetes.io/name: dcgm-exporter}, port metrics)."""
+
+    namespace: DnsLabel | None = Field(
+        None,
+        description="The namespace of the exporter's Service; null: operatorNamespace.",
+    )
+    serviceLabels: NodeLabels = Field(
+        default_factory=dict,
+        description="The labels of the exporter's Service (the ServiceMonitor's selector). "
+        "Empty: the GPU operator's, "
+        + ", ".join(f"{k}: {v}" for k, v in facts.DCGM_SERVICE_LABELS.items())
+        + " (a default map would merge with yours in Helm, so the default is empty).",
+    )
+    port: PortName = Field(
+        facts.DCGM_PORT,
+        description="The name of the Service port that serves /metrics (the GPU operator's: "
+        "gpu-metrics).",
+    )
+
+
 class GpuStack(Strict):
-    """Where the GPU operator runs when this release does not bundle it."""
+    """Where the GPU operator and its DCGM exporter run when this release does not bundle
+    them."""
 
     operatorNamespace: DnsLabel = Field(
         "gpu-operator",
         description="With gpu-operator.enabled false: the namespace of the GPU operator the "
-        "cluster already runs (its DCGM exporter's Service nvidia-dcgm-exporter), which this "
-        "chart's ServiceMonitor scrapes. `gpu-platform gpu-stack` prints what that "
-        "operator must set.",
+        "cluster already runs. `gpu-platform gpu-stack` prints what that operator must set.",
+    )
+    dcgmExporter: DcgmExporterService = Field(
+        default_factory=DcgmExporterService,
+        description="With gpu-operator.enabled false: the DCGM exporter Service this chart's "
+        "ServiceMonitor scrapes (by default the cluster's GPU operator's). Where no GPU "
+        "operator runs at all, point it at a standalone exporter; the chart renders none.",
     )
 
 

@@ -14,6 +14,7 @@ from typing import Annotated
 
 from pydantic import Field, WithJsonSchema
 
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model.kube import (
     QUALIFIED_NAME_PATTERNS,
     DnsLabel,
@@ -82,9 +83,6 @@ Annotations = Annotated[
         }
     ),
 ]
-# The dashboards' default label: what kube-prometheus-stack's Grafana sidecar selects
-# (grafana.sidecar.dashboards.label / labelValue in its values).
-DASHBOARD_LABELS = {"grafana_dashboard": "1"}
 
 
 class SecretKeyRef(Strict):
@@ -135,9 +133,12 @@ class PrometheusTarget(Strict):
         "with a ruleSelector (kube-prometheus-stack: release: <its release>).",
     )
     dashboardLabels: NodeLabels = Field(
-        default_factory=lambda: dict(DASHBOARD_LABELS),
+        default_factory=dict,
         description="Labels on the dashboard ConfigMaps: what your Grafana's dashboard "
-        "sidecar selects (grafana.sidecar.dashboards.label and labelValue).",
+        "sidecar selects (grafana.sidecar.dashboards.label and labelValue). Empty: "
+        + ", ".join(f"{k}: {v!r}" for k, v in facts.DASHBOARD_LABELS.items())
+        + ", what kube-prometheus-stack's sidecar selects (a default map would merge with "
+        "yours in Helm, so the default is empty).",
     )
     dashboardAnnotations: Annotations = Field(
         default_factory=dict,

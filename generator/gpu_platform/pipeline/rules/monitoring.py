@@ -25,11 +25,6 @@ from gpu_platform.pipeline.rules.gofmt import to_json
 from gpu_platform.pipeline.rules.shapes import Unique, declare
 
 SPEC = ("prometheus", "prometheusSpec")
-# The Service of the DCGM exporter, as the GPU operator creates it (docs/upstream-facts.md, "The
-# DCGM ServiceMonitor the operator creates"): this chart's ServiceMonitor selects it by these
-# labels and scrapes this port.
-DCGM_MONITOR_LABELS = {"app": "nvidia-dcgm-exporter"}
-DCGM_PORT = "gpu-metrics"
 COMPONENT = "monitoring"
 # Label keys whose values depend on the release or the chart version: a selector on them is
 # taken to match (see the module's docstring).
@@ -68,6 +63,31 @@ def monitor_labels(values: Values) -> dict[str, str]:
         extra if isinstance(extra, dict) else {},
     ]
     return _first_wins(layers)
+
+
+def dcgm_service(values: Values, namespace: str) -> tuple[str, dict[str, str], str]:
+    """(namespace, labels, port) of the DCGM exporter Service this chart's ServiceMonitor
+    scrapes (gpu-platform.monitoring.dcgmNamespace and dcgmService): the bundled operator's in
+    the release ``namespace``, or the one platform.gpuStack names."""
+    if values.subchart("gpu-operator").enabled:
+        return namespace, dict(facts.DCGM_SERVICE_LABELS), facts.DCGM_PORT
+    stack = values.platform.gpuStack
+    given = stack.dcgmExporter
+    return (
+        given.namespace or stack.operatorNamespace,
+        dict(given.serviceLabels) or dict(facts.DCGM_SERVICE_LABELS),
+        given.port,
+    )
+
+
+def standalone_exporter(values: Values) -> bool:
+    """Does the ServiceMonitor scrape an exporter no GPU operator runs (its Service's labels
+    are not the operator's)?"""
+    labels = dict(values.platform.gpuStack.dcgmExporter.serviceLabels)
+    return not values.subchart("gpu-operator").enabled and labels not in (
+        {},
+        facts.DCGM_SERVICE_LABELS,
+    )
 
 
 def rule_labels(values: Values) -> dict[str, str]:

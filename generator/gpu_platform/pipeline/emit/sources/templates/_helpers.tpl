@@ -176,13 +176,32 @@ that run at these values (an unset key counts as upstream's default). */ -}}
 {{- toJson (dict "items" $rows) -}}
 {{- end -}}
 
-{{- /* The DCGM exporter's namespace: the release's, or platform.gpuStack.operatorNamespace. */ -}}
+{{- /* The DCGM exporter's namespace: the release's (the bundled GPU operator's), or
+platform.gpuStack.dcgmExporter.namespace, or platform.gpuStack.operatorNamespace. */ -}}
 {{- define "gpu-platform.monitoring.dcgmNamespace" -}}
 {{- if (index .Values "gpu-operator").enabled -}}
 {{- .Release.Namespace -}}
 {{- else -}}
-{{- .Values.platform.gpuStack.operatorNamespace -}}
+{{- .Values.platform.gpuStack.dcgmExporter.namespace | default .Values.platform.gpuStack.operatorNamespace -}}
 {{- end -}}
+{{- end -}}
+
+{{- /* The DCGM exporter's Service as JSON, {labels, port}: the bundled GPU operator's, or
+platform.gpuStack.dcgmExporter's (the cluster's operator, or a standalone exporter). */ -}}
+{{- define "gpu-platform.monitoring.dcgmService" -}}
+{{- $operators := dict[%% for key, value in dcgm_service_labels.items() %%] "[[ key ]]" "[[ value ]]"[%% endfor %%] -}}
+{{- if (index .Values "gpu-operator").enabled -}}
+{{- dict "labels" $operators "port" "[[ dcgm_port ]]" | toJson -}}
+{{- else -}}
+{{- $given := .Values.platform.gpuStack.dcgmExporter -}}
+{{- dict "labels" ($given.serviceLabels | default $operators) "port" (toString $given.port) | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* The dashboard ConfigMaps' labels as JSON: platform.monitoring.prometheus.dashboardLabels,
+or (empty) what kube-prometheus-stack's Grafana sidecar selects. */ -}}
+{{- define "gpu-platform.monitoring.dashboardLabels" -}}
+{{- .Values.platform.monitoring.prometheus.dashboardLabels | default (dict[%% for key, value in dashboard_labels.items() %%] "[[ key ]]" "[[ value ]]"[%% endfor %%]) | toJson -}}
 {{- end -}}
 
 {{- /* A Kubernetes quantity in base units, as a float (500m -> 0.5, 1Gi -> 1073741824); the
