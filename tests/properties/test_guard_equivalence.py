@@ -68,6 +68,7 @@ SCHEMA = values_schema()
 # Rules the tool repairs (it writes the key) or cannot know (the release namespace): the guard
 # alone refuses them, so both paths never see the same file; tests/render covers each.
 GUARD_ONLY = {
+    "adapter-query-credentials",
     "dcgm-exporter-interval-missing",
     "operator-tolerates-pools",
     "tenant-not-release-namespace",
@@ -109,6 +110,8 @@ def left_to_the_tool(data: dict[str, Any]) -> dict[str, Any]:
     for derivation in DERIVATIONS:
         written, given = get_path(data.get(derivation.chart), derivation.path)
         if written and not derivation.merged:
+            continue
+        if not derivation.applies(values):
             continue
         value = derivation.compute(values)
         if derivation.compute is dcgm_env and written and isinstance(given, list):

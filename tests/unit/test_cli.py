@@ -60,7 +60,7 @@ def test_validate_exit_codes(write_values, capsys):
 
 
 def test_validate_strict_fails_on_warnings(write_values):
-    path = write_values("gpu-operator:\n  enabled: false\n")
+    path = write_values("platform:\n  nodePools: [{name: gpu, taints: []}]\n")  # untainted
     assert main(["validate", "-f", path]) == 0
     assert main(["validate", "--strict", "-f", path]) == 1
 

@@ -39,7 +39,7 @@ class TestHelp:
         text = capsys.readouterr().out
         assert text.startswith("usage: gpu-platform [-h] [--version] [-v] COMMAND ...\n")
         assert "``" not in text and "the only place" not in text  # no developer docstring
-        listed = [m.group(1) for m in re.finditer(r"^    (\w+) +\S.*$", text, re.MULTILINE)]
+        listed = [m.group(1) for m in re.finditer(r"^    ([\w-]+) +\S.*$", text, re.MULTILINE)]
         assert listed == COMMANDS
         for name, _parser, help_line in commands():
             assert f"    {name:<12} {help_line}\n" in text  # all of it, on one line
@@ -61,7 +61,7 @@ class TestHelp:
         block = readme.block_text(README.read_text(), "cli")
         rows = {
             m.group(1): m.group(0)
-            for m in re.finditer(r"^\| `gpu-platform (\w+)[^|]*.*$", block, re.MULTILINE)
+            for m in re.finditer(r"^\| `gpu-platform ([\w-]+)[^|]*.*$", block, re.MULTILINE)
         }
         assert list(rows) == COMMANDS
         for name in COMMANDS:

@@ -168,8 +168,33 @@ def plain_helm(rules: Iterable[Rule] | None = None) -> str:
             "refuse, not warn):",
             "",
         ]
-        lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in warned]
+        advised = [r for r in warned if "derived" in r.tags]
+        lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in warned if r not in advised]
+        if advised:
+            lines.append(
+                f"- a derived key holds another value than its knob gives, where that may "
+                f"be your choice ({len(advised)} keys; a plain install keeps yours): "
+                + ", ".join(f"`{r.id.split(':', 1)[1]}`" for r in advised)
+            )
     return "\n".join(lines) + "\n"
+
+
+def upgrades_and_crds() -> str:
+    from gpu_platform.pipeline.emit import guide
+
+    return guide.upgrades_and_crds()
+
+
+def bring_your_own() -> str:
+    from gpu_platform.pipeline.emit import guide
+
+    return guide.bring_your_own()
+
+
+def uninstall() -> str:
+    from gpu_platform.pipeline.emit import guide
+
+    return guide.uninstall()
 
 
 BLOCKS: dict[str, Callable[[], str]] = {
@@ -181,6 +206,9 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "install-oci": install_oci,
     "install-checkout": install_checkout,
     "upgrade": upgrade,
+    "upgrades-and-crds": upgrades_and_crds,
+    "uninstall": uninstall,
+    "bring-your-own": bring_your_own,
 }
 
 

@@ -18,6 +18,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("validate", "check values files; FILE:LINE:COL: path: message"),
     ("template", "render a release like helm template, after the tool's checks"),
     ("diff", "what an upgrade changes, object by object; what Kubernetes refuses"),
+    ("images", "list every image the release runs, for mirroring"),
+    ("gpu-stack", "print what the cluster's own GPU operator must set"),
     ("lint", "lint Kubernetes manifests: schemas, removed APIs, GPU rules"),
     ("report", "what a period cost and how long users waited, from Prometheus"),
     ("simulate", "predict GPU cost and user wait for a values file (simulated day)"),
@@ -34,4 +36,4 @@ NAMES = tuple(name for name, _help in COMMANDS)
 
 def module(name: str) -> ModuleType:
     """The module of one command (imported on first use)."""
-    return importlib.import_module(f"gpu_platform.cli.{name}")
+    return importlib.import_module(f"gpu_platform.cli.{name.replace('-', '_')}")
