@@ -51,7 +51,7 @@ BUDGET = (
 )
 T_USAGE = (
     "usage: gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
-    "[--show-only PATH] [--output-dir DIR] [options]\ngpu-platform template: "
+    "[--show-only PATH] [--output-dir DIR] [helm template flags] [options]\ngpu-platform template: "
 )
 D_USAGE = (
     "usage: gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
