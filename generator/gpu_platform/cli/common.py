@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.setvalues import SetArg
 
 VERBOSE = False  # set by app.main from -v/--verbose
+Log = Callable[[str], None]
 SHOWN_SUBJECTS = 3  # a collapsed warning names this many, then "... and N more"
 
 

@@ -71,6 +71,7 @@ OWN = (
     helmstyle.Spec("--dependencies", "value"),
     helmstyle.Spec("--skip-refresh", "switch"),
     helmstyle.Spec("--summary", "switch"),
+    helmstyle.Spec("--no-cache", "switch"),
     helmstyle.Spec("--verbose", "switch", "-v"),
 )
 
@@ -117,6 +118,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print components, chart versions and objects by kind instead",
     )
+    own.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="render even if the render cache holds this render (GPU_PLATFORM_RENDER_CACHE=off: "
+        "always)",
+    )
 
 
 def parse(words: list[str], args: argparse.Namespace) -> argparse.Namespace:
@@ -144,6 +151,7 @@ def _parse(words: list[str], args: argparse.Namespace) -> argparse.Namespace:
     args.helm = int(major_text)
     args.dependencies = "standins" if parsed.switch("skip_refresh") else mode
     args.summary = parsed.switch("summary")
+    args.no_cache = parsed.switch("no_cache")
     args.verbose = bool(getattr(args, "verbose", False)) or parsed.switch("verbose")
     args.positionals = parsed.positionals
     args.parsed = parsed
@@ -212,8 +220,97 @@ def _release_and_chart(args: argparse.Namespace) -> tuple[Release, Chart]:
     return release, chart
 
 
+def _not_cacheable(args: argparse.Namespace) -> str | None:
+    """Why this render's output may depend on more than the tool, helm, inputs and flags."""
+    from gpu_platform.ops import render_cache
+
+    parsed: helmstyle.Parsed = args.parsed
+    if args.no_cache or not render_cache.enabled():
+        return "asked not to"
+    for given in parsed.given:
+        flag = helm_flags.BY_NAME.get(given.spec.long)
+        if flag is not None and (not flag.cacheable or flag.role == "home"):
+            return flag.long
+    if parsed.of("repo") or parsed.of("output_dir") or parsed.of("set_file"):
+        return "a flag that reads or writes beyond the inputs"
+    if any(v == "-" or "://" in v for v in parsed.items("values")):
+        return "values from standard input or a URL"
+    chart = args.positionals[1] if len(args.positionals) > 1 else None
+    if chart is not None and ("://" in chart or not Path(chart).exists()):
+        return "a chart fetched from a repository or registry"
+    return None
+
+
+def _cache_key(args: argparse.Namespace) -> str | None:
+    """The render cache's key for this command, or None when its output is not the tool's
+    alone to vouch for (``_not_cacheable``)."""
+    import os
+
+    from gpu_platform import cachedir, tools
+    from gpu_platform.ops import render_cache
+
+    if _not_cacheable(args) is not None:
+        return None
+    parsed: helmstyle.Parsed = args.parsed
+    key = render_cache.Key()
+    key.add("tool", cachedir.fingerprint().encode())
+    helm = Path(tools.locate(f"helm{args.helm}"))
+    info = helm.stat()
+    identity = f"{args.helm} {helm} {info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns}"
+    key.add("helm", identity.encode())
+    helm_env = sorted((k, v) for k, v in os.environ.items() if k.startswith("HELM_"))
+    key.add("env", repr(helm_env).encode())
+    own = [args.helm, args.dependencies, args.summary, args.verbose]
+    words = [*args.positionals, *(w for g in parsed.given for w in g.argv())]
+    key.add("argv", repr([own, words]).encode())
+    try:
+        for path in parsed.items("values"):
+            key.add_file(f"values:{path}", Path(path))
+        chart = Path(args.positionals[1]) if len(args.positionals) > 1 else None
+        if chart is None:
+            for done in sorted((cachedir.root() / "dependencies").glob("*/*/done.json")):
+                key.add_file(f"dependencies:{done.relative_to(cachedir.root())}", done)
+        elif chart.is_dir():
+            key.add_tree("chart", chart)
+        else:
+            key.add_file("chart", chart)
+    except OSError:
+        return None  # the render names what cannot be read
+    return key.hexdigest()
+
+
 @common.usage_line
 def run(args: argparse.Namespace) -> int:
+    from gpu_platform.ops import render_cache
+
+    key = _cache_key(args)
+    kept = render_cache.load(key) if key else None
+    if kept is not None:
+        for line in kept.stderr:
+            common.log(line)
+        common.log(
+            "(from the render cache: this tool, helm, inputs and flags rendered it before; "
+            "--no-cache renders again)"
+        )
+        sys.stdout.write(kept.stdout)
+        return 0
+    said: list[str] = []
+
+    def log(line: str) -> None:
+        said.append(line)
+        common.log(line)
+
+    output = _render(args, log)
+    if key is not None:  # again: a first render fetches the dependency archives it keys on
+        key = _cache_key(args)
+        if key is not None:
+            render_cache.store(key, output, said)
+    sys.stdout.write(output)
+    return 0
+
+
+def _render(args: argparse.Namespace, log: common.Log) -> str:
+    """Check the values, render with Helm; what to print on stdout."""
     from gpu_platform.ops import template as template_ops
     from gpu_platform.pipeline.setvalues import ordered
     from gpu_platform.summary import summary
@@ -234,7 +331,8 @@ def run(args: argparse.Namespace) -> int:
         parsed.items("set_literal"),
     )
     checked = template_ops.check(parsed.items("values"), sets, major=args.helm)
-    common.print_warnings(checked)
+    for line in common.warning_lines(checked.warnings, common.VERBOSE):
+        log(line)
     rendered = template_ops.render(
         release,
         chart,
@@ -242,13 +340,11 @@ def run(args: argparse.Namespace) -> int:
         show_only=parsed.items("show_only"),
         output_dir=output_dir,
         mode=args.dependencies,
-        log=common.log,
+        log=log,
         helm_args=_argv(parsed, "helm") + _argv(parsed, "output", ("output_dir", "show_only")),
         home_args=_argv(parsed, "home"),
     )
     if output_dir is not None:
-        common.log(f"wrote {len(rendered.written)} files to {output_dir}")
-        sys.stdout.write(rendered.manifests)
-        return 0
-    sys.stdout.write(summary(checked, rendered.manifests) if args.summary else rendered.manifests)
-    return 0
+        log(f"wrote {len(rendered.written)} files to {output_dir}")
+        return rendered.manifests
+    return summary(checked, rendered.manifests) if args.summary else rendered.manifests

@@ -8,9 +8,6 @@ takes them (``HTTPS_PROXY``, ``SSL_CERT_FILE``).
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
-
 from gpu_platform.errors import UsageError
 from gpu_platform.pipeline.load import MAX_VALUES_BYTES
 
@@ -24,6 +21,9 @@ def is_url(path: str) -> bool:
 
 def read(url: str, max_bytes: int = MAX_VALUES_BYTES) -> str:
     """The UTF-8 text at ``url`` (a redirect is followed, as Helm follows it)."""
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
             raw: bytes = response.read(max_bytes + 1)

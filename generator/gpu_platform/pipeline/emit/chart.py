@@ -7,24 +7,19 @@ compared with what is on disk (``stale_files``). A failed render never touches t
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import yaml
 
+from gpu_platform import cachedir
 from gpu_platform.pipeline import components, facts, promql, registry
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS
 from gpu_platform.pipeline.emit import helmyaml, metadata
-from gpu_platform.pipeline.emit.dashboards import dashboard_files
-from gpu_platform.pipeline.emit.guard import validate_yaml
-from gpu_platform.pipeline.emit.values import (
-    schema_json,
-    values_reference,
-    values_yaml,
-)
 from gpu_platform.pipeline.lockfile import Lock, render_lock
 from gpu_platform.pipeline.pins import lock as pinned_lock
 from gpu_platform.pipeline.run import Checked
@@ -42,8 +37,14 @@ IGNORED_TOP_LEVEL = {"charts", "tmpcharts", SCENARIO_DIR}
 MARKER = ".gpu-platform-files.json"
 
 
+if TYPE_CHECKING:
+    import jinja2
+
+
 def _env() -> jinja2.Environment:
     """Jinja with delimiters that cannot collide with Helm's {{ }}."""
+    import jinja2  # only to build the templates, which the cache folder keeps
+
     return jinja2.Environment(
         loader=jinja2.PackageLoader("gpu_platform.pipeline.emit", "sources"),
         undefined=jinja2.StrictUndefined,
@@ -108,8 +109,10 @@ def own_images(checked: Checked) -> list[dict[str, str]]:
 
 
 def chart_yaml(
-    lock: Lock, checked: Checked, extra_annotations: dict[str, str] | None = None
+    lock: Lock, checked: Checked | None, extra_annotations: dict[str, str] | None = None
 ) -> str:
+    """Chart.yaml; without ``checked`` (a throwaway chart, which only Helm reads) it carries
+    no Artifact Hub annotations, so it depends on no value."""
     version = metadata.version()
     data: dict[str, Any] = {
         "apiVersion": "v2",
@@ -125,11 +128,13 @@ def chart_yaml(
         "keywords": list(metadata.KEYWORDS),
         "maintainers": [dict(m) for m in metadata.MAINTAINERS],
         "annotations": {
-            **metadata.artifacthub_annotations(own_images(checked)),
+            **(metadata.artifacthub_annotations(own_images(checked)) if checked else {}),
             **(extra_annotations or {}),
         },
         "dependencies": [chart.requested() for chart in lock.charts],
     }
+    if not data["annotations"]:
+        del data["annotations"]
     sources = (
         f"{THIS_FILE}, generator/gpu_platform/pipeline/emit/metadata.py and the root Chart.lock"
     )
@@ -138,6 +143,8 @@ def chart_yaml(
 
 
 def readme(checked: Checked, lock: Lock) -> str:
+    from gpu_platform.pipeline.emit.values import values_reference
+
     pins = "\n".join(f"| {c.name} | {c.version} | {c.repository} |" for c in lock.charts)
     source = _header(f"{THIS_FILE} and the values model")
     return f"""<!-- {source} -->
@@ -181,16 +188,21 @@ def chart_files(
     """Every file of the chart, by path relative to the chart folder. ``throwaway``: a chart
     rendered once and deleted (`gpu-platform template`) gets the same values as one flow
     document and a compact schema, which only Helm reads, and no README: writing the values'
-    reference comments is most of the time at 1000 tenants."""
+    reference comments is most of the time at 1000 tenants; its Chart.yaml has no Artifact
+    Hub annotations, so all but values.yaml are the same for every value (kept per tool)."""
+    if throwaway and lock is None:
+        values_file = f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
+        return dict(sorted({**_fixed_files(compact=True), "values.yaml": values_file}.items()))
     lock = lock or pinned_lock()
-    values_file = (
-        f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
-        if throwaway
-        else values_yaml(checked.resolved)
-    )
+    if throwaway:
+        values_file = f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
+    else:
+        from gpu_platform.pipeline.emit.values import values_yaml
+
+        values_file = values_yaml(checked.resolved)
     files: dict[str, str] = {
         **_fixed_files(compact=throwaway),
-        "Chart.yaml": chart_yaml(lock, checked),
+        "Chart.yaml": chart_yaml(lock, None if throwaway else checked),
         "Chart.lock": render_lock(lock),
         "values.yaml": values_file,
         **({} if throwaway else {"README.md": readme(checked, lock)}),
@@ -201,10 +213,40 @@ def chart_files(
 @functools.cache
 def _fixed_files(*, compact: bool) -> dict[str, str]:
     """The files no values change (templates, the guard, the schema, dashboards), built once
-    per process: a test session renders the chart hundreds of times. Callers copy it."""
+    per process; the compact ones of a throwaway chart also once per tool (kept in the cache
+    folder under the tool's fingerprint: 0.2 s of every `gpu-platform template` otherwise),
+    while `render` and its drift check always build from the sources. Callers copy it."""
+    if not compact:
+        return build_fixed_files(compact=False)
+    kept = cachedir.root() / "chart-files" / f"{cachedir.fingerprint()}.json"
+    try:
+        loaded: dict[str, str] = json.loads(kept.read_bytes())
+        return loaded
+    except (OSError, ValueError):
+        pass
+    files = build_fixed_files(compact=compact)
+    with contextlib.suppress(OSError):  # a read-only cache folder only costs the time
+        cachedir.write_atomically(kept, json.dumps(files).encode())
+    return files
+
+
+def build_fixed_files(*, compact: bool) -> dict[str, str]:
+    """The value-independent files, built from the sources (``_fixed_files`` keeps them)."""
+    from gpu_platform.pipeline.emit.dashboards import dashboard_files
+    from gpu_platform.pipeline.emit.guard import validate_yaml
+    from gpu_platform.pipeline.emit.values import schema_json
+
     env = _env()
     files: dict[str, str] = {
         "values.schema.json": schema_json(compact=compact),
+        **(
+            {
+                "Chart.yaml": chart_yaml(pinned_lock(), None),
+                "Chart.lock": render_lock(pinned_lock()),
+            }
+            if compact
+            else {}
+        ),
         ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n"
         f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
         **dashboard_files(),
