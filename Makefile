@@ -35,11 +35,14 @@ test-venv: $(TEST_STAMP)
 tools: venv
 	$(BIN)/gpu-platform tools install
 
-# promtool/prometheus and docker-registry for the tests (Debian's packages; root or sudo).
+# promtool/prometheus, docker-registry, and zsh and fish (whose completion the tests load)
+# for the tests (Debian's packages; root or sudo).
 system-packages:
 	@missing=""; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v docker-registry >/dev/null 2>&1 || missing="$$missing docker-registry"; \
+	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
+	command -v fish >/dev/null 2>&1 || missing="$$missing fish"; \
 	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \

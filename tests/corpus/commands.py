@@ -574,6 +574,14 @@ CASES = [
         ("report", "--prometheus", "ftp://x", "--start", "0", "--end", "3600"),
         "--prometheus ftp://x: expected an http:// or https:// URL, e.g. http://localhost:9090",
     ),
+    # -- completion: a shell it does not write for -----------------------------------------------
+    usage(
+        "completion-unknown-shell",
+        "arguments",
+        ("completion", "tcsh"),
+        "gpu-platform completion: argument shell: invalid choice: 'tcsh' (choose from 'bash', "
+        "'zsh', 'fish')",
+    ),
     # -- upstream: a source folder is input too; --check writes nothing ------------------------
     usage(
         "upstream-without-action",

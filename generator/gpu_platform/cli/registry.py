@@ -26,6 +26,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("release", "bump the version the tool and the chart share"),
     ("upstream", "refresh or check the vendored data of the pinned upstream charts"),
     ("tools", "fetch and verify helm 3, helm 4 and kubectl"),
+    ("completion", "print the shell completion script for bash, zsh or fish"),
 )
 
 NAMES = tuple(name for name, _help in COMMANDS)

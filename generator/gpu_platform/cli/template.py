@@ -38,7 +38,11 @@ DESCRIPTION = (
     "over a file Helm did not write, removes what an earlier render wrote and this one does "
     "not, and applies `-s/--show-only` (paths or globs such as `templates/scheduling/*.yaml`) "
     "itself. Unreachable charts or repositories: one line naming them, pointing at "
-    "`--dependencies standins` or the packaged archive."
+    "`--dependencies standins` or the packaged archive. A render repeated with the same "
+    "tool, helm, input bytes and flags is answered from a bounded cache in the user's cache "
+    "folder, faster than Helm (never one that fetches a chart, reads standard input, a URL "
+    "or `--set-file`, writes `--output-dir` or runs a post-renderer; `--no-cache`, or "
+    "`GPU_PLATFORM_RENDER_CACHE=off`, renders anyway)."
 )
 USAGE = (
     "gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
@@ -52,7 +56,7 @@ SYNOPSIS = (
     "[--kube-version X.Y] [-a API ...] [--generate-name] [--name-template TEMPLATE] [-s PATH ...] "
     "[--output-dir DIR] [--release-name] [--version VERSION] [--repo URL] [--plain-http] "
     "[any other helm template flag] [--helm 3|4] [--dependencies auto|real|standins] "
-    "[--skip-refresh] [--summary]"
+    "[--skip-refresh] [--summary] [--no-cache]"
 )
 
 _GROUPS = {
