@@ -574,6 +574,13 @@ CASES = [
         ("report", "--prometheus", "ftp://x", "--start", "0", "--end", "3600"),
         "--prometheus ftp://x: expected an http:// or https:// URL, e.g. http://localhost:9090",
     ),
+    # -- init: it takes no arguments ------------------------------------------------------------
+    usage(
+        "init-with-an-argument",
+        "arguments",
+        ("init", "site.yaml"),
+        "gpu-platform: unrecognized arguments: site.yaml",
+    ),
     # -- completion: a shell it does not write for -----------------------------------------------
     usage(
         "completion-unknown-shell",
@@ -651,14 +658,14 @@ CASES = [
         "tools-path-without-name",
         "arguments",
         ("tools", "path"),
-        "gpu-platform tools path: name one of helm3, helm4, kubectl",
+        "gpu-platform tools path: name one of helm3, helm4, kubectl, helm",
     ),
     usage(
         "tools-unknown-tool",
         "arguments",
         ("tools", "path", "docker"),
-        "gpu-platform tools: argument name: invalid choice: 'docker' (choose from 'helm3', "
-        "'helm4', 'kubectl')",
+        "gpu-platform tools: argument name: invalid choice: 'docker' (choose from 'helm', "
+        "'helm3', 'helm4', 'kubectl')",
     ),
     usage(
         "tools-unknown-action",

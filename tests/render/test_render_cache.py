@@ -83,7 +83,7 @@ def test_flags_are_kept_with_their_render(capsys, flags):
 
 
 def test_a_named_chart_folder_and_archive(capsys, tmp_path):
-    built = package.build(check_defaults(), tmp_path / "dist", mode="standins")
+    built = package.build(check_defaults(), tmp_path / "dist", mode="standins", allow_standins=True)
     assert_hit_equals_render(capsys, ["r", str(built.archive)])
     folder = tmp_path / "unpacked"
     shutil.unpack_archive(built.archive, folder)

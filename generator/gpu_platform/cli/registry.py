@@ -13,6 +13,7 @@ import importlib
 from types import ModuleType
 
 COMMANDS: tuple[tuple[str, str], ...] = (
+    ("init", "print a starter values file (site.yaml), every key explained"),
     ("render", "write the umbrella chart from the values model"),
     ("values", "print the fully resolved values for helm install -f"),
     ("validate", "check values files; FILE:LINE:COL: path: message"),
