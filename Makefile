@@ -16,7 +16,7 @@ FUZZ_SCALE ?= 10
 # would compile its ~300 modules again (0.1 s of CPU a start).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test fuzz venv test-venv tools system-packages render check lint clean
+.PHONY: demo test test-quick fuzz venv test-venv tools system-packages render check lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,13 @@ test: test-venv tools system-packages lint
 	$(BIN)/gpu-platform render --check
 	$(BIN)/gpu-platform upstream sync --check
 	$(BIN)/python -m pytest -q
+
+# The inner loop: the unit tests, the broken-input corpus and the component render tests, with
+# Helm 3 only, leaving out what `slow` marks (property runs, a process per case); about 60 s of
+# CPU. `make test` stays the whole suite, as CI runs it.
+test-quick: test-venv tools
+	GPU_PLATFORM_TEST_MAJORS=3 $(BIN)/python -m pytest -q -m "not slow" \
+	  tests/unit tests/corpus tests/render/components
 
 # The property tests (tests/properties) with FUZZ_SCALE times their examples, freshly drawn on
 # every run; the summary line prints the counts.

@@ -19,10 +19,10 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.publish.standins import offline_charts, package
 from support.chartrepo import LocalChartRepo, real_repos_requested
+from support.versions import MAJORS
 
 REPO = Path(__file__).resolve().parents[1]
 CHART = REPO / "charts" / "gpu-platform"
-MAJORS = (3, 4)
 PROFILES = sorted((REPO / "values").glob("*.yaml"))
 
 

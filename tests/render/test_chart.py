@@ -20,6 +20,7 @@ from support.render import (
     resolve,
     resolved_values,
 )
+from support.versions import MAJORS
 
 PINNED = {info.name: info.version for info in registry.SUBCHARTS}
 
@@ -254,7 +255,7 @@ class TestPlainHelmInstallPath:
 class TestTemplateCommand:
     """`gpu-platform template`: generator, dependency build and real helm template in one go."""
 
-    @pytest.mark.parametrize("major", (3, 4))
+    @pytest.mark.parametrize("major", MAJORS)
     def test_template_prints_validated_manifests(self, chart_repo, tmp_path, major):
         import subprocess
         import sys

@@ -31,8 +31,8 @@ from gpu_platform.pipeline.run import check_defaults
 from support import registry as oci
 from support.internet import write_ca_and_cert
 from support.k8svalidate import load_manifests
+from support.versions import MAJORS
 
-MAJORS = (3, 4)
 HELP_TYPES = {  # the type word `helm template --help` prints -> the table's kind
     "": "switch",
     "string": "value",

@@ -102,6 +102,7 @@ def _short_form_listed(flag: str, help_text: str, row: str) -> bool:
         ["template", "--help"],
     ],
 )
+@pytest.mark.slow  # a CLI process per case: make test, not make test-quick
 def test_a_closed_pipe_ends_quietly(argv):
     # `... | head -1`: the reader is gone before anything is written (closed at once, so the
     # whole output meets a closed pipe whatever the pipe's buffer)
@@ -117,6 +118,7 @@ def test_a_closed_pipe_ends_quietly(argv):
 @pytest.mark.parametrize(
     "argv", [["values", "-f", KIND], ["--version"], ["--help"], ["simulate", "--defaults"]]
 )
+@pytest.mark.slow  # a CLI process per case
 def test_an_unwritable_output_is_one_error(argv):
     with open("/dev/full", "w") as full:
         proc = _cli(*argv, stdout=full)
@@ -191,6 +193,7 @@ class TestRepeatedWarnings:
             "fill them"
         )
 
+    @pytest.mark.slow  # values of 1000 tenants, three times
     @pytest.mark.parametrize(
         ("argv", "lines"),
         [

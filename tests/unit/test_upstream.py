@@ -137,6 +137,7 @@ def test_vendored_dask_chart_equals_the_real_one_from_pypi():
         assert sync.same(rel, data, store.read_bytes(info.name, rel)), rel
 
 
+@pytest.mark.slow  # helm and pip try every source
 def test_sources_out_of_reach_are_unreachable_not_stale(tmp_path, monkeypatch, capsys):
     """`upstream sync --check --fetch` with no network: every chart is named unreachable, none
     stale (the vendored data is as the manifest says), and the check fails."""
