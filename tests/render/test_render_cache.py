@@ -17,6 +17,7 @@ from gpu_platform.cli import main
 from gpu_platform.ops import render_cache
 from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.publish import package
+from support.imports import heavy, loaded
 
 REPO = Path(__file__).resolve().parents[2]
 STANDINS = ["--dependencies", "standins"]
@@ -190,3 +191,11 @@ def test_concurrent_runs_share_it_safely(tmp_path, cache_on):
     assert len({p.stdout for p in done}) == 1
     (entry,) = entries()
     assert render_cache.load(entry.name) is not None
+
+
+def test_a_hit_loads_no_model_and_no_renderer(tmp_path: Path):
+    """Why a hit is faster than Helm: it loads neither the values model nor the renderer."""
+    env = {"GPU_PLATFORM_CACHE": str(tmp_path), "GPU_PLATFORM_RENDER_CACHE": "on"}
+    argv = ["template", "r", "--dependencies", "standins", "-s", "templates/scheduling/*.yaml"]
+    assert "gpu_platform.pipeline.model.values" in loaded(argv, env)  # the first renders
+    assert heavy(loaded(argv, env)) == []  # the second is answered from the cache
