@@ -37,10 +37,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gpu_platform.pipeline import facts
+
 Kind = Literal["switch", "value", "list", "csv", "map"]
 Role = Literal["values", "release", "chart", "home", "output", "helm"]
 
-BOTH = frozenset({3, 4})
+BOTH = frozenset(facts.HELM_MAJORS)
 HELM4 = frozenset({4})
 
 

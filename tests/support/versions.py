@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 
-ALL_MAJORS = (3, 4)
+from gpu_platform.pipeline import facts
+
+ALL_MAJORS = facts.HELM_MAJORS
 MAJORS: tuple[int, ...] = tuple(
     int(m) for m in os.environ.get("GPU_PLATFORM_TEST_MAJORS", "3,4").split(",") if m.strip()
 )

@@ -16,6 +16,7 @@ from gpu_platform import helm_flags
 from gpu_platform.cli import common, helmstyle
 from gpu_platform.errors import UsageError
 from gpu_platform.helm_flags import FLAGS, HelmFlag
+from gpu_platform.pipeline import facts
 
 if TYPE_CHECKING:
     from gpu_platform.ops.template import Chart, Release
@@ -104,7 +105,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     for flag in FLAGS:
         _declare(groups[flag.role], flag)
     own = p.add_argument_group("the tool's own")
-    own.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    common.helm_arg(p)
     own.add_argument(
         "--dependencies",
         choices=("auto", "real", "standins"),
@@ -144,9 +145,10 @@ def _parse(words: list[str], args: argparse.Namespace) -> argparse.Namespace:
     if parsed.help:
         sys.stdout.write(args.parser.format_help())
         raise SystemExit(0)
-    major_text = parsed.last("helm") or "3"
-    if major_text not in ("3", "4"):
-        raise UsageError(f"--helm {major_text}: invalid choice (choose from 3, 4)")
+    majors = [str(m) for m in facts.HELM_MAJORS]
+    major_text = parsed.last("helm") or str(facts.DEFAULT_HELM_MAJOR)
+    if major_text not in majors:
+        raise UsageError(f"--helm {major_text}: invalid choice (choose from {', '.join(majors)})")
     mode = parsed.last("dependencies") or "auto"
     if mode not in ("auto", "real", "standins"):
         raise UsageError(

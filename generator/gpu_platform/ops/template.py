@@ -41,16 +41,18 @@ from gpu_platform.errors import (
 )
 from gpu_platform.ops import output_dir as output_tree
 from gpu_platform.ops import values_url
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.emit import metadata
-from gpu_platform.pipeline.emit.chart import chart_files, helm_only_yaml, write_chart
+from gpu_platform.pipeline.emit.chart import chart_files, write_chart
+from gpu_platform.pipeline.emit.helmyaml import helm_only_yaml
 from gpu_platform.pipeline.load import LoadedValues, Origins, merge_into, parse_text, read_file
 from gpu_platform.pipeline.run import Checked, check_data
 from gpu_platform.pipeline.setvalues import SetArg
 from gpu_platform.pipeline.setvalues import apply as apply_sets
 from gpu_platform.publish import dependencies
 
-DEFAULT_RELEASE = metadata.NAME
-DEFAULT_NAMESPACE = metadata.NAME
+DEFAULT_RELEASE = facts.DEFAULT_RELEASE
+DEFAULT_NAMESPACE = facts.DEFAULT_NAMESPACE
 # What `helm get values` prints above the YAML (without -o yaml; with --all).
 RELEASE_VALUES_HEADERS = ("USER-SUPPLIED VALUES:", "COMPUTED VALUES:")
 
