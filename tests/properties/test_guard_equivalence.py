@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from support.k8svalidate import load_manifests
 from support.names import name_problems
+from support.versions import MAJORS
 
 from . import COUNTS, DERANDOMIZE, examples
 from .strategies import FAULTS, site
@@ -191,7 +192,7 @@ def test_python_side(data: dict[str, Any], fault: str | None) -> None:
     COUNTS["python accepted"] += 1
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @settings(max_examples=HELM_EXAMPLES, **SETTINGS)
 @given(data=site())
 def test_guard_says_what_validate_says(
@@ -215,7 +216,7 @@ RELEASE_NAMES = st.one_of(
 )
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @settings(max_examples=RENDER_EXAMPLES, **SETTINGS)
 @given(data=site(), release=RELEASE_NAMES)
 def test_full_chart_judges_and_renders_alike(

@@ -90,6 +90,7 @@ def test_no_traceback_on_garbage(tmp_path):
     assert f"{bad}: not UTF-8 text" in proc.stderr
 
 
+@pytest.mark.slow  # two simulated days and a plot
 def test_simulate_compare_json_and_plot(tmp_path, capsys):
     """`simulate --compare` runs one seeded day against two files; the same seed repeats it."""
     import json

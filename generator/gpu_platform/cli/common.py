@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.setvalues import SetArg
 
 VERBOSE = False  # set by app.main from -v/--verbose
+Log = Callable[[str], None]
 
 
 class Parser(argparse.ArgumentParser):

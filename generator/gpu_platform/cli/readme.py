@@ -116,13 +116,16 @@ def _cell(text: str) -> str:
 
 def cli() -> str:
     """The CLI table, from the argparse parser itself: each command's synopsis (every flag it
-    takes) and its description (its help where it has none), so it matches ``--help``."""
+    takes, or the module's ``SYNOPSIS`` where that would be Helm's whole list) and its
+    description (its help where it has none), so it matches ``--help``."""
+    from gpu_platform.cli import registry
     from gpu_platform.cli.parser import commands, synopsis  # the parser builds from here
 
     rows = ["| Command | What it does |", "|---|---|"]
-    for _name, parser, help_line in commands():
+    for name, parser, help_line in commands():
         about = parser.description or (help_line[:1].upper() + help_line[1:] + ".")
-        rows.append(f"| `{_cell(synopsis(parser))}` | {_cell(about)} |")
+        line = getattr(registry.module(name), "SYNOPSIS", None) or synopsis(parser)
+        rows.append(f"| `{_cell(line)}` | {_cell(about)} |")
     return "\n".join(rows) + "\n"
 
 

@@ -13,6 +13,7 @@ import importlib
 from types import ModuleType
 
 COMMANDS: tuple[tuple[str, str], ...] = (
+    ("init", "print a starter values file (site.yaml), every key explained"),
     ("render", "write the umbrella chart from the values model"),
     ("values", "print the fully resolved values for helm install -f"),
     ("validate", "check values files; FILE:LINE:COL: path: message"),
@@ -29,6 +30,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("release", "bump the version the tool and the chart share"),
     ("upstream", "refresh or check the vendored data of the pinned upstream charts"),
     ("tools", "fetch and verify helm 3, helm 4 and kubectl"),
+    ("completion", "print the shell completion script for bash, zsh or fish"),
 )
 
 NAMES = tuple(name for name, _help in COMMANDS)

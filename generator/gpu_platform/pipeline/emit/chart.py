@@ -7,25 +7,17 @@ compared with what is on disk (``stale_files``). A failed render never touches t
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
+from gpu_platform import cachedir
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.emit import guide, metadata
-from gpu_platform.pipeline.emit.context import jinja_env, template_context
-from gpu_platform.pipeline.emit.dashboards import dashboard_files
-from gpu_platform.pipeline.emit.guard import validate_yaml
+from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.emit.helmyaml import dump_yaml, helm_only_yaml
-from gpu_platform.pipeline.emit.values import (
-    schema_json,
-    values_reference,
-    values_yaml,
-)
-from gpu_platform.pipeline.images import listing
 from gpu_platform.pipeline.lockfile import Lock, render_lock
 from gpu_platform.pipeline.pins import lock as pinned_lock
 from gpu_platform.pipeline.run import Checked
@@ -51,6 +43,8 @@ def chart_images(checked: Checked) -> list[dict[str, str]]:
     """Artifact Hub's image list: every image the release runs at these values (the list
     `gpu-platform images` prints), plus the pause image the placeholders and prepullers run
     once a pool has them; each reference once."""
+    from gpu_platform.pipeline.images import listing
+
     found = listing.release_images(checked.values, checked.resolved, facts.TARGET_KUBE_VERSION)
     pause = checked.values.platform.prepuller.pauseImage
     rows = [{"name": "gpu-platform: pause (placeholders, prepullers)", "image": pause}]
@@ -65,8 +59,10 @@ def chart_images(checked: Checked) -> list[dict[str, str]]:
 
 
 def chart_yaml(
-    lock: Lock, checked: Checked, extra_annotations: dict[str, str] | None = None
+    lock: Lock, checked: Checked | None, extra_annotations: dict[str, str] | None = None
 ) -> str:
+    """Chart.yaml; without ``checked`` (a throwaway chart, which only Helm reads) it carries
+    no Artifact Hub annotations, so it depends on no value."""
     version = metadata.version()
     data: dict[str, Any] = {
         "apiVersion": "v2",
@@ -82,11 +78,13 @@ def chart_yaml(
         "keywords": list(metadata.KEYWORDS),
         "maintainers": [dict(m) for m in metadata.MAINTAINERS],
         "annotations": {
-            **metadata.artifacthub_annotations(chart_images(checked)),
+            **(metadata.artifacthub_annotations(chart_images(checked)) if checked else {}),
             **(extra_annotations or {}),
         },
         "dependencies": [chart.requested() for chart in lock.charts],
     }
+    if not data["annotations"]:
+        del data["annotations"]
     sources = (
         f"{THIS_FILE}, generator/gpu_platform/pipeline/emit/metadata.py and the root Chart.lock"
     )
@@ -95,6 +93,9 @@ def chart_yaml(
 
 
 def readme(checked: Checked, lock: Lock) -> str:
+    from gpu_platform.pipeline.emit import guide
+    from gpu_platform.pipeline.emit.values import values_reference
+
     pins = "\n".join(f"| {c.name} | {c.version} | {c.repository} |" for c in lock.charts)
     archive = f"{metadata.NAME}-{metadata.version()}.tgz"
     source = _header(f"{THIS_FILE} and the values model")
@@ -142,16 +143,21 @@ def chart_files(
     """Every file of the chart, by path relative to the chart folder. ``throwaway``: a chart
     rendered once and deleted (`gpu-platform template`) gets the same values as one flow
     document and a compact schema, which only Helm reads, and no README: writing the values'
-    reference comments is most of the time at 1000 tenants."""
+    reference comments is most of the time at 1000 tenants; its Chart.yaml has no Artifact
+    Hub annotations, so all but values.yaml are the same for every value (kept per tool)."""
+    if throwaway and lock is None:
+        values_file = f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
+        return dict(sorted({**_fixed_files(compact=True), "values.yaml": values_file}.items()))
     lock = lock or pinned_lock()
-    values_file = (
-        f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
-        if throwaway
-        else values_yaml(checked.resolved)
-    )
+    if throwaway:
+        values_file = f"# {_header(THIS_FILE)}\n{helm_only_yaml(checked.resolved)}"
+    else:
+        from gpu_platform.pipeline.emit.values import values_yaml
+
+        values_file = values_yaml(checked.resolved)
     files: dict[str, str] = {
         **_fixed_files(compact=throwaway),
-        "Chart.yaml": chart_yaml(lock, checked),
+        "Chart.yaml": chart_yaml(lock, None if throwaway else checked),
         "Chart.lock": render_lock(lock),
         "values.yaml": values_file,
         **({} if throwaway else {"README.md": readme(checked, lock)}),
@@ -162,10 +168,44 @@ def chart_files(
 @functools.cache
 def _fixed_files(*, compact: bool) -> dict[str, str]:
     """The files no values change (templates, the guard, the schema, dashboards), built once
-    per process: a test session renders the chart hundreds of times. Callers copy it."""
+    per process; the compact ones of a throwaway chart also once per tool (kept in the cache
+    folder under the tool's fingerprint: 0.2 s of every `gpu-platform template` otherwise),
+    while `render` and its drift check always build from the sources. Callers copy it."""
+    if not compact:
+        return build_fixed_files(compact=False)
+    kept = cachedir.root() / "chart-files" / f"{cachedir.fingerprint()}.json"
+    try:
+        loaded: dict[str, str] = json.loads(kept.read_bytes())
+        return loaded
+    except (OSError, ValueError):
+        pass
+    files = build_fixed_files(compact=compact)
+    with contextlib.suppress(OSError):  # a read-only cache folder only costs the time
+        cachedir.write_atomically(kept, json.dumps(files).encode())
+    return files
+
+
+def build_fixed_files(*, compact: bool) -> dict[str, str]:
+    """The value-independent files, built from the sources (``_fixed_files`` keeps them);
+    Jinja, the guard, the dashboards and the schema load only here."""
+    import jinja2
+
+    from gpu_platform.pipeline.emit.context import jinja_env, template_context
+    from gpu_platform.pipeline.emit.dashboards import dashboard_files
+    from gpu_platform.pipeline.emit.guard import validate_yaml
+    from gpu_platform.pipeline.emit.values import schema_json
+
     env = jinja_env(jinja2.PackageLoader("gpu_platform.pipeline.emit", "sources"))
     files: dict[str, str] = {
         "values.schema.json": schema_json(compact=compact),
+        **(
+            {
+                "Chart.yaml": chart_yaml(pinned_lock(), None),
+                "Chart.lock": render_lock(pinned_lock()),
+            }
+            if compact
+            else {}
+        ),
         ".helmignore": f"# {_header(THIS_FILE)}\n{MARKER}\n.git/\n*.orig\n*.partial\n"
         f"# test scenarios, not for users\n{SCENARIO_DIR}/\n",
         **dashboard_files(),
