@@ -14,11 +14,13 @@ SECTIONS = [
     "platform.prepuller",
     "platform.tenants",
     "platform.hpas",
+    "platform.autoscaling",
     "platform.admission",
     "gpu-operator",
     "kube-prometheus-stack",
     "prometheus-adapter",
     "dask-kubernetes-operator",
+    "keda",
     "global",
 ]
 

@@ -13,13 +13,17 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.pipeline import registry, sizing
+from gpu_platform.pipeline import promql, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 
-PROMETHEUS_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
+# This release's Prometheus: the headless Service prometheus-operator creates (a stable name,
+# where kube-prometheus-stack's own is cut to 26 characters). The adapter and KEDA's triggers
+# both query it.
+PROMETHEUS_SERVICE = "prometheus-operated"
+PROMETHEUS_URL = f"http://{PROMETHEUS_SERVICE}.{{{{ .Release.Namespace }}}}.svc"
 PROMETHEUS_PORT = 9090
 # prometheus-adapter's name in its objects' names. Upstream's fullname is "<release>-<name>"
 # cut at 63 characters, and so is kube-prometheus-stack's prometheus-node-exporter's: with the
@@ -69,25 +73,9 @@ def pod_labels(values: Values) -> tuple[str, str]:
     return "exported_namespace", "exported_pod"
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
 def metrics_query(signal: GpuSignal, scrape_interval: str) -> str:
     """The adapter metricsQuery for a signal, in the adapter's << >> template syntax."""
-    expr = "<<.Series>>{<<.LabelMatchers>>}"
-    clamped = signal.clampMin is not None or signal.clampMax is not None
-    if signal.clampMin is not None and signal.clampMax is not None:
-        expr = f"clamp({expr}, {_number(signal.clampMin)}, {_number(signal.clampMax)})"
-    elif signal.clampMin is not None:
-        expr = f"clamp_min({expr}, {_number(signal.clampMin)})"
-    elif signal.clampMax is not None:
-        expr = f"clamp_max({expr}, {_number(signal.clampMax)})"
-    if signal.window:
-        # Clamp each sample before averaging: a subquery at the scrape resolution.
-        window = f"[{signal.window}:{scrape_interval}]" if clamped else f"[{signal.window}]"
-        expr = f"avg_over_time({expr}{window})"
-    return f"{signal.aggregation}({expr}) by (<<.GroupBy>>)"
+    return promql.adapter_metrics_query(signal, scrape_interval)
 
 
 def adapter_rules(values: Values) -> list[dict[str, Any]]:
@@ -473,20 +461,9 @@ DERIVATIONS: tuple[Derivation, ...] = (
         go=(
             "{{- $rules := list -}}"
             "{{- range $s := $signals -}}"
-            '{{- $expr := "<<.Series>>{<<.LabelMatchers>>}" -}}'
-            '{{- $lo := ne (toString $s.clampMin) "<nil>" -}}'
-            '{{- $hi := ne (toString $s.clampMax) "<nil>" -}}'
-            '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr '
-            "$s.clampMin $s.clampMax -}}"
-            '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr '
-            "$s.clampMin -}}"
-            '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr '
-            "$s.clampMax -}}{{- end -}}"
-            "{{- if $s.window -}}"
-            '{{- $w := ternary (printf "[%s:%s]" $s.window $interval) '
-            '(printf "[%s]" $s.window) (or $lo $hi) -}}'
-            '{{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}'
-            "{{- end -}}"
+            # The same helper builds the KEDA path's queries (_helpers.tpl).
+            '{{- $expr := include "gpu-platform.signalExpr" (dict "signal" $s "selector" '
+            f'"{promql.ADAPTER_SELECTOR}" "interval" $interval) -}}}}'
             '{{- $rules = append $rules (dict "seriesQuery" (printf "%s{%s!=\\"\\",'
             '%s!=\\"\\"}" $s.series $nsLabel $podLabel) "resources" (dict "overrides" '
             '(dict $nsLabel (dict "resource" "namespace") $podLabel (dict "resource" '

@@ -237,6 +237,7 @@ def _fixed_files(*, compact: bool) -> dict[str, str]:
         ),
         "item_lists": components.helper_context(),
         "component_label": components.COMPONENT_LABEL,
+        **keda_context(),
     }
     root = resources.files("gpu_platform.pipeline.emit") / "sources"
     for rel in _template_sources(root):
@@ -250,6 +251,35 @@ def _fixed_files(*, compact: bool) -> dict[str, str]:
         )
     )
     return files
+
+
+def keda_context() -> dict[str, Any]:
+    """What the KEDA path's templates and helpers share with pipeline/kedapath.py."""
+    import json
+
+    from gpu_platform.pipeline import kedapath
+    from gpu_platform.pipeline.derive import PROMETHEUS_PORT, PROMETHEUS_SERVICE
+    from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
+    from gpu_platform.pipeline.rules.gofmt import quote
+
+    return {
+        "deployment_pods": quote(promql.workload_pods("Deployment", "%s")),
+        "statefulset_pods": quote(promql.workload_pods("StatefulSet", "%s")),
+        "hpa_sync_s": facts.HPA_SYNC_S,
+        "hpa_sync_ms": facts.HPA_SYNC_S * 1000,
+        "hpa_sync_ms_less_one": facts.HPA_SYNC_S * 1000 - 1,
+        "lost_scrape_gap": kedapath.LOST_SCRAPE_GAP,
+        "keda_api": kedapath.API_VERSION,
+        "keda_trigger": kedapath.TRIGGER_TYPE,
+        "transfer_annotation": kedapath.TRANSFER_ANNOTATION,
+        "keep_annotation": kedapath.KEEP_ANNOTATION,
+        "keep": kedapath.KEEP,
+        "prometheus_service": PROMETHEUS_SERVICE,
+        "prometheus_port": PROMETHEUS_PORT,
+        "auth_kind": kedapath.AUTH_KIND,
+        "auth_suffix": kedapath.AUTH_SUFFIX,
+        "auth_parameters": quote(json.dumps(AUTH_PARAMETERS, sort_keys=True)),
+    }
 
 
 def _template_sources(root: Any) -> list[str]:

@@ -17,12 +17,14 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import facts, sizing
+from gpu_platform.pipeline import facts, kedapath, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
+from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules import hpas as hpa_rules
+from gpu_platform.pipeline.rules import keda as keda_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
 from gpu_platform.pipeline.rules.gofmt import quote
 
@@ -52,6 +54,16 @@ PRELUDE = """\
 {{- $signals := (include "gpu-platform.gpuSignals" $ | fromJson).items -}}
 {{- $signalNames := list -}}
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
+{{- /* The KEDA path (pipeline/kedapath.py): each entry's path, and the derived numbers. */ -}}
+{{- $defaultPath := toString (dig "autoscaling" "path" "adapter" $p) -}}
+{{- $kedaValues := dig "autoscaling" "keda" dict $p -}}
+{{- $kedaSettings := include "gpu-platform.keda.settings" $ | fromJson -}}
+{{- $kedaGpu := false -}}
+{{- range $hpas -}}
+{{- if eq (toString (.path | default $defaultPath)) "keda" -}}
+{{- range .metrics }}{{ if eq (toString .type) "Pods" }}{{ $kedaGpu = true }}{{ end }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- $anyOperatorPool := false -}}
 {{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
 {{- /* The sizing formula, operation for operation as pipeline/sizing.py computes it (plan). */ -}}
@@ -113,6 +125,11 @@ def _go_words(words: tuple[str, ...]) -> str:
     return " ".join(f'"{w}"' for w in words)
 
 
+def _go_pairs(pairs: dict[str, str]) -> str:
+    """A Go dict literal's arguments: "k1" "v1" "k2" "v2"."""
+    return " ".join(f"{quote(k)} {quote(v)}" for k, v in pairs.items())
+
+
 def _operator_defaults() -> dict[str, Any]:
     """gpu-operator's defaults for the keys the cloud rules read: the guard uses them where
     the merged values lack a key, so it judges alike with or without the subcharts loaded."""
@@ -141,6 +158,13 @@ def _context() -> dict[str, Any]:
         "dcgm_labels": quote(json.dumps(monitoring_rules.DCGM_MONITOR_LABELS, sort_keys=True)),
         "rule_labels": quote(json.dumps(monitoring_rules.RULE_LABELS, sort_keys=True)),
         "fix": quote(FIX),
+        "handover_paths": _go_pairs(keda_rules.HANDOVER_PATH),
+        "handover_whys": _go_pairs(keda_rules.HANDOVER_WHY),
+        "plain_number": quote(keda_rules.PLAIN_NUMBER),
+        "name_max": facts.DEPLOYMENT_NAME_MAX_FOR_POD_MATCH,
+        "lost_gap": kedapath.LOST_SCRAPE_GAP,
+        "hpa_sync_s": facts.HPA_SYNC_S,
+        "auth_parameters": quote(json.dumps(AUTH_PARAMETERS, sort_keys=True)),
         **sizing.template_constants(),
     }
 
