@@ -122,7 +122,7 @@ their controller gives them), summed into one number (pipeline/promql.py keda_qu
 {{- printf "sum(%s(%s) by (%s))" $s.aggregation $expr $podLabel -}}
 {{- end -}}
 
-{{- /* $ -> {"pollingInterval", "failureThreshold", "minFailureThreshold", "fallbackAfterS"}: the
+{{- /* $ -> {"pollingInterval", "failureThreshold", "minFailureThreshold", "readsToFallbackS"}: the
 KEDA path's numbers, derived from the scrape interval unless platform.autoscaling.keda sets
 them (pipeline/kedapath.py). */ -}}
 {{- define "gpu-platform.keda.settings" -}}
@@ -137,7 +137,13 @@ them (pipeline/kedapath.py). */ -}}
 {{- $threshold := $min -}}
 {{- $given := dig "fallback" "failureThreshold" nil $keda -}}
 {{- if not (kindIs "invalid" $given) }}{{ $threshold = int64 $given }}{{ end -}}
-{{- toJson (dict "pollingInterval" $polling "failureThreshold" $threshold "minFailureThreshold" $min "fallbackAfterS" (mul (add $threshold 1) 15)) -}}
+{{- toJson (dict "pollingInterval" $polling "failureThreshold" $threshold "minFailureThreshold" $min "readsToFallbackS" (mul (add $threshold 1) 15)) -}}
+{{- end -}}
+
+{{- /* Milliseconds (an integer) as seconds for a message: 45000 -> 45, 500 -> 0.5
+(kedapath.seconds in Python). */ -}}
+{{- define "gpu-platform.seconds" -}}
+{{- regexReplaceAll "\\.?0*$" (printf "%d.%03d" (div (int64 .) 1000) (mod (int64 .) 1000)) "" -}}
 {{- end -}}
 
 {{- /* The restricted Pod Security Standard container context; every container uses it. */ -}}

@@ -1,4 +1,4 @@
-"""`gpu-platform package`: build gpu-platform-<version>.tgz with its four dependencies inside."""
+"""`gpu-platform package`: build gpu-platform-<version>.tgz with its dependencies inside."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from gpu_platform.cli import common
 
 DESCRIPTION = (
     "Builds the chart archive that installs without `helm repo add`: the "
-    "generated chart with its four dependencies inside (`helm show readme` and `helm show "
+    "generated chart with its dependencies inside (`helm show readme` and `helm show "
     "values` work on it), and prints its path. Where the real chart repositories are out "
     "of reach, `auto` packs clearly marked stand-ins (says so, and annotates Chart.yaml "
     "with `gpu-platform.io/stand-ins`): such an archive is for tests and demos only."

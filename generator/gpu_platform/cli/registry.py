@@ -22,7 +22,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("report", "what a period cost and how long users waited, from Prometheus"),
     ("simulate", "predict GPU cost and user wait for a values file (simulated day)"),
     ("nodepool", "print the commands that create the GPU node pools on a cloud"),
-    ("package", "build gpu-platform-<version>.tgz with its four dependencies inside"),
+    ("package", "build gpu-platform-<version>.tgz with its dependencies inside"),
     ("release", "bump the version the tool and the chart share"),
     ("upstream", "refresh or check the vendored data of the pinned upstream charts"),
     ("tools", "fetch and verify helm 3, helm 4 and kubectl"),

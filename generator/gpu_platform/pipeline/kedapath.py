@@ -24,10 +24,11 @@ interval:
   missing metric but never below the minimum (KEDA's default would read an empty result as 0
   and scale the workload to its minimum).
 
-KEDA 2.18 counts failures on the HPA's reads only, so the fallback engages after
-``(failureThreshold + 1) x 15 s`` at the latest; the rule ``keda-fallback-fresh`` refuses
-settings under which that is later than the HPA alert's window
-(``platform.monitoring.rules.hpaMetricUnavailableFor``).
+KEDA 2.18 counts failures on the HPA's reads only, so the fallback engages
+``(failureThreshold + 1) x 15 s`` after the query comes back empty at the latest, and a
+windowed signal (``_over_time``) comes back empty only a window after its last sample; the
+rule ``keda-fallback-in-time`` refuses settings under which the sum is later than the HPA
+alert's window (``platform.monitoring.rules.hpaMetricUnavailableFor``).
 """
 
 from __future__ import annotations
@@ -94,9 +95,36 @@ def failure_threshold(values: Values) -> int:
     return given if given is not None else min_failure_threshold(values)
 
 
-def fallback_after_s(values: Values) -> int:
-    """The latest the fallback engages once a signal is lost (KEDA 2.18: HPA reads only)."""
+def reads_to_fallback_s(values: Values) -> int:
+    """The latest the fallback engages once a query comes back empty: failureThreshold + 1
+    failed reads, counted on the HPA's reads alone (KEDA 2.18)."""
     return (failure_threshold(values) + 1) * facts.HPA_SYNC_S
+
+
+def longest_window_ms(values: Values) -> int:
+    """The longest window of a GPU signal a KEDA-path entry scales on: a windowed query keeps
+    answering from the samples in its window for that long after the exporter is gone
+    (bench/keda_latency.py measured it before this was counted)."""
+    by_name = signals(values)
+    windows = [
+        duration_ms(window)
+        for _, hpa in on_keda(values)
+        for m in hpa.metrics
+        if isinstance(m, PodsMetric)
+        and m.pods.metric.name in by_name
+        and (window := by_name[m.pods.metric.name].window)
+    ]
+    return max(windows, default=0)
+
+
+def fallback_after_ms(values: Values) -> int:
+    """The latest the fallback engages once a signal is lost: its window, then the reads."""
+    return longest_window_ms(values) + reads_to_fallback_s(values) * 1000
+
+
+def seconds(ms: int) -> str:
+    """Milliseconds as seconds for a message (45, 0.5), as gpu-platform.seconds prints them."""
+    return f"{ms // 1000}.{ms % 1000:03d}".rstrip("0").rstrip(".")
 
 
 def signals(values: Values) -> dict[str, GpuSignal]:

@@ -48,6 +48,8 @@ class SubchartInfo:
     # release, behind a values switch) rather than in crds/: `upstream sync` renders each with
     # the chart's defaults and vendors the result under crds/ (so list "crds" in crd_dirs).
     crd_templates: tuple[str, ...] = ()
+    # The values key that switches those templates on (a stand-in renders them behind it).
+    crd_switch: str = ""
     # API versions the chart's objects need on the target cluster, for `helm template`.
     api_versions: tuple[str, ...] = ()
     # Chart.yaml fields the publisher stamps at release, each with the placeholder (a regex) a
@@ -135,6 +137,7 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         # The chart renders its CRDs as templates (crds.install), so Helm upgrades them.
         crd_dirs=("crds",),
         crd_templates=("templates/crds",),
+        crd_switch="crds.install",
         api_versions=("keda.sh/v1alpha1",),
         images=("image.keda", "image.metricsApiServer", "image.webhooks"),
         enabled=False,

@@ -285,8 +285,16 @@ def render_crd_templates(info: SubchartInfo, fetched: Files) -> Files:
                 env=helm.isolated_env(Path(tmp) / "helm-home"),
                 quiet=True,
             ).stdout
-            out[f"crds/{rel.rsplit('/', 1)[-1]}"] = rendered.encode()
+            out[f"crds/{rel.rsplit('/', 1)[-1]}"] = _unframed(rendered, info.name, rel)
     return out
+
+
+def _unframed(rendered: str, chart: str, rel: str) -> bytes:
+    """One rendered template without Helm's framing (its ``---`` and ``# Source:`` lines)."""
+    framing = f"---\n# Source: {chart}/{rel}\n"
+    if not rendered.startswith(framing):
+        raise SyncError(f"{chart}: helm rendered {rel} as something else than one document")
+    return rendered[len(framing) :].encode()
 
 
 # --------------------------------------------------------------------------- storing

@@ -10,15 +10,19 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from gpu_platform.pipeline.model.hpas import AutoscalingPath
-from gpu_platform.pipeline.model.kube import DnsLabel, Strict
+from gpu_platform.pipeline.model.kube import Strict
 
-# An http(s) URL with a host, an optional port and a plain path: it goes into every trigger's
-# metadata, so nothing else (no query string, credentials, spaces or quotes) is let through.
+# An http(s) URL with a host, an optional port and a plain path (or nothing: this release's
+# Prometheus): it goes into every trigger's metadata, so nothing else (no query string,
+# credentials, spaces or quotes) is let through.
 PROMETHEUS_URL_PATTERN = (
-    r"^https?://[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-    r"(:[0-9]{1,5})?(/[A-Za-z0-9._~-]+)*/?$"
+    r"^(https?://[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+    r"(:[0-9]{1,5})?(/[A-Za-z0-9._~-]+)*/?)?$"
 )
 PrometheusUrl = Annotated[str, StringConstraints(pattern=PROMETHEUS_URL_PATTERN, max_length=253)]
+SecretName = Annotated[
+    str, StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$", max_length=63)
+]
 # KEDA's Prometheus scaler authModes and the parameters each reads (KEDA
 # pkg/scalers/authentication): the Secret carries them under these keys.
 AUTH_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -54,7 +58,7 @@ class KedaPrometheus(Strict):
     every pod's series (a Thanos or Mimir query endpoint when Prometheus is sharded), with the
     credentials it needs."""
 
-    serverAddress: PrometheusUrl | Literal[""] = Field(
+    serverAddress: PrometheusUrl = Field(
         "",
         description="The Prometheus HTTP API the triggers query; empty: this release's "
         "(http://prometheus-operated.<release namespace>.svc:9090).",
@@ -65,7 +69,7 @@ class KedaPrometheus(Strict):
         "password) or tls (cert, key, ca), read from secretName by one "
         "ClusterTriggerAuthentication; empty: no credentials.",
     )
-    secretName: DnsLabel | Literal[""] = Field(
+    secretName: SecretName = Field(
         "",
         description="The Secret with those keys, in KEDA's namespace (the release namespace "
         "with the bundled KEDA); tenants can neither read it nor name it in a trigger.",

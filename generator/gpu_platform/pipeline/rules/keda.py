@@ -206,18 +206,36 @@ def keda_fallback_threshold(ctx: Context) -> Iterable[Hit]:
     summary="KEDA falls back on a lost GPU signal before the HPA alert's window ends",
     reads=(
         "platform.monitoring.scrapeInterval",
+        "platform.monitoring.gpuSignals[].window",
         "platform.autoscaling.keda",
         "platform.monitoring.rules.hpaMetricUnavailableFor",
     ),
-    fmt="KEDA would fall back on a lost GPU signal only after %d s (%d failed reads of the "
-    "HPA, every %d s), later than platform.monitoring.rules.hpaMetricUnavailableFor (%s): "
-    "with a scrape interval of %s the KEDA path cannot keep the signal fresh. Scrape more "
-    "often, lower the fallback's failureThreshold, or give the alert a longer window",
+    fmt="KEDA would fall back on a lost GPU signal only after %s s (the longest signal window, "
+    "%s s, then %d failed reads of the HPA, every %d s), later than "
+    "platform.monitoring.rules.hpaMetricUnavailableFor (%s): with a scrape interval of %s the "
+    "KEDA path cannot keep the signal fresh. Scrape more often, use signals with shorter "
+    "windows, lower the fallback's failureThreshold, or give the alert a longer window",
     guard="""\
 {{- if $kedaGpu -}}
+{{- $windowMs := 0 -}}
+{{- range $hpas -}}
+{{- if eq (toString (.path | default $defaultPath)) "keda" -}}
+{{- range .metrics -}}
+{{- $name := toString (dig "pods" "metric" "name" "" .) -}}
+{{- if eq (toString .type) "Pods" -}}
+{{- range $signals -}}
+{{- if and (eq (toString .name) $name) .window -}}
+{{- $windowMs = max $windowMs (include "gpu-platform.durationMs" (toString .window) | int64) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $afterMs := add $windowMs (mul (int64 $kedaSettings.readsToFallbackS) 1000) -}}
 {{- $alertMs := include "gpu-platform.durationMs" (toString $mon.rules.hpaMetricUnavailableFor) | int64 -}}
-{{- if gt (mul (int64 $kedaSettings.fallbackAfterS) 1000) $alertMs -}}
-{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaling.keda" (int64 $kedaSettings.fallbackAfterS) (add (int64 $kedaSettings.failureThreshold) 1) [[ hpa_sync_s ]] (toString $mon.rules.hpaMetricUnavailableFor) $interval) -}}
+{{- if gt $afterMs $alertMs -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaling.keda" (include "gpu-platform.seconds" $afterMs) (include "gpu-platform.seconds" $windowMs) (add (int64 $kedaSettings.failureThreshold) 1) [[ hpa_sync_s ]] (toString $mon.rules.hpaMetricUnavailableFor) $interval) -}}
 {{- end -}}
 {{- end -}}""",
 )
@@ -225,13 +243,14 @@ def keda_fallback_in_time(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
     if not _gpu_entries(ctx):
         return
-    after = kedapath.fallback_after_s(values)
+    after = kedapath.fallback_after_ms(values)
     alert = values.platform.monitoring.rules.hpaMetricUnavailableFor
-    if after * 1000 > duration_ms(alert):
+    if after > duration_ms(alert):
         yield Hit(
             ("platform", "autoscaling", "keda"),
             (
-                after,
+                kedapath.seconds(after),
+                kedapath.seconds(kedapath.longest_window_ms(values)),
                 kedapath.failure_threshold(values) + 1,
                 facts.HPA_SYNC_S,
                 alert,
