@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.pipeline import kedapath, promql
+from gpu_platform.pipeline import kedapath, promql, registry
 from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
@@ -63,6 +63,14 @@ class TestModel:
         values = Values.model_validate({"keda": {"operator": {"replicaCount": 2}}})
         assert values.subchart("keda").enabled is False
         assert values.subchart("gpu-operator").enabled is True
+
+    def test_keda_keys_are_checked_against_its_defaults(self):
+        """No schema ships with KEDA's chart: a mis-nested key would be ignored by Helm."""
+        lines = problems({"keda": {"enabled": True, "operator": {"replicaCont": 2}}})
+        assert lines == [
+            f"keda.operator.replicaCont: keda {registry.info('keda').version} has no such key, "
+            "so Helm would silently ignore it; did you mean keda.operator.replicaCount?"
+        ]
 
     def test_an_entry_takes_the_platform_path_unless_it_names_one(self):
         values = Values.model_validate(

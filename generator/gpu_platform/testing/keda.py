@@ -1,5 +1,5 @@
-"""The KEDA path's moving parts that cannot run here, emulated as KEDA 2.18.3 and the HPA
-controller implement them, against a real Prometheus (promharness.Prometheus).
+"""The KEDA path's moving parts that cannot run here, emulated as KEDA (the pinned 2.18 line)
+and the HPA controller implement them, against a real Prometheus (promharness.Prometheus).
 
 Neither KEDA's operator and metrics server nor a kube-controller-manager are obtainable on
 this machine, so bench/keda_latency.py and the tests emulate them, each from its source:
