@@ -47,7 +47,7 @@ keda:
 """
 AUTHENTICATED = VALUES.replace(
     "platform:\n",
-    "platform:\n  autoscaling:\n    keda:\n      prometheus:\n"
+    "platform:\n  podAutoscaling:\n    keda:\n      prometheus:\n"
     "        serverAddress: https://mimir.example.com/prometheus\n"
     "        authModes: bearer\n        secretName: mimir-token\n",
     1,

@@ -125,7 +125,7 @@ def keda_ready(data: dict[str, Any]) -> None:
     """Make the KEDA-path entries of a drawn file what KEDA accepts (the faults break them on
     purpose): plain-number thresholds, each metric once, a handover step of their path."""
     platform = data["platform"]
-    default = platform.get("autoscaling", {}).get("path", "adapter")
+    default = platform.get("podAutoscaling", {}).get("path", "adapter")
     for entry in platform["hpas"]:
         path = entry.get("path") or default
         if path == "keda":
@@ -146,7 +146,7 @@ def keda_ready(data: dict[str, Any]) -> None:
 
 
 @st.composite
-def autoscaling(draw: st.DrawFn) -> dict[str, Any]:
+def pod_autoscaling(draw: st.DrawFn) -> dict[str, Any]:
     """The KEDA path's settings: the derived ones or values that keep the signal fresh."""
     out: dict[str, Any] = {"path": draw(st.sampled_from(["adapter", "keda"]))}
     keda: dict[str, Any] = {}
@@ -247,7 +247,7 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
         "crdUpgradeJobs": draw(st.booleans()),
     }
     if draw(st.booleans()):
-        platform["autoscaling"] = draw(autoscaling())
+        platform["podAutoscaling"] = draw(pod_autoscaling())
     for entry in platform["hpas"]:
         entry["handover"] = draw(st.booleans())  # keda_ready picks the step of its path
     advertised = sorted({r for p in platform["nodePools"] for r in p["gpuResources"]})
@@ -364,8 +364,8 @@ def _gpu_metric(value: Any = 40, name: str = "gpu_utilization_current") -> dict[
 
 
 def _keda(d: dict[str, Any], *path: str, value: Any) -> None:
-    """Set platform.autoscaling.keda.<path> and add a KEDA-path entry on a GPU signal."""
-    node = d["platform"].setdefault("autoscaling", {}).setdefault("keda", {})
+    """Set platform.podAutoscaling.keda.<path> and add a KEDA-path entry on a GPU signal."""
+    node = d["platform"].setdefault("podAutoscaling", {}).setdefault("keda", {})
     for key in path[:-1]:
         node = node.setdefault(key, {})
     node[path[-1]] = value
@@ -381,6 +381,13 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     ),
     "placeholders-fit-pool": lambda d: _pool0(
         d, gpusPerNode=2, maxNodes=1, placeholders={"replicas": 3, "gpusPerPod": 2}
+    ),
+    "pool-image-streaming-gke": lambda d: d["platform"]["nodePools"].append(
+        {"name": "streamed", "cloud": "generic", "imageStreaming": True}
+    ),
+    "autoscaler-gke-profile-only": lambda d: (
+        d["platform"].__setitem__("autoscaler", {"scaleDownUnneededSeconds": 300}),
+        _pool0(d, cloud="gke", driver="operator"),
     ),
     "prepull-names-unique": lambda d: _pool0(
         d,

@@ -78,7 +78,7 @@ class TestProfiles:
         objects = render_chart(values, major=major)
         hpas = _by_kind(objects, "HorizontalPodAutoscaler")
         scaled = _by_kind(objects, "ScaledObject")  # the KEDA path's: KEDA makes their HPAs
-        default_path = resolved["platform"]["autoscaling"]["path"]
+        default_path = resolved["platform"]["podAutoscaling"]["path"]
         by_path: dict[str, list[str]] = {"adapter": [], "keda": []}
         for h in resolved["platform"]["hpas"]:
             by_path[h["path"] or default_path].append(h["name"])

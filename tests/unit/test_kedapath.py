@@ -53,10 +53,10 @@ def with_keda(*entries: dict[str, Any], **platform: Any) -> dict[str, Any]:
 class TestModel:
     def test_defaults(self):
         values = Values()
-        assert values.platform.autoscaling.path == "adapter"
+        assert values.platform.podAutoscaling.path == "adapter"
         assert values.subchart("keda").enabled is False
-        assert values.platform.autoscaling.keda.pollingInterval is None
-        assert values.platform.autoscaling.keda.fallback.behavior == "currentReplicasIfHigher"
+        assert values.platform.podAutoscaling.keda.pollingInterval is None
+        assert values.platform.podAutoscaling.keda.fallback.behavior == "currentReplicasIfHigher"
 
     def test_a_keda_block_without_enabled_stays_off(self):
         """As Helm merges it with values.yaml's keda.enabled: false."""
@@ -68,15 +68,16 @@ class TestModel:
         """No schema ships with KEDA's chart: a mis-nested key would be ignored by Helm."""
         lines = problems({"keda": {"enabled": True, "operator": {"replicaCont": 2}}})
         assert lines == [
-            f"keda.operator.replicaCont: keda {registry.info('keda').version} has no such key, "
-            "so Helm would silently ignore it; did you mean keda.operator.replicaCount?"
+            f"keda.operator.replicaCont: keda {registry.info('keda').version} has no such key: "
+            "neither its default values nor its templates name it; did you mean "
+            "keda.operator.replicaCount?"
         ]
 
     def test_an_entry_takes_the_platform_path_unless_it_names_one(self):
         values = Values.model_validate(
             {
                 "platform": {
-                    "autoscaling": {"path": "keda"},
+                    "podAutoscaling": {"path": "keda"},
                     "hpas": [gpu_entry("a", path=None), gpu_entry("b", path="adapter")],
                 }
             }
@@ -88,9 +89,11 @@ class TestModel:
         ["http://x:9090?query=up", "http://user:pw@x", "ftp://x", "http://x/a b", "http://X"],
     )
     def test_a_prometheus_address_that_is_more_than_an_address_is_refused(self, address):
-        data = {"platform": {"autoscaling": {"keda": {"prometheus": {"serverAddress": address}}}}}
+        data = {
+            "platform": {"podAutoscaling": {"keda": {"prometheus": {"serverAddress": address}}}}
+        }
         (line,) = problems(data)
-        assert line.startswith("platform.autoscaling.keda.prometheus.serverAddress:")
+        assert line.startswith("platform.podAutoscaling.keda.prometheus.serverAddress:")
 
 
 class TestQuery:
@@ -173,7 +176,7 @@ class TestDerived:
         values = Values.model_validate(
             {
                 "platform": {
-                    "autoscaling": {
+                    "podAutoscaling": {
                         "keda": {"pollingInterval": 2, "fallback": {"failureThreshold": 9}}
                     }
                 }
@@ -226,10 +229,12 @@ class TestRules:
         assert line.startswith("platform.hpas[0].metrics[1]: gpu_utilization_current is already")
 
     def test_a_threshold_one_lost_scrape_reaches(self):
-        data = with_keda(gpu_entry(), autoscaling={"keda": {"fallback": {"failureThreshold": 1}}})
+        data = with_keda(
+            gpu_entry(), podAutoscaling={"keda": {"fallback": {"failureThreshold": 1}}}
+        )
         (line,) = problems(data)
         assert line == (
-            "platform.autoscaling.keda.fallback.failureThreshold: is 1, but one lost scrape "
+            "platform.podAutoscaling.keda.fallback.failureThreshold: is 1, but one lost scrape "
             "leaves the GPU signals empty for up to 2 scrape intervals, time for 2 failed reads "
             "(the HPA's every 15 s, KEDA's every 15 s), so a single missed scrape would switch "
             "the workloads to their fallback; set at least 2 or leave it null to derive it"
@@ -239,7 +244,7 @@ class TestRules:
         data = with_keda(gpu_entry(), monitoring={"scrapeInterval": "5m"})
         (line,) = problems(data)
         assert line.startswith(
-            "platform.autoscaling.keda: KEDA would fall back on a lost GPU signal only after "
+            "platform.podAutoscaling.keda: KEDA would fall back on a lost GPU signal only after "
             "645 s (the longest signal window, 0 s, then 43 failed reads of the HPA, every "
             "15 s), later than platform.monitoring.rules.hpaMetricUnavailableFor (5m)"
         )
@@ -280,10 +285,10 @@ class TestRules:
         assert line.startswith("prometheus-adapter.rules.external: prometheus-adapter registers")
 
     def test_credentials_without_a_secret(self):
-        data = with_keda(gpu_entry(), autoscaling={"keda": {"prometheus": {"authModes": "tls"}}})
+        data = with_keda(gpu_entry(), podAutoscaling={"keda": {"prometheus": {"authModes": "tls"}}})
         (line,) = problems(data)
         assert line == (
-            'platform.autoscaling.keda.prometheus.secretName: authModes "tls" reads cert, key, '
+            'platform.podAutoscaling.keda.prometheus.secretName: authModes "tls" reads cert, key, '
             "ca from a Secret, but secretName is empty; name the Secret in KEDA's namespace "
             "that holds them"
         )

@@ -59,7 +59,7 @@ FALLBACK_BEHAVIORS = ("static", "currentReplicas", "currentReplicasIfHigher")
 
 def path_of(values: Values, hpa: Hpa) -> str:
     """adapter or keda: the entry's own choice, else the platform's."""
-    return hpa.path or values.platform.autoscaling.path
+    return hpa.path or values.platform.podAutoscaling.path
 
 
 def on_keda(values: Values) -> list[tuple[int, Hpa]]:
@@ -78,7 +78,7 @@ def derived_polling_s(values: Values) -> int:
 
 
 def polling_s(values: Values) -> int:
-    given = values.platform.autoscaling.keda.pollingInterval
+    given = values.platform.podAutoscaling.keda.pollingInterval
     return given if given is not None else derived_polling_s(values)
 
 
@@ -91,7 +91,7 @@ def min_failure_threshold(values: Values) -> int:
 
 
 def failure_threshold(values: Values) -> int:
-    given = values.platform.autoscaling.keda.fallback.failureThreshold
+    given = values.platform.podAutoscaling.keda.fallback.failureThreshold
     return given if given is not None else min_failure_threshold(values)
 
 
@@ -138,7 +138,7 @@ def release_prometheus(release_namespace: str) -> str:
 
 def server_address(values: Values, release_namespace: str) -> str:
     """The Prometheus the triggers query: the configured one, else this release's."""
-    given = values.platform.autoscaling.keda.prometheus.serverAddress
+    given = values.platform.podAutoscaling.keda.prometheus.serverAddress
     return given or release_prometheus(release_namespace)
 
 
@@ -166,7 +166,7 @@ def triggers(
     """The ScaledObject's triggers for one entry, in the order of its metrics (``auth_name``:
     the ClusterTriggerAuthentication's name when the Prometheus needs credentials)."""
     by_name = signals(values)
-    prometheus = values.platform.autoscaling.keda.prometheus
+    prometheus = values.platform.podAutoscaling.keda.prometheus
     out: list[dict[str, Any]] = []
     for metric in hpa.metrics:
         if isinstance(metric, PodsMetric):

@@ -127,7 +127,7 @@ CASES = {
             "scrapeInterval": "2m",
             "rules": {"hpaMetricUnavailableFor": "30m"},
         },
-        autoscaling={
+        podAutoscaling={
             "keda": {
                 "pollingInterval": 60,
                 "prometheus": {
@@ -157,7 +157,7 @@ class TestScaledObjects:
         rendered = _scaled_objects(objects)
         assert set(rendered) == {e.name for _, e in kedapath.on_keda(values)}
         assert of_kind(objects, "HorizontalPodAutoscaler") == []
-        auth = AUTH_NAME if values.platform.autoscaling.keda.prometheus.authModes else ""
+        auth = AUTH_NAME if values.platform.podAutoscaling.keda.prometheus.authModes else ""
         for _, hpa in kedapath.on_keda(values):
             spec = rendered[hpa.name]["spec"]
             assert spec["triggers"] == kedapath.triggers(values, hpa, RELEASE_NS, auth)
@@ -212,7 +212,7 @@ class TestScaledObjects:
         adapter = entry("on-adapter", path="adapter")
         default = {k: v for k, v in entry("by-default").items() if k != "path"}
         objects = render_chart(
-            keda_values(adapter, default, autoscaling={"path": "keda"}), major=major
+            keda_values(adapter, default, podAutoscaling={"path": "keda"}), major=major
         )
         assert [h["metadata"]["name"] for h in of_kind(objects, "HorizontalPodAutoscaler")] == [
             "on-adapter"

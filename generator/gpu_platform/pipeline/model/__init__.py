@@ -7,6 +7,6 @@ upstream chart (checked against its real defaults in ``subchart_keys.py``) excep
 platform section drives, which ``derive.py`` computes.
 
 One module per section: ``kube`` (Kubernetes syntax), ``monitoring``, ``pools``,
-``tenants``, ``hpas``, ``autoscaling`` (the adapter or KEDA path), and ``values`` (the root
-``Values``).
+``tenants``, ``hpas``, ``autoscaling`` (``platform.podAutoscaling``: the adapter or KEDA
+path), and ``values`` (the root ``Values``).
 """

@@ -96,7 +96,7 @@ class KedaSettings(Strict):
     )
 
 
-class Autoscaling(Strict):
+class PodAutoscaling(Strict):
     """Which path serves the autoscalers, and the KEDA path's settings."""
 
     path: AutoscalingPath = Field(

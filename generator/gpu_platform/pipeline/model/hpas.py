@@ -131,7 +131,7 @@ class Hpa(Strict):
     path: AutoscalingPath | None = Field(
         None,
         description="adapter: an HPA on the adapter's custom metrics; keda: a ScaledObject "
-        "whose Prometheus triggers query the same signals; null: platform.autoscaling.path.",
+        "whose Prometheus triggers query the same signals; null: platform.podAutoscaling.path.",
     )
     handover: Handover = Field(
         "none",

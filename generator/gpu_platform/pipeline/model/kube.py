@@ -23,6 +23,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from gpu_platform import excerpt
+from gpu_platform.pipeline import quantity
+
 DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
 Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
 RETENTION_PATTERN = r"^[1-9][0-9]*(h|d|w)$"
@@ -37,8 +40,7 @@ PoolName = Annotated[
 ]
 # The Kubernetes quantity grammar (k8s.io/apimachinery resource.Quantity), without a minus
 # sign: every quantity here is an amount of something. 500m, 2, 1.5Gi, 16Mi, 1e3, .5.
-_NUMBER = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)"
-QUANTITY_PATTERN = rf"^\+?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?{_NUMBER}))?$"
+QUANTITY_PATTERN = quantity.PATTERN
 Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
 
 
@@ -73,7 +75,14 @@ QuantityOrNumber = Annotated[
     ),
 ]
 
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+DURATION_UNITS_MS = {
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+}
 
 
 def duration_ms(value: str) -> int:
@@ -82,7 +91,7 @@ def duration_ms(value: str) -> int:
     if not match:
         raise ValueError(f"{value!r} is not a duration like 1s, 500ms, 2m or 2d")
     unit = match.group(1)
-    return int(value[: -len(unit)]) * _UNIT_MS[unit]
+    return int(value[: -len(unit)]) * DURATION_UNITS_MS[unit]
 
 
 def _pinned_image(value: str) -> str:
@@ -189,9 +198,8 @@ LABEL_VALUE_PATTERN = rf"^({_K8S_NAME})?$"
 
 
 def describe_input(value: str) -> str:
-    """A refused value, printable on one line whatever it holds (repr escapes newlines)."""
-    text = ascii(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A refused value, on one line and short whatever it holds (see excerpt)."""
+    return excerpt.token(value)
 
 
 def matches(patterns: str | tuple[str, ...], value: str) -> bool:

@@ -14,11 +14,16 @@ from pydantic import (
 )
 
 from gpu_platform.pipeline import registry
-from gpu_platform.pipeline.model.autoscaling import Autoscaling
+from gpu_platform.pipeline.model.autoscaling import PodAutoscaling
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.kube import Strict
 from gpu_platform.pipeline.model.monitoring import Monitoring
-from gpu_platform.pipeline.model.pools import NodePool, Prepuller, default_pools
+from gpu_platform.pipeline.model.pools import (
+    ClusterAutoscaler,
+    NodePool,
+    Prepuller,
+    default_pools,
+)
 from gpu_platform.pipeline.model.tenants import Admission, Tenant
 
 # --------------------------------------------------------------------------- platform
@@ -42,6 +47,10 @@ class Platform(Strict):
         default_factory=list,
         description="Teams sharing the cluster, each in its own isolated namespace.",
     )
+    autoscaler: ClusterAutoscaler = Field(
+        default_factory=ClusterAutoscaler,
+        description="The cluster autoscaler as the cloud runs it (nodepool, simulate, plan).",
+    )
     crdUpgradeJobs: bool = Field(
         True,
         description="Run the upstream pre-upgrade hooks that apply new CRDs on helm upgrade "
@@ -51,8 +60,8 @@ class Platform(Strict):
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."
     )
-    autoscaling: Autoscaling = Field(
-        default_factory=Autoscaling,
+    podAutoscaling: PodAutoscaling = Field(
+        default_factory=PodAutoscaling,
         description="Which path serves the autoscalers (prometheus-adapter or KEDA).",
     )
     admission: Admission = Field(

@@ -120,8 +120,3 @@ def to_json(data: Any) -> str:
 
     text = json.dumps(plain(data), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def go_string_literal(fmt: str) -> str:
-    """A format string as a Go template string literal (for ``printf`` in the guard)."""
-    return quote(fmt)

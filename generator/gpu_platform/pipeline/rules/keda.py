@@ -38,8 +38,9 @@ def _gpu_entries(ctx: Context) -> bool:
 
 @rule(
     id="hpa-handover-path",
+    by_hand="each entry's step against its resolved path (its own or the platform's)",
     summary="handover prepare is for an adapter-path entry, adopt for a KEDA-path one",
-    reads=("platform.hpas[].handover", "platform.hpas[].path", "platform.autoscaling.path"),
+    reads=("platform.hpas[].handover", "platform.hpas[].path", "platform.podAutoscaling.path"),
     fmt="handover %q belongs to the %s path (%s), but this entry is on the %s path; set "
     "handover to none or move the entry",
     guard="""\
@@ -65,6 +66,7 @@ def hpa_handover_path(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-keda-threshold",
+    by_hand="a pattern on one variant of a metric union, KEDA-path entries only",
     summary="on the KEDA path a GPU signal's averageValue is a plain number (KEDA's threshold)",
     reads=("platform.hpas[].metrics[].pods.target.averageValue", "platform.hpas[].path"),
     fmt="is %q, but KEDA reads a Prometheus trigger's threshold as a plain number; write it "
@@ -101,6 +103,7 @@ def hpa_keda_threshold(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-keda-pod-names",
+    by_hand="a length bound on KEDA-path Deployments that scale on a GPU signal",
     summary="on the KEDA path a Deployment scaled on a GPU signal has a name its pods keep "
     f"(at most {facts.DEPLOYMENT_NAME_MAX_FOR_POD_MATCH} characters)",
     reads=("platform.hpas[].scaleTargetRef.name", "platform.hpas[].path"),
@@ -133,6 +136,7 @@ def hpa_keda_pod_names(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-keda-metrics-distinct",
+    by_hand="names unique within each entry, drawn from two metric variants",
     summary="on the KEDA path an entry names each GPU signal and each resource once",
     reads=("platform.hpas[].metrics", "platform.hpas[].path"),
     fmt="%s is already a metric of this entry; KEDA refuses two triggers of one name",
@@ -164,9 +168,10 @@ def hpa_keda_metrics_distinct(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="keda-fallback-threshold",
+    by_hand="a bound derived from the scrape interval (gpu-platform.keda.settings)",
     summary="KEDA's fallback threshold is above what one lost scrape can cause",
     reads=(
-        "platform.autoscaling.keda.fallback.failureThreshold",
+        "platform.podAutoscaling.keda.fallback.failureThreshold",
         "platform.monitoring.scrapeInterval",
     ),
     fmt="is %d, but one lost scrape leaves the GPU signals empty for up to %d scrape "
@@ -177,19 +182,19 @@ def hpa_keda_metrics_distinct(ctx: Context) -> Iterable[Hit]:
 {{- if $kedaGpu -}}
 {{- $given := dig "fallback" "failureThreshold" nil $kedaValues -}}
 {{- if and (not (kindIs "invalid" $given)) (lt (int64 $given) (int64 $kedaSettings.minFailureThreshold)) -}}
-{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaling.keda.fallback.failureThreshold" (int64 $given) [[ lost_gap ]] (int64 $kedaSettings.minFailureThreshold) [[ hpa_sync_s ]] (int64 $kedaSettings.pollingInterval) (int64 $kedaSettings.minFailureThreshold)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.podAutoscaling.keda.fallback.failureThreshold" (int64 $given) [[ lost_scrape_gap ]] (int64 $kedaSettings.minFailureThreshold) [[ hpa_sync_s ]] (int64 $kedaSettings.pollingInterval) (int64 $kedaSettings.minFailureThreshold)) -}}
 {{- end -}}
 {{- end -}}""",
 )
 def keda_fallback_threshold(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
-    given = values.platform.autoscaling.keda.fallback.failureThreshold
+    given = values.platform.podAutoscaling.keda.fallback.failureThreshold
     if given is None or not _gpu_entries(ctx):
         return
     least = kedapath.min_failure_threshold(values)
     if given < least:
         yield Hit(
-            ("platform", "autoscaling", "keda", "fallback", "failureThreshold"),
+            ("platform", "podAutoscaling", "keda", "fallback", "failureThreshold"),
             (
                 given,
                 kedapath.LOST_SCRAPE_GAP,
@@ -203,11 +208,12 @@ def keda_fallback_threshold(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="keda-fallback-in-time",
+    by_hand="the signals' longest window plus derived reads, against a duration",
     summary="KEDA falls back on a lost GPU signal before the HPA alert's window ends",
     reads=(
         "platform.monitoring.scrapeInterval",
         "platform.monitoring.gpuSignals[].window",
-        "platform.autoscaling.keda",
+        "platform.podAutoscaling.keda",
         "platform.monitoring.rules.hpaMetricUnavailableFor",
     ),
     fmt="KEDA would fall back on a lost GPU signal only after %s s (the longest signal window, "
@@ -235,7 +241,7 @@ def keda_fallback_threshold(ctx: Context) -> Iterable[Hit]:
 {{- $afterMs := add $windowMs (mul (int64 $kedaSettings.readsToFallbackS) 1000) -}}
 {{- $alertMs := include "gpu-platform.durationMs" (toString $mon.rules.hpaMetricUnavailableFor) | int64 -}}
 {{- if gt $afterMs $alertMs -}}
-{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaling.keda" (include "gpu-platform.seconds" $afterMs) (include "gpu-platform.seconds" $windowMs) (add (int64 $kedaSettings.failureThreshold) 1) [[ hpa_sync_s ]] (toString $mon.rules.hpaMetricUnavailableFor) $interval) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.podAutoscaling.keda" (include "gpu-platform.seconds" $afterMs) (include "gpu-platform.seconds" $windowMs) (add (int64 $kedaSettings.failureThreshold) 1) [[ hpa_sync_s ]] (toString $mon.rules.hpaMetricUnavailableFor) $interval) -}}
 {{- end -}}
 {{- end -}}""",
 )
@@ -247,7 +253,7 @@ def keda_fallback_in_time(ctx: Context) -> Iterable[Hit]:
     alert = values.platform.monitoring.rules.hpaMetricUnavailableFor
     if after > duration_ms(alert):
         yield Hit(
-            ("platform", "autoscaling", "keda"),
+            ("platform", "podAutoscaling", "keda"),
             (
                 kedapath.seconds(after),
                 kedapath.seconds(kedapath.longest_window_ms(values)),
@@ -256,12 +262,13 @@ def keda_fallback_in_time(ctx: Context) -> Iterable[Hit]:
                 alert,
                 values.platform.monitoring.scrapeInterval,
             ),
-            at=("platform", "autoscaling"),
+            at=("platform", "podAutoscaling"),
         )
 
 
 @rule(
     id="keda-external-metrics",
+    by_hand="two subchart switches and a subchart list",
     summary="KEDA and prometheus-adapter's external rules would both claim external.metrics.k8s.io",
     reads=("keda.enabled", "prometheus-adapter.rules.external"),
     fmt="prometheus-adapter registers v1beta1.external.metrics.k8s.io for its external rules, "
@@ -314,10 +321,11 @@ def keda_without_prometheus(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="keda-prometheus-auth",
+    by_hand="one field required by another's value, its keys named from a table",
     summary="an authenticated KEDA Prometheus names the Secret with its credentials",
     reads=(
-        "platform.autoscaling.keda.prometheus.authModes",
-        "platform.autoscaling.keda.prometheus.secretName",
+        "platform.podAutoscaling.keda.prometheus.authModes",
+        "platform.podAutoscaling.keda.prometheus.secretName",
     ),
     fmt="authModes %q reads %s from a Secret, but secretName is empty; name the Secret in "
     "KEDA's namespace that holds them",
@@ -325,14 +333,14 @@ def keda_without_prometheus(ctx: Context) -> Iterable[Hit]:
 {{- $kp := dig "prometheus" dict $kedaValues -}}
 {{- $mode := toString (get $kp "authModes") -}}
 {{- if and $mode (ne $mode "<nil>") (not (get $kp "secretName")) -}}
-{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaling.keda.prometheus.secretName" $mode (join ", " (get ([[ auth_parameters ]] | fromJson) $mode))) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.podAutoscaling.keda.prometheus.secretName" $mode (join ", " (get ([[ auth_parameters_json ]] | fromJson) $mode))) -}}
 {{- end -}}""",
 )
 def keda_prometheus_auth(ctx: Context) -> Iterable[Hit]:
-    prometheus = ctx.values.platform.autoscaling.keda.prometheus
+    prometheus = ctx.values.platform.podAutoscaling.keda.prometheus
     if prometheus.authModes and not prometheus.secretName:
         yield Hit(
-            ("platform", "autoscaling", "keda", "prometheus", "secretName"),
+            ("platform", "podAutoscaling", "keda", "prometheus", "secretName"),
             (prometheus.authModes, ", ".join(AUTH_PARAMETERS[prometheus.authModes])),
-            at=("platform", "autoscaling", "keda", "prometheus"),
+            at=("platform", "podAutoscaling", "keda", "prometheus"),
         )
