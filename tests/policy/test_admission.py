@@ -218,6 +218,8 @@ class TestRendered:
             "gpu-platform-pool-t4",
             "gpu-platform-pool-a100",
             "gpu-platform-pool-open",
+            "gpu-platform-tenant-keda",  # tests/policy/test_keda_admission.py
+            "gpu-platform-tenant-keda-auth",
         }
         assert set(bindings) == policies
         for name, spec in bindings.items():
@@ -275,7 +277,9 @@ class TestRendered:
     def test_policies_validate_strictly(self, major, kube):
         objects = _render(BOUNDARY, major, kube=kube)
         ours = _admission_objects(objects)
-        assert len(ours) == 10
+        # two shared policies, one per pool (three), and tenant-keda and tenant-keda-auth (the
+        # offline render assumes the cluster serves keda.sh): seven, each with its binding
+        assert len(ours) == 14
         assert validate_objects(ours, kube) == []
         assert validate_objects(objects, kube) == []
 
@@ -291,7 +295,7 @@ class TestRendered:
             ),
         )
         ours = _admission_objects(objects)
-        assert {o["apiVersion"] for o in ours} == {beta} and len(ours) == 10
+        assert {o["apiVersion"] for o in ours} == {beta} and len(ours) == 14
         assert validate_objects(ours, "1.29") == []
 
     def test_nothing_on_a_129_cluster_without_it_unless_required(self, major):

@@ -78,9 +78,13 @@ class TestProfiles:
         resolved = resolve(values)
         objects = render_chart(values, major=major)
         hpas = _by_kind(objects, "HorizontalPodAutoscaler")
-        assert sorted(h["metadata"]["name"] for h in hpas) == sorted(
-            h["name"] for h in resolved["platform"]["hpas"]
-        )
+        scaled = _by_kind(objects, "ScaledObject")  # the KEDA path's: KEDA makes their HPAs
+        default_path = resolved["platform"]["podAutoscaling"]["path"]
+        by_path: dict[str, list[str]] = {"adapter": [], "keda": []}
+        for h in resolved["platform"]["hpas"]:
+            by_path[h["path"] or default_path].append(h["name"])
+        assert sorted(h["metadata"]["name"] for h in hpas) == sorted(by_path["adapter"])
+        assert sorted(s["metadata"]["name"] for s in scaled) == sorted(by_path["keda"])
         for hpa in hpas:
             assert hpa["apiVersion"] == "autoscaling/v2"
         pre = resolved["platform"]["prepuller"]

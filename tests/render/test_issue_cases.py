@@ -64,10 +64,14 @@ def validate(tmp_path: Path, files: list[Path]) -> tuple[int, list[str]]:
     return code, sorted(lines)
 
 
-def plain(built_chart, chart_repo, files: list[Path]) -> tuple[int, list[str], str]:
-    """Exit code, the guard's "path: message" lines and the output of plain helm template."""
+def plain(
+    built_chart, chart_repo, files: list[Path], api_versions: tuple[str, ...] = ()
+) -> tuple[int, list[str], str]:
+    """Exit code, the guard's "path: message" lines and the output of plain helm template
+    (``api_versions``: what the cluster serves besides the built-in APIs)."""
     major, chart = built_chart
     args = ["template", "gpu-platform", str(chart), "--namespace", "gpu-platform"]
+    args += [a for api in api_versions for a in ("--api-versions", api)]
     args += [a for f in files for a in ("-f", str(f))]
     proc = helm.run(args, major=major, env=chart_repo.env(), check=False, quiet=True)
     if proc.returncode == 0:
@@ -388,13 +392,16 @@ def test_hpa_namespace_nothing_creates(built_chart, chart_repo, tmp_path):
     "profile", [p for p in PROFILES if "hpas:" in p.read_text()], ids=lambda p: p.stem
 )
 def test_profiles_hpa_namespaces_are_created(built_chart, chart_repo, tmp_path, profile):
-    """Every HPA of a shipped profile lives in a namespace the chart itself creates."""
+    """Every autoscaler (HPA or KEDA ScaledObject) of a shipped profile lives in a namespace
+    the chart itself creates. A KEDA profile installs where the cluster serves keda.sh (KEDA
+    installed first), which an offline render says with --api-versions."""
     assert validate(tmp_path, [profile]) == (0, [])
-    code, lines, out = plain(built_chart, chart_repo, [profile])
+    keda = ("keda.sh/v1alpha1",) if "path: keda" in profile.read_text() else ()
+    code, lines, out = plain(built_chart, chart_repo, [profile], api_versions=keda)
     assert (code, lines) == (0, [])
     objects = load_manifests(out)
     namespaces = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
-    hpas = [o for o in objects if o["kind"] == "HorizontalPodAutoscaler"]
+    hpas = [o for o in objects if o["kind"] in ("HorizontalPodAutoscaler", "ScaledObject")]
     assert hpas
     for hpa in hpas:
         namespace = hpa["metadata"].get("namespace", "gpu-platform")

@@ -122,6 +122,11 @@ def _render_text(
     )
 
 
+# libyaml's safe loader where PyYAML has it: the same documents, ten times faster on the
+# MiBs a render with KEDA's CRD templates carries.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @cache
 def _documents(text: str) -> list[tuple[str, dict[str, Any]]]:
     """(template path inside the chart, object) for every object of a render (parsed once;
@@ -133,7 +138,7 @@ def _documents(text: str) -> list[tuple[str, dict[str, Any]]]:
             if line.startswith(SOURCE_PREFIX):
                 source = line[len(SOURCE_PREFIX) :].strip()
                 break
-        doc = yaml.safe_load(chunk)
+        doc = yaml.load(chunk, Loader=_LOADER)  # noqa: S506 - the safe loader, in C
         if isinstance(doc, dict):
             out.append((source, doc))
     return out

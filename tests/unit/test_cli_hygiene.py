@@ -56,6 +56,7 @@ class TestHelp:
             "kube-prometheus-stack",
             "prometheus-adapter",
             "dask-kubernetes-operator",
+            "keda",
         ]
 
     def test_the_readme_table_lists_every_command_and_flag_of_the_help(self, capsys):

@@ -19,6 +19,7 @@ SECTIONS = [
     "platform.tenants",
     "platform.autoscaler",
     "platform.hpas",
+    "platform.podAutoscaling",
     "platform.admission",
     "platform.gpuStack",
     "platform.podSecurity",
@@ -27,6 +28,7 @@ SECTIONS = [
     "kube-prometheus-stack",
     "prometheus-adapter",
     "dask-kubernetes-operator",
+    "keda",
     "global",
 ]
 

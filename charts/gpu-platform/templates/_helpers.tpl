@@ -30,6 +30,11 @@ How the helpers fit together:
   policies allow (nvidia.com/gpu plus every pool's gpuResources).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
+- gpu-platform.signalExpr: one GPU signal's per-GPU PromQL (clamped, averaged over its window),
+  as pipeline/promql.py writes it; the guard's copy of the adapter rules and
+  gpu-platform.keda.query (the KEDA path's one number per workload) both build on it.
+- gpu-platform.keda.settings: the KEDA path's polling interval and fallback threshold, derived
+  from the scrape interval as pipeline/kedapath.py derives them.
 */ -}}
 
 {{- define "gpu-platform.name" -}}
@@ -278,6 +283,64 @@ formula, operation for operation (float64, ceil after rounding to 6 places; test
 {{- toJson (dict "retentionGib" $retentionGib "pvcGib" $pvcGib "memoryMib" $memoryMib "cpuMilli" $cpuMilli "relistMs" $relistMs) -}}
 {{- end -}}
 
+{{- /* (dict "signal" S "selector" SEL "interval" SCRAPE): the signal's per-GPU expression on
+SEL, each sample clamped, then averaged over the window (a subquery at the scrape interval when
+clamped). pipeline/promql.py signal_expr is the tool's side; tests compare both. */ -}}
+{{- define "gpu-platform.signalExpr" -}}
+{{- $s := index . "signal" -}}
+{{- $expr := index . "selector" -}}
+{{- $lo := ne (toString $s.clampMin) "<nil>" -}}
+{{- $hi := ne (toString $s.clampMax) "<nil>" -}}
+{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr $s.clampMin $s.clampMax -}}
+{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr $s.clampMin -}}
+{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr $s.clampMax -}}{{- end -}}
+{{- if $s.window -}}
+{{- $w := ternary (printf "[%s:%s]" $s.window (index . "interval")) (printf "[%s]" $s.window) (or $lo $hi) -}}
+{{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}
+{{- end -}}
+{{- $expr -}}
+{{- end -}}
+
+{{- /* (dict "root" $ "signal" S "namespace" NS "kind" KIND "name" NAME): the KEDA trigger query of
+one GPU signal for one workload: the per-pod signal of each of its pods (found by the names
+their controller gives them), summed into one number (pipeline/promql.py keda_query). */ -}}
+{{- define "gpu-platform.keda.query" -}}
+{{- $mon := (index . "root").Values.platform.monitoring -}}
+{{- $s := index . "signal" -}}
+{{- $labels := include "gpu-platform.dcgmLabels" (index . "root") | fromJson -}}
+{{- $nsLabel := $labels.namespace -}}
+{{- $podLabel := $labels.pod -}}
+{{- $pods := printf "%s-[bcdfghjklmnpqrstvwxz2456789]{1,10}-[bcdfghjklmnpqrstvwxz2456789]{5}" (index . "name") -}}
+{{- if eq (toString (index . "kind")) "StatefulSet" }}{{ $pods = printf "%s-[0-9]+" (index . "name") }}{{ end -}}
+{{- $selector := printf "%s{%s=\"%s\",%s=~\"%s\"}" $s.series $nsLabel (index . "namespace") $podLabel $pods -}}
+{{- $expr := include "gpu-platform.signalExpr" (dict "signal" $s "selector" $selector "interval" (toString $mon.scrapeInterval)) -}}
+{{- printf "sum(%s(%s) by (%s))" $s.aggregation $expr $podLabel -}}
+{{- end -}}
+
+{{- /* $ -> {"pollingInterval", "failureThreshold", "minFailureThreshold", "readsToFallbackS"}: the
+KEDA path's numbers, derived from the scrape interval unless platform.podAutoscaling.keda sets
+them (pipeline/kedapath.py). */ -}}
+{{- define "gpu-platform.keda.settings" -}}
+{{- $intervalMs := include "gpu-platform.durationMs" (toString .Values.platform.monitoring.scrapeInterval) | int64 -}}
+{{- $keda := dig "podAutoscaling" "keda" dict .Values.platform -}}
+{{- $polling := max (div (add $intervalMs 999) 1000) 15 -}}
+{{- $givenPolling := dig "pollingInterval" nil $keda -}}
+{{- if not (kindIs "invalid" $givenPolling) }}{{ $polling = int64 $givenPolling }}{{ end -}}
+{{- $gapMs := mul 2 $intervalMs -}}
+{{- $pollMs := mul $polling 1000 -}}
+{{- $min := add (div (add $gapMs 14999) 15000) (div (add $gapMs (sub $pollMs 1)) $pollMs) -}}
+{{- $threshold := $min -}}
+{{- $given := dig "fallback" "failureThreshold" nil $keda -}}
+{{- if not (kindIs "invalid" $given) }}{{ $threshold = int64 $given }}{{ end -}}
+{{- toJson (dict "pollingInterval" $polling "failureThreshold" $threshold "minFailureThreshold" $min "readsToFallbackS" (mul (add $threshold 1) 15)) -}}
+{{- end -}}
+
+{{- /* Milliseconds (an integer) as seconds for a message: 45000 -> 45, 500 -> 0.5
+(kedapath.seconds in Python). */ -}}
+{{- define "gpu-platform.seconds" -}}
+{{- regexReplaceAll "\\.?0*$" (printf "%d.%03d" (div (int64 .) 1000) (mod (int64 .) 1000)) "" -}}
+{{- end -}}
+
 {{- /* The restricted Pod Security Standard container context; every container uses it. */ -}}
 {{- define "gpu-platform.restrictedContainerSecurityContext" -}}
 runAsNonRoot: true
@@ -394,7 +457,7 @@ one item, generated from the values model, and the named helper that fills them 
 
 
 {{- define "gpu-platform.defaults.hpas" -}}
-{"behavior": null, "minReplicas": 1, "namespace": "", "scaleTargetRef": {"apiVersion": "apps/v1"}}
+{"behavior": null, "handover": "none", "minReplicas": 1, "namespace": "", "path": null, "scaleTargetRef": {"apiVersion": "apps/v1"}}
 {{- end -}}
 
 {{- /* $ -> {"items": [...]}: .Values.platform.hpas with each item's defaults filled in. */ -}}

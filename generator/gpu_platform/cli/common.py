@@ -129,7 +129,7 @@ def release_args(p: argparse.ArgumentParser) -> None:
         "--dependencies",
         choices=dependencies.MODES,
         default="auto",
-        help="the generated chart's four subcharts: real (from their "
+        help="the generated chart's subcharts: real (from their "
         "repositories), standins (offline), or auto (default)",
     )
 

@@ -1,4 +1,4 @@
-"""`gpu-platform package`: build gpu-platform-<version>.tgz with its four dependencies inside."""
+"""`gpu-platform package`: build gpu-platform-<version>.tgz with its dependencies inside."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from gpu_platform.publish import dependencies
 
 DESCRIPTION = (
     "Builds the chart archive that installs without `helm repo add`: the "
-    "generated chart with its four dependencies inside (`helm show readme` and `helm show "
+    "generated chart with its dependencies inside (`helm show readme` and `helm show "
     "values` work on it), and prints its path. Where the real chart repositories are out "
     "of reach it refuses, in one line, to pack stand-ins unless `--allow-stand-ins` asks "
     "for them; such an archive says so on stderr and in Chart.yaml "

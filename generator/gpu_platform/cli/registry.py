@@ -26,7 +26,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("simulate", "predict GPU cost and user wait for a values file (simulated day)"),
     ("plan", "find the cheapest configuration that keeps waits under a target (simulated)"),
     ("nodepool", "print the commands that create the GPU node pools on a cloud"),
-    ("package", "build gpu-platform-<version>.tgz with its four dependencies inside"),
+    ("package", "build gpu-platform-<version>.tgz with its dependencies inside"),
     ("release", "bump the version the tool and the chart share"),
     ("upstream", "refresh or check the vendored data of the pinned upstream charts"),
     ("tools", "fetch and verify helm 3, helm 4 and kubectl"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from gpu_platform.pipeline import facts, query, registry, sizing
+from gpu_platform.pipeline import facts, promql, query, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derivation import Derivation, get_path, set_path
 from gpu_platform.pipeline.images import mirror
@@ -22,6 +22,7 @@ from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 
 # The adapter's query endpoint when the user names none (pipeline/query.py).
+PROMETHEUS_SERVICE = query.BUNDLED_SERVICE
 PROMETHEUS_URL = query.BUNDLED_URL
 PROMETHEUS_PORT = query.BUNDLED_PORT
 # prometheus-adapter's name in its objects' names. Upstream's fullname is "<release>-<name>"
@@ -51,25 +52,9 @@ def pod_labels(values: Values) -> tuple[str, str]:
     return facts.DCGM_LABELS[values.platform.monitoring.dcgmLabelMode]
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
 def metrics_query(signal: GpuSignal, scrape_interval: str) -> str:
     """The adapter metricsQuery for a signal, in the adapter's << >> template syntax."""
-    expr = "<<.Series>>{<<.LabelMatchers>>}"
-    clamped = signal.clampMin is not None or signal.clampMax is not None
-    if signal.clampMin is not None and signal.clampMax is not None:
-        expr = f"clamp({expr}, {_number(signal.clampMin)}, {_number(signal.clampMax)})"
-    elif signal.clampMin is not None:
-        expr = f"clamp_min({expr}, {_number(signal.clampMin)})"
-    elif signal.clampMax is not None:
-        expr = f"clamp_max({expr}, {_number(signal.clampMax)})"
-    if signal.window:
-        # Clamp each sample before averaging: a subquery at the scrape resolution.
-        window = f"[{signal.window}:{scrape_interval}]" if clamped else f"[{signal.window}]"
-        expr = f"avg_over_time({expr}{window})"
-    return f"{signal.aggregation}({expr}) by (<<.GroupBy>>)"
+    return promql.adapter_metrics_query(signal, scrape_interval)
 
 
 def adapter_rules(values: Values) -> list[dict[str, Any]]:
@@ -250,20 +235,9 @@ _FALSE = "{{- $want := toJson false -}}"
 _RULES_GO = (
     "{{- $rules := list -}}"
     "{{- range $s := $signals -}}"
-    '{{- $expr := "<<.Series>>{<<.LabelMatchers>>}" -}}'
-    '{{- $lo := ne (toString $s.clampMin) "<nil>" -}}'
-    '{{- $hi := ne (toString $s.clampMax) "<nil>" -}}'
-    '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr '
-    "$s.clampMin $s.clampMax -}}"
-    '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr '
-    "$s.clampMin -}}"
-    '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr '
-    "$s.clampMax -}}{{- end -}}"
-    "{{- if $s.window -}}"
-    '{{- $w := ternary (printf "[%s:%s]" $s.window $interval) '
-    '(printf "[%s]" $s.window) (or $lo $hi) -}}'
-    '{{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}'
-    "{{- end -}}"
+    # The same helper builds the KEDA path's queries (_helpers.tpl).
+    '{{- $expr := include "gpu-platform.signalExpr" (dict "signal" $s "selector" '
+    f'"{promql.ADAPTER_SELECTOR}" "interval" $interval) -}}}}'
     '{{- $rules = append $rules (dict "seriesQuery" (printf "%s{%s!=\\"\\",'
     '%s!=\\"\\"}" $s.series $nsLabel $podLabel) "resources" (dict "overrides" '
     '(dict $nsLabel (dict "resource" "namespace") $podLabel (dict "resource" '

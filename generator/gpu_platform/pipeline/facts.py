@@ -79,6 +79,24 @@ SHARED_SUFFIX = ".shared"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 RESERVED_NAMESPACE_PREFIX = "kube-"
 
+# kube-controller-manager's HPA defaults (--horizontal-pod-autoscaler-sync-period and
+# --horizontal-pod-autoscaler-tolerance): how often an HPA reads its metrics, and the change
+# below which it keeps the replica count.
+HPA_SYNC_S = 15
+HPA_TOLERANCE = 0.1
+
+# Pod names a workload controller generates (k8s.io/apimachinery util/rand and the apiserver's
+# generateName): a Deployment's pods are <deployment>-<pod-template-hash>-<5 random>, hash
+# and suffix drawn from this alphabet (the hash is at most 10 characters, a uint32's digits);
+# the apiserver cuts a generateName prefix to 58 characters (63 minus the 5 random ones), so a
+# Deployment name of more than 46 leaves pods whose names no longer start with it. A
+# StatefulSet's pods are <statefulset>-<ordinal>.
+POD_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+POD_TEMPLATE_HASH_MAX = 10
+POD_NAME_SUFFIX = 5
+GENERATED_PREFIX_MAX = 58
+DEPLOYMENT_NAME_MAX_FOR_POD_MATCH = GENERATED_PREFIX_MAX - POD_TEMPLATE_HASH_MAX - 2
+
 # ValidatingAdmissionPolicy: GA (admissionregistration.k8s.io/v1, on by default) from 1.30; in
 # 1.28-1.29 only v1beta1 behind a feature gate and runtime-config.
 ADMISSION_GA_KUBE_VERSION = "1.30"

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 # This release's Prometheus (kube-prometheus-stack's operator creates prometheus-operated in the
 # release namespace; the adapter chart passes prometheus.url through tpl).
-BUNDLED_URL = "http://prometheus-operated.{{ .Release.Namespace }}.svc"
+BUNDLED_SERVICE = "prometheus-operated"
+BUNDLED_URL = f"http://{BUNDLED_SERVICE}.{{{{ .Release.Namespace }}}}.svc"
 BUNDLED_PORT = 9090
 TOKEN_VOLUME = "gpu-platform-query-token"
 TOKEN_DIR = "/var/run/secrets/gpu-platform/query"

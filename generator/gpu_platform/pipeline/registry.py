@@ -44,6 +44,12 @@ class SubchartInfo:
     documented_extra: tuple[tuple[str, ...], ...] = ()
     # Folders (inside the chart) that hold its CRDs, vendored for stand-ins, lint and tests.
     crd_dirs: tuple[str, ...] = ()
+    # Folders of CRDs the chart ships as Helm templates (installed and upgraded with the
+    # release, behind a values switch) rather than in crds/: `upstream sync` renders each with
+    # the chart's defaults and vendors the result under crds/ (so list "crds" in crd_dirs).
+    crd_templates: tuple[str, ...] = ()
+    # The values key that switches those templates on (a stand-in renders them behind it).
+    crd_switch: str = ""
     # API versions the chart's objects need on the target cluster, for `helm template`.
     api_versions: tuple[str, ...] = ()
     # Chart.yaml fields the publisher stamps at release, each with the placeholder (a regex) a
@@ -53,6 +59,9 @@ class SubchartInfo:
     # The main images it runs by default: dotted paths to image mappings in its default values
     # (below a nested chart's name for that chart's images), for Artifact Hub's list.
     images: tuple[str, ...] = ()
+    # Installed unless the values say otherwise (`<name>.enabled`); an optional component a
+    # cluster may already run itself defaults to off.
+    enabled: bool = True
 
     @property
     def field_name(self) -> str:
@@ -119,6 +128,19 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
             chart_path="dask_kubernetes/operator/deployment/helm/dask-kubernetes-operator/",
             stamped_values={'"set-by-chartpress"': '"{version}"'},
         ),
+    ),
+    SubchartInfo(
+        name="keda",
+        repo_alias="kedacore",
+        description="KEDA: ScaledObjects on the GPU signals through its Prometheus scaler and "
+        "external metrics server (the KEDA path); off by default, or a cluster's own KEDA.",
+        # The chart renders its CRDs as templates (crds.install), so Helm upgrades them.
+        crd_dirs=("crds",),
+        crd_templates=("templates/crds",),
+        crd_switch="crds.install",
+        api_versions=("keda.sh/v1alpha1",),
+        images=("image.keda", "image.metricsApiServer", "image.webhooks"),
+        enabled=False,
     ),
 )
 

@@ -1,4 +1,4 @@
-"""The four bundled charts as archives, fetched once per pin and kept in a cache.
+"""The bundled charts as archives, fetched once per pin and kept in a cache.
 
 ``package`` puts them inside the chart archive and ``template`` renders against them, so both
 need the same thing: the pinned charts, real where this machine reaches their repositories,

@@ -1,6 +1,6 @@
 """``gpu-platform package``: the chart as one archive that installs with no repository at all.
 
-``helm package`` on the rendered chart, with the four pinned dependencies already inside
+``helm package`` on the rendered chart, with the pinned dependencies already inside
 ``charts/``, so ``helm install`` from a file or an OCI registry needs no ``helm repo add`` and
 no chart download. The README and the values reference travel with it (``helm show readme``,
 ``helm show values``). Built offline, the archive would hold STAND-INS for the charts whose

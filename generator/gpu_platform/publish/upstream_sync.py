@@ -258,6 +258,9 @@ def verify(info: SubchartInfo, version: str, files: Files) -> None:
 
 
 def chart_data(info: SubchartInfo, version: str, fetched: Files) -> Files:
+    if info.crd_templates and not any(rel.startswith("crds/") for rel in fetched):
+        # The chart as published (the vendored data, laid out as a chart, has them rendered).
+        fetched = {**fetched, **render_crd_templates(info, fetched)}
     files = select(info, fetched)
     files["Chart.yaml"] = stamp(info, version, files["Chart.yaml"])
     verify(info, version, files)
@@ -269,6 +272,50 @@ def chart_data(info: SubchartInfo, version: str, fetched: Files) -> Files:
         # facts vendored from this very version's templates stay true.
         files[store.FACTS_FILE] = store.read_bytes(info.name, store.FACTS_FILE)
     return files
+
+
+def render_crd_templates(info: SubchartInfo, fetched: Files) -> Files:
+    """The CRDs a chart ships as templates, rendered by real Helm with the chart's defaults,
+    under ``crds/<file>`` (one file per template, Helm's ``# Source:`` line included).
+
+    The files are Go templates (``{{- if .Values.crds.install }}``, labels from helpers), so
+    no YAML reader can load them as they are; rendering them is what Helm does at install."""
+    from gpu_platform import helm
+
+    templates = sorted(
+        rel
+        for folder in info.crd_templates
+        for rel in fetched
+        if rel.startswith(folder + "/") and rel.endswith((".yaml", ".yml"))
+    )
+    if not templates:
+        raise SyncError(
+            f"{info.name}: the source has no CRDs, neither templates in "
+            f"{', '.join(info.crd_templates)} nor rendered ones in crds/"
+        )
+    out: Files = {}
+    with tempfile.TemporaryDirectory(prefix="gpu-platform-crds-") as tmp:
+        chart = Path(tmp) / info.name
+        for rel, data in fetched.items():
+            path = chart / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        for rel in templates:
+            rendered = helm.run(
+                ["template", info.name, str(chart), "--show-only", rel],
+                env=helm.isolated_env(Path(tmp) / "helm-home"),
+                quiet=True,
+            ).stdout
+            out[f"crds/{rel.rsplit('/', 1)[-1]}"] = _unframed(rendered, info.name, rel)
+    return out
+
+
+def _unframed(rendered: str, chart: str, rel: str) -> bytes:
+    """One rendered template without Helm's framing (its ``---`` and ``# Source:`` lines)."""
+    framing = f"---\n# Source: {chart}/{rel}\n"
+    if not rendered.startswith(framing):
+        raise SyncError(f"{chart}: helm rendered {rel} as something else than one document")
+    return rendered[len(framing) :].encode()
 
 
 def _vendored_at(chart: str, version: str) -> bool:

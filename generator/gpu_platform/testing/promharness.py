@@ -838,8 +838,8 @@ class AdapterEmulator:
         return {r["metric"][self.pod_label]: float(r["value"][1]) for r in self.prom.query(query)}
 
 
-HPA_TOLERANCE = 0.1  # kube-controller-manager --horizontal-pod-autoscaler-tolerance default
-HPA_SYNC_S = 15.0  # --horizontal-pod-autoscaler-sync-period default
+HPA_TOLERANCE = facts.HPA_TOLERANCE  # kube-controller-manager's defaults, written in facts
+HPA_SYNC_S = float(facts.HPA_SYNC_S)
 
 
 def hpa_replicas(

@@ -19,14 +19,32 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import components, facts, promql, quantity, query, registry, sizing
+from gpu_platform.pipeline import (
+    components,
+    facts,
+    kedapath,
+    promql,
+    quantity,
+    query,
+    registry,
+    sizing,
+)
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
-from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS, get_path
+from gpu_platform.pipeline.derive import (
+    DCGM_INTERVAL_ENV,
+    GIB,
+    PROMETHEUS_PORT,
+    PROMETHEUS_SERVICE,
+    SELECTOR_FLAGS,
+    get_path,
+)
 from gpu_platform.pipeline.emit.helmyaml import dump_yaml
+from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
 from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import images as image_rules
+from gpu_platform.pipeline.rules import keda as keda_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
 from gpu_platform.pipeline.rules.gofmt import quote
 
@@ -65,6 +83,11 @@ def _go_words(words: tuple[str, ...]) -> str:
 
 def _json(data: Any) -> str:
     return quote(json.dumps(data, sort_keys=True))
+
+
+def _go_pairs(pairs: dict[str, str]) -> str:
+    """A Go dict literal's arguments: "k1" "v1" "k2" "v2"."""
+    return " ".join(f"{quote(k)} {quote(v)}" for k, v in pairs.items())
 
 
 def _operator_defaults() -> dict[str, Any]:
@@ -128,6 +151,27 @@ def template_context() -> dict[str, Any]:
         "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
         "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),
         "scalable_api": hpa_rules.SCALABLE_API,
+        # the KEDA path (pipeline/kedapath.py, rules/keda.py)
+        "keda_api": kedapath.API_VERSION,
+        "keda_trigger": kedapath.TRIGGER_TYPE,
+        "transfer_annotation": kedapath.TRANSFER_ANNOTATION,
+        "keep_annotation": kedapath.KEEP_ANNOTATION,
+        "keep": kedapath.KEEP,
+        "auth_kind": kedapath.AUTH_KIND,
+        "auth_suffix": kedapath.AUTH_SUFFIX,
+        "auth_parameters_json": _json(AUTH_PARAMETERS),
+        "prometheus_service": PROMETHEUS_SERVICE,
+        "prometheus_port": PROMETHEUS_PORT,
+        "deployment_pods": quote(promql.workload_pods("Deployment", "%s")),
+        "statefulset_pods": quote(promql.workload_pods("StatefulSet", "%s")),
+        "hpa_sync_s": facts.HPA_SYNC_S,
+        "hpa_sync_ms": facts.HPA_SYNC_S * 1000,
+        "hpa_sync_ms_less_one": facts.HPA_SYNC_S * 1000 - 1,
+        "lost_scrape_gap": kedapath.LOST_SCRAPE_GAP,
+        "handover_paths": _go_pairs(keda_rules.HANDOVER_PATH),
+        "handover_whys": _go_pairs(keda_rules.HANDOVER_WHY),
+        "plain_number": quote(keda_rules.PLAIN_NUMBER),
+        "name_max": facts.DEPLOYMENT_NAME_MAX_FOR_POD_MATCH,
         # GPU cost PromQL (pipeline/promql.py), with the Helm-time parts as template text: the
         # release's own priority classes, the workload GPU series (label mode) above 0.
         "promql": promql,

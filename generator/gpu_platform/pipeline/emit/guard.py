@@ -40,6 +40,16 @@ PRELUDE = """\
 [[ query_split ]]
 {{- $signalNames := list -}}
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
+{{- /* The KEDA path (pipeline/kedapath.py): each entry's path, and the derived numbers. */ -}}
+{{- $defaultPath := toString (dig "podAutoscaling" "path" "adapter" $p) -}}
+{{- $kedaValues := dig "podAutoscaling" "keda" dict $p -}}
+{{- $kedaSettings := include "gpu-platform.keda.settings" $ | fromJson -}}
+{{- $kedaGpu := false -}}
+{{- range $hpas -}}
+{{- if eq (toString (.path | default $defaultPath)) "keda" -}}
+{{- range .metrics }}{{ if eq (toString .type) "Pods" }}{{ $kedaGpu = true }}{{ end }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- $anyOperatorPool := false -}}
 {{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
 {{- /* The Prometheus sizing (gpu-platform.sizing, pipeline/sizing.py's formula). */ -}}

@@ -136,7 +136,7 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
     props["enabled"] = {
         "type": "boolean",
         "description": "Install this component.",
-        "default": True,
+        "default": registry.info(chart).enabled,
     }
     schema: dict[str, Any] = {
         "type": "object",

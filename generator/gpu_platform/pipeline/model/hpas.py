@@ -107,8 +107,17 @@ class HpaBehavior(_OmitUnset):
     scaleDown: HpaScalingRules | None = Field(None, description="How fast to remove replicas.")
 
 
+AutoscalingPath = Literal["adapter", "keda"]
+# How an entry moves between the paths without a moment unscaled (README, "Autoscaling"):
+# prepare keeps the adapter's HPA when Helm stops rendering it; adopt makes the ScaledObject
+# take that very HPA over (KEDA's transfer-hpa-ownership) while Helm keeps it.
+Handover = Literal["none", "prepare", "adopt"]
+
+
 class Hpa(Strict):
-    """A HorizontalPodAutoscaler (autoscaling/v2) for a Deployment or StatefulSet."""
+    """An autoscaler for a Deployment or StatefulSet: a HorizontalPodAutoscaler (autoscaling/v2)
+    on the adapter path, a KEDA ScaledObject (whose HPA carries the same name) on the KEDA
+    path."""
 
     name: DnsLabel = Field(description="Name of the HPA.")
     namespace: str = Field("", description="Namespace of the target; empty: release namespace.")
@@ -118,4 +127,15 @@ class Hpa(Strict):
     metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
     behavior: HpaBehavior | None = Field(
         None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."
+    )
+    path: AutoscalingPath | None = Field(
+        None,
+        description="adapter: an HPA on the adapter's custom metrics; keda: a ScaledObject "
+        "whose Prometheus triggers query the same signals; null: platform.podAutoscaling.path.",
+    )
+    handover: Handover = Field(
+        "none",
+        description="Moving to the KEDA path with no moment unscaled: prepare (adapter path: "
+        "the HPA outlives its removal from the release), then adopt (keda path: the "
+        "ScaledObject takes that HPA over), then none. README, Autoscaling.",
     )

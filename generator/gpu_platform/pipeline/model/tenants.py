@@ -239,6 +239,13 @@ class Tenant(Strict):
     )
 
 
+# Trigger types that make KEDA read nothing a tenant chooses (cpu, memory: the pods'
+# metrics; cron: the clock), and prometheus, whose address the admission policy holds to the
+# tenant's own namespace.
+SAFE_TRIGGER_TYPES = ("cpu", "memory", "cron", "prometheus")
+TriggerType = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+
+
 class Admission(Strict):
     """The tenant boundary as ValidatingAdmissionPolicies, enforced by the API server."""
 
@@ -252,4 +259,12 @@ class Admission(Strict):
         False,
         description="Fail the install when the cluster serves no ValidatingAdmissionPolicy "
         "API, instead of installing without the policies.",
+    )
+    tenantTriggerTypes: list[TriggerType] = Field(
+        default_factory=lambda: list(SAFE_TRIGGER_TYPES),
+        max_length=100,
+        description="KEDA trigger types a tenant's ScaledObjects and ScaledJobs may use. KEDA "
+        "reads triggers from its own namespace with its own rights, so a type that fetches an "
+        "address the tenant names (metrics-api, loki, ...) reaches what the tenant's own pods "
+        "cannot; prometheus is allowed at a Service of the tenant's namespace only.",
     )

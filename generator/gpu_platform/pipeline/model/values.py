@@ -14,6 +14,7 @@ from pydantic import (
 )
 
 from gpu_platform.pipeline import registry
+from gpu_platform.pipeline.model.autoscaling import PodAutoscaling
 from gpu_platform.pipeline.model.conventions import (
     Globals,
     GpuStack,
@@ -67,6 +68,10 @@ class Platform(Strict):
     )
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."
+    )
+    podAutoscaling: PodAutoscaling = Field(
+        default_factory=PodAutoscaling,
+        description="Which path serves the autoscalers (prometheus-adapter or KEDA).",
     )
     admission: Admission = Field(
         default_factory=Admission,
@@ -151,14 +156,29 @@ class _Values(BaseModel):
         return block
 
 
+def _block_model(info: registry.SubchartInfo) -> type[SubchartValues]:
+    """The block's model: SubchartValues, or a subclass whose ``enabled`` defaults to false for
+    an optional component (so ``keda: {...}`` without ``enabled`` stays off, as in Helm)."""
+    if info.enabled:
+        return SubchartValues
+    made: type[SubchartValues] = create_model(
+        f"{info.field_name.title().replace('_', '')}Values",
+        __base__=SubchartValues,
+        __module__=__name__,
+        enabled=(bool, Field(False, description="Install this component.")),
+    )
+    return made
+
+
 def _subchart_fields() -> dict[str, Any]:
-    return {
-        info.field_name: (
-            SubchartValues,
-            Field(default_factory=SubchartValues, alias=info.name, description=info.description),
+    fields: dict[str, Any] = {}
+    for info in registry.SUBCHARTS:
+        model = _block_model(info)
+        fields[info.field_name] = (
+            model,
+            Field(default_factory=model, alias=info.name, description=info.description),
         )
-        for info in registry.SUBCHARTS
-    }
+    return fields
 
 
 # One field per row of the subchart registry, so adding a subchart never touches this file.

@@ -1,6 +1,6 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
-``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``pools``, ``tenants``,
+``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``tenants``,
 ``boundary``, ``resources``, ``monitoring``, ``images``, ``advice``); importing a rule module
 registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
@@ -16,6 +16,7 @@ from gpu_platform.pipeline.rules import (
     derived,
     hpas,
     images,
+    keda,
     monitoring,
     pools,
     resources,
@@ -24,6 +25,17 @@ from gpu_platform.pipeline.rules import (
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
 # Importing a rule module registers its rules; these names keep the imports explicit.
-RULE_MODULES = (derived, hpas, pools, tenants, boundary, resources, monitoring, images, advice)
+RULE_MODULES = (
+    derived,
+    hpas,
+    keda,
+    pools,
+    tenants,
+    boundary,
+    resources,
+    monitoring,
+    images,
+    advice,
+)
 
 __all__ = ["RULES", "RULE_MODULES", "Rule", "catalogue"]

@@ -16,6 +16,7 @@ from gpu_platform import excerpt
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.load import Origins, dotted
+from gpu_platform.pipeline.model.autoscaling import PROMETHEUS_URL_PATTERN
 from gpu_platform.pipeline.model.kube import QUANTITY_PATTERN
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.yamltree import PathKey
@@ -147,6 +148,11 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
             return (
                 f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
                 f"got {_describe(given)}"
+            )
+        if pattern == PROMETHEUS_URL_PATTERN:
+            return (
+                "expected the http(s) URL of a Prometheus API: scheme, lower-case host, optional "
+                f"port and path, no query, credentials or spaces; got {_describe(given)}"
             )
         if "a-z0-9" in pattern:
             return (
