@@ -34,14 +34,15 @@ class TestDcgmServiceMonitor:
         spec = monitor["spec"]
         assert spec["selector"] == {"matchLabels": {"app": "nvidia-dcgm-exporter"}}
         assert spec["namespaceSelector"] == {"matchNames": ["gpu-platform"]}
-        assert spec["jobLabel"] == "app"  # job="nvidia-dcgm-exporter", as the rules expect
         (endpoint,) = spec["endpoints"]
+        # job="nvidia-dcgm-exporter" whatever Service is scraped, as the rules and alerts expect
         assert endpoint == {
             "port": "gpu-metrics",
             "path": "/metrics",
             "interval": "1s",
             "scrapeTimeout": "1s",
             "honorLabels": True,
+            "relabelings": [{"targetLabel": "job", "replacement": "nvidia-dcgm-exporter"}],
         }
         assert monitor["metadata"]["labels"]["release"] == "gpu-platform"
 
@@ -84,7 +85,10 @@ class TestDcgmServiceMonitor:
         assert (labels["release"], labels["team"]) == ("kps", "gpu")
         assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["nvidia-gpu-operator"]}
         (endpoint,) = monitor["spec"]["endpoints"]
-        assert endpoint["relabelings"] == [{"targetLabel": "cluster", "replacement": "eu-1"}]
+        assert endpoint["relabelings"] == [
+            {"targetLabel": "job", "replacement": "nvidia-dcgm-exporter"},
+            {"targetLabel": "cluster", "replacement": "eu-1"},
+        ]
 
     def test_the_operators_own_monitor_stays_off(self):
         assert resolve({})["gpu-operator"]["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
