@@ -404,6 +404,46 @@ CASES = [
         D_USAGE + f"old.yaml: {NOT_UTF8}",
         files={"old.yaml": b"\xff\xfe", "site.yaml": "platform: {}\n"},
     ),
+    # -- images ------------------------------------------------------------------------------
+    usage(
+        "images-missing",
+        "unreadable",
+        ("images", "-f", "nope.yaml"),
+        "nope.yaml: no such values file",
+    ),
+    problem(
+        "images-tag", "tag", ("images", "-f", "site.yaml"), {"site.yaml": VAULT}, VAULT_FINDING
+    ),
+    usage(
+        "images-kube-version-not-a-version",
+        "arguments",
+        ("images", "-f", "site.yaml", "--kube-version", "1.29-$(rm -rf ~)"),
+        "--kube-version '1.29-$(rm -rf ~)': not a Kubernetes version (expected X.Y or X.Y.Z, "
+        "e.g. 1.33 or 1.33.2)",
+        files={"site.yaml": "platform: {}\n"},
+    ),
+    # -- gpu-stack ---------------------------------------------------------------------------
+    usage(
+        "gpu-stack-missing",
+        "unreadable",
+        ("gpu-stack", "-f", "nope.yaml"),
+        "nope.yaml: no such values file",
+    ),
+    problem(
+        "gpu-stack-merge",
+        "merge",
+        ("gpu-stack", "-f", "site.yaml"),
+        {"site.yaml": AMBIGUOUS},
+        AMBIGUOUS_FINDING,
+    ),
+    usage(
+        "gpu-stack-format",
+        "arguments",
+        ("gpu-stack", "-f", "site.yaml", "--format", "yaml"),
+        "gpu-platform gpu-stack: argument --format: invalid choice: 'yaml' (choose from "
+        "'values', 'clusterpolicy')",
+        files={"site.yaml": "platform: {}\n"},
+    ),
     # -- nodepool ----------------------------------------------------------------------------
     usage(
         "nodepool-without-cloud",

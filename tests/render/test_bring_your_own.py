@@ -3,8 +3,8 @@ and 9): values/existing-prometheus-and-operator.yaml on both install paths with 
 what `validate` says about the mode and about the cluster's own objects, what `gpu-stack`
 prints for the cluster's operator, and NOTES.txt.
 
-The cluster's Prometheus and ClusterPolicy are written here as kube-prometheus-stack 88.5.3 and
-gpu-operator v26.7.0 create them at their defaults (the Prometheus' selectors from
+The cluster's Prometheus and ClusterPolicy are written here as the pinned kube-prometheus-stack
+and gpu-operator create them at their defaults (the Prometheus' selectors from
 templates/prometheus/prometheus.yaml with serviceMonitorSelectorNilUsesHelmValues true; the
 ClusterPolicy from templates/clusterpolicy.yaml), then broken one way at a time.
 """

@@ -8,6 +8,7 @@ The composition is checked against real renders in tests/render/test_images.py.
 from __future__ import annotations
 
 import pytest
+from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.images import listing, references
 from gpu_platform.pipeline.model.values import Values
@@ -50,6 +51,12 @@ def _by_name(found: list[listing.Image]) -> dict[str, str]:
     return {f"{i.chart}: {i.name}": i.reference for i in found}
 
 
+# The two charts whose image tag is their chart version (their appVersion): read from the pins,
+# where every version is written once.
+OPERATOR = f"v{registry.info('gpu-operator').version.lstrip('v')}"
+DASK_OPERATOR = registry.info("dask-kubernetes-operator").version
+
+
 def test_the_defaults_run_these_images():
     """Worked out from the pinned charts' default values and templates (images/slots.py names
     each template): the operator and its operands, NFD, kube-prometheus-stack's operator,
@@ -59,8 +66,8 @@ def test_the_defaults_run_these_images():
     values = Values()
     found = _by_name(listing.release_images(values, resolve(values), "1.33"))
     assert found == {
-        "gpu-operator: operator": "nvcr.io/nvidia/gpu-operator:v26.7.0",
-        "gpu-operator: validator": "nvcr.io/nvidia/gpu-operator:v26.7.0",
+        "gpu-operator: operator": f"nvcr.io/nvidia/gpu-operator:{OPERATOR}",
+        "gpu-operator: validator": f"nvcr.io/nvidia/gpu-operator:{OPERATOR}",
         "gpu-operator: driver": "nvcr.io/nvidia/driver:595.91.07",
         "gpu-operator: driver manager": "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.12.0",
         "gpu-operator: container toolkit": "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0",
@@ -98,7 +105,7 @@ def test_the_defaults_run_these_images():
             "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"
         ),
         "dask-kubernetes-operator: dask-kubernetes-operator": (
-            "ghcr.io/dask/dask-kubernetes-operator:2026.3.0"
+            f"ghcr.io/dask/dask-kubernetes-operator:{DASK_OPERATOR}"
         ),
     }
     assert listing.unpinned(listing.release_images(values, resolve(values), "1.33")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 from gpu_platform.cli import common
 
@@ -36,8 +37,16 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_platform import excerpt
+    from gpu_platform.errors import UsageError
     from gpu_platform.pipeline.images import listing
 
+    # it becomes an image tag (the kubectl job's): X.Y or X.Y.Z, nothing else
+    if not re.fullmatch(r"v?\d{1,3}\.\d{1,3}(\.\d{1,3})?", args.kube_version):
+        raise UsageError(
+            f"--kube-version {excerpt.token(args.kube_version)}: not a Kubernetes version "
+            "(expected X.Y or X.Y.Z, e.g. 1.33 or 1.33.2)"
+        )
     checked = common.checked(args.values)
     common.print_warnings(checked)
     found = listing.release_images(checked.values, checked.resolved, args.kube_version)
