@@ -84,7 +84,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     """Report how many generated values files the property tests ran, and their outcomes; a
     count named "LABEL: what" (the broken-input corpus) gets a line of its own."""
-    from properties import COUNTS
+    from support.counts import COUNTS
 
     groups: dict[str, dict[str, int]] = {}
     for what, count in sorted(COUNTS.items()):

@@ -1,4 +1,4 @@
-"""Property-based tests; COUNTS collects how many generated cases ran (shown in the summary).
+"""Property-based tests; each adds how many generated cases ran to support.counts.COUNTS.
 
 ``GPU_PLATFORM_FUZZ_SCALE`` (a whole number, 1 by default) multiplies every property test's
 number of examples; `make fuzz` sets it. At scale 1 the runs are derandomised (CI is
@@ -7,11 +7,8 @@ new files (a failure prints the falsifying file).
 """
 
 import os
-from collections import Counter
 
 from gpu_platform.errors import UsageError
-
-COUNTS: Counter[str] = Counter()
 
 
 def _scale() -> int:

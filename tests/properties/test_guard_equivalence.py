@@ -37,14 +37,15 @@ from gpu_platform.pipeline.run import check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from support.counts import COUNTS
 from support.k8svalidate import load_manifests
 from support.names import name_problems
+from support.repo import REPO
 from support.versions import MAJORS
 
-from . import COUNTS, DERANDOMIZE, examples
+from . import DERANDOMIZE, examples
 from .strategies import FAULTS, site
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
 GUARD_FILES = (
     "values.yaml",

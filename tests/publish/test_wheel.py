@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.pipeline.emit import metadata
-from support.repo import snapshot
+from support.repo import REPO, snapshot
 
-REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "values" / "gke-t4-rapids.yaml"
 MANIFEST = """\
 apiVersion: apps/v1

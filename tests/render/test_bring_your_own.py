@@ -25,7 +25,7 @@ from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
 from support.k8svalidate import validate_object
 from support.render import NAMESPACE, RELEASE, REPO, render, resolved_values
-from support.render import built_chart as chart_copy
+from support.render import chart_with_dependencies as chart_copy
 
 PROFILE = REPO / "values" / "existing-prometheus-and-operator.yaml"
 

@@ -30,9 +30,9 @@ from gpu_platform.pipeline.run import check_data
 from gpu_platform.publish import package
 from gpu_platform.publish.package import Packaged
 from support import registry as oci
+from support.repo import REPO
 from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
 STANDINS = ["--dependencies", "standins"]
 
 

@@ -17,9 +17,9 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.run import check_files
+from support.repo import REPO
 from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
 
 POOL = "platform:\n  nodePools:\n    - name: gpu\n"

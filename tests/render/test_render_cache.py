@@ -18,8 +18,8 @@ from gpu_platform.ops import render_cache
 from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.publish import package
 from support.imports import heavy, loaded
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 STANDINS = ["--dependencies", "standins"]
 NOTE = "(from the render cache"
 

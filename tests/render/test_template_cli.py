@@ -36,9 +36,9 @@ from support.apiserver import stand_in_api_server
 from support.internet import LocalInternet, static_server
 from support.k8svalidate import load_manifests, validate_objects
 from support.render import VALUES_PROBE, probe_chart
+from support.repo import REPO
 from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
 STANDINS = ["--dependencies", "standins"]
 
 

@@ -23,7 +23,7 @@ from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.yamltree import HELM_READS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from properties import COUNTS
+from support.counts import COUNTS
 from support.k8svalidate import validate_objects
 from support.render import VALUES_PROBE, probe_chart, render
 from support.versions import MAJORS

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from gpu_platform.pipeline import registry
 
-REPO = Path(__file__).resolve().parents[2]
+from support.repo import REPO
+
 CORPUS = REPO / "tests" / "realistic-values"
 FILES = sorted(CORPUS.glob("*/*.yaml"))
 

@@ -35,8 +35,8 @@ from gpu_platform.publish import dependencies
 
 from support.chartrepo import real_repos_requested
 from support.k8svalidate import load_manifests
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
 SCENARIO_DIR = CHART / "ci"
 DEFAULT_KUBE_VERSION = "1.33"
@@ -86,7 +86,7 @@ atexit.register(shutil.rmtree, _WORK, True)
 
 
 @cache
-def built_chart(major: int) -> Path:
+def chart_with_dependencies(major: int) -> Path:
     """A copy of the committed chart with its pinned subcharts in charts/ (once per major)."""
     dest = _WORK / f"helm{major}" / "gpu-platform"
     shutil.copytree(CHART, dest, ignore=shutil.ignore_patterns("charts", "tmpcharts", "ci"))
@@ -111,7 +111,7 @@ def _render_text(
     path.write_text(dump_yaml(data), encoding="utf-8")
     HELM_CALLS[(major, kube_version)] += 1
     return helm.template(
-        built_chart(major),
+        chart_with_dependencies(major),
         [path],
         major=major,
         env=dependencies.helm_env(),

@@ -35,8 +35,8 @@ from gpu_platform.pipeline.yamltree import compose, fast_events
 from gpu_platform.simulate import engine, parse_settings, parse_workload
 from gpu_platform.upstream import store
 from pydantic import ValidationError
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 
 

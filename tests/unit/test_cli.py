@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from gpu_platform.cli import main
-
-REPO = Path(__file__).resolve().parents[2]
+from support.repo import REPO
 
 
 def test_committed_chart_is_up_to_date():

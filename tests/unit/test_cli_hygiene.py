@@ -16,8 +16,8 @@ from gpu_platform.cli.common import warning_lines
 from gpu_platform.cli.parser import commands
 from gpu_platform.pipeline import pins
 from gpu_platform.pipeline.run import check_files
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 GKE = str(REPO / "values" / "gke-t4-rapids.yaml")
 KIND = str(REPO / "values" / "kind.yaml")

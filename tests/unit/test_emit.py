@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from gpu_platform.pipeline import registry
@@ -15,8 +14,6 @@ from gpu_platform.pipeline.emit.values import (
 )
 from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _leaves(schema, path=""):

@@ -4,12 +4,10 @@ carries the same text, written once (pipeline/emit/guide.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpu_platform.cli import readme as readme_blocks
 from gpu_platform.pipeline.emit import guide
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CHART_README = REPO / "charts" / "gpu-platform" / "README.md"
 
 

@@ -21,8 +21,8 @@ from gpu_platform.pipeline.model.pools import POOL_LABEL
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 KUBE = "1.29"
 DEFAULTS = check_defaults().values
 

@@ -1,4 +1,5 @@
-"""Every case of issue 13's "Why", one test each, through both paths a user has.
+"""Mistakes ops teams make in values files (first collected in a review of the chart), one test
+each, through both paths a user has.
 
 - `gpu-platform validate -f` (the CLI's main(), which the entry point runs; in this process, so
   forty cases do not each pay an interpreter start): its exact "path: message" lines.
