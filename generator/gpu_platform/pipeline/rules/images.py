@@ -73,6 +73,17 @@ _LOOKUP = (
     "{{- end -}}\n"
     '{{- $repo := toString (ternary $node "" (kindIs "string" $node)) -}}\n'
 )
+# KEDA's per-image registry, its upstream default (the row's registry) where the values do
+# not hold the key (a chart without the subchart's defaults coalesced in).
+_FALLBACK = (
+    "{{- $node = $block -}}{{- $found := true -}}\n"
+    "{{- range $k := $path -}}"
+    '{{- if and (kindIs "map" $node) (hasKey $node $k) }}{{ $node = get $node $k -}}'
+    "{{- else }}{{ $found = false }}{{ end -}}"
+    "{{- end -}}\n"
+    '{{- $repo = ternary (toString (ternary $node "" (kindIs "string" $node))) $row.registry '
+    "$found -}}\n"
+)
 # Several rows can share a key (KEDA's three images, one registry and one secrets list):
 # each message once.
 _ONCE = "{{- if not (has $msg $errors) }}{{ $errors = append $errors $msg }}{{ end -}}\n"
@@ -99,9 +110,7 @@ _ONCE = "{{- if not (has $msg $errors) }}{{ $errors = append $errors $msg }}{{ e
     "{{- if $mirror -}}\n"
     + _walk(
         "{{- $path := $row.repository -}}\n" + _LOOKUP + '{{- if and (eq $repo "") $row.host -}}\n'
-        "{{- $path = $row.fallback -}}\n"
-        + _LOOKUP.replace("{{- $repo :=", "{{- $repo =")
-        + "{{- end -}}\n"
+        "{{- $path = $row.fallback -}}\n" + _FALLBACK + "{{- end -}}\n"
         '{{- $upstreamDefault := and (eq $repo "") (not $row.host) -}}\n'
         "{{- $onUpstream := ternary (eq $repo $row.registry) "
         '(hasPrefix (printf "%s/" $row.registry) $repo) $row.host -}}\n'
