@@ -89,6 +89,15 @@ def upstream_registry(slot: Slot) -> str:
     return registry_of(str(default or ""))[0]
 
 
+def upstream_path(slot: Slot) -> str:
+    """The path of the slot's upstream default repository below its registry (what the
+    mirror keeps); none for KEDA, whose mirror key holds a host alone."""
+    if host_only(slot):
+        return ""
+    _, default = get_path(upstream.defaults(slot.chart), repository_key(slot))
+    return registry_of(str(default or ""))[1]
+
+
 def _mirror_set(values: Values) -> bool:
     return bool(values.global_.imageRegistry)
 

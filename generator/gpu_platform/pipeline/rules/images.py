@@ -45,6 +45,7 @@ def guard_table() -> str:
                 "host": mirror.host_only(slot),
                 "fallback": list(mirror.fallback_key(slot)),
                 "registry": mirror.upstream_registry(slot),
+                "rest": mirror.upstream_path(slot),
                 "secrets": list(slot.pull_secrets) if slot.pull_secrets else [],
                 "when": when,
             }
@@ -116,7 +117,7 @@ _ONCE = "{{- if not (has $msg $errors) }}{{ $errors = append $errors $msg }}{{ e
         '(hasPrefix (printf "%s/" $row.registry) $repo) $row.host -}}\n'
         "{{- if or $upstreamDefault $onUpstream -}}\n"
         '{{- $shown := ternary "(its default)" $repo $upstreamDefault -}}\n'
-        '{{- $rest := ternary "" (trimPrefix (printf "%s/" $row.registry) $repo) '
+        '{{- $rest := ternary $row.rest (trimPrefix (printf "%s/" $row.registry) $repo) '
         "$upstreamDefault -}}\n"
         '{{- $want := ternary $mirror (printf "%s/%s" $mirror $rest) $row.host -}}\n'
         '{{- $msg := printf [[ fmt ]] (printf "%s.%s" $row.chart (join "." $path)) $shown '
@@ -142,10 +143,16 @@ def mirror_reaches_subcharts(ctx: Context) -> Iterable[Hit]:
 
 
 def _repo_hit(ctx: Context, slot: slots.Slot, host: str) -> Hit | None:
-    """A repository the user wrote on the slot's upstream registry (one the user did not
-    write is derived)."""
+    """A repository the user wrote on the slot's upstream registry, or emptied (null: Helm
+    deletes the key and upstream's default applies); one the user did not write is derived."""
     found, written = get_path(ctx.data.get(slot.chart) or {}, mirror.repository_key(slot))
     registry = mirror.upstream_registry(slot)
+    if found and written in ("", None):
+        want = f"{host}/{mirror.upstream_path(slot)}"
+        return Hit(
+            (slot.chart, *mirror.repository_key(slot)),
+            ("(its default)", registry, host, slot.chart, want),
+        )
     if found and isinstance(written, str) and written.startswith(f"{registry}/"):
         rest = written[len(registry) + 1 :]
         return Hit(
