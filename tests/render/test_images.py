@@ -9,6 +9,11 @@
 - With `global.imageRegistry` and `global.imagePullSecrets`, every image the chart's own pods
   and the Dask operator run comes from the mirror with the pull secrets; a plain install that
   leaves an image of a chart without globals on its upstream registry is refused, naming it.
+- KEDA (a stand-in too): with `keda.enabled` its three images are listed as the values it
+  receives compose them; `keda.global.image.registry`, the key the tool writes, reaches the
+  chart through Helm's merge of the parent's globals with Helm 3 and 4; a plain install that
+  leaves a KEDA image on ghcr.io is refused, and the guard says what `gpu-platform validate`
+  says, word for word.
 - Chart.yaml's artifacthub.io/images is the same list at the defaults.
 """
 
@@ -25,7 +30,9 @@ import pytest
 import yaml
 from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
+from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.images import listing, slots
+from gpu_platform.pipeline.model.values import Values
 from gpu_platform.publish.standins import configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.render import CHART, KUBE_VERSIONS, render, render_sources
@@ -50,6 +57,9 @@ MIRRORED = {
     **SITE,
     "global": {"imageRegistry": "mirror.example.com", "imagePullSecrets": [{"name": "mirror"}]},
 }
+KEDA = "keda"
+KEDA_SITE = {**SITE, KEDA: {"enabled": True}}
+KEDA_MIRRORED = {**MIRRORED, KEDA: {"enabled": True}}
 
 
 def _listed(tmp_path: Path, values: dict[str, Any], kube: str = "1.33") -> list[dict[str, str]]:
@@ -102,11 +112,17 @@ def test_rendered_pod_specs_run_exactly_the_listed_images(major, tmp_path, value
     assert _pod_images(pairs, f"charts/{DASK}/") == dask
 
 
-@pytest.mark.parametrize("values", [SITE, MIRRORED], ids=["upstream", "mirror"])
+@pytest.mark.parametrize(
+    "values",
+    [SITE, MIRRORED, KEDA_SITE, KEDA_MIRRORED],
+    ids=["upstream", "mirror", "keda-upstream", "keda-mirror"],
+)
 def test_the_standins_receive_the_values_the_list_is_read_from(major, tmp_path, values):
     listed = _listed(tmp_path, values)
     objects = {o["metadata"]["name"]: o for _, o in render_sources(values, major=major)}
-    for chart in STANDINS:
+    keda = (KEDA,) if KEDA in values else ()
+    assert len([r for r in listed if r["chart"] == KEDA]) == 3 * len(keda)
+    for chart in (*STANDINS, *keda):
         received = load_yaml(objects[configmap_name("gpu-platform", chart)]["data"]["values.yaml"])
         composed = listing.subchart_images(
             {chart: received, "global": received.get("global")}, "1.33"
@@ -161,3 +177,88 @@ def test_artifact_hub_lists_the_same_images(tmp_path):
     ]
     assert [a["image"] for a in annotated] == list(dict.fromkeys([pause, *listed]))
     assert len(annotated) >= 20
+
+
+def _received(values: dict[str, Any], chart: str, major: int) -> dict[str, Any]:
+    objects = {o["metadata"]["name"]: o for _, o in render_sources(values, major=major)}
+    received: dict[str, Any] = load_yaml(
+        objects[configmap_name("gpu-platform", chart)]["data"]["values.yaml"]
+    )
+    return received
+
+
+def test_the_mirror_reaches_keda_through_its_own_global(major, tmp_path):
+    """The tool writes keda.global.image.registry; Helm merges the parent's globals into the
+    subchart's key by key, so KEDA's own global.image.registry survives beside them."""
+    received = _received(KEDA_MIRRORED, KEDA, major)
+    assert received["global"]["image"]["registry"] == "mirror.example.com"
+    assert received["global"]["imageRegistry"] == "mirror.example.com"  # copied, unread
+    assert received["imagePullSecrets"] == [{"name": "mirror"}]
+    listed = [r["image"] for r in _listed(tmp_path, KEDA_MIRRORED) if r["chart"] == KEDA]
+    assert len(listed) == 3 and all(i.startswith("mirror.example.com/kedacore/") for i in listed)
+
+
+def test_a_release_global_image_registry_wins_over_kedas_own(major):
+    """The parent's globals are copied over the subchart's (listing.keda_global_registry)."""
+    values = {
+        KEDA: {"enabled": True, "global": {"image": {"registry": "own.example.com"}}},
+        "global": {"image": {"registry": "parent.example.com"}},
+    }
+    received = _received(values, KEDA, major)
+    assert received["global"]["image"]["registry"] == "parent.example.com"
+
+
+def _guard_lines(text: str, prefix: str = "keda.") -> list[str]:
+    return re.findall(rf"^\s*- ({re.escape(prefix)}\S+: .*)$", text, flags=re.MULTILINE)
+
+
+def test_a_plain_install_names_each_keda_key_the_mirror_misses(built_chart, chart_repo, tmp_path):
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump({**KEDA_MIRRORED, KEDA: {"enabled": True}}))
+    with pytest.raises(HelmError) as exc:
+        render(built_chart, [site], chart_repo.env())
+    named = [line.split(":", 1)[0] for line in _guard_lines(exc.value.stderr)]
+    # Helm coalesces KEDA's defaults (image.<x>.registry: ghcr.io) under its key; the three
+    # Deployments share one pull secrets list, named once
+    assert named == [
+        "keda.image.keda.registry",
+        "keda.image.metricsApiServer.registry",
+        "keda.image.webhooks.registry",
+        "keda.imagePullSecrets",
+    ]
+    assert 'set it to "mirror.example.com"' in exc.value.stderr
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {KEDA: {"enabled": True, "global": {"image": {"registry": "ghcr.io"}}}},
+        {
+            KEDA: {
+                "enabled": True,
+                "global": {"image": {"registry": ""}},
+                "webhooks": {"enabled": False},
+            }
+        },
+        {KEDA: {"enabled": True, "imagePullSecrets": []}},
+        # an emptied repository: the chart's default comes back (null) or none renders ("")
+        {"gpu-operator": {"operator": {"repository": ""}}},
+        {"prometheus-adapter": {"image": {"repository": None}}},
+    ],
+    ids=["keda-global-upstream", "keda-global-empty", "keda-no-pull-secrets", "empty", "null"],
+)
+def test_the_guard_says_what_validate_says(built_chart, chart_repo, tmp_path, data):
+    """The tool's path: the resolved values (the keys the user left to the tool computed)."""
+    data = {**MIRRORED, **data}
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump(data))
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(["validate", "-f", str(site), "--format", "json"]) == 1
+    said = [f"{p['path']}: {p['message']}" for p in json.loads(out.getvalue())]
+    resolved = tmp_path / "resolved.yaml"
+    # validate refused it, so `gpu-platform values` would too: resolve past the rules
+    resolved.write_text(yaml.safe_dump(resolve(Values.model_validate(data))))
+    with pytest.raises(HelmError) as exc:
+        render(built_chart, [resolved], chart_repo.env())
+    assert said and _guard_lines(exc.value.stderr, "") == said

@@ -7,10 +7,13 @@ The composition is checked against real renders in tests/render/test_images.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.derive import resolve
-from gpu_platform.pipeline.images import listing, references
+from gpu_platform.pipeline.images import listing, references, slots
 from gpu_platform.pipeline.model.values import Values
 
 
@@ -153,3 +156,135 @@ def test_without_a_mirror_no_repository_is_written():
     resolved = resolve(Values())
     assert "repository" not in (resolved["gpu-operator"].get("operator") or {})
     assert "repository" not in resolved["prometheus-adapter"].get("image", {})
+
+
+KEDA_IMAGES = {
+    # kedacore/charts v2.18.3, values.yaml: image.<x>.registry ghcr.io, repository below,
+    # tag "" -> the chart's appVersion, 2.18.3 (templates/*/deployment.yaml)
+    "keda: operator": "ghcr.io/kedacore/keda:2.18.3",
+    "keda: metrics API server": "ghcr.io/kedacore/keda-metrics-apiserver:2.18.3",
+    "keda: admission webhooks": "ghcr.io/kedacore/keda-admission-webhooks:2.18.3",
+}
+
+
+def _keda_images(data: dict[str, Any]) -> dict[str, str]:
+    values = Values.model_validate(data)
+    found = _by_name(listing.release_images(values, resolve(values), "1.33"))
+    return {k: v for k, v in found.items() if k.startswith("keda: ")}
+
+
+def test_keda_runs_its_three_images_only_when_enabled():
+    assert _keda_images({}) == {}
+    assert _keda_images({"keda": {"enabled": True}}) == KEDA_IMAGES
+    # the webhooks Deployment renders only with webhooks.enabled
+    off = _keda_images({"keda": {"enabled": True, "webhooks": {"enabled": False}}})
+    assert set(off) == set(KEDA_IMAGES) - {"keda: admission webhooks"}
+
+
+def test_keda_moves_to_the_mirror_through_its_own_global_registry():
+    data = {
+        "keda": {"enabled": True},
+        "global": {"imageRegistry": "mirror.example.com", "imagePullSecrets": [{"name": "m"}]},
+    }
+    resolved = resolve(Values.model_validate(data))["keda"]
+    # one key for the three images, the host alone (the template prefixes it to repository)
+    assert resolved["global"] == {"image": {"registry": "mirror.example.com"}}
+    assert resolved["imagePullSecrets"] == [{"name": "m"}]  # toYaml in each Deployment
+    assert "registry" not in (resolved.get("image") or {}).get("keda", {})
+    assert _keda_images(data) == {
+        name: ref.replace("ghcr.io/", "mirror.example.com/") for name, ref in KEDA_IMAGES.items()
+    }
+
+
+def test_keda_global_registry_wins_over_the_image_registry():
+    """`global.image.registry | default image.<x>.registry`: the chart's global first."""
+    data = {
+        "keda": {
+            "enabled": True,
+            "image": {"keda": {"registry": "a.example.com", "tag": "2.18.2"}},
+        }
+    }
+    assert _keda_images(data)["keda: operator"] == "a.example.com/kedacore/keda:2.18.2"
+    data["global"] = {"imageRegistry": "mirror.example.com"}
+    assert _keda_images(data)["keda: operator"] == "mirror.example.com/kedacore/keda:2.18.2"
+
+
+def test_a_keda_registry_the_user_writes_stays_theirs():
+    data = {
+        "keda": {"enabled": True, "global": {"image": {"registry": "keda.example.com"}}},
+        "global": {"imageRegistry": "mirror.example.com"},
+    }
+    assert resolve(Values.model_validate(data))["keda"]["global"]["image"]["registry"] == (
+        "keda.example.com"
+    )
+    assert set(_keda_images(data).values()) == {
+        ref.replace("ghcr.io/", "keda.example.com/") for ref in KEDA_IMAGES.values()
+    }
+
+
+def test_a_release_global_image_registry_reaches_keda_over_its_own():
+    """Helm copies the parent's globals over a subchart's key by key (coalesceGlobals)."""
+    data = {
+        "keda": {"enabled": True, "global": {"image": {"registry": "own.example.com"}}},
+        "global": {"image": {"registry": "parent.example.com"}},
+    }
+    assert _keda_images(data)["keda: operator"] == "parent.example.com/kedacore/keda:2.18.3"
+
+
+def test_without_an_image_registry_keda_renders_its_repository_alone():
+    keda = next(s for s in slots.SLOTS if s.chart == "keda" and s.name == "operator")
+    spec = {"registry": "", "repository": "kedacore/keda", "tag": "2.18.3"}
+    assert references.reference(keda, spec, "", "1.33") == "kedacore/keda:2.18.3"
+    # no digest in KEDA's template: a digest key is not part of the reference
+    spec = {**spec, "registry": "ghcr.io", "digest": "sha256:" + "0" * 64}
+    assert references.reference(keda, spec, "", "1.33") == "ghcr.io/kedacore/keda:2.18.3"
+
+
+def _problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    from gpu_platform.pipeline.load import LoadedValues, Origins
+    from gpu_platform.pipeline.run import check_data
+
+    try:
+        check_data(LoadedValues(data, Origins(), []))
+    except ValuesInvalid as exc:
+        return [(p.path, p.message) for p in exc.problems]
+    return []
+
+
+MIRROR = {"imageRegistry": "mirror.example.com"}
+
+
+@pytest.mark.parametrize(
+    ("keda", "named"),
+    [
+        ({}, []),  # the tool writes keda.global.image.registry
+        ({"global": {"image": {"registry": "ghcr.io"}}}, ["keda.global.image.registry"]),
+        (
+            {"global": {"image": {"registry": ""}}},  # reads through to each image's registry
+            [f"keda.image.{k}.registry" for k in ("keda", "metricsApiServer", "webhooks")],
+        ),
+        (
+            {
+                "global": {"image": {"registry": ""}},
+                "image": {"keda": {"registry": "mirror.example.com"}},
+                "webhooks": {"enabled": False},
+            },
+            ["keda.image.metricsApiServer.registry"],
+        ),
+        ({"global": {"image": {"registry": "other.example.com"}}}, []),
+    ],
+)
+def test_validate_names_each_keda_registry_left_upstream_once(keda, named):
+    found = _problems({"keda": {"enabled": True, **keda}, "global": MIRROR})
+    assert [p for p, m in found if "on its upstream registry" in m] == named
+    assert all('set it to "mirror.example.com"' in m for _, m in found)
+
+
+def test_validate_names_keda_pull_secrets_once():
+    data = {
+        "keda": {"enabled": True, "imagePullSecrets": []},
+        "global": {"imagePullSecrets": [{"name": "m"}]},
+    }
+    assert [p for p, _ in _problems(data)] == ["keda.imagePullSecrets"]
+    data["keda"]["enabled"] = False
+    assert _problems(data) == []

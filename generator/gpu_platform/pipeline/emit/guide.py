@@ -121,8 +121,10 @@ platform:
 release to your mirror (the registry part replaced, the path kept) and
 `global.imagePullSecrets: [{{name: <secret>}}]` adds pull secrets to every pod whose chart takes
 them; `gpu-platform images -f site.yaml` lists every image to mirror. gpu-operator,
-prometheus-adapter and the Dask operator read no globals: `gpu-platform values` writes their
-repositories and pull secrets, and on a plain install the guard names each one left behind.
+prometheus-adapter and the Dask operator read no globals, and KEDA (`keda.enabled: true`)
+reads its own `global.image.registry` for its three images: `gpu-platform values` writes their
+repositories (KEDA's `keda.global.image.registry`) and pull secrets, and on a plain install
+the guard names each one left behind.
 
 **OpenShift**: the chart's containers carry no fixed user ID where the cluster serves
 `{facts.OPENSHIFT_SCC_API}` (`platform.podSecurity.userIds: auto`; restricted-v2 assigns one

@@ -13,7 +13,7 @@ from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derivation import get_path
 from gpu_platform.pipeline.images.references import reference, with_registry
-from gpu_platform.pipeline.images.slots import OWN, SLOTS, runs
+from gpu_platform.pipeline.images.slots import KEDA_GLOBAL_REGISTRY, OWN, SLOTS, Slot, runs
 
 if TYPE_CHECKING:
     from gpu_platform.pipeline.model.values import Values
@@ -48,7 +48,7 @@ def chart_values(chart: str, resolved: dict[str, Any]) -> dict[str, Any]:
 
 def subchart_images(resolved: dict[str, Any], kube_version: str) -> list[Image]:
     """The bundled charts' images at these resolved values, in registry order."""
-    mirror = str((resolved.get("global") or {}).get("imageRegistry") or "")
+    globals_ = resolved.get("global") or {}
     out: list[Image] = []
     for info in registry.SUBCHARTS:
         block = resolved.get(info.name) or {}
@@ -59,11 +59,32 @@ def subchart_images(resolved: dict[str, Any], kube_version: str) -> list[Image]:
             if slot.chart != info.name or not runs(slot, tree):
                 continue
             _, spec = get_path(tree, slot.path)
-            native = mirror if slot.style == "registry" else ""
+            native = _global_registry(slot, tree, globals_)
             ref = reference(slot, spec, native, kube_version)
             if ref:
                 out.append(Image(info.name, slot.name, ref, slot.note))
     return out
+
+
+def _global_registry(slot: Slot, tree: dict[str, Any], globals_: dict[str, Any]) -> str:
+    """The global registry the slot's chart reads: global.imageRegistry (``registry``), its
+    own global.image.registry (``keda``), or none."""
+    if slot.style == "registry":
+        return str(globals_.get("imageRegistry") or "")
+    if slot.style == "keda":
+        return keda_global_registry(tree, globals_)
+    return ""
+
+
+def keda_global_registry(tree: dict[str, Any], globals_: dict[str, Any]) -> str:
+    """KEDA's global.image.registry as Helm hands it to the chart: the parent's globals are
+    copied over the chart's own key by key (coalesceGlobals), so a ``global.image.registry``
+    of the release's wins, and the chart's own (``keda.global.image.registry``) stays
+    otherwise."""
+    found, value = get_path(globals_, KEDA_GLOBAL_REGISTRY[1:])
+    if not found:
+        _, value = get_path(tree, KEDA_GLOBAL_REGISTRY)
+    return str(value or "")
 
 
 def own_images(values: Values) -> list[Image]:

@@ -2,7 +2,8 @@
 
 ``global.imageRegistry`` replaces the registry part of a reference and keeps its path (Docker's
 rule for what the registry part is); kube-prometheus-stack and its subcharts apply it
-themselves (their ``registry`` style).
+themselves (their ``registry`` style), KEDA applies its own ``global.image.registry`` (its
+``keda`` style).
 """
 
 from __future__ import annotations
@@ -55,9 +56,19 @@ def kube_tag(kube_version: str) -> str:
 
 
 def reference(slot: Slot, spec: Any, global_registry: str, kube_version: str) -> str | None:
-    """The reference a chart renders for one image mapping (None: the mapping names none)."""
+    """The reference a chart renders for one image mapping (None: the mapping names none).
+
+    ``global_registry`` is the global the slot's chart reads: global.imageRegistry for the
+    ``registry`` style, the chart's own global.image.registry for the ``keda`` style."""
     if not isinstance(spec, dict):
         return None
+    if slot.style == "keda":
+        repository = str(spec.get("repository") or "")
+        if not repository:
+            return None
+        host = global_registry or str(spec.get("registry") or "")
+        tag = _tag(slot, spec, "tag", kube_version)
+        return f"{host}/{repository}:{tag}" if host else f"{repository}:{tag}"
     if slot.style == "registry":
         repository = str(spec.get("repository") or "")
         if not repository:

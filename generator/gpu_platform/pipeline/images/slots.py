@@ -1,7 +1,7 @@
 """The bundled charts' images: each image mapping in their values, as their templates use it.
 
 Each image of a bundled chart is a slot in its values (an image mapping), rendered by a
-template of theirs in one of four ways (``Style``) and only under some values (``when``). The
+template of theirs in one of five ways (``Style``) and only under some values (``when``). The
 slots below were read off the pinned charts' templates, each with the template it comes from;
 the Dask operator's is checked against its real chart in the tests, the others against the
 values each chart receives.
@@ -20,8 +20,12 @@ from gpu_platform.pipeline.derivation import get_path
 # nvidia:     {repository}/{image}:{version}, or @{version} for a sha256: version (gpu-operator's
 #             helpers and its operator's ImagePath, api/nvidia/v1/clusterpolicy_types.go);
 # repository: {repository}:{tag} (prometheus-adapter, node-feature-discovery);
-# name:       {name}:{tag} (the Dask operator).
-Style = Literal["registry", "nvidia", "repository", "name"]
+# name:       {name}:{tag} (the Dask operator);
+# keda:       {registry}/{repository}:{tag}, or {repository}:{tag} with no registry; registry <-
+#             the chart's own global.image.registry, then the mapping's registry (KEDA 2.18.3's
+#             templates/manager/deployment.yaml, metrics-server/deployment.yaml,
+#             webhooks/deployment.yaml); no digest, and global.imageRegistry is not read.
+Style = Literal["registry", "nvidia", "repository", "name", "keda"]
 # Where an empty tag comes from: nothing, the chart's appVersion, "v" + appVersion, or the
 # cluster's Kubernetes version (kube-prometheus-stack's kubectl job: v<major.minor.patch>).
 TagDefault = Literal["", "appVersion", "vAppVersion", "kubeVersion"]
@@ -49,6 +53,10 @@ class Slot:
 
 
 OWN = "gpu-platform"  # the chart's own images, as the list names their chart
+# The ``keda`` style's global registry, below the chart block: the chart's own global, which
+# Helm keeps beside the parent's globals when it copies them in (coalesceGlobals adds the
+# parent's keys; the parent's global has no ``image``).
+KEDA_GLOBAL_REGISTRY = ("global", "image", "registry")
 _GO = "gpu-operator"
 _KPS = "kube-prometheus-stack"
 _CP = "templates/clusterpolicy.yaml (the operator renders the DaemonSet)"
@@ -269,6 +277,25 @@ SLOTS: tuple[Slot, ...] = (
         "templates/deployment.yaml",
         pull_secrets=("imagePullSecrets",),
         secrets_as_names=False,
+    ),
+    *(
+        Slot(
+            "keda",
+            name,
+            ("image", key),
+            "keda",
+            f"templates/{folder}/deployment.yaml",
+            when=when,
+            tag_default="appVersion",
+            # one list for the three Deployments, rendered with toYaml: {name} entries
+            pull_secrets=("imagePullSecrets",),
+            secrets_as_names=False,
+        )
+        for name, key, folder, when in (
+            ("operator", "keda", "manager", ()),
+            ("metrics API server", "metricsApiServer", "metrics-server", ()),
+            ("admission webhooks", "webhooks", "webhooks", ("webhooks.enabled",)),
+        )
     ),
 )
 

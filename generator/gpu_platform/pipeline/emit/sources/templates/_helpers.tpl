@@ -158,7 +158,7 @@ serviceMonitorLabels, gpu-operator's dcgmExporter.serviceMonitor.additionalLabel
 {{- end -}}
 {{- end -}}
 
-{{- /* {"items": [...]}: the images of charts that read no global registry (pipeline/images.py)
+{{- /* {"items": [...]}: the images global.imageRegistry does not reach (pipeline/images/)
 that run at these values (an unset key counts as upstream's default). */ -}}
 {{- define "gpu-platform.imageSlots" -}}
 {{- $rows := list -}}
