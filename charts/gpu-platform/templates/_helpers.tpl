@@ -67,6 +67,12 @@ rules compare requests with limits this way (pipeline/quantity.py is the tool's 
 {{- mulf (float64 (trimSuffix $suffix $q)) (get $units $suffix | default 1.0) -}}
 {{- end -}}
 
+{{- /* A quantity written as text or as a number (an HPA target of 40): numbers as toJson
+writes them (1000000, 0.5, 1e+21; gofmt.json_number is the tool's side), never %v's 1e+06. */ -}}
+{{- define "gpu-platform.quantityText" -}}
+{{- if kindIs "string" . -}}{{ . }}{{- else -}}{{ toJson . }}{{- end -}}
+{{- end -}}
+
 {{- define "gpu-platform.durationMs" -}}
 {{- $d := toString . -}}
 {{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h|d|w)$" $d) -}}

@@ -179,8 +179,8 @@ def print_warnings(checked: Checked) -> None:
 def warning_lines(warnings: list[Problem], verbose: bool = False) -> list[str]:
     """One line per warning with ``verbose``; otherwise a rule's repeated warnings collapse
     into one line with their count and subjects, where its first one would have been."""
+    from gpu_platform.pipeline.gofmt import sprintf
     from gpu_platform.pipeline.rules import RULES
-    from gpu_platform.pipeline.rules.gofmt import sprintf
 
     if verbose:
         return [w.render() for w in warnings]

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpu_platform.pipeline import registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.gofmt import json_number
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
@@ -69,20 +70,16 @@ def pod_labels(values: Values) -> tuple[str, str]:
     return "exported_namespace", "exported_pod"
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
 def metrics_query(signal: GpuSignal, scrape_interval: str) -> str:
     """The adapter metricsQuery for a signal, in the adapter's << >> template syntax."""
     expr = "<<.Series>>{<<.LabelMatchers>>}"
     clamped = signal.clampMin is not None or signal.clampMax is not None
     if signal.clampMin is not None and signal.clampMax is not None:
-        expr = f"clamp({expr}, {_number(signal.clampMin)}, {_number(signal.clampMax)})"
+        expr = f"clamp({expr}, {json_number(signal.clampMin)}, {json_number(signal.clampMax)})"
     elif signal.clampMin is not None:
-        expr = f"clamp_min({expr}, {_number(signal.clampMin)})"
+        expr = f"clamp_min({expr}, {json_number(signal.clampMin)})"
     elif signal.clampMax is not None:
-        expr = f"clamp_max({expr}, {_number(signal.clampMax)})"
+        expr = f"clamp_max({expr}, {json_number(signal.clampMax)})"
     if signal.window:
         # Clamp each sample before averaging: a subquery at the scrape resolution.
         window = f"[{signal.window}:{scrape_interval}]" if clamped else f"[{signal.window}]"
@@ -476,12 +473,12 @@ DERIVATIONS: tuple[Derivation, ...] = (
             '{{- $expr := "<<.Series>>{<<.LabelMatchers>>}" -}}'
             '{{- $lo := ne (toString $s.clampMin) "<nil>" -}}'
             '{{- $hi := ne (toString $s.clampMax) "<nil>" -}}'
-            '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr '
-            "$s.clampMin $s.clampMax -}}"
-            '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr '
-            "$s.clampMin -}}"
-            '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr '
-            "$s.clampMax -}}{{- end -}}"
+            '{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %s, %s)" $expr '
+            "(toJson $s.clampMin) (toJson $s.clampMax) -}}"
+            '{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %s)" $expr '
+            "(toJson $s.clampMin) -}}"
+            '{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %s)" $expr '
+            "(toJson $s.clampMax) -}}{{- end -}}"
             "{{- if $s.window -}}"
             '{{- $w := ternary (printf "[%s:%s]" $s.window $interval) '
             '(printf "[%s]" $s.window) (or $lo $hi) -}}'

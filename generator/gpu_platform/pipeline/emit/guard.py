@@ -21,10 +21,10 @@ from gpu_platform.pipeline import facts, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
-from gpu_platform.pipeline.rules.gofmt import quote
 
 FIX = (
     "run `gpu-platform values -f <your values files> > resolved.yaml` and install with "

@@ -23,6 +23,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from gpu_platform.pipeline.gofmt import json_number
+
 DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
 Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
 RETENTION_PATTERN = r"^[1-9][0-9]*(h|d|w)$"
@@ -43,9 +45,10 @@ Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
 
 
 def _number_as_quantity(value: Any) -> Any:
-    """Users write averageValue: 40; Kubernetes wants a quantity string. Numbers print as
-    Helm prints them (so the tool's file and a plain install agree); non-finite ones and
-    booleans are refused."""
+    """Users write averageValue: 40; Kubernetes wants a quantity string. Numbers are written
+    as the chart writes them on a plain install (``toJson``: 1000000, 0.5, 1e+21), so the
+    tool's file and a plain install render the same object; non-finite ones and booleans are
+    refused."""
     if isinstance(value, bool):
         raise ValueError("expected a quantity such as 40 or 500m, not a boolean")
     if isinstance(value, float) and not math.isfinite(value):
@@ -53,7 +56,7 @@ def _number_as_quantity(value: Any) -> Any:
     if isinstance(value, int | float):
         if value < 0:
             raise ValueError(f"expected a quantity of 0 or more, got {value}")
-        return str(int(value)) if float(value).is_integer() else repr(float(value))
+        return json_number(value)
     return value
 
 

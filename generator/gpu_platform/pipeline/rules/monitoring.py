@@ -13,8 +13,8 @@ from typing import Any
 
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.derive import get_path
+from gpu_platform.pipeline.gofmt import to_json
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
-from gpu_platform.pipeline.rules.gofmt import to_json
 
 SPEC = ("prometheus", "prometheusSpec")
 # The labels of the operator's DCGM ServiceMonitor besides its additionalLabels
