@@ -202,7 +202,9 @@ CASES = [
         "null-subchart",
         "syntax",
         "kube-prometheus-stack:\n",
-        "site.yaml:1:1: kube-prometheus-stack: expected a mapping of keys, got null None",
+        "site.yaml:1:1: kube-prometheus-stack: expected a mapping of keys, got null; Helm reads "
+        'null as "delete this key", which drops the chart\'s default (and values.schema.json '
+        "then refuses the file): leave the key out for its default",
     ),
     invalid(
         "unknown-key",

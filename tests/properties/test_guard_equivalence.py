@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.helm import isolated_env
@@ -37,6 +37,8 @@ from gpu_platform.pipeline.run import check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from support.guardchart import write_guard_chart
+from support.helmvalues import coalesce
 from support.k8svalidate import load_manifests
 from support.names import name_problems
 
@@ -45,12 +47,6 @@ from .strategies import FAULTS, site
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
-GUARD_FILES = (
-    "values.yaml",
-    "values.schema.json",
-    "templates/_helpers.tpl",
-    "templates/validate.yaml",
-)
 PYTHON_EXAMPLES = examples(1000)
 HELM_EXAMPLES = examples(200)
 RENDER_EXAMPLES = examples(20)
@@ -65,6 +61,7 @@ SETTINGS: dict[str, Any] = {
     ],
 }
 SCHEMA = values_schema()
+DEFAULTS = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
 # Rules the tool repairs (it writes the key) or cannot know (the release namespace): the guard
 # alone refuses them, so both paths never see the same file; tests/render covers each.
 GUARD_ONLY = {
@@ -137,12 +134,7 @@ def helm_verdict(chart: Path, files: list[Path], major: int, home: Path) -> list
 @pytest.fixture(scope="module")
 def guard_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The generated chart's values, schema and guard, without templates or subcharts."""
-    chart = tmp_path_factory.mktemp("guard") / "gpu-platform"
-    for rel in GUARD_FILES:
-        (chart / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CHART / rel, chart / rel)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: gpu-platform\nversion: 0.0.0\n")
-    return chart
+    return write_guard_chart(tmp_path_factory.mktemp("guard"))
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> Path:
@@ -169,7 +161,8 @@ def test_python_side(data: dict[str, Any], fault: str | None) -> None:
         model_ok = True
     except ValidationError:
         model_ok = False
-    schema_errors = list(jsonschema.Draft7Validator(SCHEMA).iter_errors(data))
+    # Helm checks the schema against the user's values coalesced over values.yaml.
+    schema_errors = list(jsonschema.Draft7Validator(SCHEMA).iter_errors(coalesce(data, DEFAULTS)))
     # Subchart keys are closed by the schema and checked by the key check, not by the model.
     assert model_ok == (not schema_errors), (fault, [e.message for e in schema_errors][:3])
     try:
