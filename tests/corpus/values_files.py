@@ -222,9 +222,9 @@ CASES = [
         "bad-dns-label",
         "syntax",
         "platform:\n  tenants: [{name: Team_A}]\n",
-        "site.yaml:2:14: platform.tenants[0].name: expected a DNS label (lower-case "
-        "letters, digits and '-', at most 63, starting and ending with a letter or digit), "
-        "got 'Team_A'",
+        "site.yaml:2:14: platform.tenants[0].name: expected a DNS label: lower-case "
+        "letters, digits and '-', at most 63, starting and ending with a letter or digit (the "
+        "tenant's namespace, e.g. team-vision), got 'Team_A'",
     ),
     # -- merge keys: supported, their problems located at the anchor's lines -------------------
     invalid(

@@ -25,6 +25,7 @@ from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
+from gpu_platform.pipeline.rules import network as network_rules
 
 FIX = (
     "run `gpu-platform values -f <your values files> > resolved.yaml` and install with "
@@ -141,6 +142,8 @@ def _context() -> dict[str, Any]:
         "dcgm_labels": quote(json.dumps(monitoring_rules.DCGM_MONITOR_LABELS, sort_keys=True)),
         "rule_labels": quote(json.dumps(monitoring_rules.RULE_LABELS, sort_keys=True)),
         "fix": quote(FIX),
+        "fields": _go_words(network_rules.FIELDS),
+        "opens": " ".join(f"{quote(k)} {quote(v)}" for k, v in network_rules.OPENS.items()),
         **sizing.template_constants(),
     }
 

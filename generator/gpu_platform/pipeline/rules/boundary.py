@@ -1,4 +1,4 @@
-"""Rules for the tenant boundary: egress that opens everything, and GPU resources no quota counts.
+"""Rules for the tenant boundary: GPU resources no quota counts.
 
 A tenant's ResourceQuota counts the GPU resources the pools advertise (``nvidia.com/gpu`` and
 each pool's ``gpuResources``: MIG profiles, shared GPUs), and the admission policies refuse any
@@ -16,7 +16,6 @@ import yaml
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import get_path
-from gpu_platform.pipeline.model.kube import covers_everything
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 from gpu_platform.upstream.store import load_yaml
@@ -29,36 +28,6 @@ def advertised_gpu_resources(values: Values) -> list[str]:
     for pool in values.platform.nodePools:
         names.extend(n for n in pool.gpuResources if n not in names)
     return names
-
-
-@rule(
-    id="tenant-egress-any",
-    summary="a tenant's egress may not open every address unless acknowledged",
-    reads=(
-        "platform.tenants[].network.egressCIDRs",
-        "platform.tenants[].network.acknowledgeAnyEgress",
-    ),
-    fmt="%s opens egress to every address, which on some network plugins includes every "
-    "tenant's pods and the platform's Prometheus; list the destinations, or set "
-    "network.acknowledgeAnyEgress: true",
-    guard="""\
-{{- range $i, $t := $tenants -}}
-{{- if not $t.network.acknowledgeAnyEgress -}}
-{{- range $j, $cidr := $t.network.egressCIDRs -}}
-{{- if hasSuffix "/0" (toString $cidr) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.tenants[%d].network.egressCIDRs[%d]" $i $j) (toString $cidr)) -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}""",
-)
-def tenant_egress_any(ctx: Context) -> Iterable[Hit]:
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        if tenant.network.acknowledgeAnyEgress:
-            continue
-        for j, cidr in enumerate(tenant.network.egressCIDRs):
-            if covers_everything(cidr):
-                yield Hit(("platform", "tenants", i, "network", "egressCIDRs", j), (cidr,))
 
 
 @rule(
