@@ -422,6 +422,8 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/1", "128.0.0.0/1"]}
     ),
     "cidr-network": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.1/8", "2001:db8::1/32"]}),
+    "tenant-defaults-within-max": lambda d: _tenant(d, limits={"max": {"memory": "8Gi"}}),
+    "tenant-cpu-limit-default": lambda d: _tenant(d, limits={"default": {"cpu": None}}),
     "tenant-ranges-narrow": lambda d: _tenant(
         d, network={"apiServerCIDRs": ["10.0.0.0/16"], "dnsCIDRs": ["2001:db8::/48"]}
     ),

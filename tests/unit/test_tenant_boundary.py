@@ -320,8 +320,74 @@ class TestDefaults:
         ) == ("200Gi", "1Ti", 20)
         assert tenant.limits.default.memory == "16Gi"
         assert tenant.limits.default.ephemeralStorage == "20Gi"
-        assert tenant.limits.default.cpu is None
+        # limits are capped too: a default CPU limit (the quota counts limits.cpu), and the
+        # largest a container may set
+        assert tenant.limits.default.cpu == "4"
+        assert (tenant.limits.max.cpu, tenant.limits.max.memory) == ("32", "64Gi")
+        assert (tenant.quota.limitsCpu, tenant.quota.limitsMemory) == ("64", "256Gi")
+        assert (tenant.quota.services, tenant.quota.daskClusters, tenant.quota.pods) == (
+            20,
+            10,
+            100,
+        )
         assert tenant.network.acknowledgeAnyEgress is False
+        assert tenant.network.acknowledgeWideRanges is False
         platform = Values.model_validate({}).platform
         assert platform.admission.enabled is True and platform.admission.required is False
+        assert platform.admission.maxTenantPriority == 0
         assert platform.nodePools[0].gpuResources == ["nvidia.com/gpu"]
+
+
+class TestCeilings:
+    def test_defaults_above_the_largest_limits_are_refused(self, write_values):
+        out = problems(
+            write_values,
+            "platform:\n  tenants:\n    - name: a\n      limits: {max: {cpu: '2', memory: 8Gi}}\n",
+        )
+        assert [line.split(": ", 1)[1] for line in out] == [
+            "platform.tenants[0].limits.default.cpu: 4 is above the largest limit 2 "
+            "(platform.tenants[0].limits.max.cpu), so the API server refuses the tenant's "
+            "LimitRange; lower the default or raise the largest limit",
+            "platform.tenants[0].limits.default.memory: 16Gi is above the largest limit 8Gi "
+            "(platform.tenants[0].limits.max.memory), so the API server refuses the tenant's "
+            "LimitRange; lower the default or raise the largest limit",
+        ]
+
+    def test_a_cpu_ceiling_needs_a_default_cpu_limit(self, write_values):
+        (out,) = problems(
+            write_values,
+            "platform:\n  tenants:\n    - name: a\n      limits: {default: {cpu: null}, "
+            "max: {cpu: null}}\n",
+        )
+        assert out.endswith(
+            "platform.tenants[0].limits.default.cpu: is null, but quota.limitsCpu makes every "
+            "container need a CPU limit, so the API server would refuse each pod that sets "
+            "none; give limits.default.cpu a value, or set quota.limitsCpu to null too"
+        )
+        path = write_values(
+            "platform:\n  tenants:\n    - name: a\n      quota: {limitsCpu: null}\n"
+            "      limits: {default: {cpu: null}, max: {cpu: null}}\n"
+        )
+        check_files([path])
+
+    def test_mig_and_shared_quotas_beyond_the_pools_warn(self, write_values):
+        path = write_values(
+            "platform:\n  nodePools:\n    - name: a100\n      gpusPerNode: 8\n      maxNodes: 2\n"
+            "      gpuResources: [nvidia.com/gpu, nvidia.com/mig-3g.40gb, nvidia.com/gpu.shared]\n"
+            "  tenants:\n    - name: a\n      quota: {gpuResources: {nvidia.com/mig-3g.40gb: 33, "
+            "nvidia.com/gpu.shared: 64}}\n"
+            "gpu-operator:\n  mig: {strategy: mixed}\n  devicePlugin:\n    config:\n"
+            "      name: sharing\n      data:\n        any: |\n          version: v1\n"
+            "          sharing:\n            timeSlicing:\n              renameByDefault: true\n"
+            "              resources:\n              - {name: nvidia.com/gpu, replicas: 4}\n"
+        )
+        found = [
+            p.message
+            for p in check_files([path]).warnings
+            if p.rule == "gpu-resource-quota-beyond-pools"
+        ]
+        # 2 nodes x 8 GPUs: 2 instances of a 3-slice profile each (32), 4 replicas each (64)
+        assert found == [
+            'tenant "a": quota of 33 nvidia.com/mig-3g.40gb but the tenant\'s pools can have '
+            "at most 32 (2 per GPU: 3 of its 7 slices each)"
+        ]

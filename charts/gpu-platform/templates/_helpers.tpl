@@ -268,7 +268,7 @@ one item, generated from the values model, and the named helper that fills them 
 
 
 {{- define "gpu-platform.defaults.tenants" -}}
-{"groups": [], "limits": {"default": {"cpu": null, "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}}, "network": {"acknowledgeAnyEgress": false, "acknowledgeWideRanges": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": [], "widestPrefix": {"ipv4": 24, "ipv6": 64}}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "storage": "1Ti"}, "users": []}
+{"groups": [], "limits": {"default": {"cpu": "4", "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}, "max": {"cpu": "32", "memory": "64Gi"}}, "network": {"acknowledgeAnyEgress": false, "acknowledgeWideRanges": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": [], "widestPrefix": {"ipv4": 24, "ipv6": 64}}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "daskClusters": 10, "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "limitsCpu": "64", "limitsMemory": "256Gi", "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "services": 20, "storage": "1Ti"}, "users": []}
 {{- end -}}
 
 {{- /* $ -> {"items": [...]}: .Values.platform.tenants with each item's defaults filled in. */ -}}

@@ -227,6 +227,7 @@ def _fixed_files(*, compact: bool) -> dict[str, str]:
         "mig_prefix": facts.MIG_RESOURCE_PREFIX,
         "shared_suffix": facts.SHARED_SUFFIX,
         "admission_group": facts.ADMISSION_API_GROUP,
+        "dask_clusters": facts.DASK_CLUSTERS_RESOURCE,
         "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
         # GPU cost PromQL (pipeline/promql.py), with the Helm-time parts as template text: the
         # release's own priority classes, the workload GPU series (label mode) above 0.

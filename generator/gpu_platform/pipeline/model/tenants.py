@@ -54,7 +54,8 @@ TenantName = Annotated[
 
 
 class TenantQuota(Strict):
-    """The tenant namespace's ResourceQuota."""
+    """The tenant namespace's ResourceQuota: what the namespace may hold at once, requests and
+    limits both, and how many objects of each costly kind."""
 
     gpus: Whole = Field(
         4, ge=0, le=MAX_QUOTA_COUNT, description="requests.nvidia.com/gpu: GPUs in use at once."
@@ -67,6 +68,17 @@ class TenantQuota(Strict):
     )
     cpu: Quantity = Field("32", description="requests.cpu across the namespace.")
     memory: Quantity = Field("128Gi", description="requests.memory across the namespace.")
+    limitsCpu: Quantity | None = Field(
+        "64",
+        description="limits.cpu across the namespace (twice the requests: bursts, not a "
+        "second allotment); every container then needs a CPU limit, which limits.default.cpu "
+        "gives those that set none. null: CPU limits are not counted.",
+    )
+    limitsMemory: Quantity = Field(
+        "256Gi",
+        description="limits.memory across the namespace, so containers that set large limits "
+        "of their own cannot take a shared node's memory from other tenants.",
+    )
     ephemeralStorage: Quantity = Field(
         "200Gi",
         description="requests.ephemeral-storage across the namespace (node disk: logs, "
@@ -79,6 +91,20 @@ class TenantQuota(Strict):
         20, ge=0, le=MAX_QUOTA_COUNT, description="persistentvolumeclaims: claims in the namespace."
     )
     pods: Whole = Field(100, ge=1, le=MAX_QUOTA_COUNT, description="Pods in the namespace.")
+    services: Whole = Field(
+        20,
+        ge=0,
+        le=MAX_QUOTA_COUNT,
+        description="services: Services in the namespace (each Dask cluster's scheduler has "
+        "one), so one tenant cannot use up the cluster's Service IP range. LoadBalancer and "
+        "NodePort Services are quota'd at 0.",
+    )
+    daskClusters: Whole = Field(
+        10,
+        ge=0,
+        le=MAX_QUOTA_COUNT,
+        description="count/daskclusters.kubernetes.dask.org: DaskClusters in the namespace.",
+    )
 
 
 class TenantRequests(Strict):
@@ -89,9 +115,11 @@ class TenantRequests(Strict):
 
 class TenantLimitDefaults(Strict):
     cpu: Quantity | None = Field(
-        None,
-        description="Default CPU limit; null (the default): none, so pods are not "
-        "throttled below what the node has free.",
+        "4",
+        description="Default CPU limit, for containers that set none (quota.limitsCpu and "
+        "limits.max.cpu need every container to have one); a container that needs more sets "
+        "its own, up to limits.max.cpu. null: none (then quota.limitsCpu and limits.max.cpu "
+        "must be null too).",
     )
     memory: Quantity = Field(
         "16Gi",
@@ -107,8 +135,20 @@ class TenantLimitDefaults(Strict):
     )
 
 
+class TenantLimitMax(Strict):
+    cpu: Quantity | None = Field(
+        "32", description="Largest CPU limit a container may set; null: no ceiling."
+    )
+    memory: Quantity | None = Field(
+        "64Gi",
+        description="Largest memory limit a container may set, so one container cannot take a "
+        "shared GPU node's memory from every other pod on it; null: no ceiling.",
+    )
+
+
 class TenantLimits(Strict):
-    """The tenant namespace's LimitRange: defaults for containers that set nothing."""
+    """The tenant namespace's LimitRange: defaults for containers that set nothing, and the
+    largest limits a container may set."""
 
     defaultRequest: TenantRequests = Field(
         default_factory=lambda: TenantRequests(cpu="500m", memory="1Gi", ephemeralStorage="1Gi"),
@@ -117,6 +157,11 @@ class TenantLimits(Strict):
     default: TenantLimitDefaults = Field(
         default_factory=TenantLimitDefaults,
         description="Limits given to containers that set none.",
+    )
+    max: TenantLimitMax = Field(
+        default_factory=TenantLimitMax,
+        description="Per container, the largest limits (LimitRange max): a container without "
+        "a limit for one of them is refused, so the defaults above must set it.",
     )
 
 
@@ -214,4 +259,13 @@ class Admission(Strict):
         False,
         description="Fail the install when the cluster serves no ValidatingAdmissionPolicy "
         "API, instead of installing without the policies.",
+    )
+    maxTenantPriority: Whole = Field(
+        facts.RUNGS["user"].value,
+        ge=facts.RUNGS["user"].value,
+        le=1_000_000_000,
+        description="The highest pod priority a tenant's pods may have (what their "
+        "PriorityClass resolves to): the user rung of the ladder, so no tenant can preempt "
+        "another's GPU pods with a class of its own choosing. A cluster whose default "
+        "PriorityClass is higher must raise this.",
     )

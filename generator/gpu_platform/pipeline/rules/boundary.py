@@ -111,7 +111,28 @@ def mig_mixed_needs_pools(ctx: Context) -> Iterable[Hit]:
         yield Hit(("gpu-operator", "mig", "strategy"), at=("gpu-operator",))
 
 
-def _sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
+def shared_replicas(values: Values) -> dict[str, int]:
+    """<name>.shared -> the most replicas per GPU any device plugin sharing config of the
+    gpu-operator block gives it (time-slicing or MPS with renameByDefault)."""
+    out: dict[str, int] = {}
+    block = values.subchart("gpu-operator").model_extra or {}
+    for _key, config in sharing_configs(block):
+        sharing = config.get("sharing") if isinstance(config, dict) else None
+        for mode in ("timeSlicing", "mps"):
+            spec = sharing.get(mode) if isinstance(sharing, dict) else None
+            if not isinstance(spec, dict) or spec.get("renameByDefault") is not True:
+                continue
+            entries = spec.get("resources")
+            for entry in entries if isinstance(entries, list) else []:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                replicas = entry.get("replicas") if isinstance(entry, dict) else None
+                if isinstance(name, str) and isinstance(replicas, int) and replicas > 0:
+                    shared = f"{name}{facts.SHARED_SUFFIX}"
+                    out[shared] = max(out.get(shared, 0), replicas)
+    return out
+
+
+def sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
     """(data key, parsed config) of the device plugin configs the gpu-operator block creates."""
     found, data = get_path(block, ("devicePlugin", "config", "data"))
     out: list[tuple[str, Any]] = []
@@ -157,7 +178,7 @@ def shared_gpus_need_pools(ctx: Context) -> Iterable[Hit]:
         return
     block = ctx.values.subchart("gpu-operator").model_extra or {}
     advertised = advertised_gpu_resources(ctx.values)
-    for key, config in _sharing_configs(block):
+    for key, config in sharing_configs(block):
         sharing = config.get("sharing") if isinstance(config, dict) else None
         for mode in ("timeSlicing", "mps"):
             spec = sharing.get(mode) if isinstance(sharing, dict) else None
