@@ -110,12 +110,17 @@ def _with_nulls(paths: list[Path_]) -> dict[str, Any]:
     return data
 
 
-def _tool_paths(data: dict[str, Any]) -> set[str]:
-    """The dotted paths `gpu-platform validate` refuses (empty: accepted)."""
+def _tool_paths(data: dict[str, Any], *, by_rules: bool | None = None) -> set[str]:
+    """The dotted paths `gpu-platform validate` refuses (empty: accepted); ``by_rules``: only
+    the catalogue's (True) or only the model's (False)."""
     try:
         check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
     except ValuesInvalid as exc:
-        return {p.path for p in exc.problems if p.severity == "error"}
+        return {
+            p.path
+            for p in exc.problems
+            if p.severity == "error" and (by_rules is None or bool(p.rule) == by_rules)
+        }
     return set()
 
 
@@ -128,8 +133,13 @@ def _prefixes(path: Path_) -> list[Path_]:
 
 
 def _helm_paths(stderr: str, major: int) -> set[Path_]:
-    """The paths Helm's schema check names: a missing property or a value at a path."""
+    """The paths Helm's schema check names (a missing property or a value at a path), or the
+    guard's (its "  - path: message" lines)."""
     out: set[Path_] = set()
+    if "these values are inconsistent" in stderr:
+        for where in re.findall(r"^  - ([^:\s]+): ", stderr, flags=re.MULTILINE):
+            out.add(tuple(_step(a or b) for a, b in re.findall(r"([^.\[\]]+)|\[(\d+)\]", where)))
+        return out
     if major == 3:
         for where, rest in re.findall(r"^- ([^:\n]*): (.*)$", stderr, flags=re.MULTILINE):
             base = tuple(_step(s) for s in where.split(".")) if where != "(root)" else ()
@@ -217,7 +227,13 @@ def test_plain_helm_refuses_every_null_the_tool_refuses(
     # resolved,
     # those it refuses must each be named by Helm (or a path of their item, for unions).
     in_items = [p for p, _ in keys if any(isinstance(s, int) for s in p)]
-    alone = {p: _tool_named(p, _tool_paths(_with_nulls([p]))) for p in in_items}
+    # each judged alone: refused by the model (the schema's twin), by a rule (the guard's), or
+    # accepted; a file of each kind per depth, since Helm's schema check stops before the guard
+    alone: dict[Path_, str] = {}
+    for p in in_items:
+        data = _with_nulls([p])
+        typed = _tool_named(p, _tool_paths(data, by_rules=False))
+        alone[p] = "typed" if typed else "rule" if _tool_named(p, _tool_paths(data)) else ""
     for depth in sorted({len(p) for p in in_items}):
         ok = [p for p in in_items if len(p) == depth and not alone[p]]
         if ok:
@@ -228,13 +244,13 @@ def test_plain_helm_refuses_every_null_the_tool_refuses(
             values.write_text(json.dumps(data))
             helm.template(guard_chart, [values], major=major, env=isolated_env(tmp_path / "h"))
             accepted += len(ok)
-        bad = [p for p in in_items if len(p) == depth and alone[p]]
-        if bad:
-            named = _helm_paths(
-                _helm_refusal(guard_chart, _with_nulls(bad), major, tmp_path), major
-            )
-            assert sorted(dotted(p) for p in bad if not _named(p, named)) == [], depth
-            refused += len(bad)
+        for kind in ("typed", "rule"):
+            bad = [p for p in in_items if len(p) == depth and alone[p] == kind]
+            if bad:
+                stderr = _helm_refusal(guard_chart, _with_nulls(bad), major, tmp_path)
+                named = _helm_paths(stderr, major)
+                assert sorted(dotted(p) for p in bad if not _named(p, named)) == [], (depth, kind)
+                refused += len(bad)
     COUNTS[f"helm{major} nulls refused by both"] += refused
     COUNTS[f"helm{major} nulls accepted by both"] += accepted
     assert refused > 100 and accepted > 5
@@ -265,17 +281,23 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
     built_chart: tuple[int, Path], chart_repo, tmp_path: Path
 ) -> None:
     """Every key the platform derives in a subchart block, set to null: Helm deletes it and
-    the subchart's own default comes back, which the guard refuses by name; a whole subchart
-    block set to null loses its ``enabled``, which the schema refuses."""
+    the subchart's own default comes back, which the guard refuses by name; the tool refuses
+    it too, but for the lists it merges its entries into (tolerations, the exporter's env),
+    where a null is Helm's "delete this key" and the tool writes the platform's entries
+    (`gpu-platform values` repairs it; the plain path refuses). A whole subchart block set to
+    null loses its ``enabled``, which the schema refuses."""
     major, chart = built_chart
     derived = [(d.chart, *d.path) for d in DERIVATIONS]
+    merged = {dotted((d.chart, *d.path)) for d in DERIVATIONS if d.merged}
     data = _with_nulls([])
     for path in derived:
         node = data
         for step in path[:-1]:
             node = node.setdefault(step, {})
         node[path[-1]] = None
-    assert sorted(dotted(p) for p in derived if dotted(p) not in _tool_paths(data)) == []
+    tool = _tool_paths(data)
+    assert sorted(dotted(p) for p in derived if (dotted(p) in tool) == (dotted(p) in merged)) == []
+    assert merged
     values = tmp_path / "derived.yaml"
     values.write_text(json.dumps(data))
     with pytest.raises(helm.HelmError) as refused:
@@ -290,7 +312,19 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
         helm.template(chart, [values], major=major, env=chart_repo.env())
     named = _helm_paths(refused.value.stderr, major)
     assert {(name, "enabled") for name in registry.NAMES} <= named
-    COUNTS[f"helm{major} nulls refused by both"] += len(derived) + len(blocks)
+    # the merged lists alone: what `gpu-platform values` writes for them renders
+    only_merged = {"platform": copy.deepcopy(BASE["platform"])}
+    for d in DERIVATIONS:
+        if d.merged:
+            node = only_merged.setdefault(d.chart, {})
+            for step in d.path[:-1]:
+                node = node.setdefault(step, {})
+            node[d.path[-1]] = None
+    resolved = check_data(LoadedValues(only_merged, Origins(), [])).resolved
+    values.write_text(json.dumps(resolved))
+    helm.template(chart, [values], major=major, env=chart_repo.env())
+    COUNTS[f"helm{major} nulls refused by both"] += len(derived) - len(merged) + len(blocks)
+    COUNTS[f"helm{major} nulls the tool repairs, plain Helm refuses"] += len(merged)
 
 
 def _null_somewhere(data: dict[str, Any], draw: st.DrawFn) -> dict[str, Any]:
