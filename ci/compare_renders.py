@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_platform import helm
+from gpu_platform import archives, helm
 from gpu_platform.errors import HelmError
 from gpu_platform.ops import template as template_ops
-from gpu_platform.pipeline.emit.chart import dump_yaml
+from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.emit.helmyaml import dump_yaml
 from gpu_platform.publish import dependencies
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +54,7 @@ def extract(ref: str, dest: Path) -> Path:
         capture_output=True,
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+        archives.extract(tar, dest)
     return dest / CHART
 
 
@@ -101,7 +102,9 @@ def render(chart: Path, values: Path | None, work: Path, major: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("base_ref", help="git ref whose committed chart is the baseline")
-    parser.add_argument("--helm", type=int, choices=(3, 4), default=3)
+    parser.add_argument(
+        "--helm", type=int, choices=facts.HELM_MAJORS, default=facts.DEFAULT_HELM_MAJOR
+    )
     parser.add_argument("--allow-label", action="append", default=None, metavar="KEY")
     args = parser.parse_args(argv)
     allowed = tuple(args.allow_label) if args.allow_label else DEFAULT_ALLOWED

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from gpu_platform import helm
 from gpu_platform.cli import main
-from gpu_platform.pipeline.emit.chart import helm_only_yaml
+from gpu_platform.pipeline.emit.helmyaml import helm_only_yaml
 from gpu_platform.pipeline.emit.values import values_yaml
 from gpu_platform.pipeline.run import check_files
 from hypothesis import HealthCheck, example, given, settings

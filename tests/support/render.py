@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 from gpu_platform import helm
-from gpu_platform.pipeline.emit.chart import dump_yaml
+from gpu_platform.pipeline.emit.helmyaml import dump_yaml
 from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.run import check_data, check_files
 from gpu_platform.publish import dependencies

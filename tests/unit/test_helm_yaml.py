@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 import yaml as pyyaml
 from gpu_platform.cli import main
-from gpu_platform.pipeline.emit.chart import helm_only_yaml
-from gpu_platform.pipeline.emit.helmyaml import ambiguous, dump, float_text, flow
+from gpu_platform.pipeline.emit.helmyaml import ambiguous, dump, float_text, flow, helm_only_yaml
 from gpu_platform.pipeline.run import check_defaults
 from yamllint import linter
 from yamllint.config import YamlLintConfig

@@ -65,7 +65,7 @@ rules compare requests with limits this way (pipeline/quantity.py is the tool's 
 {{- define "gpu-platform.quantity" -}}
 {{- $q := toString . -}}
 {{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "n" 0.000000001 "u" 0.000001 "m" 0.001 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 -}}
-{{- $suffix := regexFind "([KMGTPE]i|[numkMGTPE])$" $q -}}
+{{- $suffix := regexFind "(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)$" $q -}}
 {{- mulf (float64 (trimSuffix $suffix $q)) (get $units $suffix | default 1.0) -}}
 {{- end -}}
 
@@ -148,20 +148,22 @@ writes them (1000000, 0.5, 1e+21; gofmt.json_number is the tool's side), never %
 {{- if kindIs "string" . -}}{{ . }}{{- else -}}{{ toJson . }}{{- end -}}
 {{- end -}}
 
+{{- /* {"namespace": ..., "pod": ...}: the labels that carry a workload pod's namespace and
+name on its DCGM series in this release's platform.monitoring.dcgmLabelMode (facts.DCGM_LABELS). */ -}}
+{{- define "gpu-platform.dcgmLabels" -}}
+{{- $table := dict "honorLabels" (list "namespace" "pod") "exported" (list "exported_namespace" "exported_pod") -}}
+{{- $labels := index $table (toString .Values.platform.monitoring.dcgmLabelMode) -}}
+{{- toJson (dict "namespace" (index $labels 0) "pod" (index $labels 1)) -}}
+{{- end -}}
+
 {{- define "gpu-platform.durationMs" -}}
 {{- $d := toString . -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 -}}
 {{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h|d|w)$" $d) -}}
 {{- fail (printf "gpu-platform: %q is not a duration like 1s, 500ms or 2m" $d) -}}
 {{- end -}}
 {{- $n := regexFind "^[0-9]+" $d | int -}}
-{{- $unit := trimPrefix (toString $n) $d -}}
-{{- if eq $unit "ms" -}}{{ $n }}
-{{- else if eq $unit "s" -}}{{ mul $n 1000 }}
-{{- else if eq $unit "m" -}}{{ mul $n 60000 }}
-{{- else if eq $unit "h" -}}{{ mul $n 3600000 }}
-{{- else if eq $unit "d" -}}{{ mul $n 86400000 }}
-{{- else -}}{{ mul $n 604800000 }}
-{{- end -}}
+{{- mul $n (get $units (trimPrefix (toString $n) $d)) -}}
 {{- end -}}
 
 {{- /* The restricted Pod Security Standard container context; every container uses it. */ -}}
@@ -248,7 +250,7 @@ call the named helper of their list below, never this one. */ -}}
 one item, generated from the values model, and the named helper that fills them in. */ -}}
 
 {{- define "gpu-platform.defaults.nodePools" -}}
-{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "imageStreaming": false, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
 {{- end -}}
 
 {{- /* $ -> {"items": [...]}: .Values.platform.nodePools with each item's defaults filled in. */ -}}

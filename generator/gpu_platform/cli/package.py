@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from gpu_platform.cli import common
+from gpu_platform.pipeline import facts
 
 DESCRIPTION = (
     "Builds the chart archive that installs without `helm repo add`: the "
@@ -31,7 +32,13 @@ def arguments(p: argparse.ArgumentParser) -> None:
         default="auto",
         help="real charts from their repositories, stand-ins (offline), or auto",
     )
-    p.add_argument("--helm", type=int, choices=(3, 4), default=3, help="helm major to use")
+    p.add_argument(
+        "--helm",
+        type=int,
+        choices=facts.HELM_MAJORS,
+        default=facts.DEFAULT_HELM_MAJOR,
+        help="helm major to use",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

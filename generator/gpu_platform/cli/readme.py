@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from gpu_platform.errors import GpuPlatformError
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import facts, registry
 from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.pins import lock
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.rules.catalogue import Rule
 
 REGISTRY = "oci://registry.example.com/charts"
-RELEASE = "gpu-platform"
-NAMESPACE = "gpu-platform"
+RELEASE = facts.DEFAULT_RELEASE
+NAMESPACE = facts.DEFAULT_NAMESPACE
 
 
 def _block(name: str) -> re.Pattern[str]:

@@ -138,10 +138,6 @@ class Document:
             line, column = self._base + row, col + 1
         return line, column
 
-    def line_of(self, path: PathKey) -> int:
-        """1-based file line of the deepest part of ``path`` present in the source."""
-        return self.position_of(path)[0]
-
 
 def _chunks(text: str) -> Iterator[tuple[int, str]]:
     """(first line, text) of each ``---``-separated piece; a leading comment block joins the

@@ -38,8 +38,10 @@ from gpu_platform.errors import (
     UsageError,
     ValuesInvalid,
 )
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.emit import metadata
-from gpu_platform.pipeline.emit.chart import chart_files, helm_only_yaml, write_chart
+from gpu_platform.pipeline.emit.chart import chart_files, write_chart
+from gpu_platform.pipeline.emit.helmyaml import helm_only_yaml
 from gpu_platform.pipeline.load import LoadedValues, Origins, merge_into, parse_text, read_file
 from gpu_platform.pipeline.run import Checked, check_data
 from gpu_platform.pipeline.setvalues import SetArg
@@ -47,8 +49,8 @@ from gpu_platform.pipeline.setvalues import apply as apply_sets
 from gpu_platform.publish import dependencies
 from gpu_platform.writes import WriteRefused, check_target, replace_tree
 
-DEFAULT_RELEASE = metadata.NAME
-DEFAULT_NAMESPACE = metadata.NAME
+DEFAULT_RELEASE = facts.DEFAULT_RELEASE
+DEFAULT_NAMESPACE = facts.DEFAULT_NAMESPACE
 # Written into an --output-dir beside the manifests: the files this tool put there.
 OUTPUT_MARKER = ".gpu-platform-template.json"
 # What `helm get values` prints above the YAML (without -o yaml; with --all).

@@ -27,7 +27,6 @@ from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.pools import NodePool, PrepullImage
 from gpu_platform.pipeline.model.tenants import Tenant
 
-COMPONENT_LABEL = "app.kubernetes.io/component"
 HELPER_PREFIX = "gpu-platform."
 
 

@@ -13,7 +13,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.pipeline import registry, sizing
+from gpu_platform.pipeline import facts, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.gofmt import json_number
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
@@ -65,9 +65,7 @@ def scrape_timeout(values: Values) -> str:
 
 def pod_labels(values: Values) -> tuple[str, str]:
     """The namespace and pod label names DCGM series carry in this label mode."""
-    if values.platform.monitoring.dcgmLabelMode == "honorLabels":
-        return "namespace", "pod"
-    return "exported_namespace", "exported_pod"
+    return facts.DCGM_LABELS[values.platform.monitoring.dcgmLabelMode]
 
 
 def metrics_query(signal: GpuSignal, scrape_interval: str) -> str:

@@ -10,12 +10,32 @@ rules, simulate and the tests import them. A fact stated twice drifts; state it 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
+
+# The chart's name, also the release name and namespace a command assumes when none is given.
+CHART_NAME = "gpu-platform"
+DEFAULT_RELEASE = CHART_NAME
+DEFAULT_NAMESPACE = CHART_NAME
+
+# The Helm majors the chart and the tool support (and the tests render with); the default one.
+HELM_MAJORS = (3, 4)
+DEFAULT_HELM_MAJOR = 3
 
 # Kubernetes versions: the oldest the chart supports (Chart.yaml's kubeVersion; the tests render
 # for it) and the one offline renders assume by default (and the tests render for too).
 MIN_KUBE_VERSION = "1.29"
 TARGET_KUBE_VERSION = "1.33"
+
+# How a workload pod's labels survive the DCGM scrape (platform.monitoring.dcgmLabelMode), and
+# the (namespace, pod) label names its GPU series then carry: honorLabels keeps the exporter's
+# own pod/namespace; exported keeps Prometheus' target labels and the exporter's as exported_*.
+# The model, the adapter rules, the recording rules, the dashboards and the guard read this.
+DcgmLabelMode = Literal["honorLabels", "exported"]
+DCGM_LABELS: dict[str, tuple[str, str]] = {
+    "honorLabels": ("namespace", "pod"),
+    "exported": ("exported_namespace", "exported_pod"),
+}
+assert tuple(DCGM_LABELS) == get_args(DcgmLabelMode)
 
 # Labels every GPU node pool and tenant namespace carries; `gpu-platform nodepool` creates the
 # nodes with the pool label, the chart selects and tolerates by it.
@@ -92,11 +112,6 @@ PLATFORM_RUNGS = ("placeholder", "prepuller")
 def platform_priority_classes(fullname: str) -> tuple[str, ...]:
     """The exact PriorityClass names of the platform's own pods for one release."""
     return tuple(f"{fullname}-{rung}" for rung in PLATFORM_RUNGS)
-
-
-def is_platform_priority_class(name: str) -> bool:
-    """Whatever the release: does this PriorityClass mark one of the platform's own pods?"""
-    return any(name.endswith(f"-{rung}") for rung in PLATFORM_RUNGS)
 
 
 # The same predicate for queries that cannot know the release (report, dashboards): the class

@@ -188,8 +188,3 @@ def to_json(data: Any) -> str:
     if isinstance(data, list | tuple):
         return "[" + ",".join(to_json(v) for v in data) + "]"
     raise TypeError(f"no JSON form for {type(data).__name__}")
-
-
-def go_string_literal(fmt: str) -> str:
-    """A format string as a Go template string literal (for ``printf`` in the guard)."""
-    return quote(fmt)

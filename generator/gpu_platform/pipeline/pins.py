@@ -24,7 +24,3 @@ def lock() -> Lock:
         return read_lock(REPO_LOCK)
     packaged = resources.files("gpu_platform") / "upstream" / "Chart.lock"
     return read_lock(Path(str(packaged)))
-
-
-def pinned_version(chart: str) -> str:
-    return lock().by_name(chart).version

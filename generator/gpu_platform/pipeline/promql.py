@@ -81,22 +81,28 @@ def busy_by_namespace(busy_workload_gpus: str) -> str:
     return f"count by (namespace) ({busy_workload_gpus})"
 
 
+# The series the gpu-cost group records (the dashboards read them by these names).
+PAID_SUM = "cluster:gpus_paid:sum"
+ALLOCATED_BY_NAMESPACE = "namespace:gpus_allocated:sum"
+ALLOCATED_SUM = "cluster:gpus_allocated:sum"
+BUSY_BY_NAMESPACE = "namespace:gpus_busy:count"
+BUSY_COUNT = "cluster:gpus_busy:count"
+ALLOCATION_RATIO = "cluster:gpu_allocation:ratio"
+BUSY_RATIO = "cluster:gpu_busy:ratio"
+OVERHEAD_RATIO = "cluster:gpu_overhead:ratio"
+
+
 def cost_rules(platform: str, busy_workload_gpus: str) -> list[tuple[str, str]]:
     """The PrometheusRule's gpu-cost group: (recorded series, expression). Overhead = (paid -
     allocated) / paid, as in report and simulate."""
+    paid = f"({PAID_SUM} > 0)"
     return [
-        ("cluster:gpus_paid:sum", PAID),
-        ("namespace:gpus_allocated:sum", allocated_by_namespace(platform)),
-        ("cluster:gpus_allocated:sum", "sum(namespace:gpus_allocated:sum) or vector(0)"),
-        ("namespace:gpus_busy:count", busy_by_namespace(busy_workload_gpus)),
-        ("cluster:gpus_busy:count", BUSY),
-        (
-            "cluster:gpu_allocation:ratio",
-            "cluster:gpus_allocated:sum / (cluster:gpus_paid:sum > 0)",
-        ),
-        ("cluster:gpu_busy:ratio", "cluster:gpus_busy:count / (cluster:gpus_paid:sum > 0)"),
-        (
-            "cluster:gpu_overhead:ratio",
-            "(cluster:gpus_paid:sum - cluster:gpus_allocated:sum) / (cluster:gpus_paid:sum > 0)",
-        ),
+        (PAID_SUM, PAID),
+        (ALLOCATED_BY_NAMESPACE, allocated_by_namespace(platform)),
+        (ALLOCATED_SUM, f"sum({ALLOCATED_BY_NAMESPACE}) or vector(0)"),
+        (BUSY_BY_NAMESPACE, busy_by_namespace(busy_workload_gpus)),
+        (BUSY_COUNT, BUSY),
+        (ALLOCATION_RATIO, f"{ALLOCATED_SUM} / {paid}"),
+        (BUSY_RATIO, f"{BUSY_COUNT} / {paid}"),
+        (OVERHEAD_RATIO, f"({PAID_SUM} - {ALLOCATED_SUM}) / {paid}"),
     ]

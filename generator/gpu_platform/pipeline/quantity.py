@@ -13,12 +13,24 @@ import re
 from decimal import Decimal
 from typing import Any
 
-_QUANTITY = re.compile(
-    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?"
-)
+# The grammar, once: a number, then a binary suffix (powers of 1024), a decimal suffix (powers
+# of ten) or an exponent. The model's schema pattern (unsigned: every quantity the values hold is
+# an amount), this parser (signed: manifests for lint and diff) and the guard's quantity helper
+# (the suffix factors, through the template context) are all built from it.
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+SUFFIX_FACTORS: dict[str, Decimal] = {
+    **{s: Decimal(1024) ** p for s, p in _BINARY.items()},
+    **{s: Decimal(1).scaleb(p) for s, p in _DECIMAL.items()},
+}
+NUMBER = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)"
+_BINARY_SUFFIX = "[" + "".join(s[0] for s in _BINARY) + "]i"
+_DECIMAL_SUFFIX = "[" + "".join(_DECIMAL) + "]"
+# values.schema.json's and the model's pattern: no sign but an optional '+'.
+PATTERN = rf"^\+?{NUMBER}(({_BINARY_SUFFIX})|{_DECIMAL_SUFFIX}|([eE][+-]?{NUMBER}))?$"
+_QUANTITY = re.compile(
+    rf"(?P<number>[+-]?{NUMBER})(?P<suffix>{_BINARY_SUFFIX}|{_DECIMAL_SUFFIX}|[eE][+-]?{NUMBER})?"
+)
 
 
 def parse_quantity(value: Any) -> Decimal | None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from gpu_platform.pipeline import components
-from gpu_platform.pipeline.components import COMPONENT_LABEL, COMPONENTS
+from gpu_platform.pipeline.components import COMPONENTS
+from gpu_platform.pipeline.facts import COMPONENT_LABEL
 from gpu_platform.pipeline.model.values import Values
 from support.chartrepo import real_repos_requested
 from support.render import CHART, render_sources, scenario, scenarios

@@ -12,25 +12,14 @@ here.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import facts, sizing
-from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.cloud_requirements import requirements_table
-from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, get_path
+from gpu_platform.pipeline.emit.context import jinja_env, template_context
 from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
-from gpu_platform.pipeline.rules import hpas as hpa_rules
-from gpu_platform.pipeline.rules import monitoring as monitoring_rules
-from gpu_platform.pipeline.rules import network as network_rules
-
-FIX = (
-    "run `gpu-platform values -f <your values files> > resolved.yaml` and install with "
-    "-f resolved.yaml"
-)
+from gpu_platform.pipeline.rules.shapes import LIST_VARIABLES
 
 # What every fragment may use. The sizing lines mirror pipeline/sizing.py's formula (float64
 # arithmetic in the same order; every ceil rounds to 6 places first, see sizing.whole; tests
@@ -45,12 +34,10 @@ PRELUDE = """\
 {{- $interval := toString $mon.scrapeInterval -}}
 {{- $intervalMs := include "gpu-platform.durationMs" $interval | int -}}
 {{- $honor := eq (toString $mon.dcgmLabelMode) "honorLabels" -}}
-{{- $nsLabel := ternary "namespace" "exported_namespace" $honor -}}
-{{- $podLabel := ternary "pod" "exported_pod" $honor -}}
-{{- $pools := (include "gpu-platform.nodePools" $ | fromJson).items -}}
-{{- $tenants := (include "gpu-platform.tenants" $ | fromJson).items -}}
-{{- $hpas := (include "gpu-platform.hpas" $ | fromJson).items -}}
-{{- $signals := (include "gpu-platform.gpuSignals" $ | fromJson).items -}}
+{{- $dcgmLabels := include "gpu-platform.dcgmLabels" $ | fromJson -}}
+{{- $nsLabel := $dcgmLabels.namespace -}}
+{{- $podLabel := $dcgmLabels.pod -}}
+[[ list_variables ]]
 {{- $signalNames := list -}}
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
 {{- $anyOperatorPool := false -}}
@@ -110,58 +97,6 @@ gpu-platform-refuses-these-values: !!int {{ $refusal | toJson }}
 """
 
 
-def _go_words(words: tuple[str, ...]) -> str:
-    return " ".join(f'"{w}"' for w in words)
-
-
-def _operator_defaults() -> dict[str, Any]:
-    """gpu-operator's defaults for the keys the cloud rules read: the guard uses them where
-    the merged values lack a key, so it judges alike with or without the subcharts loaded."""
-    keys = {key for wants in requirements_table().values() for key in wants}
-    out = {}
-    for key in sorted(keys):
-        found, value = get_path(upstream.defaults("gpu-operator"), tuple(key.split(".")))
-        if found:
-            out[key] = value
-    return out
-
-
-def _context() -> dict[str, Any]:
-    """Jinja variables the fragments use: the facts they must share with the Python checks."""
-    return {
-        "gib": GIB,
-        "env_name": DCGM_INTERVAL_ENV,
-        "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
-        "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),
-        "scalable_api": hpa_rules.SCALABLE_API,
-        "gpu_resource": facts.GPU_RESOURCE,
-        "mig_prefix": facts.MIG_RESOURCE_PREFIX,
-        "shared_suffix": facts.SHARED_SUFFIX,
-        "requirements": quote(json.dumps(requirements_table(), sort_keys=True)),
-        "operator_defaults": quote(json.dumps(_operator_defaults(), sort_keys=True)),
-        "dcgm_labels": quote(json.dumps(monitoring_rules.DCGM_MONITOR_LABELS, sort_keys=True)),
-        "rule_labels": quote(json.dumps(monitoring_rules.RULE_LABELS, sort_keys=True)),
-        "fix": quote(FIX),
-        "fields": _go_words(network_rules.FIELDS),
-        "opens": " ".join(f"{quote(k)} {quote(v)}" for k, v in network_rules.OPENS.items()),
-        **sizing.template_constants(),
-    }
-
-
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        variable_start_string="[[",
-        variable_end_string="]]",
-        block_start_string="[%%",
-        block_end_string="%%]",
-        comment_start_string="[#",
-        comment_end_string="#]",
-    )
-
-
 def guarded(rules: list[Rule] | None = None) -> list[Rule]:
     return [r for r in (RULES if rules is None else rules) if r.guard is not None]
 
@@ -172,8 +107,8 @@ def fragment(
     """One rule's guard, its Jinja filled in, in a scope of its own (``context``: the shared
     variables, computed once for the whole guard)."""
     assert rule.guard is not None
-    env = env or _env()
-    context = context if context is not None else _context()
+    env = env or jinja_env()
+    context = context if context is not None else template_context()
     body = env.from_string(rule.guard).render(fmt=quote("%s: " + rule.fmt), **context)
     return (
         f"{{{{- /* rule {rule.id}: {rule.summary.replace('*/', '* /')} */ -}}}}\n"
@@ -183,8 +118,8 @@ def fragment(
 
 def validate_yaml(header: str) -> str:
     """The whole of templates/validate.yaml."""
-    env = _env()
-    context = _context()
+    env = jinja_env()
+    context = template_context()
     doc = (
         "{{- /*\n" + header + "\n\n"
         "Install-time guard for a plain `helm install -f site.yaml`, generated from the rule\n"
@@ -192,7 +127,11 @@ def validate_yaml(header: str) -> str:
         "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
         "It renders nothing when all is well.\n*/ -}}\n"
     )
-    parts = [doc, env.from_string(PRELUDE).render(**context)]
+    lists = "\n".join(
+        f'{{{{- {var} := (include "{items.helper_name}" $ | fromJson).items -}}}}'
+        for items, var in LIST_VARIABLES.items()
+    )
+    parts = [doc, env.from_string(PRELUDE).render(list_variables=lists, **context)]
     parts += [fragment(r, env, context) for r in guarded()]
     parts.append(env.from_string(FOOTER).render(**context))
     return "".join(parts)

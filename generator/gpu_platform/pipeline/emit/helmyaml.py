@@ -33,6 +33,7 @@ import re
 import sys
 from typing import Any
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.nodes import ScalarNode
@@ -292,3 +293,37 @@ def flow(data: Any) -> str | None:
     out.append("\n")
     text = "".join(out)
     return None if _SURROGATE.search(text) else text  # no UTF-8 for those; the block writer
+
+
+# --------------------------------------------------------------------------- PyYAML's writer
+
+# libyaml's emitter where PyYAML has it (2-3x faster on a thousand tenants); the representers
+# stay Python, so both write the same YAML (libyaml escapes characters beyond the BMP).
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+    """Block style, multi-line strings as literal blocks (Artifact Hub's annotations)."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # PyYAML quotes what its YAML 1.1 resolver reads as another type; Helm's reader has more
+    # (y, n, 0o17, 08, 1e3) and line breaks PyYAML would write raw: one rule for both emitters.
+    style = scalar_style(value)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML that Helm reads back exactly: strings YAML 1.1 would read as something else
+    ("on", "017", "1.0") are quoted, multi-line strings are literal blocks."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def helm_only_yaml(data: Any) -> str:
+    """Values for a file only Helm reads (the throwaway chart's values.yaml, the values layer
+    `template` hands Helm): one flow document where it can be, else block YAML. Both read back
+    exactly the same in Helm; the flow form is 30 times faster to write."""
+    return flow(data) or dump_yaml(data)

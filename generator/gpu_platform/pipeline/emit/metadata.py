@@ -13,9 +13,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from gpu_platform.pipeline import facts
 from gpu_platform.upstream import store
 
-NAME = "gpu-platform"
+NAME = facts.CHART_NAME
 HOME = "https://github.com/gpu-platform/gpu-platform"
 SOURCES = (HOME,)
 MAINTAINERS = ({"name": "gpu-platform maintainers", "url": HOME},)

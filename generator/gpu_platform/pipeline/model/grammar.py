@@ -25,6 +25,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, WithJsonSchema
 
+from gpu_platform import excerpt
+
 # --------------------------------------------------------------------------- twins
 
 
@@ -65,9 +67,8 @@ def twin_of(func: Callable[..., Any]) -> HelmTwin | None:
 
 
 def describe_input(value: str) -> str:
-    """A refused value, printable on one line whatever it holds (repr escapes newlines)."""
-    text = ascii(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A refused value, on one line and short whatever it holds (see excerpt)."""
+    return excerpt.token(value)
 
 
 def _patterns(patterns: str | tuple[str, ...]) -> tuple[str, ...]:

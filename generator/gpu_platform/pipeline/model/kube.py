@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from gpu_platform.pipeline import quantity
 from gpu_platform.pipeline.gofmt import json_number
 from gpu_platform.pipeline.model.grammar import (
     KEY_WORDS,
@@ -46,8 +47,7 @@ PoolName = Annotated[
 ]
 # The Kubernetes quantity grammar (k8s.io/apimachinery resource.Quantity), without a minus
 # sign: every quantity here is an amount of something. 500m, 2, 1.5Gi, 16Mi, 1e3, .5.
-_NUMBER = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)"
-QUANTITY_PATTERN = rf"^\+?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?{_NUMBER}))?$"
+QUANTITY_PATTERN = quantity.PATTERN
 Quantity = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
 
 
@@ -95,7 +95,14 @@ def _whole(value: Any) -> Any:
 # A count: a whole number, written 2, 2.0 or 2e0 (all the same number to Helm).
 Whole = Annotated[int, BeforeValidator(_whole)]
 
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+DURATION_UNITS_MS = {
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+}
 
 
 def duration_ms(value: str) -> int:
@@ -104,7 +111,7 @@ def duration_ms(value: str) -> int:
     if not match:
         raise ValueError(f"{value!r} is not a duration like 1s, 500ms, 2m or 2d")
     unit = match.group(1)
-    return int(value[: -len(unit)]) * _UNIT_MS[unit]
+    return int(value[: -len(unit)]) * DURATION_UNITS_MS[unit]
 
 
 class Strict(BaseModel):

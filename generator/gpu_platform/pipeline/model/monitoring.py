@@ -10,6 +10,7 @@ from pydantic import (
     Field,
 )
 
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model.grammar import StorageClassName
 from gpu_platform.pipeline.model.kube import (
     MAX_GPUS_PER_NODE,
@@ -248,7 +249,7 @@ class Monitoring(Strict):
     evaluationInterval: Duration = Field(
         "30s", description="Rule evaluation interval; rules use >= 1m windows, so 30s is enough."
     )
-    dcgmLabelMode: Literal["honorLabels", "exported"] = Field(
+    dcgmLabelMode: facts.DcgmLabelMode = Field(
         "honorLabels",
         description=(
             "How the workload pod's labels survive the scrape: honorLabels keeps namespace/pod "

@@ -113,19 +113,21 @@ for _derivation in DERIVATIONS:
             check=_check(_derivation),
             guard=_guard(_derivation),
             tags=("derived",),
+            shape=_derivation,
         )
     )
 
 
 @rule(
     id="dcgm-exporter-interval",
+    by_hand="searches a merged env list of the subchart for one entry",
     summary=f"the DCGM exporter's `{DCGM_INTERVAL_ENV}` must equal the scrape interval (ms)",
     reads=("platform.monitoring.scrapeInterval", "gpu-operator.dcgmExporter.env"),
     fmt=f"{DCGM_INTERVAL_ENV} is %q but follows platform.monitoring.scrapeInterval (%s ms); "
     "set the scrape interval instead of this entry",
     guard="""\
 {{- range $i, $e := (dig "dcgmExporter" "env" list $gpuop) -}}
-{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ dcgm_interval_env ]]") -}}
 {{- if ne (toString (get $e "value")) (toString $intervalMs) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "gpu-operator.dcgmExporter.env[%d]" $i) (toString (get $e "value")) (toString $intervalMs)) -}}
 {{- end -}}
@@ -150,6 +152,7 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="dcgm-exporter-interval-missing",
+    by_hand="searches a merged env list of the subchart for one entry",
     summary=f"the DCGM exporter's env must set `{DCGM_INTERVAL_ENV}` (its default is 30 s)",
     reads=("gpu-operator.dcgmExporter.env",),
     fmt=f"has no {DCGM_INTERVAL_ENV}, so the exporter collects every 30 s whatever the scrape "
@@ -158,7 +161,7 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
 {{- if (index $.Values "gpu-operator").enabled -}}
 {{- $found := false -}}
 {{- range $e := (dig "dcgmExporter" "env" list $gpuop) -}}
-{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ env_name ]]") }}{{ $found = true }}{{ end -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ dcgm_interval_env ]]") }}{{ $found = true }}{{ end -}}
 {{- end -}}
 {{- if not $found -}}
 {{- $errors = append $errors (printf [[ fmt ]] "gpu-operator.dcgmExporter.env") -}}
@@ -172,6 +175,7 @@ def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="operator-tolerates-pools",
+    by_hand="Kubernetes' toleration matching over merged subchart lists",
     summary="gpu-operator's DaemonSets and the NFD workers must tolerate every pool taint",
     reads=(
         "platform.nodePools[].taints",

@@ -23,12 +23,13 @@ FAMILY = {4: ("IPv4", "ipv4"), 6: ("IPv6", "ipv6")}
 
 @rule(
     id="cidr-network",
+    by_hand="address arithmetic (the bits past the prefix) has no shape",
     summary="a tenant's CIDRs name networks, without host bits",
     reads=tuple(f"platform.tenants[].network.{f}" for f in FIELDS),
     fmt="%s has host bits set, so it means %s, not the address it names; write the network",
     guard="""\
 {{- range $i, $t := $tenants -}}
-{{- range $field := list [[ fields ]] -}}
+{{- range $field := list [[ network_fields ]] -}}
 {{- range $j, $cidr := (get $t.network $field) -}}
 {{- $c := include "gpu-platform.cidr" $cidr | fromJson -}}
 {{- if contains "1" (substr (int $c.prefix) (len $c.bits) $c.bits) -}}
@@ -51,6 +52,7 @@ def cidr_network(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="tenant-egress-any",
+    by_hand="CIDR arithmetic (which sets of ranges open every address) has no shape",
     summary="a tenant's egress may not open every address unless acknowledged (one range or "
     "several together)",
     reads=(
@@ -94,6 +96,7 @@ def tenant_egress_any(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="tenant-ranges-narrow",
+    by_hand="a prefix length compared per address family, with the family's bound",
     summary="a tenant's API-server and DNS ranges are no wider than network.widestPrefix "
     "unless acknowledged",
     reads=(
@@ -106,7 +109,7 @@ def tenant_egress_any(ctx: Context) -> Iterable[Hit]:
     "not only to the servers; list the servers' addresses, or set "
     "network.acknowledgeWideRanges: true",
     guard="""\
-{{- $opens := dict [[ opens ]] -}}
+{{- $opens := dict [[ network_opens ]] -}}
 {{- range $i, $t := $tenants -}}
 {{- if not $t.network.acknowledgeWideRanges -}}
 {{- range $field := list "apiServerCIDRs" "dnsCIDRs" -}}

@@ -22,6 +22,7 @@ def _above(request: str | None, limit: str | None) -> bool:
 
 @rule(
     id="prepuller-requests-within-limits",
+    by_hand="Kubernetes quantities compared, cpu and memory",
     summary="the prepuller's requests are not above its limits",
     reads=("platform.prepuller.resources",),
     fmt="%s is above its limit %s (%s), so the API server refuses every prepuller pod; " + FIX,
@@ -53,6 +54,7 @@ _TENANT_FIELDS = (("cpu", "cpu"), ("memory", "memory"), ("ephemeralStorage", "ep
 
 @rule(
     id="tenant-default-request-within-limit",
+    by_hand="Kubernetes quantities compared, with null limits allowed",
     summary="a tenant's default requests are not above its default limits",
     reads=("platform.tenants[].limits.defaultRequest", "platform.tenants[].limits.default"),
     fmt="%s is above the default limit %s (%s), so the API server refuses the tenant's "
@@ -85,6 +87,7 @@ def tenant_default_request_within_limit(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="tenant-defaults-within-max",
+    by_hand="quantities compared in base units (gpu-platform.quantity), two kinds of default",
     summary="a tenant's default limits and requests are not above its largest limits",
     reads=("platform.tenants[].limits.default", "platform.tenants[].limits.max"),
     fmt="%s is above the largest limit %s (%s), so the API server refuses the tenant's "
@@ -120,6 +123,7 @@ def tenant_defaults_within_max(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="tenant-cpu-limit-default",
+    by_hand="a null that matters only while another key is set; two keys name the reason",
     summary="a tenant whose quota or LimitRange caps CPU limits gives containers a default one",
     reads=(
         "platform.tenants[].quota.limitsCpu",

@@ -64,8 +64,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 rules compare requests with limits this way (pipeline/quantity.py is the tool's side). */ -}}
 {{- define "gpu-platform.quantity" -}}
 {{- $q := toString . -}}
-{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "n" 0.000000001 "u" 0.000001 "m" 0.001 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 -}}
-{{- $suffix := regexFind "([KMGTPE]i|[numkMGTPE])$" $q -}}
+{{- $units := dict[%% for suffix, factor in quantity_units.items() %%] "[[ suffix ]]" [[ factor ]][%% endfor %%] -}}
+{{- $suffix := regexFind "([[ quantity_units | join('|') ]])$" $q -}}
 {{- mulf (float64 (trimSuffix $suffix $q)) (get $units $suffix | default 1.0) -}}
 {{- end -}}
 
@@ -148,20 +148,22 @@ writes them (1000000, 0.5, 1e+21; gofmt.json_number is the tool's side), never %
 {{- if kindIs "string" . -}}{{ . }}{{- else -}}{{ toJson . }}{{- end -}}
 {{- end -}}
 
+{{- /* {"namespace": ..., "pod": ...}: the labels that carry a workload pod's namespace and
+name on its DCGM series in this release's platform.monitoring.dcgmLabelMode (facts.DCGM_LABELS). */ -}}
+{{- define "gpu-platform.dcgmLabels" -}}
+{{- $table := dict[%% for mode, labels in dcgm_labels.items() %%] "[[ mode ]]" (list "[[ labels[0] ]]" "[[ labels[1] ]]")[%% endfor %%] -}}
+{{- $labels := index $table (toString .Values.platform.monitoring.dcgmLabelMode) -}}
+{{- toJson (dict "namespace" (index $labels 0) "pod" (index $labels 1)) -}}
+{{- end -}}
+
 {{- define "gpu-platform.durationMs" -}}
 {{- $d := toString . -}}
-{{- if not (regexMatch "^[1-9][0-9]*(ms|s|m|h|d|w)$" $d) -}}
+{{- $units := dict[%% for unit, ms in duration_units_ms.items() %%] "[[ unit ]]" [[ ms ]][%% endfor %%] -}}
+{{- if not (regexMatch "^[1-9][0-9]*([[ duration_units_ms | join('|') ]])$" $d) -}}
 {{- fail (printf "gpu-platform: %q is not a duration like 1s, 500ms or 2m" $d) -}}
 {{- end -}}
 {{- $n := regexFind "^[0-9]+" $d | int -}}
-{{- $unit := trimPrefix (toString $n) $d -}}
-{{- if eq $unit "ms" -}}{{ $n }}
-{{- else if eq $unit "s" -}}{{ mul $n 1000 }}
-{{- else if eq $unit "m" -}}{{ mul $n 60000 }}
-{{- else if eq $unit "h" -}}{{ mul $n 3600000 }}
-{{- else if eq $unit "d" -}}{{ mul $n 86400000 }}
-{{- else -}}{{ mul $n 604800000 }}
-{{- end -}}
+{{- mul $n (get $units (trimPrefix (toString $n) $d)) -}}
 {{- end -}}
 
 {{- /* The restricted Pod Security Standard container context; every container uses it. */ -}}
