@@ -552,8 +552,8 @@ CASES = [
         "boundary",
         'platform:\n  tenants:\n    - {name: a, users: ["ada\\u200b@example.com"]}\n',
         "site.yaml:3:25: platform.tenants[0].users[0]: expected a name as your identity "
-        "provider issues it: no spaces, control, invisible (zero-width, bidi) or fullwidth "
-        "characters, at most 1024, got 'ada\\u200b@example.com'",
+        "provider issues it: no control, invisible (zero-width, bidi) or fullwidth "
+        "characters, no space at either end, at most 1024, got 'ada\\u200b@example.com'",
     ),
     invalid(
         "image-with-a-newline",

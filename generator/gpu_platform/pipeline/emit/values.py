@@ -160,16 +160,20 @@ def _strip_titles(node: Any) -> Any:
 
 
 def _fill_defaults(schema: dict[str, Any], defaults: Any) -> None:
-    """Give every property on the path from the root its default (default_factory included)."""
+    """Give every value on the path from the root its default (default_factory included). A
+    mapping of keys gets none of its own: its keys carry theirs, and its ``required`` says
+    which always exist (a mapping's default would repeat its whole subtree at every level,
+    and Helm stores this file in every release record)."""
     if not isinstance(defaults, dict):
         return
     for key, prop in schema.get("properties", {}).items():
         if key not in defaults:
             continue
-        if "default" not in prop:
-            prop["default"] = defaults[key]
         if "properties" in prop:
+            prop.pop("default", None)
             _fill_defaults(prop, defaults[key])
+        elif "default" not in prop:
+            prop["default"] = defaults[key]
 
 
 def _require_defaults(schema: dict[str, Any], defaults: Any) -> None:
@@ -239,10 +243,25 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 
 
 def schema_json(*, compact: bool = False) -> str:
-    """values.schema.json's text; ``compact`` for a chart only Helm reads (same schema)."""
+    """values.schema.json's text; ``compact`` for a chart only Helm reads (same schema).
+
+    The platform section, which people read and review, is indented; each subchart block
+    (upstream's key tree, machine-made) is one line. Helm stores the chart's files in every
+    release record (base64 inside gzip, where whitespace costs nearly its full size), and the
+    record must stay well under the 1 MiB of a Secret (tests/render/test_release_size.py)."""
+    schema = values_schema()
     if compact:
-        return json.dumps(values_schema(), separators=(",", ":")) + "\n"
-    return json.dumps(values_schema(), indent=1, sort_keys=False) + "\n"
+        return json.dumps(schema, separators=(",", ":")) + "\n"
+    tight = {"separators": (",", ":")}
+    props = [
+        json.dumps(key) + ": " + json.dumps(node, indent=1).replace("\n", "\n ")
+        if key == "platform"
+        else json.dumps(key) + ": " + json.dumps(node, **tight)  # type: ignore[arg-type]
+        for key, node in schema["properties"].items()
+    ]
+    head = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in schema.items() if k != "properties"]
+    body = ",\n ".join(props)
+    return "{\n" + ",\n".join([*head, '"properties": {\n ' + body + "\n}"]) + "\n}\n"
 
 
 # --------------------------------------------------------------------------- reference

@@ -229,15 +229,15 @@ IMAGE_PATTERNS = (
     rf"^{_IMAGE_NAME}(:{_TAG})?(@{_DIGEST})?$",
     rf"^[^@]{{0,255}}(:{_TAG})?(@{_DIGEST})?$",  # the name's length, at most 255
 )
+# Of references the grammar accepts: no tag and no digest (no '@', no ':' after the last '/'),
+# or the tag latest without a digest.
 IMAGE_REFUSALS = (
     Refusal(
-        rf"^{_IMAGE_NAME}$",
+        r"^([^@]*/)?[^:@/]*$",
         "image {value} has no tag; pin a version such as {raw}:1.2.3 (or a digest, "
         "{raw}@sha256:...)",
     ),
-    Refusal(
-        rf"^{_IMAGE_NAME}:latest$", "image {value} uses the moving tag 'latest'; pin a version"
-    ),
+    Refusal(r"^[^@]*:latest$", "image {value} uses the moving tag 'latest'; pin a version"),
 )
 IMAGE_MAX = 255 + 1 + 128 + 1 + 200
 # Nodes must pull what was tested: a tag or a digest, never `latest` alone.
@@ -297,12 +297,19 @@ def invisible_characters() -> list[tuple[int, int]]:
     return list(_INVISIBLE_RANGES)
 
 
-_CLASS = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in _INVISIBLE_RANGES)
-SUBJECT_PATTERN = f"^[^{_CLASS}]+$"
+def _class(ranges: list[tuple[int, int]]) -> str:
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+# A plain space may sit between words (directory groups are often named "Data Science"),
+# never at either end.
+_EDGE = _class(list(_INVISIBLE_RANGES))
+_INNER = _class([(0x0000, 0x001F), *(r for r in _INVISIBLE_RANGES if r != (0x0000, 0x0020))])
+SUBJECT_PATTERN = f"^[^{_EDGE}]([^{_INNER}]*[^{_EDGE}])?$"
 SUBJECT_MAX = 1024
 _SUBJECT_WORDS = (
-    "a name as your identity provider issues it: no spaces, control, invisible "
-    "(zero-width, bidi) or fullwidth characters, at most 1024"
+    "a name as your identity provider issues it: no control, invisible (zero-width, bidi) "
+    "or fullwidth characters, no space at either end, at most 1024"
 )
 # Kubernetes' own identities start with "system:": system:authenticated is every signed-in user,
 # system:serviceaccounts every service account, system:anonymous anyone, so binding one hands
@@ -335,7 +342,7 @@ def _not_a_system_user(value: str) -> str:
     return value
 
 
-_SUBJECT_REFUSED = ("ada\u200b@example.com", "\uff41da", "ada lovelace", "", "ada\n")
+_SUBJECT_REFUSED = ("ada\u200b@example.com", "\uff41da", " ada", "ada ", "", "ada\n", "a\tb")
 TenantUser = Annotated[
     str,
     held_to(SUBJECT_PATTERN, _SUBJECT_WORDS, SUBJECT_MAX, refused=_SUBJECT_REFUSED),
