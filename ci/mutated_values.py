@@ -225,6 +225,9 @@ def run(files: int, seed: int, majors: list[int], mode: str, show: int) -> int:
         work = Path(tmp)
         charts = {m: built(work, m, mode) for m in majors}
         for index in range(files):
+            if index and index % 50 == 0:
+                elapsed = time.monotonic() - started
+                print(f"{index} files, {elapsed:.0f} s", file=sys.stderr, flush=True)
             source, data = rng.choice(sources)
             mutated, edits = mutator.mutate(data)
             site = work / "site.yaml"
