@@ -51,7 +51,7 @@ BUDGET = (
 )
 T_USAGE = (
     "usage: gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
-    "[--show-only PATH] [--output-dir DIR] [options]\ngpu-platform template: "
+    "[--show-only PATH] [--output-dir DIR] [helm template flags] [options]\ngpu-platform template: "
 )
 D_USAGE = (
     "usage: gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
@@ -574,6 +574,21 @@ CASES = [
         ("report", "--prometheus", "ftp://x", "--start", "0", "--end", "3600"),
         "--prometheus ftp://x: expected an http:// or https:// URL, e.g. http://localhost:9090",
     ),
+    # -- init: it takes no arguments ------------------------------------------------------------
+    usage(
+        "init-with-an-argument",
+        "arguments",
+        ("init", "site.yaml"),
+        "gpu-platform: unrecognized arguments: site.yaml",
+    ),
+    # -- completion: a shell it does not write for -----------------------------------------------
+    usage(
+        "completion-unknown-shell",
+        "arguments",
+        ("completion", "tcsh"),
+        "gpu-platform completion: argument shell: invalid choice: 'tcsh' (choose from 'bash', "
+        "'zsh', 'fish')",
+    ),
     # -- upstream: a source folder is input too; --check writes nothing ------------------------
     usage(
         "upstream-without-action",
@@ -643,14 +658,14 @@ CASES = [
         "tools-path-without-name",
         "arguments",
         ("tools", "path"),
-        "gpu-platform tools path: name one of helm3, helm4, kubectl",
+        "gpu-platform tools path: name one of helm3, helm4, kubectl, helm",
     ),
     usage(
         "tools-unknown-tool",
         "arguments",
         ("tools", "path", "docker"),
-        "gpu-platform tools: argument name: invalid choice: 'docker' (choose from 'helm3', "
-        "'helm4', 'kubectl')",
+        "gpu-platform tools: argument name: invalid choice: 'docker' (choose from 'helm', "
+        "'helm3', 'helm4', 'kubectl')",
     ),
     usage(
         "tools-unknown-action",

@@ -389,7 +389,7 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         d,
         "kube-prometheus-stack",
         ("prometheus", "prometheusSpec", "serviceMonitorSelector"),
-        {"matchLabels": {"release": "x"}},
+        {"matchLabels": {"team": "x"}},
     ),
     "rule-selector-keeps-rules": lambda d: _set(
         d,
@@ -397,10 +397,21 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         ("prometheus", "prometheusSpec", "ruleSelector"),
         {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
     ),
-    "derived-set-wrong": lambda d: _set(
-        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "evaluationInterval"), "2m"
+    "derived-set-wrong": lambda d: _set(d, "prometheus-adapter", ("metricsRelistInterval",), "2m"),
+    "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("rules", "default"), True),
+    # bring your own Prometheus without naming it; a mirror that leaves an image behind
+    "prometheus-named": lambda d: _set(d, "kube-prometheus-stack", ("enabled",), False),
+    "mirror-reaches-subcharts": lambda d: (
+        d.setdefault("global", {}).__setitem__("imageRegistry", "mirror.example.com"),
+        _set(d, "gpu-operator", ("operator", "repository"), "nvcr.io/nvidia"),
     ),
-    "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("prometheus", "port"), 9091),
+    "pull-secrets-reach-subcharts": lambda d: (
+        d.setdefault("global", {}).__setitem__("imagePullSecrets", [{"name": "pull"}]),
+        _set(d, "prometheus-adapter", ("image", "pullSecrets"), []),
+    ),
+    "placeholder-resource-advertised": lambda d: _pool0(
+        d, placeholders={"replicas": 1, "resource": "nvidia.com/mig-1g.10gb"}
+    ),
     "dcgm-exporter-interval": lambda d: _set(
         d,
         "gpu-operator",

@@ -32,6 +32,7 @@ from gpu_platform.helm import isolated_env
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.derive import DERIVATIONS
 from gpu_platform.pipeline.load import LoadedValues, Origins, dotted
+from gpu_platform.pipeline.model.conventions import EXTENSION_KEYS
 from gpu_platform.pipeline.run import check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -89,8 +90,17 @@ def _keys(node: Any, path: Path_ = ()) -> list[tuple[Path_, Any]]:
     return out
 
 
-def _platform_keys() -> list[tuple[Path_, Any]]:
-    return [(p, v) for p, v in _keys(_resolved()) if p[0] == "platform" and len(p) > 1]
+# The chart's own top-level keys besides the platform section: the extension points and global.
+OWN_TOP = (*EXTENSION_KEYS, "global")
+
+
+def _own_keys() -> list[tuple[Path_, Any]]:
+    """Keys of our own sections: below platform, and the extension points and global."""
+    return [
+        (p, v)
+        for p, v in _keys(_resolved())
+        if (p[0] == "platform" and len(p) > 1) or p[0] in OWN_TOP
+    ]
 
 
 def _with_nulls(paths: list[Path_]) -> dict[str, Any]:
@@ -200,7 +210,9 @@ def test_every_key_values_yaml_gives_is_required_where_helm_coalesces() -> None:
         return count
 
     assert walk(schema["properties"]["platform"], values["platform"], "platform") > 40
-    assert set(schema["required"]) == {"platform", *registry.NAMES}
+    top = {k: v for k, v in values.items() if k in OWN_TOP}
+    assert walk(schema, top, "") == len(top) + len(top["global"])
+    assert set(schema["required"]) == {"platform", *top, *registry.NAMES}
     for chart in registry.NAMES:
         assert schema["properties"][chart]["required"] == ["enabled"]
 
@@ -209,7 +221,7 @@ def test_every_key_values_yaml_gives_is_required_where_helm_coalesces() -> None:
 def test_plain_helm_refuses_every_null_the_tool_refuses(
     guard_chart: Path, tmp_path: Path, major: int
 ) -> None:
-    keys = _platform_keys()
+    keys = _own_keys()
     refused = accepted = 0
     # Outside list items Helm deletes a null key, so both must refuse every null there (the
     # default is not null), each by its path.
@@ -281,14 +293,26 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
     built_chart: tuple[int, Path], chart_repo, tmp_path: Path
 ) -> None:
     """Every key the platform derives in a subchart block, set to null: Helm deletes it and
-    the subchart's own default comes back, which the guard refuses by name; the tool refuses
-    it too, but for the lists it merges its entries into (tolerations, the exporter's env),
-    where a null is Helm's "delete this key" and the tool writes the platform's entries
-    (`gpu-platform values` repairs it; the plain path refuses). A whole subchart block set to
-    null loses its ``enabled``, which the schema refuses."""
+    the subchart's own default comes back. A locked key the platform holds is refused by the
+    tool and by the guard, by name; a list it merges entries into for these values
+    (tolerations, the exporter's env) is repaired by the tool (`gpu-platform values` writes
+    the platform's entries) and refused by the guard; a key that is the user's choice
+    (advisory: Prometheus' storage and retention; default: an image the mirror moves; a locked
+    key that yields while the values name nothing, as the adapter's URL) is accepted by the
+    tool, since a null there only gives the key back to the subchart's default, as on the
+    plain path. A whole subchart block set to null loses its ``enabled``, which the schema
+    refuses."""
     major, chart = built_chart
+    base = check_data(LoadedValues(copy.deepcopy(BASE), Origins(), [])).values
     derived = [(d.chart, *d.path) for d in DERIVATIONS]
-    merged = {dotted((d.chart, *d.path)) for d in DERIVATIONS if d.merged}
+    # the merged lists the platform adds entries to for these values (the adapter's
+    # credential lists stay empty without credentials, so a null there deletes nothing)
+    merged = {d.dotted for d in DERIVATIONS if d.merged and d.compute(base)}
+    held = {
+        d.dotted
+        for d in DERIVATIONS
+        if d.kind == "locked" and d.applies(base) and not d.yields_to_user(base)
+    }
     data = _with_nulls([])
     for path in derived:
         node = data
@@ -296,15 +320,15 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
             node = node.setdefault(step, {})
         node[path[-1]] = None
     tool = _tool_paths(data)
-    assert sorted(dotted(p) for p in derived if (dotted(p) in tool) == (dotted(p) in merged)) == []
-    assert merged
+    assert sorted(tool & {dotted(p) for p in derived}) == sorted(held)
+    assert held and merged
     values = tmp_path / "derived.yaml"
     values.write_text(json.dumps(data))
     with pytest.raises(helm.HelmError) as refused:
         helm.template(chart, [values], major=major, env=chart_repo.env())
     text = refused.value.stderr
     assert "these values are inconsistent" in text
-    assert sorted(dotted(p) for p in derived if f"  - {dotted(p)}:" not in text) == []
+    assert sorted(p for p in held | merged if f"  - {p}:" not in text) == []
     blocks = {name: None for name in registry.NAMES}
     assert _tool_paths(blocks) == set(registry.NAMES)
     values.write_text(json.dumps(blocks))
@@ -323,7 +347,7 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
     resolved = check_data(LoadedValues(only_merged, Origins(), [])).resolved
     values.write_text(json.dumps(resolved))
     helm.template(chart, [values], major=major, env=chart_repo.env())
-    COUNTS[f"helm{major} nulls refused by both"] += len(derived) - len(merged) + len(blocks)
+    COUNTS[f"helm{major} nulls refused by both"] += len(held) + len(blocks)
     COUNTS[f"helm{major} nulls the tool repairs, plain Helm refuses"] += len(merged)
 
 

@@ -21,7 +21,12 @@ from support.chartrepo import real_repos_requested
 from support.render import REPO, resolved_values
 
 LIMIT = 1024 * 1024
-BUDGET = LIMIT if real_repos_requested() else LIMIT // 4
+# Our share: a quarter of the limit, plus 32 KiB since issue 21 (the chart's own DCGM
+# ServiceMonitor, the bring-your-own and mirror helpers and their guard, NOTES.txt's next
+# steps: about 13 KiB of the 200-tenant record, after values.schema.json lost its indentation
+# to give back what it could). The real upstream charts' share is what the real-repos run
+# measures against the whole limit.
+BUDGET = LIMIT if real_repos_requested() else LIMIT // 4 + 32 * 1024
 
 
 def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:

@@ -49,13 +49,25 @@ HELM_CALLS: Counter[tuple[int, str]] = Counter()
 
 
 def scenarios() -> list[Path]:
-    """The scenario files, charts/gpu-platform/ci/NN-*-values.yaml, in order."""
-    return sorted(SCENARIO_DIR.glob("[0-9][0-9]-*-values.yaml"))
+    """The scenario files, in order: charts/gpu-platform/ci/NN-*-values.yaml, which install
+    with plain Helm as they are (chart-testing reads them), and NN-*-site.yaml, inputs of the
+    tool that need its derived keys."""
+    return sorted(
+        [
+            *SCENARIO_DIR.glob("[0-9][0-9]-*-values.yaml"),
+            *SCENARIO_DIR.glob("[0-9][0-9]-*-site.yaml"),
+        ]
+    )
+
+
+def scenario_name(path: Path) -> str:
+    """A scenario's name without number and suffix (02-maximal-values.yaml: maximal)."""
+    return path.name[3:].removesuffix("-values.yaml").removesuffix("-site.yaml")
 
 
 def scenario(name: str) -> dict[str, Any]:
     """The values of one scenario by its name without number and suffix ("maximal")."""
-    found = [p for p in scenarios() if p.name[3:].removesuffix("-values.yaml") == name]
+    found = [p for p in scenarios() if scenario_name(p) == name]
     if len(found) != 1:
         known = ", ".join(p.name for p in scenarios())
         raise LookupError(f"no scenario {name!r} in {SCENARIO_DIR} (have: {known})")

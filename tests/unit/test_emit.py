@@ -102,11 +102,37 @@ def test_the_throwaway_chart_holds_what_the_chart_holds():
     assert set(full) - set(throwaway) == {"README.md"}
     assert set(throwaway) <= set(full)
     differ = sorted(rel for rel in throwaway if throwaway[rel] != full[rel])
-    assert differ == ["values.schema.json", "values.yaml"]
+    assert differ == ["Chart.yaml", "values.schema.json", "values.yaml"]
     assert json.loads(throwaway["values.schema.json"]) == json.loads(full["values.schema.json"])
     assert load_yaml(throwaway["values.yaml"]) == load_yaml(full["values.yaml"])
+    chart = load_yaml(full["Chart.yaml"])
+    assert set(chart.pop("annotations")) == {
+        "artifacthub.io/license",
+        "artifacthub.io/images",
+        "artifacthub.io/changes",
+    }
+    assert load_yaml(throwaway["Chart.yaml"]) == chart, "only Artifact Hub's annotations differ"
     throwaway["templates/validate.yaml"] = "changed"
     assert (
         chart_files(checked, throwaway=True)["templates/validate.yaml"]
         == full["templates/validate.yaml"]
     ), "a caller's change leaks into the next chart"
+
+
+def test_the_throwaway_files_the_cache_keeps_are_built_afresh_alike(tmp_path, monkeypatch):
+    """What the cache folder keeps for a tool (its fingerprint) equals a build from the
+    sources; a kept file that is damaged is built again, not trusted."""
+    from gpu_platform import cachedir
+    from gpu_platform.pipeline.emit import chart
+
+    monkeypatch.setenv("GPU_PLATFORM_CACHE", str(tmp_path))
+    chart._fixed_files.cache_clear()
+    first = chart._fixed_files(compact=True)
+    (kept,) = (tmp_path / "gpu-platform" / "chart-files").iterdir()
+    assert kept.name == f"{cachedir.fingerprint()}.json"
+    chart._fixed_files.cache_clear()
+    assert chart._fixed_files(compact=True) == first == chart.build_fixed_files(compact=True)
+    kept.write_text('{"templates/validate.yaml": ')  # cut short
+    chart._fixed_files.cache_clear()
+    assert chart._fixed_files(compact=True) == first
+    chart._fixed_files.cache_clear()

@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import re
 
+from gpu_platform.pipeline.derive import EXTENSION_KEYS
 from gpu_platform.pipeline.emit.values import values_reference
 
 SECTIONS = [
     "platform",
     "platform.monitoring",
+    "platform.monitoring.prometheus",
+    "platform.monitoring.sizing",
+    "platform.monitoring.rules",
     "platform.nodePools",
     "platform.prepuller",
     "platform.tenants",
     "platform.autoscaler",
     "platform.hpas",
     "platform.admission",
+    "platform.gpuStack",
+    "platform.podSecurity",
+    "chart-wide",
     "gpu-operator",
     "kube-prometheus-stack",
     "prometheus-adapter",
@@ -62,5 +69,9 @@ def test_each_key_is_in_its_own_section():
         == "kube-prometheus-stack"
     )
     assert home["gpu-operator.enabled"] == "gpu-operator"
+    assert home["fullnameOverride"] == "chart-wide"
     for name, keys in sections.items():
+        if name == "chart-wide":
+            assert [k for k in keys if "[]" not in k] == list(EXTENSION_KEYS)
+            continue
         assert all(k == name or k.startswith((f"{name}.", f"{name}[")) for k in keys), name

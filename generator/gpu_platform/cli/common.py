@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.setvalues import SetArg
 
 VERBOSE = False  # set by app.main from -v/--verbose
+Log = Callable[[str], None]
 
 
 class Parser(argparse.ArgumentParser):
@@ -86,6 +87,16 @@ def set_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def helm_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--helm",
+        type=int,
+        choices=facts.HELM_MAJORS,
+        default=facts.DEFAULT_HELM_MAJOR,
+        help="helm major to use",
+    )
+
+
 def release_args(p: argparse.ArgumentParser) -> None:
     from gpu_platform import helm
     from gpu_platform.ops import template as template_ops
@@ -113,13 +124,7 @@ def release_args(p: argparse.ArgumentParser) -> None:
         help="more API versions the cluster serves, besides those the bundled "
         "charts need (repeatable)",
     )
-    p.add_argument(
-        "--helm",
-        type=int,
-        choices=facts.HELM_MAJORS,
-        default=facts.DEFAULT_HELM_MAJOR,
-        help="helm major to use",
-    )
+    helm_arg(p)
     p.add_argument(
         "--dependencies",
         choices=dependencies.MODES,

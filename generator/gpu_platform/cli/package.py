@@ -6,14 +6,15 @@ import argparse
 from pathlib import Path
 
 from gpu_platform.cli import common
-from gpu_platform.pipeline import facts
+from gpu_platform.publish import dependencies
 
 DESCRIPTION = (
     "Builds the chart archive that installs without `helm repo add`: the "
     "generated chart with its four dependencies inside (`helm show readme` and `helm show "
     "values` work on it), and prints its path. Where the real chart repositories are out "
-    "of reach, `auto` packs clearly marked stand-ins (says so, and annotates Chart.yaml "
-    "with `gpu-platform.io/stand-ins`): such an archive is for tests and demos only."
+    "of reach it refuses, in one line, to pack stand-ins unless `--allow-stand-ins` asks "
+    "for them; such an archive says so on stderr and in Chart.yaml "
+    "(`gpu-platform.io/stand-ins`), and is for tests and demos only."
 )
 
 
@@ -28,16 +29,15 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dependencies",
-        choices=("auto", "real", "standins"),
+        choices=dependencies.MODES,
         default="auto",
         help="real charts from their repositories, stand-ins (offline), or auto",
     )
+    common.helm_arg(p)
     p.add_argument(
-        "--helm",
-        type=int,
-        choices=facts.HELM_MAJORS,
-        default=facts.DEFAULT_HELM_MAJOR,
-        help="helm major to use",
+        "--allow-stand-ins",
+        action="store_true",
+        help="pack stand-ins where the real charts are out of reach (tests and demos only)",
     )
 
 
@@ -47,7 +47,12 @@ def run(args: argparse.Namespace) -> int:
     checked = common.checked(args.values)
     common.print_warnings(checked)
     built = package.build(
-        checked, args.out, mode=args.dependencies, major=args.helm, log=common.log
+        checked,
+        args.out,
+        mode=args.dependencies,
+        major=args.helm,
+        log=common.log,
+        allow_standins=args.allow_stand_ins,
     )
     print(built.archive)
     return 0

@@ -56,6 +56,18 @@ class SyncError(GpuPlatformError):
     """A source is missing, unreachable or does not match the pin."""
 
 
+class Unreachable(SyncError):
+    """No source of a chart could be read (the network, a missing --from folder)."""
+
+
+@dataclass
+class Report:
+    """What ``check`` found: what differs (stale) and what it could not compare with."""
+
+    stale: list[str]
+    unreachable: list[str]
+
+
 Files = dict[str, bytes]
 
 
@@ -167,8 +179,8 @@ def fetch(
                 try:
                     return Fetched(_from_wheel(info, version, Path(tmp)), f"PyPI {requirement}")
                 except GpuPlatformError as exc:
-                    tried.append(f"PyPI {requirement} ({exc})")
-    raise SyncError(
+                    tried.append(f"PyPI {requirement} ({str(exc).splitlines()[-1].strip()})")
+    raise Unreachable(
         f"no source for {info.name} {version}: tried "
         + "; ".join(tried)
         + ". Pass --from DIR with the unpacked charts"
@@ -362,12 +374,14 @@ def write_derived(pins: Lock) -> None:
     crd_schemas.write(crd_schemas.build())
 
 
-def check(source_dir: Path | None, *, network: bool = False) -> list[str]:
-    """What is stale (empty: the vendored data matches the pins and its manifest)."""
+def check(source_dir: Path | None, *, network: bool = False) -> Report:
+    """What is stale (none: the vendored data matches the pins and its manifest) and, with a
+    source or the network, which charts could not be read to compare with (unreachable)."""
     from gpu_platform.lint import crd_schemas
 
     pins = lock()
     stale = list(registry.mismatch(pins))
+    unreachable: list[str] = []
     recorded = store.manifest().get("charts", {})
     for info in registry.SUBCHARTS:
         pin = pins.by_name(info.name)
@@ -401,6 +415,9 @@ def check(source_dir: Path | None, *, network: bool = False) -> list[str]:
         if source_dir is not None or network:
             try:
                 got = fetch(info, pin.version, pin.repository, source_dir, network=network)
+            except Unreachable as exc:
+                unreachable.append(str(exc).removeprefix("no source for "))
+                continue
             except SyncError as exc:
                 stale.append(str(exc))
                 continue
@@ -416,7 +433,7 @@ def check(source_dir: Path | None, *, network: bool = False) -> list[str]:
         stale.append("the package's copy of Chart.lock differs from the root Chart.lock")
     if crd_schemas.packaged() != crd_schemas.build():
         stale.append(f"{crd_schemas.FILE_NAME}: out of date with the vendored CRDs")
-    return stale
+    return Report(stale, unreachable)
 
 
 def same(rel: str, a: bytes | None, b: bytes | None) -> bool:

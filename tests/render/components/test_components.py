@@ -99,6 +99,7 @@ OWN_DEFAULTS = [
     ("ConfigMap", "gpu-platform-dashboard-dcgm"),
     ("ConfigMap", "gpu-platform-dashboard-overview"),
     ("PrometheusRule", "gpu-platform-gpu-rules"),
+    ("ServiceMonitor", "gpu-platform-dcgm-exporter"),
 ]
 SUBCHART_DEFAULTS = [  # the real Dask operator chart, stand-ins for the other three
     ("ServiceAccount", "gpu-platform-dask-kubernetes-operator"),

@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import components, facts, promql, quantity, registry, sizing
+from gpu_platform.pipeline import components, facts, promql, quantity, query, registry, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS, get_path
@@ -27,6 +27,7 @@ from gpu_platform.pipeline.emit.helmyaml import dump_yaml
 from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
+from gpu_platform.pipeline.rules import images as image_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
 from gpu_platform.pipeline.rules import network as network_rules
 
@@ -109,8 +110,17 @@ def template_context() -> dict[str, Any]:
         "shared_suffix": facts.SHARED_SUFFIX,
         # the GPU signal: label modes, the DCGM monitor's and the rules' labels
         "dcgm_labels": facts.DCGM_LABELS,
-        "dcgm_monitor_labels_json": _json(monitoring_rules.DCGM_MONITOR_LABELS),
-        "rule_labels_json": _json(monitoring_rules.RULE_LABELS),
+        "dcgm_service_labels": facts.DCGM_SERVICE_LABELS,
+        "dcgm_port": facts.DCGM_PORT,
+        "dcgm_job": facts.DCGM_JOB,
+        "dashboard_labels": facts.DASHBOARD_LABELS,
+        "selector_test": monitoring_rules.GO_SELECTOR,
+        "release_keys": _go_words(monitoring_rules.RELEASE_KEYS),
+        # where the adapter queries (pipeline/query.py) and the images a mirror must reach
+        "query_split": query.GO_SPLIT,
+        "bundled_url": quote(query.BUNDLED_URL),
+        "slots": image_rules.guard_table(),
+        "openshift_api": facts.OPENSHIFT_SCC_API,
         # grammars: quantity suffixes and duration units as Go numbers
         "quantity_units": {
             suffix: _go_float(factor) for suffix, factor in quantity.SUFFIX_FACTORS.items()

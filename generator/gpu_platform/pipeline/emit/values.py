@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derive import DERIVATIONS
+from gpu_platform.pipeline.derive import DERIVATIONS, EXTENSION_KEYS
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.model.values import Values
 
@@ -64,18 +64,28 @@ def _annotate(node: CommentedMap, model: type[BaseModel] | None, indent: int) ->
             _annotate(node[key], sub, indent + 2)
 
 
+_KIND_WORDS = {
+    "locked": "derived",
+    "merged": "derived, merged with yours",
+    "advisory": "derived, yours if you set it",
+    "default": "derived, yours if you set it",
+}
+
+
 def _mark_derived(root: CommentedMap) -> None:
     for derivation in DERIVATIONS:
         node: Any = root[derivation.chart]
         depth = 1
         for key in derivation.path[:-1]:
-            node = node[key]
+            node = node.get(key) if isinstance(node, dict) else None
             depth += 1
+        if not isinstance(node, CommentedMap) or derivation.path[-1] not in node:
+            continue  # not derived at the chart's defaults (a mirror's repositories)
         source = derivation.source
         origin = f"from {source}" if not source.startswith("(") else source.strip("()")
         node.yaml_set_comment_before_after_key(
             derivation.path[-1],
-            before=_wrap(f"derived ({origin}): {derivation.why}", 2 * depth),
+            before=_wrap(f"{_KIND_WORDS[derivation.kind]} ({origin}): {derivation.why}", 2 * depth),
             indent=2 * depth,
         )
 
@@ -83,7 +93,7 @@ def _mark_derived(root: CommentedMap) -> None:
 def values_yaml(resolved: dict[str, Any]) -> str:
     """The chart's values.yaml: resolved values in model order, commented from the model."""
     ordered: dict[str, Any] = {}
-    for key in ("platform", *registry.NAMES, "global"):
+    for key in ("platform", *EXTENSION_KEYS, *registry.NAMES, "global"):
         if key in resolved:
             ordered[key] = resolved[key]
     root = helmyaml.commented(ordered)
@@ -135,19 +145,25 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
         "additionalProperties": False,
     }
     for derivation in DERIVATIONS:
-        if derivation.chart != chart:
+        if derivation.chart != chart or derivation.kind == "default":
+            # A key gpu-platform writes only as a default (a mirror's repository) stays
+            # upstream's, as the subchart's key tree has it (documented upstream).
             continue
+        documented = True
         node = schema
         for key in derivation.path[:-1]:
             node = node.setdefault("properties", {}).setdefault(
                 key, {"additionalProperties": False, "properties": {}}
             )
             node["type"] = "object"
-            node["description"] = f"Passed to {chart}."
-        node.setdefault("properties", {})[derivation.path[-1]] = {
-            **derivation.schema,
-            "description": f"Derived by gpu-platform from {derivation.source}: {derivation.why}.",
-        }
+            if documented:
+                node["description"] = f"Passed to {chart}."
+        leaf = {**derivation.schema}
+        if documented:
+            leaf["description"] = (
+                f"Derived by gpu-platform from {derivation.source}: {derivation.why}."
+            )
+        node.setdefault("properties", {})[derivation.path[-1]] = leaf
     return schema
 
 
@@ -203,12 +219,7 @@ def values_schema() -> dict[str, Any]:
     schema = _strip_titles(schema)
     for chart in registry.NAMES:
         schema["properties"][chart] = _typed_subchart(chart)
-    schema["properties"]["global"] = {
-        "type": "object",
-        "description": "Helm globals, shared by subcharts.",
-        "additionalProperties": True,
-    }
-    order = ("platform", *registry.NAMES, "global")
+    order = ("platform", *EXTENSION_KEYS, *registry.NAMES, "global")
     schema["properties"] = {key: schema["properties"][key] for key in order}
     from gpu_platform.pipeline.run import check_defaults
 
@@ -216,8 +227,13 @@ def values_schema() -> dict[str, Any]:
     schema = _inline(schema, defs)
     defaults = check_defaults().resolved
     _fill_defaults(schema, defaults)
-    _require_defaults(schema["properties"]["platform"], defaults["platform"])
-    schema["required"] = ["platform", *registry.NAMES]
+    # Our own keys (the platform section, the extension points, global) are required where
+    # values.yaml gives them a value; a subchart block only its enabled (below), since a null
+    # on a derived key inside it is the guard's to name.
+    ours = {"properties": {k: schema["properties"][k] for k in ("platform", *EXTENSION_KEYS)}}
+    ours["properties"]["global"] = schema["properties"]["global"]
+    _require_defaults(ours, defaults)
+    schema["required"] = [*ours.get("required", []), *registry.NAMES]
     for chart in registry.NAMES:
         schema["properties"][chart]["required"] = ["enabled"]
     return {
@@ -312,14 +328,25 @@ def _rows(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tup
     return rows
 
 
+# The chart-wide extension points (nameOverride, commonLabels, ...) share one section.
+CONVENTIONS_SECTION = "chart-wide"
+CONVENTIONS_ABOUT = (
+    "The chart's standard extension points: names, labels, annotations, pull secrets."
+)
+
+
 def _section(path: str, sections: set[str]) -> str:
     """The section a key is listed under: its top-level block, or for ``platform`` the knob
     group it belongs to (``platform.tenants``), keys directly under ``platform`` staying in
     ``platform``."""
     head = path.split(".")[0].split("[")[0]
-    match = re.match(r"platform\.([A-Za-z0-9]+)", path)
-    if head == "platform" and match and f"platform.{match.group(1)}" in sections:
-        return f"platform.{match.group(1)}"
+    if head in EXTENSION_KEYS:
+        return CONVENTIONS_SECTION
+    match = re.match(r"platform\.([A-Za-z0-9]+)(\.[A-Za-z0-9]+)?", path)
+    if head == "platform" and match:
+        for candidate in (match.group(0), f"platform.{match.group(1)}"):
+            if candidate in sections:
+                return candidate
     return head
 
 
@@ -338,16 +365,22 @@ def values_reference() -> str:
         if row[0] not in seen:
             seen.add(row[0])
             rows.append(row)
-    # A platform knob with keys of its own below it gets its own section.
+    # A platform knob with keys of its own below it gets its own section, and so does a
+    # group of the monitoring knob (prometheus, sizing, rules): one table each.
     sections = {
         f"platform.{m.group(1)}"
         for path, *_ in rows
         if (m := re.match(r"platform\.([A-Za-z0-9]+)[.\[]", path))
+    } | {
+        f"platform.monitoring.{m.group(1)}"
+        for path, *_ in rows
+        if (m := re.match(r"platform\.monitoring\.([A-Za-z0-9]+)\.", path))
     }
     grouped: dict[str, list[tuple[str, ...]]] = {}
     for row in rows:
         grouped.setdefault(_section(row[0], sections), []).append(row)
     about = {path: desc for path, _kind, _default, desc in rows}
+    about[CONVENTIONS_SECTION] = CONVENTIONS_ABOUT
     toc = [
         f"- [`{name}`](#{_anchor(name)}): {about.get(name, '')} "
         f"({len(group)} key{'' if len(group) == 1 else 's'})"

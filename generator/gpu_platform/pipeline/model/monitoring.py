@@ -21,6 +21,7 @@ from gpu_platform.pipeline.model.kube import (
     Strict,
     Whole,
 )
+from gpu_platform.pipeline.model.prometheus import PrometheusTarget
 
 # --------------------------------------------------------------------------- monitoring
 
@@ -257,6 +258,12 @@ class Monitoring(Strict):
             "exported_namespace/exported_pod. Drives the ServiceMonitor and the adapter rules."
         ),
     )
+    prometheus: PrometheusTarget = Field(
+        default_factory=PrometheusTarget,
+        description="Which Prometheus the GPU signal path reads (the bundled one, or yours "
+        "with kube-prometheus-stack off) and the labels your Prometheus and Grafana select "
+        "this chart's monitor, rules and dashboards by.",
+    )
     gpuSignals: list[GpuSignal] = Field(
         default_factory=default_signals,
         description="GPU metrics served to HPAs through prometheus-adapter.",
@@ -271,5 +278,6 @@ class Monitoring(Strict):
     dashboards: bool = Field(
         True,
         description="Ship Grafana dashboards (overview; DCGM per GPU) as ConfigMaps that "
-        "kube-prometheus-stack's Grafana sidecar loads.",
+        "a Grafana sidecar loads (kube-prometheus-stack's, or yours: see "
+        "prometheus.dashboardLabels).",
     )

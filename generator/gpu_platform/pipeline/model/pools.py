@@ -174,7 +174,18 @@ class Placeholders(Strict):
         description="Placeholder pods in this pool (0: none).",
     )
     gpusPerPod: Whole = Field(
-        1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs each placeholder pod holds."
+        1,
+        ge=1,
+        le=MAX_GPUS_PER_NODE,
+        description="How many of the resource each placeholder pod holds (GPUs, MIG slices or "
+        "shared GPUs).",
+    )
+    resource: GpuResourceName | None = Field(
+        None,
+        description="The extended resource a placeholder requests: one the pool advertises "
+        "(its gpuResources), such as nvidia.com/mig-1g.10gb on a MIG pool or "
+        "nvidia.com/gpu.shared on a time-sliced one; null: the pool's first gpuResources "
+        "entry.",
     )
 
 
@@ -264,6 +275,13 @@ class NodePool(Strict):
     @property
     def max_gpus(self) -> int:
         return self.maxNodes * self.gpusPerNode
+
+    @property
+    def placeholder_resource(self) -> str:
+        """What the pool's placeholders request: their resource, or the pool's first."""
+        return self.placeholders.resource or (
+            self.gpuResources[0] if self.gpuResources else facts.GPU_RESOURCE
+        )
 
 
 def default_pools() -> list[NodePool]:

@@ -1,8 +1,8 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
 ``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``pools``, ``tenants``,
-``network``, ``boundary``, ``resources``, ``monitoring``, ``advice``); importing a rule module
-registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
+``network``, ``boundary``, ``resources``, ``monitoring``, ``images``, ``advice``); importing a
+rule module registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
@@ -15,6 +15,7 @@ from gpu_platform.pipeline.rules import (
     catalogue,
     derived,
     hpas,
+    images,
     monitoring,
     network,
     pools,
@@ -24,6 +25,17 @@ from gpu_platform.pipeline.rules import (
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
 # Importing a rule module registers its rules; these names keep the imports explicit.
-RULE_MODULES = (derived, hpas, pools, tenants, network, boundary, resources, monitoring, advice)
+RULE_MODULES = (
+    derived,
+    hpas,
+    pools,
+    tenants,
+    network,
+    boundary,
+    resources,
+    monitoring,
+    images,
+    advice,
+)
 
 __all__ = ["RULES", "RULE_MODULES", "Rule", "catalogue"]

@@ -168,37 +168,6 @@ def prepull_without_pools(ctx: Context) -> Iterable[Hit]:
 
 
 @rule(
-    id="adapter-without-prometheus",
-    severity="warning",
-    summary="prometheus-adapter without this release's Prometheus",
-    reads=("prometheus-adapter.enabled", "kube-prometheus-stack.enabled"),
-    fmt="prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
-    "queries prometheus-operated in the release namespace, which must then exist",
-)
-def adapter_without_prometheus(ctx: Context) -> Iterable[Hit]:
-    values = ctx.values
-    if (
-        values.subchart("prometheus-adapter").enabled
-        and not values.subchart("kube-prometheus-stack").enabled
-    ):
-        yield Hit(("kube-prometheus-stack", "enabled"), at=("kube-prometheus-stack",))
-
-
-@rule(
-    id="signals-without-exporter",
-    severity="warning",
-    summary="GPU signals without this release's DCGM exporter",
-    reads=("platform.monitoring.gpuSignals", "gpu-operator.enabled"),
-    fmt="gpu-operator is disabled, so the GPU signals need a DCGM exporter installed some "
-    "other way (scraped by a ServiceMonitor Prometheus selects)",
-)
-def signals_without_exporter(ctx: Context) -> Iterable[Hit]:
-    values = ctx.values
-    if values.platform.monitoring.gpuSignals and not values.subchart("gpu-operator").enabled:
-        yield Hit(("gpu-operator", "enabled"), at=("gpu-operator",))
-
-
-@rule(
     id="sizing-below-pools",
     severity="warning",
     summary="Prometheus sized for fewer GPUs than the pools can reach",
