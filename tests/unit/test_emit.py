@@ -85,6 +85,48 @@ def test_reference_lists_every_schema_path():
         assert f"`{path}`" in ref, path
 
 
+# Draft-07's keywords (json-schema.org/draft-07/json-schema-validation), and OpenAPI's
+# discriminator, an annotation every validator ignores.
+DRAFT7 = {
+    "$schema", "$comment", "$id", "$ref", "title", "description", "default", "examples",
+    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "items", "additionalItems",
+    "maxItems", "minItems", "uniqueItems", "contains", "maxProperties", "minProperties",
+    "required", "properties", "patternProperties", "additionalProperties", "dependencies",
+    "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not", "format",
+    "definitions", "readOnly", "writeOnly", "discriminator",
+}  # fmt: skip
+VALUE_KEYWORDS = {"default", "examples", "enum", "const", "required", "discriminator"}
+
+
+def _keywords(node, path=""):
+    """(path, keyword) of every keyword of every schema node below ``node``."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _keywords(item, f"{path}[{index}]")
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        yield path, key
+        if key in ("properties", "patternProperties", "definitions"):
+            for name, sub in value.items():
+                yield from _keywords(sub, f"{path}/{name}")
+        elif key not in VALUE_KEYWORDS:
+            yield from _keywords(value, f"{path}/{key}")
+
+
+def test_the_schema_speaks_only_json_schema():
+    """A keyword JSON Schema does not know is ignored: pydantic once left an optional count's
+    bounds as ``ge``/``le`` (platform.monitoring.sizing.gpusPerNode: 1000000 installed on
+    plain Helm while the tool refused it; ci/mutated_values.py found it)."""
+    unknown = [f"{p}: {k}" for p, k in _keywords(values_schema()) if k not in DRAFT7]
+    assert unknown == []
+    sizing = values_schema()["properties"]["platform"]["properties"]["monitoring"]
+    per_node = sizing["properties"]["sizing"]["properties"]["gpusPerNode"]
+    assert {"type": "integer", "minimum": 1, "maximum": 64} in per_node["anyOf"]
+
+
 def test_schema_is_json_and_stable():
     assert json.loads(schema_json()) == values_schema()
     assert schema_json() == schema_json()

@@ -175,6 +175,34 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+# Pydantic leaves a bound of an optional count (``Whole | None`` with ``ge``/``le``) under its
+# own names inside the anyOf branch, where JSON Schema ignores them: plain Helm then accepted
+# gpusPerNode: 1000000, which the tool refuses. Renamed to the keywords that say the same.
+_BOUND_KEYWORDS = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+}
+
+
+def _json_bounds(node: Any) -> Any:
+    """``node`` with pydantic's bound names as JSON Schema's (never a property's name)."""
+    if isinstance(node, list):
+        return [_json_bounds(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("properties", "patternProperties", "$defs", "definitions"):
+            out[key] = {name: _json_bounds(sub) for name, sub in value.items()}
+        elif key in _BOUND_KEYWORDS and isinstance(value, int | float):
+            out[_BOUND_KEYWORDS[key]] = value
+        else:
+            out[key] = _json_bounds(value)
+    return out
+
+
 def _fill_defaults(schema: dict[str, Any], defaults: Any) -> None:
     """Give every value on the path from the root its default (default_factory included). A
     mapping of keys gets none of its own: its keys carry theirs, and its ``required`` says
@@ -216,7 +244,7 @@ def _require_defaults(schema: dict[str, Any], defaults: Any) -> None:
 def values_schema() -> dict[str, Any]:
     """values.schema.json: draft-07, our sections closed, subchart blocks open but typed."""
     schema = Values.model_json_schema(by_alias=True, mode="validation")
-    schema = _strip_titles(schema)
+    schema = _json_bounds(_strip_titles(schema))
     for chart in registry.NAMES:
         schema["properties"][chart] = _typed_subchart(chart)
     order = ("platform", *EXTENSION_KEYS, *registry.NAMES, "global")
