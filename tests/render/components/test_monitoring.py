@@ -34,7 +34,9 @@ class TestDcgmServiceMonitor:
         spec = monitor["spec"]
         assert spec["selector"] == {"matchLabels": {"app": "nvidia-dcgm-exporter"}}
         assert spec["namespaceSelector"] == {"matchNames": ["gpu-platform"]}
-        assert spec["jobLabel"] == "app"  # job="nvidia-dcgm-exporter", as the rules expect
+        # job="nvidia-dcgm-exporter", as the rules and the exporter-down alert expect, set by
+        # a relabeling whatever Service (the operator's or a standalone exporter's) it selects
+        assert "jobLabel" not in spec
         (endpoint,) = spec["endpoints"]
         assert endpoint == {
             "port": "gpu-metrics",
@@ -42,6 +44,7 @@ class TestDcgmServiceMonitor:
             "interval": "1s",
             "scrapeTimeout": "1s",
             "honorLabels": True,
+            "relabelings": [{"targetLabel": "job", "replacement": "nvidia-dcgm-exporter"}],
         }
         assert monitor["metadata"]["labels"]["release"] == "gpu-platform"
 
@@ -84,7 +87,10 @@ class TestDcgmServiceMonitor:
         assert (labels["release"], labels["team"]) == ("kps", "gpu")
         assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["nvidia-gpu-operator"]}
         (endpoint,) = monitor["spec"]["endpoints"]
-        assert endpoint["relabelings"] == [{"targetLabel": "cluster", "replacement": "eu-1"}]
+        assert endpoint["relabelings"] == [
+            {"targetLabel": "job", "replacement": "nvidia-dcgm-exporter"},
+            {"targetLabel": "cluster", "replacement": "eu-1"},
+        ]
 
     def test_the_operators_own_monitor_stays_off(self):
         assert resolve({})["gpu-operator"]["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
