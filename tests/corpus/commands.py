@@ -714,4 +714,25 @@ CASES = [
         "gpu-platform tools: argument action: invalid choice: 'frob' (choose from 'install', "
         "'path')",
     ),
+    # -- images and gpu-stack (issue 21): the values file and the command line -------------
+    usage(
+        "images-missing-file",
+        "unreadable",
+        ("images", "-f", "nope.yaml"),
+        "nope.yaml: no such values file",
+    ),
+    problem(
+        "gpu-stack-refused-values",
+        "syntax",
+        ("gpu-stack", "-f", "site.yaml"),
+        {"site.yaml": "platform:\n  nodePools:\n    - name: a\n      gpusPerNode: 0\n"},
+        "site.yaml:4:7: platform.nodePools[0].gpusPerNode: expected a number at least 1, got 0",
+    ),
+    usage(
+        "gpu-stack-unknown-format",
+        "arguments",
+        ("gpu-stack", "--format", "nope"),
+        "gpu-platform gpu-stack: argument --format: invalid choice: 'nope' (choose from "
+        "'values', 'clusterpolicy')",
+    ),
 ]

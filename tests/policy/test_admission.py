@@ -518,6 +518,48 @@ class TestGpuResources:
         assert refusals(admission, "team-b", "pods", other) == []
 
 
+def with_priority(obj: dict, value: int) -> dict:
+    """The pod as the Priority admission plugin leaves it before validation: spec.priority
+    resolved from its PriorityClass (0 without a class and without a global default)."""
+    out = copy.deepcopy(obj)
+    out["spec"]["priority"] = value
+    return out
+
+
+class TestPriority:
+    """Tenants' pods stay at or below the user rung, so no tenant's class preempts another's
+    GPU pods (the chart's ladder: user 0 > prepuller -5 > placeholder -10)."""
+
+    MESSAGE = (
+        "a pod's priority (its PriorityClass's value) may be at most 0 in tenant namespaces, "
+        "so no tenant preempts another's GPU pods; use the class gpu-platform-user or none"
+    )
+
+    @pytest.mark.parametrize("value", [0, -5, -10])
+    def test_the_ladder_is_admitted(self, admission, value):
+        worker = with_priority(pod(node_selector={POOL: "t4"}), value)
+        assert refusals(admission, "team-a", "pods", worker) == []
+
+    @pytest.mark.parametrize("value", [1, 1000, 1_000_000_000, 2_000_001_000])
+    def test_a_higher_class_is_refused_operator_or_not(self, admission, value):
+        worker = with_priority(pod(node_selector={POOL: "t4"}), value)
+        for user in ("alice", OPERATOR):
+            assert refusals(admission, "team-a", "pods", worker, user=user) == [self.MESSAGE]
+
+    def test_the_ceiling_is_a_knob(self, major):
+        text = BOUNDARY.replace(
+            "platform:\n", "platform:\n  admission: {maxTenantPriority: 1000}\n"
+        )
+        raised = Admission(_render(text, major))
+        worker = pod(node_selector={POOL: "t4"})
+        assert refusals(raised, "team-a", "pods", with_priority(worker, 1000)) == []
+        (message,) = refusals(raised, "team-a", "pods", with_priority(worker, 1001))
+        assert "at most 1000" in message
+
+    def test_a_pod_without_a_resolved_priority_is_not_judged_by_it(self, admission):
+        assert refusals(admission, "team-a", "pods", pod(node_selector={POOL: "t4"})) == []
+
+
 def test_every_message_is_one_line_and_every_expression_core_cel(objects):
     """Kubernetes refuses messages with line breaks; the expressions use nothing beyond core
     CEL (no Kubernetes library: quantity, lists, strings extensions)."""

@@ -542,7 +542,15 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         },
     ),
     # the tenant boundary
-    "tenant-egress-any": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/0"]}),
+    "tenant-egress-any": lambda d: _tenant(
+        d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/1", "128.0.0.0/1"]}
+    ),
+    "cidr-network": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.1/8", "2001:db8::1/32"]}),
+    "tenant-defaults-within-max": lambda d: _tenant(d, limits={"max": {"memory": "8Gi"}}),
+    "tenant-cpu-limit-default": lambda d: _tenant(d, limits={"default": {"cpu": None}}),
+    "tenant-ranges-narrow": lambda d: _tenant(
+        d, network={"apiServerCIDRs": ["10.0.0.0/16"], "dnsCIDRs": ["2001:db8::/48"]}
+    ),
     "tenant-gpu-quota-not-gpu": lambda d: _tenant(d, quota={"gpus": 1, "gpuResources": {GPU: 2}}),
     "tenant-gpu-quota-advertised": lambda d: _tenant(
         d, quota={"gpuResources": {"nvidia.com/mig-7g.80gb": 1}}

@@ -68,6 +68,7 @@ class TestArchive:
         notes = chart["annotations"]
         assert notes["artifacthub.io/license"] == "Apache-2.0"
         images = yaml.safe_load(notes["artifacthub.io/images"])
+        # byo's image list names each image by what runs it
         pause = {
             "name": "gpu-platform: pause (placeholders, prepullers)",
             "image": "registry.k8s.io/pause:3.10",

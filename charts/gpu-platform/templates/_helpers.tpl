@@ -35,6 +35,8 @@ How the helpers fit together:
   gpu-platform.keda.query (the KEDA path's one number per workload) both build on it.
 - gpu-platform.keda.settings: the KEDA path's polling interval and fallback threshold, derived
   from the scrape interval as pipeline/kedapath.py derives them.
+- gpu-platform.cidr / gpu-platform.coversAll: a CIDR as bits, and whether blocks cover every
+  address, for validate.yaml's checks of the tenants' address ranges.
 */ -}}
 
 {{- define "gpu-platform.name" -}}
@@ -218,6 +220,85 @@ rules compare requests with limits this way (pipeline/quantity.py is the tool's 
 {{- mulf (float64 (trimSuffix $suffix $q)) (get $units $suffix | default 1.0) -}}
 {{- end -}}
 
+{{- /* A CIDR (its syntax checked by values.schema.json) as JSON: {"v": 4 or 6, "bits": the
+address in binary (32 or 128 digits), "prefix": its length, "network": the network's text as
+RFC 5952 writes it}. The network rules compare these; pipeline/addresses.py is the tool's side. */ -}}
+{{- define "gpu-platform.cidr" -}}
+{{- $parts := splitList "/" (toString .) -}}
+{{- $addr := lower (index $parts 0) -}}
+{{- $prefix := index $parts 1 | int -}}
+{{- $bits := "" -}}
+{{- $v := 4 -}}
+{{- if contains ":" $addr -}}
+{{- $v = 6 -}}
+{{- $groups := splitList ":" $addr -}}
+{{- if contains "::" $addr -}}
+{{- $halves := splitList "::" $addr -}}
+{{- $head := compact (splitList ":" (index $halves 0)) -}}
+{{- $tail := compact (splitList ":" (index $halves 1)) -}}
+{{- $groups = $head -}}
+{{- range until (sub 8 (add (len $head) (len $tail)) | int) }}{{ $groups = append $groups "0" }}{{ end -}}
+{{- $groups = concat $groups $tail -}}
+{{- end -}}
+{{- range $groups }}{{ $bits = printf "%s%016b" $bits (int (printf "0x%s" .)) }}{{ end -}}
+{{- else -}}
+{{- range splitList "." $addr }}{{ $bits = printf "%s%08b" $bits (int .) }}{{ end -}}
+{{- end -}}
+{{- $net := printf "%s%s" (substr 0 $prefix $bits) (repeat (sub (len $bits) $prefix | int) "0") -}}
+{{- $text := "" -}}
+{{- if eq $v 4 -}}
+{{- $octets := list -}}
+{{- range $i := until 4 }}{{ $octets = append $octets (toString (int (printf "0b%s" (substr (mul $i 8 | int) (mul (add1 $i) 8 | int) $net)))) }}{{ end -}}
+{{- $text = join "." $octets -}}
+{{- else -}}
+{{- $hex := list -}}
+{{- range $i := until 8 }}{{ $hex = append $hex (printf "%x" (int (printf "0b%s" (substr (mul $i 16 | int) (mul (add1 $i) 16 | int) $net)))) }}{{ end -}}
+{{- /* RFC 5952: the longest run of two or more zero groups (the first of equals) becomes "::" */ -}}
+{{- $best := -1 -}}{{- $bestLen := 1 -}}{{- $run := 0 -}}{{- $start := 0 -}}
+{{- range $i, $g := $hex -}}
+{{- if eq $g "0" -}}
+{{- if eq $run 0 }}{{ $start = $i }}{{ end -}}
+{{- $run = add1 $run -}}
+{{- if gt $run $bestLen }}{{ $best = $start }}{{ $bestLen = $run }}{{ end -}}
+{{- else -}}{{- $run = 0 -}}{{- end -}}
+{{- end -}}
+{{- if ge $best 0 -}}
+{{- $text = printf "%s::%s" (join ":" (slice $hex 0 $best)) (join ":" (slice $hex (add $best $bestLen | int) 8)) -}}
+{{- else -}}
+{{- $text = join ":" $hex -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "v" $v "bits" $bits "prefix" $prefix "network" (printf "%s/%d" $text $prefix)) -}}
+{{- end -}}
+
+{{- /* (list PREFIXES WIDTH): "true" when the blocks whose leading bits are PREFIXES (bit
+strings) together cover every address of WIDTH bits. Blocks nest or are disjoint, so the
+outermost ones cover everything exactly when their sizes, 2^(WIDTH - length), add up to
+2^WIDTH: counted per length from the longest, two blocks of one length make one of the next. */ -}}
+{{- define "gpu-platform.coversAll" -}}
+{{- $prefixes := uniq (index . 0) -}}
+{{- $width := index . 1 | int -}}
+{{- $counts := dict -}}
+{{- range $p := $prefixes -}}
+{{- $inside := false -}}
+{{- range $q := $prefixes }}{{ if and (ne $q $p) (hasPrefix $q $p) }}{{ $inside = true }}{{ end }}{{ end -}}
+{{- if not $inside }}{{ $_ := set $counts (toString (len $p)) (add1 (get $counts (toString (len $p)) | default 0 | int)) }}{{ end -}}
+{{- end -}}
+{{- $carry := 0 -}}{{- $odd := false -}}
+{{- range $k := untilStep $width 0 -1 -}}
+{{- $n := add $carry (get $counts (toString $k) | default 0 | int) -}}
+{{- if eq (mod $n 2 | int) 1 }}{{ $odd = true }}{{ end -}}
+{{- $carry = div $n 2 -}}
+{{- end -}}
+{{- if and (not $odd) (ge (add $carry (get $counts "0" | default 0 | int) | int) 1) }}true{{ end -}}
+{{- end -}}
+
+{{- /* A quantity written as text or as a number (an HPA target of 40): numbers as toJson
+writes them (1000000, 0.5, 1e+21; gofmt.json_number is the tool's side), never %v's 1e+06. */ -}}
+{{- define "gpu-platform.quantityText" -}}
+{{- if kindIs "string" . -}}{{ . }}{{- else -}}{{ toJson . }}{{- end -}}
+{{- end -}}
+
 {{- /* {"namespace": ..., "pod": ...}: the labels that carry a workload pod's namespace and
 name on its DCGM series in this release's platform.monitoring.dcgmLabelMode (facts.DCGM_LABELS). */ -}}
 {{- define "gpu-platform.dcgmLabels" -}}
@@ -291,9 +372,9 @@ clamped). pipeline/promql.py signal_expr is the tool's side; tests compare both.
 {{- $expr := index . "selector" -}}
 {{- $lo := ne (toString $s.clampMin) "<nil>" -}}
 {{- $hi := ne (toString $s.clampMax) "<nil>" -}}
-{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %v, %v)" $expr $s.clampMin $s.clampMax -}}
-{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %v)" $expr $s.clampMin -}}
-{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %v)" $expr $s.clampMax -}}{{- end -}}
+{{- if and $lo $hi -}}{{- $expr = printf "clamp(%s, %s, %s)" $expr (toJson $s.clampMin) (toJson $s.clampMax) -}}
+{{- else if $lo -}}{{- $expr = printf "clamp_min(%s, %s)" $expr (toJson $s.clampMin) -}}
+{{- else if $hi -}}{{- $expr = printf "clamp_max(%s, %s)" $expr (toJson $s.clampMax) -}}{{- end -}}
 {{- if $s.window -}}
 {{- $w := ternary (printf "[%s:%s]" $s.window (index . "interval")) (printf "[%s]" $s.window) (or $lo $hi) -}}
 {{- $expr = printf "avg_over_time(%s%s)" $expr $w -}}
@@ -447,7 +528,7 @@ one item, generated from the values model, and the named helper that fills them 
 
 
 {{- define "gpu-platform.defaults.tenants" -}}
-{"groups": [], "limits": {"default": {"cpu": null, "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}}, "network": {"acknowledgeAnyEgress": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": []}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "storage": "1Ti"}, "users": []}
+{"groups": [], "limits": {"default": {"cpu": "4", "ephemeralStorage": "20Gi", "memory": "16Gi"}, "defaultRequest": {"cpu": "500m", "ephemeralStorage": "1Gi", "memory": "1Gi"}, "max": {"cpu": "32", "memory": "64Gi"}}, "network": {"acknowledgeAnyEgress": false, "acknowledgeWideRanges": false, "apiServerCIDRs": [], "dnsCIDRs": ["169.254.20.10/32"], "egressCIDRs": [], "ingressFromNamespaces": [], "widestPrefix": {"ipv4": 24, "ipv6": 64}}, "nodePools": [], "podSecurity": "restricted", "quota": {"cpu": "32", "daskClusters": 10, "ephemeralStorage": "200Gi", "gpuResources": {}, "gpus": 4, "limitsCpu": "64", "limitsMemory": "256Gi", "memory": "128Gi", "persistentVolumeClaims": 20, "pods": 100, "services": 20, "storage": "1Ti"}, "users": []}
 {{- end -}}
 
 {{- /* $ -> {"items": [...]}: .Values.platform.tenants with each item's defaults filled in. */ -}}

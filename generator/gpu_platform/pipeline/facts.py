@@ -75,6 +75,9 @@ GPU_RESOURCE_DOMAIN = "nvidia.com/"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 SHARED_SUFFIX = ".shared"
 
+# The Dask operator's DaskCluster, as a ResourceQuota counts it (count/<resource>.<group>).
+DASK_CLUSTERS_RESOURCE = "daskclusters.kubernetes.dask.org"
+
 # Namespaces no tenant may take: Kubernetes' own and the kube- prefix it reserves.
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 RESERVED_NAMESPACE_PREFIX = "kube-"

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.gofmt import json_number
 
 if TYPE_CHECKING:
     from gpu_platform.pipeline.model.monitoring import GpuSignal
@@ -41,8 +42,9 @@ ADAPTER_SELECTOR = "<<.Series>>{<<.LabelMatchers>>}"
 
 
 def number(value: float) -> str:
-    """A PromQL number as Go's %v prints it for the guard's twin (40, 0.5)."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+    """A PromQL number as Helm's toJson writes it in the chart's twin (40, 0.5, 1000000):
+    one form on both install paths (gofmt.json_number)."""
+    return json_number(value)
 
 
 def signal_expr(signal: GpuSignal, selector: str, scrape_interval: str) -> str:

@@ -34,8 +34,10 @@ class TestDcgmServiceMonitor:
         spec = monitor["spec"]
         assert spec["selector"] == {"matchLabels": {"app": "nvidia-dcgm-exporter"}}
         assert spec["namespaceSelector"] == {"matchNames": ["gpu-platform"]}
+        # job="nvidia-dcgm-exporter", as the rules and the exporter-down alert expect, set by
+        # a relabeling whatever Service (the operator's or a standalone exporter's) it selects
+        assert "jobLabel" not in spec
         (endpoint,) = spec["endpoints"]
-        # job="nvidia-dcgm-exporter" whatever Service is scraped, as the rules and alerts expect
         assert endpoint == {
             "port": "gpu-metrics",
             "path": "/metrics",

@@ -40,13 +40,14 @@ from gpu_platform.pipeline.derive import (
     get_path,
 )
 from gpu_platform.pipeline.emit.helmyaml import dump_yaml
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
 from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import images as image_rules
 from gpu_platform.pipeline.rules import keda as keda_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
-from gpu_platform.pipeline.rules.gofmt import quote
+from gpu_platform.pipeline.rules import network as network_rules
 
 # What a refused plain install is told to do.
 FIX = (
@@ -124,6 +125,7 @@ def template_context() -> dict[str, Any]:
         ).rstrip("\n"),
         "admission_group": facts.ADMISSION_API_GROUP,
         "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
+        "dask_clusters": facts.DASK_CLUSTERS_RESOURCE,
         # GPU resources
         "gpu_resource": facts.GPU_RESOURCE,
         "gpu_domain": facts.GPU_RESOURCE_DOMAIN,
@@ -147,6 +149,9 @@ def template_context() -> dict[str, Any]:
             suffix: _go_float(factor) for suffix, factor in quantity.SUFFIX_FACTORS.items()
         },
         "duration_units_ms": DURATION_UNITS_MS,
+        # tenants' address ranges: the fields a CIDR rule reads, and what each opens
+        "network_fields": _go_words(network_rules.FIELDS),
+        "network_opens": " ".join(f"{quote(k)} {quote(v)}" for k, v in network_rules.OPENS.items()),
         # HPAs
         "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
         "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),

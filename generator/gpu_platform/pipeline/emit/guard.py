@@ -17,8 +17,8 @@ from typing import Any
 import jinja2
 
 from gpu_platform.pipeline.emit.context import jinja_env, template_context
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
-from gpu_platform.pipeline.rules.gofmt import quote
 from gpu_platform.pipeline.rules.shapes import LIST_VARIABLES
 
 # What every fragment may use. The Prometheus sizing comes from the chart's helper

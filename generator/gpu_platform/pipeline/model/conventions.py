@@ -15,16 +15,17 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.model.kube import (
+from gpu_platform.pipeline.model.grammar import (
     LABEL_VALUE_PATTERN,
+    QUALIFIED_MAX,
     QUALIFIED_NAME_PATTERNS,
     DnsLabel,
-    NodeLabels,
-    Strict,
     held_to,
     schema_of,
     string_schema,
+    twin,
 )
+from gpu_platform.pipeline.model.kube import NodeLabels, Strict
 from gpu_platform.pipeline.model.prometheus import SECRET_NAME_PATTERN
 
 # A fullname or name override becomes the start of every object name: a DNS label (the names
@@ -63,6 +64,21 @@ PullSecretName = Annotated[
 ]
 
 
+_RESERVED_PATTERN = (
+    "^(" + "|".join(p.replace(".", "\\.") for p in facts.RESERVED_LABEL_PREFIXES) + ")"
+)
+# A user's label key: any qualified name but the chart's own prefixes (values.schema.json's
+# twin of _not_reserved).
+_USER_LABEL_KEY_SCHEMA = {
+    **string_schema(QUALIFIED_NAME_PATTERNS, QUALIFIED_MAX),
+    "not": {"pattern": _RESERVED_PATTERN},
+}
+
+
+@twin(
+    schema={"propertyNames": _USER_LABEL_KEY_SCHEMA},
+    refused=({"app.kubernetes.io/name": "x"}, {"gpu-platform.io/tenant": "a"}),
+)
 def _not_reserved(labels: dict[str, str]) -> dict[str, str]:
     taken = sorted(k for k in labels if k.startswith(facts.RESERVED_LABEL_PREFIXES))
     if taken:
@@ -74,9 +90,6 @@ def _not_reserved(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-_RESERVED_PATTERN = (
-    "^(" + "|".join(p.replace(".", "\\.") for p in facts.RESERVED_LABEL_PREFIXES) + ")"
-)
 # Labels a user adds to the chart's objects: any label, but none of the chart's own keys.
 UserLabels = Annotated[
     NodeLabels,
@@ -84,10 +97,7 @@ UserLabels = Annotated[
     WithJsonSchema(
         {
             "type": "object",
-            "propertyNames": {
-                **string_schema(QUALIFIED_NAME_PATTERNS, 317),
-                "not": {"pattern": _RESERVED_PATTERN},
-            },
+            "propertyNames": _USER_LABEL_KEY_SCHEMA,
             "additionalProperties": string_schema(LABEL_VALUE_PATTERN, 63),
         }
     ),

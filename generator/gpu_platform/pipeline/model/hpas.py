@@ -12,12 +12,13 @@ from pydantic import (
     model_serializer,
 )
 
+from gpu_platform.pipeline.model.grammar import DnsSubdomain, NamespaceOrEmpty
 from gpu_platform.pipeline.model.kube import (
     MAX_QUOTA_COUNT,
-    DnsLabel,
     MetricName,
     QuantityOrNumber,
     Strict,
+    Whole,
 )
 
 # --------------------------------------------------------------------------- HPAs
@@ -26,7 +27,7 @@ from gpu_platform.pipeline.model.kube import (
 class ScaleTargetRef(Strict):
     apiVersion: str = Field("apps/v1", description="API version of the scaled workload.")
     kind: str = Field(description="Deployment or StatefulSet.")
-    name: DnsLabel = Field(description="Name of the workload.")
+    name: DnsSubdomain = Field(description="Name of the workload (a DNS subdomain).")
 
 
 class MetricIdentifier(Strict):
@@ -37,7 +38,7 @@ class MetricTarget(Strict):
     type: Literal["Utilization", "AverageValue", "Value"] = Field(
         description="Target type (autoscaling/v2)."
     )
-    averageUtilization: int | None = Field(
+    averageUtilization: Whole | None = Field(
         None, ge=1, le=MAX_QUOTA_COUNT, description="Percent of requests, for Resource metrics."
     )
     averageValue: QuantityOrNumber | None = Field(
@@ -75,8 +76,8 @@ class HpaScalingPolicy(Strict):
     """One autoscaling/v2 scaling policy, with the bounds the API server enforces."""
 
     type: Literal["Pods", "Percent"] = Field(description="Pods or Percent.")
-    value: int = Field(gt=0, description="How many pods (or percent) per period.")
-    periodSeconds: int = Field(gt=0, le=1800, description="The period, 1-1800 s.")
+    value: Whole = Field(gt=0, description="How many pods (or percent) per period.")
+    periodSeconds: Whole = Field(gt=0, le=1800, description="The period, 1-1800 s.")
 
 
 class _OmitUnset(Strict):
@@ -91,7 +92,7 @@ class _OmitUnset(Strict):
 class HpaScalingRules(_OmitUnset):
     """scaleUp or scaleDown: Kubernetes fills whatever is left out with its defaults."""
 
-    stabilizationWindowSeconds: int | None = Field(
+    stabilizationWindowSeconds: Whole | None = Field(
         None, ge=0, le=3600, description="Window of past recommendations, 0-3600 s."
     )
     selectPolicy: Literal["Max", "Min", "Disabled"] | None = Field(
@@ -119,11 +120,13 @@ class Hpa(Strict):
     on the adapter path, a KEDA ScaledObject (whose HPA carries the same name) on the KEDA
     path."""
 
-    name: DnsLabel = Field(description="Name of the HPA.")
-    namespace: str = Field("", description="Namespace of the target; empty: release namespace.")
+    name: DnsSubdomain = Field(description="Name of the HPA (a DNS subdomain).")
+    namespace: NamespaceOrEmpty = Field(
+        "", description="Namespace of the target; empty: release namespace."
+    )
     scaleTargetRef: ScaleTargetRef = Field(description="The workload to scale.")
-    minReplicas: int = Field(1, ge=1, le=MAX_QUOTA_COUNT, description="Fewest replicas.")
-    maxReplicas: int = Field(ge=1, le=MAX_QUOTA_COUNT, description="Most replicas.")
+    minReplicas: Whole = Field(1, ge=1, le=MAX_QUOTA_COUNT, description="Fewest replicas.")
+    maxReplicas: Whole = Field(ge=1, le=MAX_QUOTA_COUNT, description="Most replicas.")
     metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
     behavior: HpaBehavior | None = Field(
         None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."

@@ -15,15 +15,14 @@ from typing import Annotated
 from pydantic import Field, WithJsonSchema
 
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.model.kube import (
+from gpu_platform.pipeline.model.grammar import (
     QUALIFIED_NAME_PATTERNS,
     DnsLabel,
-    NodeLabels,
-    Strict,
     held_to,
     schema_of,
     string_schema,
 )
+from gpu_platform.pipeline.model.kube import NodeLabels, Strict
 
 # A query endpoint: http(s), a lower-case DNS name or IPv4 address, an optional port (1-65535)
 # and path, nothing else: no user:password@ (credentials come from a Secret), no ?query or

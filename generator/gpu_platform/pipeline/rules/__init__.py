@@ -1,8 +1,8 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
 ``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``tenants``,
-``boundary``, ``resources``, ``monitoring``, ``images``, ``advice``); importing a rule module
-registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
+``network``, ``boundary``, ``resources``, ``monitoring``, ``images``, ``advice``); importing a
+rule module registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
@@ -18,6 +18,7 @@ from gpu_platform.pipeline.rules import (
     images,
     keda,
     monitoring,
+    network,
     pools,
     resources,
     tenants,
@@ -31,6 +32,7 @@ RULE_MODULES = (
     keda,
     pools,
     tenants,
+    network,
     boundary,
     resources,
     monitoring,

@@ -22,9 +22,9 @@ from gpu_platform.pipeline.derive import (
     Derivation,
     get_path,
 )
+from gpu_platform.pipeline.gofmt import quote, to_json
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Hit, Rule, rule
-from gpu_platform.pipeline.rules.gofmt import quote, to_json
 
 KNOB_FMT = (
     "is %s, but gpu-platform derives %s from %s (%s); set %s and let `gpu-platform "

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derivation import get_path
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.images import listing, mirror, slots
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
-from gpu_platform.pipeline.rules.gofmt import quote
 
 
 def guard_table() -> str:

@@ -19,9 +19,9 @@ from typing import Any
 from gpu_platform.pipeline import facts, query
 from gpu_platform.pipeline.components import GPU_SIGNALS
 from gpu_platform.pipeline.derive import get_path
+from gpu_platform.pipeline.gofmt import to_json
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
-from gpu_platform.pipeline.rules.gofmt import to_json
 from gpu_platform.pipeline.rules.shapes import Unique, declare
 
 SPEC = ("prometheus", "prometheusSpec")
