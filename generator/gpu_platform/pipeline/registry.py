@@ -56,9 +56,6 @@ class SubchartInfo:
     # source built from git carries instead; only that placeholder is ever replaced.
     stamped: tuple[tuple[str, str], ...] = ()
     wheel: Wheel | None = None
-    # The main images it runs by default: dotted paths to image mappings in its default values
-    # (below a nested chart's name for that chart's images), for Artifact Hub's list.
-    images: tuple[str, ...] = ()
     # Installed unless the values say otherwise (`<name>.enabled`); an optional component a
     # cluster may already run itself defaults to off.
     enabled: bool = True
@@ -90,7 +87,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         api_versions=("nvidia.com/v1", "nvidia.com/v1alpha1", "nfd.k8s-sigs.io/v1alpha1"),
         # NVIDIA's release job runs `helm package --version TAG --app-version TAG`.
         stamped=(("version", r"v1\.0\.0-devel"), ("appVersion", r"main-latest")),
-        images=("operator", "driver", "toolkit", "devicePlugin", "dcgmExporter"),
     ),
     SubchartInfo(
         name="kube-prometheus-stack",
@@ -100,12 +96,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         documented_extra=(("prometheus-windows-exporter",),),
         crd_dirs=("charts/crds/crds",),
         api_versions=("monitoring.coreos.com/v1", "monitoring.coreos.com/v1alpha1"),
-        images=(
-            "prometheusOperator.image",
-            "prometheus.prometheusSpec.image",
-            "alertmanager.alertmanagerSpec.image",
-            "grafana.image",
-        ),
     ),
     SubchartInfo(
         name="prometheus-adapter",
@@ -113,7 +103,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         description="Serves the GPU signals as custom metrics to HPAs.",
         # Without it the chart falls back to the APIService v1beta1 removed in Kubernetes 1.22.
         api_versions=("apiregistration.k8s.io/v1",),
-        images=("image",),
     ),
     SubchartInfo(
         name="dask-kubernetes-operator",
@@ -121,7 +110,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         description="Dask operator: DaskCluster, DaskWorkerGroup, DaskJob, DaskAutoscaler.",
         crd_dirs=("crds",),
         api_versions=("kubernetes.dask.org/v1",),
-        images=("image",),
         stamped=(("version", r".*set\.by\.chartpress.*"),),
         wheel=Wheel(
             distribution="dask-kubernetes",
@@ -139,7 +127,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         crd_templates=("templates/crds",),
         crd_switch="crds.install",
         api_versions=("keda.sh/v1alpha1",),
-        images=("image.keda", "image.metricsApiServer", "image.webhooks"),
         enabled=False,
     ),
 )
