@@ -30,8 +30,8 @@ from gpu_platform.simulate.search import (
     parse_target,
     search,
 )
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 VALUES = check_defaults().values
 IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
 MORNING = f"""\

@@ -14,12 +14,20 @@ from pydantic import (
 )
 
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.model.grammar import (
+    GPU_RESOURCE_PATTERN,
+    DnsLabel,
+    GpuResourceName,
+    Image,
+    held_to,
+    schema_of,
+    string_schema,
+    twin,
+)
 from gpu_platform.pipeline.model.kube import (
     MAX_GPUS_PER_NODE,
     MAX_QUOTA_COUNT,
     MAX_SIZING_NODES,
-    DnsLabel,
-    Image,
     NodeLabels,
     PoolName,
     ResourceList,
@@ -27,9 +35,7 @@ from gpu_platform.pipeline.model.kube import (
     Strict,
     Taint,
     Toleration,
-    held_to,
-    schema_of,
-    string_schema,
+    Whole,
 )
 from gpu_platform.pipeline.model.sharing import CONFIG_LABEL, GpuSharing
 from gpu_platform.pipeline.model.warm import Placeholders
@@ -109,6 +115,7 @@ Accelerator = Annotated[
         "a GKE accelerator type: lower-case letters, digits and "
         "'-', starting with a letter, at most 63 (e.g. nvidia-tesla-t4, nvidia-l4)",
         63,
+        refused=("NVIDIA-T4", "t4;x", "1-t4"),
     ),
     schema_of(ACCELERATOR_PATTERN, 63),
 ]
@@ -120,33 +127,21 @@ MachineType = Annotated[
         "EKS g4dn.xlarge, AKS Standard_NC4as_T4_v3), or empty for the accelerator's "
         "default",
         64,
+        refused=("n1 standard", "Standard_NC$"),
     ),
     schema_of(MACHINE_TYPE_PATTERN, 64),
 ]
-# The extended resources the NVIDIA device plugin advertises: nvidia.com/gpu (whole GPUs, MIG
-# "single", time-slicing without renaming), nvidia.com/mig-<profile> (MIG "mixed", e.g.
-# nvidia.com/mig-1g.10gb) and <name>.shared (time-slicing or MPS with renameByDefault).
-# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
-# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html
-GPU_RESOURCE_PATTERN = r"^nvidia\.com/[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$"
-GpuResourceName = Annotated[
-    str,
-    held_to(
-        GPU_RESOURCE_PATTERN,
-        "an NVIDIA extended resource name: nvidia.com/ then at "
-        "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
-        "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)",
-        74,
-    ),
-    schema_of(GPU_RESOURCE_PATTERN, 74),
-]
 GpuQuotas = Annotated[
-    dict[GpuResourceName, Annotated[int, Field(ge=0, le=MAX_QUOTA_COUNT)]],
+    dict[GpuResourceName, Annotated[Whole, Field(ge=0, le=MAX_QUOTA_COUNT)]],
     WithJsonSchema(
         {
             "type": "object",
             "propertyNames": string_schema(GPU_RESOURCE_PATTERN, 74),
-            "additionalProperties": {"type": "integer", "minimum": 0},
+            "additionalProperties": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_QUOTA_COUNT,
+            },
         }
     ),
 ]
@@ -176,11 +171,11 @@ class NodePool(Strict):
         description="Machine type / instance type / VM size; empty: a default for the "
         "accelerator on that cloud (see `gpu-platform nodepool`).",
     )
-    gpusPerNode: int = Field(1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs on each node.")
-    minNodes: int = Field(
+    gpusPerNode: Whole = Field(1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs on each node.")
+    minNodes: Whole = Field(
         0, ge=0, le=MAX_SIZING_NODES, description="Fewest nodes (0: scale from zero)."
     )
-    maxNodes: int = Field(
+    maxNodes: Whole = Field(
         4, ge=1, le=MAX_SIZING_NODES, description="Most nodes the autoscaler may add."
     )
     driver: Literal["operator", "preinstalled"] = Field(
@@ -216,6 +211,7 @@ class NodePool(Strict):
     )
     gpuResources: list[GpuResourceName] = Field(
         default_factory=lambda: [facts.GPU_RESOURCE],
+        json_schema_extra={"uniqueItems": True},
         description="Extended resources this pool's nodes advertise: nvidia.com/gpu (whole "
         "GPUs, MIG single, time-slicing without renaming), nvidia.com/mig-<profile> (MIG "
         "mixed, e.g. nvidia.com/mig-1g.10gb), nvidia.com/gpu.shared (time-slicing with "
@@ -226,6 +222,7 @@ class NodePool(Strict):
 
     @field_validator("gpuResources")
     @classmethod
+    @twin(schema={"uniqueItems": True}, refused=(["nvidia.com/gpu", "nvidia.com/gpu"],))
     def _unique_resources(cls, value: list[str]) -> list[str]:
         repeated = sorted({name for name in value if value.count(name) > 1})
         if repeated:
@@ -263,6 +260,23 @@ class NodePool(Strict):
     def max_slots(self) -> int:
         """The most GPU requests its nodes can ever take at once (replicas where shared)."""
         return self.maxNodes * self.slots_per_node
+
+    @property
+    def placeholder_resource(self) -> str:
+        """What the pool's placeholders request: their resource, else the shared name where
+        the pool shares under it, else the pool's first (the chart's placeholder Deployment
+        picks alike)."""
+        if self.placeholders.resource:
+            return self.placeholders.resource
+        if self.gpuSharing.resource != facts.GPU_RESOURCE:
+            return self.gpuSharing.resource
+        return self.gpuResources[0] if self.gpuResources else facts.GPU_RESOURCE
+
+    @property
+    def counts_placeholders(self) -> bool:
+        """Whether the values can count its placeholders against its nodes: they hold whole
+        GPUs, or replicas of shared ones (a node's MIG slices are not in the values)."""
+        return self.gpuSharing.enabled or self.placeholder_resource == facts.GPU_RESOURCE
 
 
 def default_pools() -> list[NodePool]:

@@ -9,17 +9,21 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, WithJsonSchema
 
 from gpu_platform.pipeline import cron
-from gpu_platform.pipeline.model.kube import (
-    MAX_GPUS_PER_NODE,
-    MAX_SIZING_NODES,
+from gpu_platform.pipeline.model.grammar import (
+    GpuResourceName,
     Image,
-    ResourceList,
-    Resources,
-    Strict,
     describe_input,
     held_to,
     schema_of,
     string_schema,
+)
+from gpu_platform.pipeline.model.kube import (
+    MAX_GPUS_PER_NODE,
+    MAX_SIZING_NODES,
+    ResourceList,
+    Resources,
+    Strict,
+    Whole,
 )
 
 MAX_PLACEHOLDERS = MAX_SIZING_NODES * MAX_GPUS_PER_NODE
@@ -71,15 +75,26 @@ class ScheduleStep(Strict):
 class Placeholders(Strict):
     """Warm capacity: lowest-priority pods that hold GPUs until a real pod needs them."""
 
-    replicas: int = Field(
+    replicas: Whole = Field(
         0,
         ge=0,
         le=MAX_PLACEHOLDERS,
         description="Placeholder pods in this pool (0: none). With a schedule, the count the "
         "Deployment is installed with; each helm upgrade sets it again, until the next step.",
     )
-    gpusPerPod: int = Field(
-        1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs each placeholder pod holds."
+    gpusPerPod: Whole = Field(
+        1,
+        ge=1,
+        le=MAX_GPUS_PER_NODE,
+        description="How many of the resource each placeholder pod holds (GPUs, MIG slices or "
+        "shared GPUs).",
+    )
+    resource: GpuResourceName | None = Field(
+        None,
+        description="The extended resource a placeholder requests: one the pool advertises "
+        "(its gpuResources), such as nvidia.com/mig-1g.10gb on a MIG pool or "
+        "nvidia.com/gpu.shared on a time-sliced one; null: nvidia.com/gpu.shared where the "
+        "pool shares under that name, else the pool's first gpuResources entry.",
     )
     schedule: list[ScheduleStep] = Field(
         default_factory=list,

@@ -1,8 +1,9 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
-``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``pools``, ``warm``, ``sharing``,
-``tenants``, ``boundary``, ``resources``, ``monitoring``, ``advice``); importing a rule module
-registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
+``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``warm``,
+``sharing``, ``tenants``, ``network``, ``boundary``, ``resources``, ``monitoring``, ``images``,
+``advice``); importing a rule module registers its rules. Each is enforced by ``pipeline.run``
+and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
@@ -15,7 +16,10 @@ from gpu_platform.pipeline.rules import (
     catalogue,
     derived,
     hpas,
+    images,
+    keda,
     monitoring,
+    network,
     pools,
     resources,
     sharing,
@@ -28,13 +32,16 @@ from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 RULE_MODULES = (
     derived,
     hpas,
+    keda,
     pools,
     warm,
     sharing,
     tenants,
+    network,
     boundary,
     resources,
     monitoring,
+    images,
     advice,
 )
 

@@ -11,8 +11,8 @@ from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, requirements_table
 from gpu_platform.pipeline.components import NODE_POOLS
 from gpu_platform.pipeline.derive import driver_enabled, get_path
+from gpu_platform.pipeline.gofmt import to_json
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
-from gpu_platform.pipeline.rules.gofmt import to_json
 from gpu_platform.pipeline.rules.shapes import NotAbove, Unique, declare
 from gpu_platform.pipeline.yamltree import PathKey
 
@@ -37,7 +37,8 @@ declare(
 @rule(
     id="placeholder-fits-node",
     by_hand="a bound only when placeholders exist, with the pool's name in the message",
-    summary="a placeholder asks for no more GPUs than a pod of its pool may have",
+    summary="a placeholder asks for no more GPUs than a pod of its pool may have (whole GPUs, "
+    "or one replica of a shared GPU; MIG slices are not counted in the values)",
     reads=(
         "platform.nodePools[].placeholders.gpusPerPod",
         "platform.nodePools[].placeholders.schedule[].replicas",
@@ -49,10 +50,12 @@ declare(
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
+{{- $shares := ne (toString $pool.gpuSharing.mode) "none" -}}
+{{- $res := $warm.resource | default (first $pool.gpuResources) | default "[[ gpu_resource ]]" -}}
 {{- $most := int $warm.replicas -}}
 {{- range $warm.schedule }}{{ if gt (int .replicas) $most }}{{ $most = int .replicas }}{{ end }}{{ end -}}
-{{- $limit := ternary 1 (int $pool.gpusPerNode) (ne (toString $pool.gpuSharing.mode) "none") -}}
-{{- if and (gt $most 0) (gt (int $warm.gpusPerPod) $limit) -}}
+{{- $limit := ternary 1 (int $pool.gpusPerNode) $shares -}}
+{{- if and (or $shares (eq (toString $res) "[[ gpu_resource ]]")) (gt $most 0) (gt (int $warm.gpusPerPod) $limit) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) $limit $limit) -}}
 {{- end -}}
 {{- end -}}""",
@@ -61,7 +64,7 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
         limit = 1 if pool.gpuSharing.enabled else pool.gpusPerNode
-        if warm.most and warm.gpusPerPod > limit:
+        if pool.counts_placeholders and warm.most and warm.gpusPerPod > limit:
             yield Hit(
                 ("platform", "nodePools", i, "placeholders", "gpusPerPod"),
                 (warm.gpusPerPod, pool.name, limit, limit),
@@ -72,7 +75,8 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
 @rule(
     id="placeholders-fit-pool",
     by_hand="products of four counts, judged only when the placeholder fits a node",
-    summary="a pool's placeholders need no more GPUs than the pool can ever have",
+    summary="a pool's placeholders need no more GPUs than the pool can ever have (whole GPUs, "
+    "or replicas of shared ones)",
     reads=(
         "platform.nodePools[].placeholders",
         "platform.nodePools[].maxNodes",
@@ -83,14 +87,16 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
-{{- $perNode := mul (int $pool.gpusPerNode) (ternary (int $pool.gpuSharing.replicas) 1 (ne (toString $pool.gpuSharing.mode) "none")) -}}
+{{- $shares := ne (toString $pool.gpuSharing.mode) "none" -}}
+{{- $res := $warm.resource | default (first $pool.gpuResources) | default "[[ gpu_resource ]]" -}}
+{{- $perNode := mul (int $pool.gpusPerNode) (ternary (int $pool.gpuSharing.replicas) 1 $shares) -}}
 {{- $max := mul (int $pool.maxNodes) $perNode -}}
 {{- $counts := list (list "replicas" (int $warm.replicas)) -}}
 {{- range $j, $step := $warm.schedule }}{{ $counts = append $counts (list (printf "schedule[%d].replicas" $j) (int $step.replicas)) }}{{ end -}}
 {{- range $counts -}}
 {{- $count := index . 1 -}}
 {{- $want := mul $count (int $warm.gpusPerPod) -}}
-{{- if and (gt $count 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
+{{- if and (or $shares (eq (toString $res) "[[ gpu_resource ]]")) (gt $count 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.%s" $i (index . 0)) $count (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) $perNode $max) -}}
 {{- end -}}
 {{- end -}}
@@ -103,7 +109,8 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
         counts += [(("schedule", j, "replicas"), s.replicas) for j, s in enumerate(warm.schedule)]
         for where, count in counts:
             want = count * warm.gpusPerPod
-            if count and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_slots:
+            fits_node = warm.gpusPerPod <= pool.gpusPerNode
+            if pool.counts_placeholders and count and fits_node and want > pool.max_slots:
                 yield Hit(
                     ("platform", "nodePools", i, "placeholders", *where),
                     (
@@ -117,6 +124,32 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
                     ),
                     at=("platform", "nodePools", i),
                 )
+
+
+@rule(
+    id="placeholder-resource-advertised",
+    by_hand="a field of an item against a list of the same item, only when it is set",
+    summary="a pool's placeholders request a resource the pool advertises",
+    reads=("platform.nodePools[].placeholders.resource", "platform.nodePools[].gpuResources"),
+    fmt="is %q, which pool %q does not advertise (its gpuResources: %s), so the placeholders "
+    "would stay Pending forever; name one of those, or add it to the pool's gpuResources",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- $res := $pool.placeholders.resource -}}
+{{- if and $res (not (has (toString $res) $pool.gpuResources)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.resource" $i) (toString $res) (toString $pool.name) (join ", " $pool.gpuResources)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def placeholder_resource_advertised(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        resource = pool.placeholders.resource
+        if resource is not None and resource not in pool.gpuResources:
+            yield Hit(
+                ("platform", "nodePools", i, "placeholders", "resource"),
+                (resource, pool.name, ", ".join(pool.gpuResources)),
+                at=("platform", "nodePools", i, "placeholders"),
+            )
 
 
 @rule(

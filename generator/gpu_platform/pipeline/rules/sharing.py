@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpu_platform.pipeline.derive import DEVICE_PLUGIN_CONFIG, get_path
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.model.sharing import CONFIG_FMT, FAIL_MORE_THAN_ONE, config_text
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
-from gpu_platform.pipeline.rules.gofmt import quote
 
 
 @rule(
