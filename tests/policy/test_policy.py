@@ -44,9 +44,11 @@ def case(request, major: int) -> tuple[dict, list[dict]]:
 
 
 def _pod_specs(objects: list[dict]) -> list[tuple[str, dict[str, Any]]]:
+    """The pod spec of every workload: spec.template, or a CronJob's job template."""
     out = []
     for o in objects:
-        template = o.get("spec", {}).get("template", {})
+        spec = o.get("spec", {})
+        template = spec.get("jobTemplate", {}).get("spec", spec).get("template", {})
         if "spec" in template:
             out.append((f"{o['kind']}/{o['metadata']['name']}", template["spec"]))
     return out
@@ -101,6 +103,23 @@ class TestPods:
                 assert seccomp.get("type") == "RuntimeDefault", where
                 assert sc.get("readOnlyRootFilesystem") is True, where
                 assert not sc.get("privileged"), where
+
+    def test_only_the_placeholder_schedule_reaches_the_api_with_an_expiring_token(self, case):
+        # No pod mounts its ServiceAccount's token; the schedule's Jobs mount a projected one
+        # that expires, and may use it only as their Role says (TestRbac).
+        _, objects = case
+        for where, spec in _pod_specs(objects):
+            tokens = [
+                source["serviceAccountToken"]
+                for volume in spec.get("volumes", [])
+                for source in volume.get("projected", {}).get("sources", [])
+                if "serviceAccountToken" in source
+            ]
+            if where.startswith("CronJob/"):
+                assert spec["serviceAccountName"] and len(tokens) == 1, where
+                assert tokens[0]["expirationSeconds"] <= 3600, where
+            else:
+                assert not tokens, where
 
     def test_requests_and_limits_everywhere(self, case):
         _, objects = case
@@ -166,6 +185,27 @@ class TestRbac:
                         assert "*" not in rule.get(key, []), (o["metadata"]["name"], rule)
                     assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"])
             assert o["kind"] not in ("ClusterRole", "ClusterRoleBinding"), o["metadata"]
+
+    def test_a_placeholder_schedule_may_only_scale_its_own_pools_placeholders(self, case):
+        _, objects = case
+        deployments = {
+            (o["metadata"]["namespace"], o["metadata"]["name"])
+            for o in objects
+            if o["kind"] == "Deployment"
+        }
+        for o in objects:
+            labels = o["metadata"]["labels"]
+            if (
+                o["kind"] != "Role"
+                or labels["app.kubernetes.io/component"] != "placeholder-schedule"
+            ):
+                continue
+            (rule,) = o["rules"]
+            assert rule["apiGroups"] == ["apps"] and rule["verbs"] == ["patch"]
+            assert rule["resources"] == ["deployments/scale"]
+            (name,) = rule["resourceNames"]
+            assert (o["metadata"]["namespace"], name) in deployments
+            assert name.endswith(f"-placeholder-{labels[POOL_LABEL]}")
 
     def test_bindings_stay_in_their_namespace(self, case):
         _, objects = case

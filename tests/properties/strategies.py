@@ -43,6 +43,9 @@ PREINSTALLED = {
     },
 }
 
+# Schedules a CronJob reads (pipeline/cron.py), names and numbers, lists, ranges and steps.
+CRONS = ["0 8 * * 1-5", "30 7 * * MON-fri", "*/15 9-17 1,15 * ?", "@daily", "0 0 1 jan-jun *"]
+
 
 @st.composite
 def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
@@ -67,9 +70,20 @@ def pool(draw: st.DrawFn, name: str, cloud: str, driver: str) -> dict[str, Any]:
         "placeholders": {
             "replicas": draw(st.integers(0, 2)),
             "gpusPerPod": draw(st.integers(1, gpus)),
+            "schedule": draw(
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"cron": st.sampled_from(CRONS), "replicas": st.integers(0, 2)}
+                    ),
+                    max_size=2,
+                )
+            ),
         },
         "gpuResources": draw(
             st.lists(st.sampled_from(EXTRA_GPU_RESOURCES), max_size=2, unique=True)
+        ),
+        "gpuSharing": draw(
+            st.sampled_from([{}, {"mode": "timeSlicing", "replicas": 4}, {"mode": "mps"}])
         ),
     }
 
@@ -380,7 +394,22 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         d, gpusPerNode=1, placeholders={"replicas": 1, "gpusPerPod": 4}
     ),
     "placeholders-fit-pool": lambda d: _pool0(
-        d, gpusPerNode=2, maxNodes=1, placeholders={"replicas": 3, "gpusPerPod": 2}
+        d,
+        gpusPerNode=2,
+        maxNodes=1,
+        placeholders={"replicas": 3, "gpusPerPod": 2},
+        gpuSharing={"mode": "none"},  # (a shared GPU holds a placeholder of one replica)
+    ),
+    "placeholder-schedule-range": lambda d: _pool0(
+        d, placeholders={"schedule": [{"cron": "0 22-6 * * fri-mon", "replicas": 0}]}
+    ),
+    "pool-sharing-needs-operator": lambda d: (
+        _pool0(d, gpuSharing={"mode": "timeSlicing"}),
+        _set(d, "gpu-operator", ("devicePlugin", "enabled"), False),
+    ),
+    "pool-sharing-config": lambda d: (
+        _pool0(d, gpuSharing={"mode": "mps", "replicas": 2}),
+        _set(d, "gpu-operator", ("devicePlugin", "config"), {"create": False, "name": "mine"}),
     ),
     "pool-image-streaming-gke": lambda d: d["platform"]["nodePools"].append(
         {"name": "streamed", "cloud": "generic", "imageStreaming": True}

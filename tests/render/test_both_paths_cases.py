@@ -449,7 +449,8 @@ def test_placeholder_larger_than_its_node(built_chart, chart_repo, tmp_path):
         [site],
         [
             "platform.nodePools[0].placeholders.gpusPerPod: a placeholder asks for 4 GPUs but a "
-            'node of pool "t4" has 2; it would stay Pending forever. Use at most 2'
+            'pod of pool "t4" may have at most 2 (its gpusPerNode, or 1 where it shares its '
+            "GPUs); it would never run. Use at most 2"
         ],
     )
 

@@ -17,6 +17,7 @@ rules: +10 KiB).
 from __future__ import annotations
 
 import base64
+import fnmatch
 import gzip
 import json
 from pathlib import Path
@@ -35,15 +36,33 @@ LIMIT = 1024 * 1024
 BUDGET = LIMIT if real_repos_requested() else LIMIT * 5 // 16
 
 
+def _helmignored(chart: Path) -> list[str]:
+    """The chart's .helmignore patterns (comments and blank lines dropped)."""
+    lines = (chart / ".helmignore").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def _ignored(relative: Path, patterns: list[str]) -> bool:
+    """Whether Helm leaves the file out (a name or glob, or a folder ``name/``)."""
+    for pattern in patterns:
+        if pattern.endswith("/") and pattern.rstrip("/") in relative.parts[:-1]:
+            return True
+        if fnmatch.fnmatch(relative.name, pattern) or fnmatch.fnmatch(str(relative), pattern):
+            return True
+    return False
+
+
 def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:
     """Bytes of the Secret data Helm would write for this release (an upper estimate)."""
+    ignored = _helmignored(chart)
     files = {
         str(p.relative_to(chart)): base64.b64encode(p.read_bytes()).decode()
         for p in sorted(chart.rglob("*"))
         if p.is_file()
-        # subcharts are stored apart; ci/ (test scenarios) is in .helmignore, so Helm never
-        # loads it
-        and p.relative_to(chart).parts[0] not in ("charts", "ci")
+        # subcharts are stored apart; what .helmignore names (ci/, the test scenarios, and the
+        # generator's list of its files) Helm never loads
+        and p.relative_to(chart).parts[0] != "charts"
+        and not _ignored(p.relative_to(chart), ignored)
         and not p.name.endswith(".md")
     }
     record = {
@@ -78,3 +97,15 @@ def test_release_record_fits(built_chart, chart_repo, tmp_path, case):
     assert size < BUDGET, f"{case}: {size} bytes; budget {BUDGET}"
     # the estimate must see the manifest: more tenants, more bytes
     assert size > len(gzip.compress(manifest.encode()))
+
+
+def test_what_helm_ignores_is_left_out(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "ci").mkdir(parents=True)
+    (chart / ".helmignore").write_text("# a comment\nci/\n.gpu-platform-files.json\n*.orig\n")
+    patterns = _helmignored(chart)
+    assert _ignored(Path("ci/01-defaults-values.yaml"), patterns)
+    assert _ignored(Path(".gpu-platform-files.json"), patterns)
+    assert _ignored(Path("templates/x.yaml.orig"), patterns)
+    assert not _ignored(Path("templates/ci.yaml"), patterns)
+    assert not _ignored(Path("values.schema.json"), patterns)

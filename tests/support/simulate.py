@@ -1,7 +1,8 @@
 """Small builders for the simulation tests: one-pool values, round-number settings, clusters.
 
 The figures are chosen so expectations can be computed by hand: boot 200 s, driver 300 s, an
-image of 2.8 GB pulled at 28 MB/s (100 s), and no container start latency, all fixed (no
+image of 2.8 GB pulled at 28 MB/s (100 s), no container start latency, and a cluster's
+workers created with its scheduler (the Dask operator's gap between them 0 s), all fixed (no
 spread) unless a test asks for one.
 """
 
@@ -64,6 +65,7 @@ def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
             "pullMBPerSecond": 28.0,
             "streamingStartSeconds": 2.0,
         },
+        "dask": {"workerPodsAfterSeconds": 0.0},
     }
     for section, value in overrides.items():
         if isinstance(value, dict) and isinstance(data.get(section), dict):

@@ -133,6 +133,11 @@ class TestGke:
             GKE_NO_DEVICE_PLUGIN_LABEL: "true",
         }
 
+    def test_a_shared_pool_labels_its_nodes_with_its_device_plugin_config(self):
+        p = pool(name="t4", gpuSharing={"mode": "timeSlicing", "replicas": 4})
+        labels = pairs(eq_flags(self.create(p))["--node-labels"])
+        assert labels["nvidia.com/device-plugin.config"] == "t4"  # its config's name (derive)
+
     def test_every_taint_is_applied_in_flag_syntax(self):
         p = pool(taints=[Taint(key="nvidia.com/gpu", value="present"), DEDICATED, KEY_ONLY])
         flags = eq_flags(self.create(p))
@@ -306,6 +311,22 @@ class TestEks:
             assert tags[f"{CA}/node-template/taint/{taint.key}"] == f"{taint.value}:{taint.effect}"
         assert tags[f"{CA}/node-template/resources/nvidia.com/gpu"] == str(p.gpusPerNode)
         assert group["propagateASGTags"] is True
+
+    def test_a_shared_pools_template_advertises_the_replicas(self):
+        # scaling from zero, the autoscaler sizes a node by these tags: 4 GPUs shared 2 ways
+        # advertise 8 of the pool's resource (renamed: nvidia.com/gpu.shared)
+        shared = pool(gpusPerNode=4, gpuSharing={"mode": "timeSlicing", "replicas": 2})
+        tags = self.group(shared)["tags"]
+        assert tags[f"{CA}/node-template/resources/nvidia.com/gpu"] == "8"
+        renamed = pool(
+            gpusPerNode=1,
+            gpuSharing={"mode": "mps", "replicas": 4, "renameByDefault": True},
+            gpuResources=["nvidia.com/gpu.shared"],
+        )
+        tags = self.group(renamed)["tags"]
+        assert tags[f"{CA}/node-template/resources/nvidia.com/gpu.shared"] == "4"
+        assert f"{CA}/node-template/resources/nvidia.com/gpu" not in tags
+        assert self.group(renamed)["labels"]["nvidia.com/device-plugin.config"] == "gpu"
 
     def test_autodiscovery_tags_name_the_cluster(self):
         tags = self.group(pool(), cluster="prod")["tags"]

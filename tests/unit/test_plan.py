@@ -16,9 +16,20 @@ import pytest
 from gpu_platform.cli import main
 from gpu_platform.errors import UsageError
 from gpu_platform.pipeline.run import check_defaults, check_files
-from gpu_platform.simulate import Settings, load_workload
-from gpu_platform.simulate.levers import candidates
-from gpu_platform.simulate.search import Target, layers, parse_target, search
+from gpu_platform.simulate import Settings, default_workload, frontier, load_workload
+from gpu_platform.simulate.levers import apply, busy_window, candidates, shareable_pools
+from gpu_platform.simulate.plan import generate
+from gpu_platform.simulate.search import (
+    MAX_WORK_ADDED_PCT,
+    Job,
+    Target,
+    _meets,
+    _why,
+    evaluate,
+    layers,
+    parse_target,
+    search,
+)
 from support.repo import REPO
 
 VALUES = check_defaults().values
@@ -70,6 +81,18 @@ class TestTargets:
             parse_target(waits, budget)
         assert message in str(info.value)
 
+    @pytest.mark.parametrize("pct", [-1.0, 1001.0, float("nan")])
+    def test_a_bad_work_limit_says_what_to_write(self, pct):
+        with pytest.raises(UsageError) as info:
+            parse_target(["p99=60s"], None, pct)
+        assert "the percent GPU sharing may lengthen the clusters' work" in str(info.value)
+
+    def test_the_work_limit_meets_its_default_in_the_help(self, capsys):
+        # the CLI names the default it does not import (--help stays light): the same number
+        assert parse_target(["p99=60s"], None).max_work_added_pct == MAX_WORK_ADDED_PCT
+        assert main(["plan", "--help"]) == 0
+        assert f"(default {MAX_WORK_ADDED_PCT:g})" in " ".join(capsys.readouterr().out.split())
+
     def test_durations_read_as_people_write_them(self):
         assert parse_target(["p95=2m"], None) == Target("p95", 120.0, None)
         assert parse_target(["median=90"], 50) == Target("median", 90.0, 50.0)
@@ -101,12 +124,20 @@ class TestSearch:
         frontier = answer.frontier
         assert len(frontier) >= 2
         paid = [o.paid for o in frontier]
-        waits = [o.wait("p95") for o in frontier]
-        assert paid == sorted(paid) and waits == sorted(waits, reverse=True)
-        assert len(set(waits)) == len(waits)  # each point waits strictly less than the one before
-        # nothing evaluated is both cheaper and quicker than a frontier point
+        assert paid == sorted(paid)
+        # among points that slow the work alike (all of them, without GPU sharing), each
+        # dearer one waits strictly less
+        for slower in {o.work_added_pct for o in frontier}:
+            waits = [o.wait("p95") for o in frontier if o.work_added_pct == slower]
+            assert waits == sorted(waits, reverse=True) and len(set(waits)) == len(waits)
+        # nothing evaluated is cheaper, quicker and no slower at its work than a frontier point
         for o in answer.evaluated:
-            assert not any(f.paid > o.paid and f.wait("p95") > o.wait("p95") for f in frontier)
+            assert not any(
+                f.paid > o.paid
+                and f.wait("p95") > o.wait("p95")
+                and f.work_added_pct >= o.work_added_pct
+                for f in frontier
+            )
 
     def test_the_choice_is_the_cheapest_that_meets_the_target(self, answer):
         best = answer.best
@@ -125,6 +156,92 @@ class TestSearch:
         assert one.frontier == two.frontier and one.best == two.best
         other = search(VALUES, workload, Settings(), target, seeds=(4,), jobs=1)
         assert [o.paid for o in other.frontier] != [o.paid for o in one.frontier]
+
+
+class TestWarmSchedule:
+    """Warm capacity around the hours the workload is busy, as a placeholder schedule."""
+
+    def test_the_busy_hours_of_the_shipped_day(self):
+        # sessions from 09:00 (the first start) to 18:00 (the last until); the notebook's
+        # 17:30 falls inside; the nightly job is not interactive
+        assert busy_window(default_workload()) == (9 * 3600.0, 18 * 3600.0)
+
+    def test_a_day_busy_around_the_clock_gets_no_schedule(self, morning):
+        # the morning's sessions run to the end of its 6 hours: no idle stretch to save on
+        assert busy_window(load_workload(morning)) is None
+
+    def test_scheduled_choices_warm_the_pool_ahead_of_the_day(self):
+        window = (9 * 3600.0, 18 * 3600.0)
+        grid = candidates(VALUES, wider=False, window=window, lead_s={"gpu": 16 * 60.0})
+        timed = {p.schedule for c in grid for p in c.pools if p.schedule}
+        # 16 min of start-up: on at 08:30 (the quarter hour before 08:44), off at 18:00
+        assert timed == {(("30 8 * * *", n), ("0 18 * * *", 0)) for n in (1, 2, 4)}
+        for levers in grid:
+            (pool,) = levers.pools
+            assert not pool.schedule or pool.placeholders == 0
+
+    def test_a_scheduled_choice_is_a_patch_validate_accepts(self, tmp_path):
+        grid = candidates(VALUES, wider=False, window=(9 * 3600.0, 18 * 3600.0))
+        levers = next(c for c in grid if c.pools[0].schedule)
+        path = tmp_path / "plan.yaml"
+        path.write_text(frontier.patch_text(VALUES, levers))
+        pool = check_files([str(path)]).values.platform.nodePools[0]
+        assert [(s.cron, s.replicas) for s in pool.placeholders.schedule] == list(
+            levers.pools[0].schedule
+        )
+        assert apply(VALUES, levers).platform.nodePools[0].placeholders == pool.placeholders
+
+
+class TestGpuSharing:
+    """Sharing a pool's GPUs, where every pod the workload puts there asks for one."""
+
+    def test_a_pool_is_shared_only_where_every_pod_asks_for_one_gpu(self, morning):
+        assert shareable_pools(VALUES, load_workload(morning)) == {"gpu"}
+        # the shipped day's training clusters ask for one GPU per worker too
+        assert shareable_pools(VALUES, default_workload()) == {"gpu"}
+        wide = load_workload(morning)
+        wide.clusters[0].workerGpus = 2
+        assert shareable_pools(VALUES, wide) == set()
+
+    def test_shared_choices_keep_the_pools_shape(self):
+        grid = candidates(VALUES, wider=False, shareable={"gpu"})
+        shared = [c.pools[0] for c in grid if c.pools[0].sharing != ("none", 0)]
+        assert {p.sharing for p in shared} == {("timeSlicing", 2), ("timeSlicing", 4), ("mps", 2)}
+        assert {(p.gpus_per_node, p.max_nodes) for p in shared} == {(1, 4)}
+        assert len(candidates(VALUES, wider=False)) == 36  # none without the workload's word
+
+    def test_what_sharing_costs_the_work_is_printed_beside_it(self):
+        # a GPU shared four ways can look free in waits and GPU-hours: the row says how much
+        # longer the clusters' work ran, and the JSON carries it
+        grid = candidates(VALUES, wider=False, shareable={"gpu"})
+        shared = next(c for c in grid if c.pools[0].sharing == ("timeSlicing", 4))
+        whole = next(c for c in grid if c.pools[0].sharing == ("none", 0))
+        day = default_workload()
+        job = Job(VALUES, Settings(), (generate(day, 1),), (1,), day.hours * 3600)
+        slowed, plain = evaluate(job, shared), evaluate(job, whole)
+        assert slowed.work_added_pct > 0 and plain.work_added_pct == 0
+        assert f"work +{slowed.work_added_pct:.0f}%" in frontier._row(slowed, "p99", " ")
+        assert "work" not in frontier._row(plain, "p99", " ").split(";")[-1]
+        # within the target's waits or not, work slowed past the limit does not meet it
+        target = Target("p99", 1e6, None)
+        assert _meets(plain, target) and not _meets(slowed, target)
+        assert _meets(slowed, Target("p99", 1e6, None, slowed.work_added_pct))
+        # when only slowed work would meet it, the reason says so
+        why = _why(VALUES, Settings(), day, target, plain, [plain], None)
+        assert "meet it only by sharing GPUs" not in why
+        alone = _why(VALUES, Settings(), day, target, slowed, [slowed], None)
+        assert "1 configurations meet it only by sharing GPUs" in alone
+
+    def test_a_shared_choice_is_a_patch_validate_accepts(self, tmp_path):
+        grid = candidates(VALUES, wider=False, shareable={"gpu"})
+        levers = next(c for c in grid if c.pools[0].sharing == ("mps", 2))
+        path = tmp_path / "plan.yaml"
+        path.write_text(frontier.patch_text(VALUES, levers))
+        pool = check_files([str(path)]).values.platform.nodePools[0]
+        assert (pool.gpuSharing.mode, pool.gpuSharing.replicas) == ("mps", 2)
+        applied = apply(VALUES, levers).platform.nodePools[0].gpuSharing
+        assert applied.model_dump() == pool.gpuSharing.model_dump()
+        assert "MPS x2" in levers.pools[0].text()
 
 
 class TestCommand:
@@ -166,8 +283,12 @@ class TestCommand:
         data = json.loads(capsys.readouterr().out)
         best = data["best"]
         assert best["gpu_hours_paid"] <= 1000
+        # among the frontier's points within the budget whose work GPU sharing slows no more
+        # than the default limit allows
         waits = [
-            f["pending_seconds"]["p99"] for f in data["frontier"] if f["gpu_hours_paid"] <= 1000
+            f["pending_seconds"]["p99"]
+            for f in data["frontier"]
+            if f["gpu_hours_paid"] <= 1000 and f["work_added_pct"] <= MAX_WORK_ADDED_PCT
         ]
         assert best["pending_seconds"]["p99"] == min(waits)
 

@@ -102,8 +102,36 @@ class TestPoolChecks:
         )
         assert out.startswith(
             "F:5:35: platform.nodePools[0].placeholders.gpusPerPod: a "
-            'placeholder asks for 4 GPUs but a node of pool "a" has 2'
+            'placeholder asks for 4 GPUs but a pod of pool "a" may have at most 2'
         )
+
+    def test_a_placeholder_on_a_shared_pool_holds_one_replica(self, write_values):
+        (out,) = problems(
+            write_values,
+            "platform:\n  nodePools:\n    - name: a\n"
+            "      gpusPerNode: 2\n"
+            "      gpuSharing: {mode: timeSlicing}\n"
+            "      placeholders: {replicas: 1, gpusPerPod: 2}\n",
+        )
+        assert 'a pod of pool "a" may have at most 1 (its gpusPerNode, or 1 where it' in out
+
+    def test_a_shared_pool_holds_a_placeholder_per_replica(self, write_values):
+        # one node of 2 GPUs shared 4 ways takes 8 placeholders of one replica, not 9
+        pool = (
+            "platform:\n  nodePools:\n    - name: a\n      gpusPerNode: 2\n      maxNodes: 1\n"
+            "      gpuSharing: {mode: timeSlicing, replicas: 4}\n"
+        )
+        check_files([write_values(pool + "      placeholders: {replicas: 8}\n")])
+        (out,) = problems(write_values, pool + "      placeholders: {replicas: 9}\n")
+        assert (
+            '9 placeholders x 1 GPUs = 9 GPUs, more than pool "a" can ever have (1 nodes x 8' in out
+        )
+
+    def test_mps_warns_that_dcgm_cannot_see_the_pods(self, write_values):
+        pools = "platform:\n  nodePools:\n    - name: a\n      gpuSharing: {mode: %s}\n"
+        (out,) = warnings(write_values, pools % "mps")
+        assert 'pool "a" shares its GPUs with MPS, under which dcgm-exporter cannot tie' in out
+        assert not warnings(write_values, pools % "timeSlicing")
 
     def test_placeholders_beyond_pool_max(self, write_values):
         (out,) = problems(
@@ -114,7 +142,7 @@ class TestPoolChecks:
         assert (
             "platform.nodePools[0].placeholders.replicas: 3 placeholders x 1 GPUs = 3 GPUs" in out
         )
-        assert "(2 nodes x 1 = 2)" in out
+        assert "(2 nodes x 1 = 2, a shared GPU" in out
 
     def test_min_above_max_and_duplicate_names(self, write_values):
         out = problems(

@@ -97,7 +97,7 @@ def test_a_declared_rule_reaches_both_paths(dummy_rule: Rule, write_values) -> N
     found = problems(write_values, text)
     assert 'platform.tenants[0].nodePools[0]: pool "nope" is named again (pools: gpu)' in found
     guard = fragment(dummy_rule)
-    assert f"rule {dummy_rule.id}:" in guard
+    assert f"/* rule {dummy_rule.id} */" in guard
     assert '(printf "%s: pool %q is named again (pools: %s)"' in guard
     assert "$tenants" in guard and "$pools" in guard
 

@@ -8,9 +8,11 @@ is a figure of its own.
 
 from __future__ import annotations
 
+import datetime as dt
 from unittest.mock import patch
 
 import pytest
+from gpu_platform.simulate import DayPlan
 from gpu_platform.simulate.cluster import ClusterState
 from support.simulate import (
     BOOT,
@@ -87,6 +89,36 @@ class TestScheduling:
         extra = result.summary.extra
         assert extra["pods_cancelled"] == 1 and extra["pods_waiting_at_end"] == 0
         assert {p.ended_at for p in result.pods} == {1800}
+
+
+class TestDaskOperator:
+    """The operator creates a cluster's scheduler first and its workers one handler later."""
+
+    def test_the_workers_come_the_operators_gap_after_the_scheduler(self):
+        result = run(
+            values(pool(minNodes=1, gpusPerNode=3), prepull=[IMAGE]),
+            [cluster(at=5, workers=2)],
+            settings(dask={"workerPodsAfterSeconds": 0.5}),
+        )
+        scheduler, *workers = [p for p in result.pods if p.is_user]
+        assert scheduler.kind == "scheduler" and scheduler.created == 5
+        assert [w.created for w in workers] == [5.5, 5.5]
+
+    def test_schedulers_started_together_take_the_gpus_before_any_worker(self):
+        # 3 free GPUs, two clusters of 3 pods at once: both schedulers bind, then one worker;
+        # neither cluster has all its pods, so both wait for a new node (scan at 10, boot,
+        # driver; the prepuller pulled the image while the driver installed). Were each
+        # cluster's pods created together, the first would have run at once.
+        result = run(
+            values(pool(minNodes=1, maxNodes=2, gpusPerNode=3), prepull=[IMAGE]),
+            [cluster(at=5, workers=2, duration=100), cluster(at=5, workers=2, index=1)],
+        )
+        pods = [p for p in result.pods if p.is_user]
+        schedulers = [p for p in pods if p.kind == "scheduler"]
+        assert [p.running_at for p in schedulers] == [5.0, 5.0]
+        workers = sorted(p.running_at for p in pods if p.kind == "worker")
+        assert workers == [5.0] + [SCAN + BOOT + DRIVER] * 3
+        assert result.autoscaler.nodes_added == 1
 
 
 class TestSchedulingCost:
@@ -263,6 +295,142 @@ class TestPlaceholders:
     def test_nodes_held_by_placeholders_are_not_removed(self):
         result = run(values(pool(placeholders={"replicas": 1})), [], hours=2.0)
         assert result.summary.extra["scale_downs"] == 0
+
+
+class TestPlaceholderSchedule:
+    """A pool's placeholders.schedule: the CronJobs scale the Deployment at each step."""
+
+    @staticmethod
+    def _pool(*steps: tuple[str, int], **fields: object) -> dict:
+        schedule = [{"cron": cron, "replicas": n} for cron, n in steps]
+        return pool(placeholders={"schedule": schedule}, **fields)
+
+    def test_warm_capacity_comes_at_the_step_and_goes_at_the_next(self):
+        # 2 placeholders from 01:00 to 03:00: a scale-up at the first scan after 01:00 (the
+        # GPU-pod buffer is off), the nodes ready after boot and driver, and gone once the
+        # step to 0 left them unneeded for the profile's 10 min (delay-after-add has passed)
+        result = run(
+            values(self._pool(("0 1 * * *", 2), ("0 3 * * *", 0)), prepull=[IMAGE]), [], hours=4
+        )
+        placeholders = [p for p in result.pods if p.kind == "placeholder"]
+        assert [p.created for p in placeholders] == [3600.0, 3600.0]
+        assert [p.running_at for p in placeholders] == [3600 + SCAN + BOOT + DRIVER] * 2
+        assert [p.ended_at for p in placeholders] == [3 * 3600.0] * 2
+        nodes = result.summary.nodes
+        assert nodes[0] == (0.0, 0) and (3600 + SCAN, 2) in nodes and nodes[-1][1] == 0
+        assert nodes[-1][0] == pytest.approx(3 * 3600 + 600, abs=SCAN)
+
+    def test_the_day_starts_with_the_last_step_before_it(self):
+        # the 18:00 step fired yesterday: no warm GPU at midnight, 2 from 08:00
+        two_steps = values(self._pool(("0 8 * * *", 2), ("0 18 * * *", 0)))
+        assert run(two_steps, [], hours=1).summary.nodes == [(0.0, 0)]
+        # a single step fired yesterday too: its 2 are there from the start
+        one_step = values(self._pool(("0 8 * * *", 2)))
+        assert run(one_step, [], hours=1).summary.nodes == [(0.0, 2)]
+
+    def test_weekdays_follow_the_workloads_start_date(self):
+        weekdays = values(self._pool(("0 1 * * 1-5", 1), ("0 2 * * 1-5", 0)))
+        monday = run(weekdays, DayPlan(), hours=3)
+        assert [p.created for p in monday.pods if p.kind == "placeholder"] == [3600.0]
+        saturday = run(weekdays, DayPlan(start_date=dt.date(2024, 1, 13)), hours=3)
+        assert [p for p in saturday.pods if p.kind == "placeholder"] == []
+
+    def test_scaling_down_removes_the_waiting_placeholders_first(self):
+        # one node of 1 GPU at most: of 2 placeholders one runs, one waits; the step to 1
+        # deletes the waiting one and leaves the running one alone
+        result = run(
+            values(self._pool(("0 1 * * *", 2), ("30 1 * * *", 1), maxNodes=1)), [], hours=2
+        )
+        placeholders = [p for p in result.pods if p.kind == "placeholder"]
+        assert len(placeholders) == 2
+        running = [p for p in placeholders if p.running_at is not None]
+        waiting = [p for p in placeholders if p.running_at is None]
+        assert len(running) == 1 and running[0].state == "running"
+        assert waiting[0].ended_at == 5400.0
+
+
+class TestGpuSharing:
+    """Pools whose GPUs are shared (gpuSharing): replicas, what is paid, what slows."""
+
+    @staticmethod
+    def _shared(mode: str = "timeSlicing", replicas: int = 4, **fields: object) -> dict:
+        return pool(gpuSharing={"mode": mode, "replicas": replicas}, **fields)
+
+    def test_a_node_takes_replicas_pods_per_gpu_and_is_paid_as_one(self):
+        # one node of 1 GPU shared 4 ways: four one-GPU notebooks-like clusters run on it at
+        # once, a fifth waits (the pool is at its maximum); 1 GPU paid, 1 used
+        result = run(
+            values(self._shared(minNodes=1, maxNodes=1), prepull=[IMAGE]),
+            [cluster(at=5, index=i, scheduler_gpus=0, workers=1) for i in range(5)],
+            hours=1,
+        )
+        running = [p for p in result.pods if p.is_user and p.running_at == 5.0]
+        assert len(running) == 4 and {p.node.uid for p in running} == {running[0].node.uid}
+        summary = result.summary
+        assert summary.gpu_hours.paid == pytest.approx(1.0)
+        assert summary.gpu_hours.used == pytest.approx(1.0 * (3600 - 5) / 3600)
+
+    def test_time_slicing_slows_the_busy_share_by_the_pods_on_the_gpu(self):
+        # two one-worker clusters on one GPU shared 2 ways: the first starts alone (its work
+        # as written), the second shares with a busy pod: its busy half takes twice as long
+        result = run(
+            values(self._shared(replicas=2, minNodes=1, maxNodes=1), prepull=[IMAGE]),
+            [
+                cluster(at=5, scheduler_gpus=0, workers=1, duration=1000),
+                cluster(at=6, index=1, scheduler_gpus=0, workers=1, duration=1000, busy=0.5),
+            ],
+        )
+        first, second = [p for p in result.pods if p.is_user]
+        assert first.ended_at - first.running_at == pytest.approx(1000)
+        assert second.ended_at - second.running_at == pytest.approx(500 + 500 * 2)
+        # written: 2000 s of work; as run: 2500 s, and the day says so
+        assert result.summary.extra["work_added_pct"] == pytest.approx(25.0)
+
+    def test_mps_caps_each_pod_at_its_share_alone_or_not(self):
+        result = run(
+            values(self._shared(mode="mps", replicas=4, minNodes=1), prepull=[IMAGE]),
+            [cluster(at=5, scheduler_gpus=0, workers=1, duration=1000, busy=0.25)],
+        )
+        (worker,) = [p for p in result.pods if p.is_user]
+        assert worker.ended_at - worker.running_at == pytest.approx(750 + 250 * 4)
+
+    def test_from_zero_the_autoscaler_sizes_new_nodes_as_whole_gpus(self):
+        # four pending one-GPU pods on a pool shared 4 ways and no node to copy: the cloud's
+        # template says 1 GPU a node, so the autoscaler asks for 4 nodes where one would do
+        # (Azure/AKS#3427); on EKS nodepool's node-template tag says 4, and one node comes
+        four = [cluster(at=5, index=i, scheduler_gpus=0, workers=1) for i in range(4)]
+        generic = run(values(self._shared(maxNodes=4), prepull=[IMAGE]), four, hours=1)
+        assert generic.autoscaler.nodes_added == 4
+        eks = self._shared(maxNodes=4, cloud="eks", driver="preinstalled")
+        assert run(values(eks, prepull=[IMAGE]), four, hours=1).autoscaler.nodes_added == 1
+
+    def test_with_a_node_to_copy_the_autoscaler_counts_its_replicas(self):
+        # one ready node, full; eight more one-GPU pods need two nodes of 4 replicas, not 8
+        full = [cluster(at=5, index=i, scheduler_gpus=0, workers=1) for i in range(12)]
+        result = run(values(self._shared(minNodes=1, maxNodes=9), prepull=[IMAGE]), full, hours=1)
+        assert result.autoscaler.nodes_added == 2
+
+    def test_renamed_and_larger_requests_go_where_they_fit(self):
+        renamed = pool(
+            name="shared",
+            minNodes=1,
+            gpuSharing={"mode": "timeSlicing", "renameByDefault": True},
+            gpuResources=["nvidia.com/gpu.shared"],
+        )
+        whole = pool(name="whole", gpusPerNode=2, minNodes=1)
+        result = run(
+            values(renamed, whole, prepull=[IMAGE]),
+            [
+                cluster(at=5, scheduler_gpus=0, workers=1, resource="nvidia.com/gpu.shared"),
+                cluster(at=5, index=1, scheduler_gpus=0, workers=1),
+                cluster(at=5, index=2, scheduler_gpus=0, workers=1, worker_gpus=2),
+            ],
+        )
+        shared, plain, double = [p for p in result.pods if p.is_user]
+        # the renamed resource only where it is advertised, nvidia.com/gpu only where that is;
+        # two GPUs never on a shared pool (it takes requests of one)
+        assert shared.node.pool.name == "shared" and plain.node.pool.name == "whole"
+        assert double.node is not None and double.node.pool.name == "whole"
 
 
 class TestScaleDown:

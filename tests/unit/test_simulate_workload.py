@@ -147,6 +147,15 @@ class TestSessions:
         assert problem.startswith("w.yaml:") and "phases[0]" in problem
         assert "fanOut runs from 1 to 100" in problem
 
+    def test_the_start_date_reaches_the_plan_and_a_bad_one_is_located(self):
+        text = TYPES.format(hours=24) + sessions()
+        assert generate(parse_workload(text, "w.yaml"), seed=0).start_date.isoweekday() == 1
+        dated = text.replace("hours: 24", 'hours: 24\nstartDate: "2024-03-02"', 1)
+        assert str(generate(parse_workload(dated, "w.yaml"), seed=0).start_date) == "2024-03-02"
+        (problem,) = problems(text.replace("hours: 24", 'hours: 24\nstartDate: "2024-02-30"', 1))
+        assert problem.startswith("w.yaml:") and "startDate" in problem
+        assert "'2024-02-30' is not a date; write YYYY-MM-DD" in problem
+
     def test_until_is_carried_per_day(self):
         plan = generate(workload(sessions(until='"17:00"'), hours=48), seed=0)
         assert {s.until for s in plan.sessions} == {17 * 3600, 86400 + 17 * 3600}
@@ -349,6 +358,30 @@ class TestAgainstTheValues:
             "it may use have at most 2 (gpusPerNode of gpu: 2)"
             in found[0]
         )
+
+    def test_a_shared_pool_takes_pods_of_one_gpu(self):
+        w = workload()
+        w.clusters[1].workerGpus = 2
+        shared = pool(gpusPerNode=2, gpuSharing={"mode": "timeSlicing"})
+        found = [p.render() for p in w.problems_with(values(shared))]
+        assert len(found) == 1 and (
+            "clusters[1].workerGpus: 2 GPUs per pod, but the nodes it may use have at most 1 "
+            "(gpusPerNode, or 1 where a pool shares its GPUs of gpu: 1)" in found[0]
+        )
+
+    def test_the_shared_resource_needs_a_pool_that_advertises_it(self):
+        w = workload()
+        w.clusters[1].gpuResource = "nvidia.com/gpu.shared"
+        found = [p.render() for p in w.problems_with(values(pool()))]
+        assert (
+            len(found) == 1
+            and "clusters[1].gpuResource: no pool it may use advertises" in (found[0])
+        )
+        # a pool that shares under the renamed resource takes it (and not nvidia.com/gpu,
+        # which clusters[0] asks for)
+        renamed = pool(gpuSharing={"mode": "mps", "renameByDefault": True})
+        paths = [p.path for p in w.problems_with(values(renamed))]
+        assert paths == ["clusters[0].gpuResource"]
 
     def test_tenants_must_be_the_values_tenants(self):
         found = [

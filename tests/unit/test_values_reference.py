@@ -17,6 +17,7 @@ SECTIONS = [
     "platform.nodePools",
     "platform.prepuller",
     "platform.tenants",
+    "platform.placeholderScaler",
     "platform.autoscaler",
     "platform.hpas",
     "platform.podAutoscaling",

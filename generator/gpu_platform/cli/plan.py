@@ -16,13 +16,15 @@ from gpu_platform.cli import common
 from gpu_platform.errors import UsageError, ValuesInvalid
 
 DESCRIPTION = (
-    "Searches the levers the chart and the cluster really offer (per pool: placeholders, "
-    "minNodes, maxNodes, GPUs per node with the cloud's machine type; platform.autoscaler's "
-    "profile and scale-down time) with `simulate` over several seeds, and prints the "
-    "cost-against-wait frontier, today's configuration, and the cheapest one meeting the "
-    "target as a values patch that `validate` accepts. Same seeds, same answer. Exit 1 when "
-    "no configuration meets the target: the closest one and what stands in the way are "
-    "printed. See [Plan](#plan)."
+    "Searches the levers the chart and the cluster really offer (per pool: placeholders all "
+    "day or on a schedule around the workload's busy hours, minNodes, maxNodes, GPUs per node "
+    "with the cloud's machine type, GPU sharing where every pod asks for one GPU; "
+    "platform.autoscaler's profile and scale-down time) with `simulate` over several seeds, "
+    "and prints the frontier of cost, wait and the work GPU sharing slows, today's "
+    "configuration, and the cheapest one meeting the target (its work at most "
+    "`--max-work-added` percent longer) as a values patch that `validate` accepts. Same "
+    "seeds, same answer. Exit 1 when no configuration meets the target: the closest one and "
+    "what stands in the way are printed. See [Plan](#plan)."
 )
 
 
@@ -39,6 +41,14 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--budget", type=float, metavar="GPU_HOURS", help="GPU-hours paid over the workload's hours"
+    )
+    p.add_argument(
+        "--max-work-added",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="the most GPU sharing may lengthen the clusters' work for a configuration to meet "
+        "the target, in percent (default 10)",
     )
     p.add_argument(
         "--seeds", type=int, default=3, metavar="N", help="days per configuration (1-20)"
@@ -58,10 +68,14 @@ def run(args: argparse.Namespace) -> int:
     from gpu_platform import simulate as simulation
     from gpu_platform.ops.report import stderr_progress
     from gpu_platform.simulate import frontier, load_settings, load_workload
-    from gpu_platform.simulate.search import parse_target, search
+    from gpu_platform.simulate.search import MAX_WORK_ADDED_PCT, parse_target, search
 
     common.check_plot_path(args.plot)
-    target = parse_target(args.target, args.budget)
+    target = parse_target(
+        args.target,
+        args.budget,
+        MAX_WORK_ADDED_PCT if args.max_work_added is None else args.max_work_added,
+    )
     if not 1 <= args.seeds <= 20:
         raise UsageError(f"--seeds {args.seeds}: from 1 to 20 days per configuration")
     if args.jobs is not None and not 1 <= args.jobs <= 64:

@@ -507,7 +507,11 @@ def _eks_tags(pool: NodePool, cluster: str, labels: dict[str, str]) -> dict[str,
     tags = {
         f"{CA_TAG}/enabled": "true",
         f"{CA_TAG}/{cluster}": "owned",
-        f"{CA_TAG}/node-template/resources/nvidia.com/gpu": str(pool.gpusPerNode),
+        # what a node advertises: replicas of each GPU where the pool shares them, so the
+        # autoscaler sizes a scale-up from zero by them and not by whole GPUs
+        f"{CA_TAG}/node-template/resources/{pool.gpuSharing.resource}": str(
+            pool.gpusPerNode * pool.gpuSharing.per_gpu
+        ),
     }
     tags.update({f"{CA_TAG}/node-template/label/{k}": v for k, v in labels.items()})
     tags.update(

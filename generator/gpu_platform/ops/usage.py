@@ -387,6 +387,7 @@ EXTRA_LABELS: dict[str, tuple[str, str]] = {
         "Dask clusters that worked without all their pods (the user's patience ran out)",
         "count",
     ),
+    "work_added_pct": ("cluster work time added by GPU sharing", "pct"),
     "sessions": ("sessions (closed-loop users)", "count"),
     "notebooks": ("long-lived notebooks", "count"),
     "users": ("users", "count"),
@@ -418,6 +419,7 @@ EXTRA_LABELS: dict[str, tuple[str, str]] = {
 QUIET_WHEN_NONE = frozenset(
     {
         "clusters_short_handed",
+        "work_added_pct",
         "quota_refusals",
         "pods_delayed_by_quota",
         "quota_wait_median_s",

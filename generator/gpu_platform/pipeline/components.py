@@ -88,6 +88,12 @@ COMPONENTS: tuple[Component, ...] = (
         "Warm capacity: placeholder pods holding GPUs on each pool, "
         "and their PodDisruptionBudgets.",
     ),
+    Component(
+        "placeholder-schedule",
+        "Warm capacity on a schedule: a CronJob per step of a pool's placeholder schedule, "
+        "with a ServiceAccount and Role that may only patch the scale of that pool's "
+        "placeholder Deployment.",
+    ),
     Component("prepuller", "An image-prepuller DaemonSet per GPU pool.", (PREPULL_IMAGES,)),
     Component(
         "gpu-operator",

@@ -19,6 +19,12 @@ from gpu_platform.pipeline.images import mirror
 from gpu_platform.pipeline.model.conventions import EXTENSION_KEYS
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.sharing import (
+    CONFIG_MAP,
+    DEFAULT_CONFIG,
+    UNSHARED_TEXT,
+    config_text,
+)
 from gpu_platform.pipeline.model.values import Values
 
 # The adapter's query endpoint when the user names none (pipeline/query.py).
@@ -111,6 +117,35 @@ def with_pool_tolerations(values: Values, path: tuple[str, ...]) -> list[dict[st
             result.append(taint.toleration().model_dump(mode="json", exclude_defaults=False))
             present.append(taint.toleration())
     return [{k: v for k, v in t.items() if v != ""} if isinstance(t, dict) else t for t in result]
+
+
+DEVICE_PLUGIN_CONFIG = ("devicePlugin", "config")
+
+
+def device_plugin_config(values: Values) -> Any:
+    """gpu-operator's devicePlugin.config: the user's (or upstream's), and when pools share
+    their GPUs, a ConfigMap the operator creates holding each such pool's config under the
+    pool's name and an unshared default for every other node. A user's own ConfigMap
+    (create: false with a name) is left alone: rule pool-sharing-config says what to do."""
+    found, given = get_path(values.subchart("gpu-operator").model_extra or {}, DEVICE_PLUGIN_CONFIG)
+    if not found:
+        found, given = get_path(upstream.defaults("gpu-operator"), DEVICE_PLUGIN_CONFIG)
+    config = deepcopy(given) if isinstance(given, dict) else {}
+    shared = [p for p in values.platform.nodePools if p.gpuSharing.enabled]
+    if not shared or (config.get("create") is False and config.get("name")):
+        return config
+    data = dict(config.get("data") or {})
+    default = config.get("default") or DEFAULT_CONFIG
+    data.setdefault(default, UNSHARED_TEXT)
+    for pool in shared:
+        data[pool.name] = config_text(pool.gpuSharing)
+    return {
+        **config,
+        "create": True,
+        "name": config.get("name") or CONFIG_MAP,
+        "default": default,
+        "data": data,
+    }
 
 
 def driver_enabled(values: Values) -> bool:
@@ -484,6 +519,25 @@ def _operator_derivations() -> tuple[Derivation, ...]:
                 '{{- if eq (toString .driver) "operator" }}{{ $any = true }}{{ end -}}'
                 "{{- end -}}{{- $want := toJson $any -}}"
             ),
+        ),
+        Derivation(
+            "gpu-operator",
+            DEVICE_PLUGIN_CONFIG,
+            "platform.nodePools[].gpuSharing",
+            device_plugin_config,
+            {  # upstream's keys (values.yaml of gpu-operator), typed as its template uses them
+                "type": "object",
+                "properties": {
+                    "create": {"type": "boolean"},
+                    "name": {"type": "string"},
+                    "default": {"type": "string"},
+                    "data": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+                "additionalProperties": False,
+            },
+            "each pool that shares its GPUs gets its device plugin config, named after the pool, "
+            "in a ConfigMap gpu-operator creates; other nodes take an unshared default",
+            kind="merged",
         ),
         Derivation(
             "gpu-operator",

@@ -57,6 +57,15 @@ class Record:
     quota_waits: list[float] = field(default_factory=list)  # first try -> admitted
     refused_at_end: int = 0
     short_handed: int = 0  # clusters that started work before all their pods ran
+    work_s: float = 0.0  # the clusters' work as the workload writes it (started work only)
+    work_as_run_s: float = 0.0  # the same work as it ran (GPU sharing slows it)
+
+
+def work_added_pct(record: Record) -> float:
+    """How much longer the clusters' work took than written, in percent (GPU sharing)."""
+    if not record.work_s:
+        return 0.0
+    return round(100.0 * (record.work_as_run_s / record.work_s - 1.0), 1)
 
 
 class Meter:
@@ -68,7 +77,7 @@ class Meter:
         self.visible = 0
         self.visible_times: list[float] = []  # its own series: the paid/used one stays as it was
         self.visible_series: list[int] = []
-        self.used = 0
+        self.used = 0.0  # GPUs: a pod on a shared GPU holds 1/replicas of one
         self.nodes = 0
         self.times: list[float] = []
         self.paid_series: list[float] = []
@@ -112,24 +121,24 @@ class Meter:
         self.pool_steps.setdefault(name, []).append((now, self.pool_nodes[name]))
 
     def node_added(self, node: Node, now: float) -> None:
-        self.paid += node.gpus
+        self.paid += node.physical
         self.nodes += 1
         self._record(now)
         self._record_nodes(now)
         self._pool_changed(node, 1, now)
 
     def node_ready(self, node: Node, now: float) -> None:
-        self.visible += node.gpus
+        self.visible += node.physical
         self._record_visible(now)
 
     def node_removed(self, node: Node, now: float) -> None:
-        self.paid -= node.gpus
+        self.paid -= node.physical
         self.nodes -= 1
         self._record(now)
         self._record_nodes(now)
         self._pool_changed(node, -1, now)
         if node.ready_at is not None:
-            self.visible -= node.gpus
+            self.visible -= node.physical
             self._record_visible(now)
 
     def hours_at(self, pool: str, nodes: int, end: float) -> float:
@@ -146,7 +155,7 @@ class Meter:
             / 3600
         )
 
-    def used_changed(self, delta: int, now: float) -> None:
+    def used_changed(self, delta: float, now: float) -> None:
         self.used += delta
         self._record(now)
 
@@ -179,7 +188,7 @@ def summarize(
         if p.running_at is not None:
             held = min(p.ended_at if p.ended_at is not None else horizon, horizon) - p.running_at
             tenant_hours[p.tenant or ""] = (
-                tenant_hours.get(p.tenant or "", 0.0) + p.gpus * held / 3600
+                tenant_hours.get(p.tenant or "", 0.0) + p.physical * held / 3600
             )
     times = [*meter.times, horizon]
     paid = [*meter.paid_series, float(meter.paid)]
@@ -191,6 +200,7 @@ def summarize(
     extra: dict[str, Any] = {
         "clusters": record.clusters,
         "clusters_short_handed": record.short_handed,
+        "work_added_pct": work_added_pct(record),
         "sessions": record.sessions,
         "notebooks": record.notebooks,
         "users": record.users,
@@ -261,7 +271,7 @@ def capped_pools(state: ClusterState, horizon: float) -> list[Capped]:
             continue
         waiting = []
         for pod in state.pods:
-            if not pod.is_user or not state.allowed(pod, pool) or pod.gpus > pool.gpus_per_node:
+            if not pod.is_user or not state.allowed(pod, pool) or pod.gpus > pool.slots:
                 continue
             stop = pod.scheduled_at if pod.scheduled_at is not None else pod.ended_at
             stop = min(horizon if stop is None else stop, horizon)

@@ -20,7 +20,8 @@ Every scan interval (``RunOnce`` in static_autoscaler.go):
 Nodes are removed at once (the chart's placeholders have a 0 s grace period). A node counts
 as starting until its GPUs are allocatable, as upstream treats GPU nodes whose device plugin
 is not up yet (kubernetes/autoscaler#461); the over-provisioning seen when that detection
-fails (kubernetes/autoscaler#6707) is not modelled, nor are failed or slow (> 15 min,
+fails (kubernetes/autoscaler#6707) is not modelled (that of a shared pool scaled from zero
+is: template_slots), nor are failed or slow (> 15 min,
 --max-node-provision-time) node starts, cloud stock-outs or quotas.
 
 Node start-up is the engine's business; this module only decides.
@@ -107,7 +108,7 @@ class Autoscaler:
         # only those keeps this cheap on a saturated day's long queue.
         heads = [
             pods[0]
-            for (_, priority, _), pods in self.state.queues.items()
+            for (_, priority, _, _), pods in self.state.queues.items()
             if priority >= self.config.expendablePodsPriorityCutoff
         ]
         if not heads:
@@ -137,9 +138,22 @@ class Autoscaler:
         choice = self._expand(options)
         return [state.add_node(choice.pool, now) for _ in range(choice.nodes)]
 
+    def template_slots(self, pool: PoolSpec) -> int:
+        """What the autoscaler thinks a new node of ``pool`` advertises. It copies a ready node
+        of the group when there is one; at zero it builds the node from the cloud's template,
+        which counts whole GPUs, not the device plugin's replicas where the pool shares them
+        (Azure/AKS#3427: four pods on a GPU shared four ways scaled up four nodes from zero),
+        but for EKS, whose node-template tag nodepool sets to the replicas."""
+        if any(n.pool is pool and n.state == "ready" for n in self.state.nodes):
+            return pool.slots
+        return pool.template_slots or pool.gpus_per_node
+
     def _beyond_upcoming(self, pending: list[Pod]) -> list[Pod]:
-        """Pods that nodes already starting will not take (CA simulates upcoming nodes)."""
-        free = {n.uid: n.free for n in self.state.nodes if n.state == "booting"}
+        """Pods that nodes already starting will not take (CA simulates upcoming nodes as it
+        would a new one: template_slots)."""
+        free = {
+            n.uid: self.template_slots(n.pool) for n in self.state.nodes if n.state == "booting"
+        }
         upcoming = [n for n in self.state.nodes if n.state == "booting"]
         left = []
         for pod in pending:
@@ -152,17 +166,21 @@ class Autoscaler:
         return left
 
     def _option(self, pool: PoolSpec, pods: list[Pod]) -> Option | None:
+        """How many new nodes of ``pool`` the pods need, as the autoscaler sizes a new node
+        (template_slots: from zero on a shared pool, up to replicas times too many; the
+        extra ones go as unneeded)."""
         room = pool.max_nodes - self.state.live(pool)
-        helped = [p for p in pods if self.state.allowed(p, pool) and p.gpus <= pool.gpus_per_node]
+        capacity = self.template_slots(pool)
+        helped = [p for p in pods if self.state.allowed(p, pool) and p.gpus <= capacity]
         if room <= 0 or not helped:
             return None
-        bins = first_fit([p.gpus for p in helped], pool.gpus_per_node)[:room]
-        placed, capacity = [], sum(bins)
+        bins = first_fit([p.gpus for p in helped], capacity)[:room]
+        placed, left = [], sum(bins)
         for pod in sorted(helped, key=lambda p: -p.gpus):
-            if capacity >= pod.gpus:
+            if left >= pod.gpus:
                 placed.append(pod)
-                capacity -= pod.gpus
-        return Option(pool, len(bins), placed, len(bins) * pool.gpus_per_node - sum(bins))
+                left -= pod.gpus
+        return Option(pool, len(bins), placed, len(bins) * capacity - sum(bins))
 
     def _expand(self, options: list[Option]) -> Option:
         # Upstream breaks the ties an expander leaves at random (--expander's help text); both

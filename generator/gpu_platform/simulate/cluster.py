@@ -1,6 +1,9 @@
 """The cluster's state and kube-scheduler: which pods run where, and when their images are there.
 
-Only GPUs are modelled: every pod here requests whole GPUs, nodes offer ``gpusPerNode``. A
+Only GPUs are modelled: every pod here requests GPUs of one resource (nvidia.com/gpu, or
+nvidia.com/gpu.shared), nodes offer ``gpusPerNode`` of their pool's, times the replicas where
+the pool shares its GPUs (the device plugin advertises that many; a shared pool takes
+requests of one, as failRequestsGreaterThanOne says). A
 pending pod binds to a ready node of an allowed pool with room (spread or packed, see
 settings); a user pod that fits nowhere preempts lower-priority pods (placeholders) at once,
 and the placeholders' Deployment recreates them, pending. A pod that fits nowhere stays
@@ -15,6 +18,7 @@ times and turns the start times it returns into timeouts.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import heapq
 import math
 import random
@@ -23,10 +27,12 @@ from dataclasses import dataclass, field
 
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.model.warm import Placeholders
 
 from .accounting import Meter
 from .distributions import SpreadModel
 from .settings import PAUSE_IMAGE_GB, Settings
+from .warm import steps
 
 # The chart's priority ladder (templates/scheduling/priorityclass.yaml): user 0 > prepuller -5 >
 # placeholder -10. The simulation needs the two rungs that hold GPUs.
@@ -34,8 +40,9 @@ USER_PRIORITY = facts.RUNGS["user"].value
 PLACEHOLDER_PRIORITY = facts.RUNGS["placeholder"].value
 
 # What decides where a pending pod can go: the pool it may use (None: any), its priority,
-# the GPUs it requests. Pods with one demand are interchangeable to the scheduler.
-Demand = tuple[str | None, int, int]
+# the GPUs it requests and of which resource. Pods with one demand are interchangeable to the
+# scheduler.
+Demand = tuple[str | None, int, int, str]
 
 
 @dataclass(frozen=True)
@@ -51,22 +58,37 @@ class PoolSpec:
     prepull: tuple[str, ...]  # images the prepuller pulls, in order, as the node joins
     streaming: bool
     pull_mb_per_second: float
-    placeholders: int
+    placeholders: int  # at 00:00 of the run (a schedule's last step before it)
     placeholder_gpus: int
     pause_image: str  # the placeholders' image
+    schedule: Placeholders | None = None  # when the count changes by time of day
+    resource: str = facts.GPU_RESOURCE  # what its nodes advertise
+    sharing: str = "none"  # none, timeSlicing or mps
+    per_gpu: int = 1  # pods one GPU takes (the device plugin's replicas when sharing)
+    # what the autoscaler's template of a new node says it advertises when the pool has no
+    # node to copy: the cloud's, whole GPUs, but for EKS, whose ASG tags nodepool writes
+    template_slots: int = 0
+
+    @property
+    def slots(self) -> int:
+        """What a ready node advertises: its GPUs times the replicas of each."""
+        return self.gpus_per_node * self.per_gpu
 
     def initial_nodes(self) -> int:
         """Nodes running at the start: min, or enough for the placeholders (a warm steady
         state rather than a cold start at midnight)."""
-        per_node = self.gpus_per_node // self.placeholder_gpus
+        per_node = self.slots // self.placeholder_gpus
         needed = math.ceil(self.placeholders / per_node) if self.placeholders and per_node else 0
         return min(self.max_nodes, max(self.min_nodes, needed))
 
 
-def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
+def pool_specs(values: Values, settings: Settings, start: dt.date | None = None) -> list[PoolSpec]:
+    """The pools as a run sees them, with their warm capacity at 00:00 of ``start``."""
     pre = values.platform.prepuller
     specs = []
     for pool in values.platform.nodePools:
+        warm = pool.placeholders
+        scheduled = bool(warm.schedule) and start is not None
         images = [p.image for p in pre.images + pool.prepullImages] if pre.enabled else []
         specs.append(
             PoolSpec(
@@ -79,9 +101,18 @@ def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
                 prepull=tuple(dict.fromkeys(images)),
                 streaming=settings.streaming(pool.name),
                 pull_mb_per_second=settings.pull_mb_per_second(pool.name),
-                placeholders=pool.placeholders.replicas,
-                placeholder_gpus=pool.placeholders.gpusPerPod,
+                placeholders=steps(warm, start, 0.0).initial
+                if scheduled and start is not None
+                else warm.replicas,
+                placeholder_gpus=warm.gpusPerPod,
                 pause_image=pre.pauseImage,
+                schedule=warm if scheduled else None,
+                resource=pool.gpuSharing.resource,
+                sharing=pool.gpuSharing.mode,
+                per_gpu=pool.gpuSharing.per_gpu,
+                template_slots=pool.gpusPerNode * pool.gpuSharing.per_gpu
+                if pool.cloud == "eks"
+                else pool.gpusPerNode,
             )
         )
     return specs
@@ -100,6 +131,8 @@ class Pod:
     tenant: str | None = None  # the namespace of a user pod
     quota: bool = False  # counted against its tenant's GPU quota
     wanted: float | None = None  # the controller first tried to create it (quota refusals)
+    resource: str = facts.GPU_RESOURCE
+    busy: float = 1.0  # the share of its time its GPUs compute (user pods; sharing)
     node: Node | None = None
     scheduled_at: float | None = None
     running_at: float | None = None
@@ -114,7 +147,13 @@ class Pod:
         return (-self.priority, self.created, self.uid)
 
     def demand(self) -> Demand:
-        return (self.pool, self.priority, self.gpus)
+        return (self.pool, self.priority, self.gpus, self.resource)
+
+    @property
+    def physical(self) -> float:
+        """The GPUs it holds: its request, over the replicas where its node shares them."""
+        per_gpu = self.node.pool.per_gpu if self.node is not None else 1
+        return self.gpus / per_gpu
 
 
 @dataclass(eq=False)
@@ -134,6 +173,12 @@ class Node:
 
     @property
     def gpus(self) -> int:
+        """What it advertises to the scheduler (replicas where its pool shares GPUs)."""
+        return self.pool.slots
+
+    @property
+    def physical(self) -> int:
+        """The GPUs in it: what is paid for."""
         return self.pool.gpus_per_node
 
     @property
@@ -231,6 +276,8 @@ class ClusterState:
         tenant: str | None = None,
         quota: bool = False,
         wanted: float | None = None,
+        resource: str = facts.GPU_RESOURCE,
+        busy: float = 1.0,
     ) -> Pod:
         return self.add_pod(
             Pod(
@@ -245,6 +292,8 @@ class ClusterState:
                 tenant,
                 quota,
                 now if wanted is None else wanted,
+                resource,
+                busy,
             )
         )
 
@@ -256,7 +305,25 @@ class ClusterState:
             pool.pause_image,
             now,
             pool=pool.name,
+            resource=pool.resource,
+            busy=0.0,
         )
+
+    def scale_placeholders(self, pool: PoolSpec, replicas: int, now: float) -> None:
+        """The placeholder Deployment scaled to ``replicas``: new pods queue; on the way down
+        the ReplicaSet deletes unscheduled pods first, then those still starting, then
+        running ones, the newest first (its deletion ranking)."""
+        live = [
+            p
+            for p in self.pods
+            if p.kind == "placeholder" and p.pool == pool.name and p.state != "deleted"
+        ]
+        for _ in range(replicas - len(live)):
+            self.add_placeholder(pool, now)
+        rank = {"pending": 0, "starting": 1, "running": 2}
+        doomed = sorted(live, key=lambda p: (rank[p.state], -p.created, -p.uid))
+        for pod in doomed[: max(0, len(live) - replicas)]:
+            self.delete_pod(pod, now)
 
     def delete_pod(self, pod: Pod, now: float) -> None:
         if pod.state == "deleted":
@@ -269,7 +336,7 @@ class ClusterState:
             node.pods.remove(pod)
             node.used -= pod.gpus
             if pod.state == "running" and pod.is_user:
-                self.meter.used_changed(-pod.gpus, now)
+                self.meter.used_changed(-pod.physical, now)
         pod.state, pod.ended_at = "deleted", now
 
     def pod_started(self, pod: Pod, now: float) -> bool:
@@ -278,7 +345,7 @@ class ClusterState:
             return False
         pod.state, pod.running_at = "running", now
         if pod.is_user:
-            self.meter.used_changed(pod.gpus, now)
+            self.meter.used_changed(pod.physical, now)
         return True
 
     # ----------------------------------------------------------------- images
@@ -315,7 +382,13 @@ class ClusterState:
     # ----------------------------------------------------------------- scheduling
 
     def allowed(self, pod: Pod, pool: PoolSpec) -> bool:
-        return pod.pool is None or pod.pool == pool.name
+        """The pod may land on the pool: its selector, the resource the pool advertises, and
+        one replica at most where the pool shares GPUs."""
+        return (
+            (pod.pool is None or pod.pool == pool.name)
+            and pod.resource == pool.resource
+            and (pool.per_gpu == 1 or pod.gpus == 1)
+        )
 
     def _unqueue(self, pod: Pod) -> None:
         self.pending.remove(pod)
@@ -377,30 +450,32 @@ class ClusterState:
                 return bound
             if not self._room(ready) and not self._preemptible(ready):
                 return bound  # no pod outranks a user pod: nothing can bind
-            failed: dict[tuple[str | None, int], int] = {}  # (pool, priority) -> fewest GPUs
-            allowed_in: dict[str | None, list[Node]] = {}
+            # (pool, priority, resource) -> the fewest GPUs that failed
+            failed: dict[tuple[str | None, int, str], int] = {}
+            allowed_in: dict[tuple[str | None, int, str], list[Node]] = {}
             recreated = False
             queues = {demand: list(pods) for demand, pods in self.queues.items()}
             heads = [(pods[0].sort_key(), 0, demand) for demand, pods in queues.items()]
             heapq.heapify(heads)
             while heads:
                 _, i, demand = heapq.heappop(heads)
-                pool, priority, gpus = demand
-                if gpus >= failed.get((pool, priority), gpus + 1):
+                pool, priority, gpus, resource = demand
+                if gpus >= failed.get((pool, priority, resource), gpus + 1):
                     continue  # fails for the rest of the pass: drop this demand
                 pods = queues[demand]
                 if i + 1 < len(pods):
                     heapq.heappush(heads, (pods[i + 1].sort_key(), i + 1, demand))
                 pod = pods[i]
-                allowed = allowed_in.get(pool)
+                where = (pool, gpus, resource)
+                allowed = allowed_in.get(where)
                 if allowed is None:
-                    allowed = allowed_in[pool] = [n for n in ready if self.allowed(pod, n.pool)]
+                    allowed = allowed_in[where] = [n for n in ready if self.allowed(pod, n.pool)]
                 node = self._best(n for n in allowed if n.free >= gpus)
                 if node is None:
                     node = self._preempt(pod, allowed, now)
                     recreated = recreated or node is not None
                 if node is None:
-                    failed[(pool, priority)] = gpus  # fewer than any failure before
+                    failed[(pool, priority, resource)] = gpus  # fewer than any failure before
                     continue
                 bound.append((pod, self._bind(pod, node, now)))
                 if not self._room(ready) and not self._preemptible(ready):

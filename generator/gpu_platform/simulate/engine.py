@@ -4,14 +4,16 @@ Processes:
 - arrivals: creates each open-loop Dask cluster at its time;
 - one per session: runs its steps one after another; a step's clusters start together and
   the next step starts when they are all deleted, plus the think time;
-- one per Dask cluster: its controller creates the scheduler and workers (a pod over its
-  tenant's quota is refused and retried with backoff); the cluster's *work* starts when
-  every pod runs, or when the user's patience ends and at least one runs, and lasts its work
-  time; then all pods are deleted. A long-lived cluster or notebook is deleted at its end
-  time instead, whatever ran;
+- one per Dask cluster: the Dask operator creates the scheduler, and the workers a moment
+  later (its worker group's handler), so the schedulers of clusters started together queue
+  first; a pod over its tenant's quota is refused and retried with backoff; the cluster's
+  *work* starts when every pod runs, or when the user's patience ends and at least one runs,
+  and lasts its work time; then all pods are deleted. A long-lived cluster or notebook is
+  deleted at its end time instead, whatever ran;
 - one per new node: boot (VM + registration), then the driver install when something
   installs it on the node; the prepuller starts pulling as the node registers;
 - the autoscaler loop, every scan interval;
+- one per pool with a placeholder schedule: its CronJobs scaling the placeholders (warm.py);
 - a progress ticker when asked for: every simulated hour.
 Every state change is followed by a scheduling pass (kube-scheduler reacts within
 milliseconds, taken as zero). Randomness: the users' is all in the plan (plan.py); the
@@ -35,10 +37,11 @@ from gpu_platform.pipeline.model.values import Values
 
 from .accounting import Meter, Record, summarize
 from .autoscaler import Autoscaler
-from .cluster import USER_PRIORITY, ClusterState, Node, Pod, pool_specs
+from .cluster import USER_PRIORITY, ClusterState, Node, Pod, PoolSpec, pool_specs
 from .plan import ClusterArrival, DayPlan, Notebook, Session
 from .quota import Quotas
 from .settings import Settings
+from .warm import steps
 
 # A day's events: pods created, bound, started and deleted, node boots, autoscaler scans,
 # controller retries. The heaviest day bench/simulate_speed.py runs takes about 36,000; a run
@@ -79,6 +82,8 @@ class Group:
     running: int = 0
     deleted: bool = False  # the owner is gone: stop retrying refused pods
     refused_waiting: int = 0  # pods whose creation the quota refuses right now
+    resource: str = "nvidia.com/gpu"  # what its pods request
+    busy: float = 1.0  # the share of its work its GPUs compute
 
 
 class Simulation:
@@ -98,7 +103,7 @@ class Simulation:
         self.label = label
         self.values = values
         self.state = ClusterState(
-            pool_specs(values, settings),
+            pool_specs(values, settings, plan.start_date),
             settings,
             Meter(),
             plan.image_gb,
@@ -106,6 +111,7 @@ class Simulation:
         )
         self.autoscaler = Autoscaler(self.state, settings, random.Random(f"{seed}:autoscaler"))
         self.node_rng = random.Random(f"{seed}:nodes")
+        self.schedule_rng = random.Random(f"{seed}:schedules")
         self.quotas = Quotas(
             {t.name: t.quota.gpus for t in values.platform.tenants}, settings.quota
         )
@@ -156,7 +162,18 @@ class Simulation:
             self.record.refusals += 1
             return False
         pod = self.state.new_pod(
-            kind, gpus, USER_PRIORITY, image, self.env.now, pool, cluster, tenant, quota, wanted
+            kind,
+            gpus,
+            USER_PRIORITY,
+            image,
+            self.env.now,
+            pool,
+            cluster,
+            tenant,
+            quota,
+            wanted,
+            resource=group.resource,
+            busy=group.busy,
         )
         group.pods.append(pod)
         self.group_of[pod.uid] = group
@@ -224,17 +241,32 @@ class Simulation:
     def _cluster(self, arrival: ClusterArrival) -> ProcessGen:
         env = self.env
         self.record.clusters += 1
-        specs = ([("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []) + [
-            ("worker", arrival.worker_gpus)
-        ] * arrival.workers
-        group = Group(len(specs), env.event(), env.event())
+        scheduler = [("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []
+        workers = [("worker", arrival.worker_gpus)] * arrival.workers
+        group = Group(
+            len(scheduler) + len(workers),
+            env.event(),
+            env.event(),
+            resource=arrival.resource,
+            busy=arrival.busy,
+        )
         self.groups.append(group)
-        if not specs:
+        if not group.size:
             group.all_running.succeed()
             group.first_running.succeed()
+        # The operator creates the scheduler first and the workers one handler later
+        # (settings.DaskOperatorSettings): a step's schedulers queue before its workers.
         self._create_all(
-            group, specs, arrival.image, arrival.pool, arrival.index, arrival.tenant, arrival.quota
+            group,
+            scheduler,
+            arrival.image,
+            arrival.pool,
+            arrival.index,
+            arrival.tenant,
+            arrival.quota,
         )
+        if workers:
+            env.process(self._workers(group, workers, arrival))
         if arrival.until is None:
             if arrival.patience is None:
                 yield group.all_running
@@ -244,10 +276,53 @@ class Simulation:
                     yield group.first_running  # nothing to compute on before one pod runs
                     if not group.all_running.triggered:
                         self.record.short_handed += 1
-            yield env.timeout(arrival.duration)
+            as_run = arrival.duration * self._slowdown(group)
+            self.record.work_s += arrival.duration
+            self.record.work_as_run_s += as_run
+            yield env.timeout(as_run)
         else:  # long-lived: kept until its end, whether or not it ever fully ran
             yield env.timeout(max(0.0, arrival.until - env.now))
         self._delete(group)
+
+    def _slowdown(self, group: Group) -> float:
+        """How much longer a cluster's work takes on shared GPUs, as it starts: the busy share
+        ``b`` of it runs ``s`` times slower, the rest as on a GPU of its own; the slowest pod
+        sets the pace (settings.SharingSettings says what ``s`` is under each mode)."""
+        overhead = 1.0 + self.settings.sharing.timeSliceOverhead
+        worst = 1.0
+        for pod in group.pods:
+            node = pod.node
+            if pod.state != "running" or node is None or node.pool.per_gpu == 1:
+                continue
+            pool = node.pool
+            if pool.sharing == "mps":
+                worst = max(worst, float(pool.per_gpu))
+                continue
+            others = [p for p in node.pods if p is not pod and p.is_user and p.state == "running"]
+            # the device plugin spreads replicas over the GPUs: the others on this one
+            on_gpu = math.ceil((len(others) + 1) / pool.gpus_per_node) - 1
+            if on_gpu and others:
+                busy = sum(p.busy for p in others) / len(others)
+                worst = max(worst, (1.0 + on_gpu * busy) * overhead)
+        return (1.0 - group.busy) + group.busy * worst
+
+    def _workers(
+        self, group: Group, workers: list[tuple[str, int]], arrival: ClusterArrival
+    ) -> ProcessGen:
+        """The worker group's handler: the workers, a moment after the scheduler."""
+        delay = self.settings.dask.workerPodsAfterSeconds
+        if delay > 0:
+            yield self.env.timeout(delay)
+        if not group.deleted:
+            self._create_all(
+                group,
+                workers,
+                arrival.image,
+                arrival.pool,
+                arrival.index,
+                arrival.tenant,
+                arrival.quota,
+            )
 
     def _arrivals(self, arrivals: list[ClusterArrival]) -> ProcessGen:
         for arrival in arrivals:
@@ -270,7 +345,7 @@ class Simulation:
         env = self.env
         yield env.timeout(max(0.0, notebook.start - env.now))
         self.record.notebooks += 1
-        group = Group(1, env.event(), env.event())
+        group = Group(1, env.event(), env.event(), resource=notebook.resource, busy=notebook.busy)
         self.groups.append(group)
         self._create_all(
             group,
@@ -303,6 +378,20 @@ class Simulation:
                 self.env.process(self._boot(node))
             if result.removed:
                 self.reschedule()
+
+    def _placeholder_schedule(self, pool: PoolSpec, horizon: float) -> ProcessGen:
+        """The pool's CronJobs: at each step's time the Job's pod starts (the container start
+        latency) and patches the Deployment's scale."""
+        assert pool.schedule is not None
+        start = self.settings.nodes.containerStartSeconds
+        for at, replicas in steps(pool.schedule, self.plan.start_date, horizon).changes:
+            applied = at + start.sample(self.schedule_rng)
+            if applied >= horizon:
+                return
+            if applied > self.env.now:
+                yield self.env.timeout(applied - self.env.now)
+            self.state.scale_placeholders(pool, replicas, self.env.now)
+            self.reschedule()
 
     def _ticker(self, progress: Progress, horizon: float) -> ProcessGen:
         total = math.ceil(horizon / 3600)
@@ -353,6 +442,9 @@ class Simulation:
             if notebook.start < horizon:
                 self.env.process(self._notebook(notebook))
         self.env.process(self._autoscaler())
+        for pool in self.state.pools:
+            if pool.schedule is not None:
+                self.env.process(self._placeholder_schedule(pool, horizon))
         if progress is not None:
             self.env.process(self._ticker(progress, horizon))
         self._run_until(horizon)

@@ -20,7 +20,7 @@ from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_files
 
-from .levers import Levers, patch
+from .levers import Levers, describe, patch
 from .search import Answer, Outcome
 
 PATCH_HEADER = (
@@ -60,15 +60,19 @@ def cluster_settings(levers: Levers) -> str:
     )
 
 
+def _slower(o: Outcome) -> str:
+    """What GPU sharing cost the work, where it cost any: waits and GPU-hours alone would
+    make a GPU shared four ways look free."""
+    return f", work {o.work_added_pct:+.0f}%" if o.work_added_pct >= 0.5 else ""
+
+
 def _row(o: Outcome, metric: str, mark: str) -> str:
-    pools = ", ".join(
-        f"{p.name}: {p.placeholders} warm, {p.min_nodes}..{p.max_nodes} x {p.gpus_per_node}"
-        for p in o.levers.pools
-    )
+    pools = ", ".join(p.text() for p in o.levers.pools)
     return (
         f"  {mark} {o.paid:>8,.1f} {o.used:>8,.1f} {duration(o.wait('p95')):>10} "
         f"{duration(o.wait(metric)):>10}  {pools}; {o.levers.profile}, "
-        f"scale-down {o.levers.scale_down_seconds():g} s" + ("  SATURATED" if o.saturated else "")
+        f"scale-down {o.levers.scale_down_seconds():g} s{_slower(o)}"
+        + ("  SATURATED" if o.saturated else "")
     )
 
 
@@ -93,7 +97,7 @@ def text(answer: Answer, hours: float, elapsed: float, chosen: tuple[Outcome, st
         lines += [
             f"cheapest meeting {target.text()}: paid {best.paid:,.1f} GPU-hours "
             f"({_delta(best.paid, base.paid)} against today), {metric} "
-            f"{duration(best.wait(metric))}",
+            f"{duration(best.wait(metric))}{_slower(best)}",
             "values patch (`gpu-platform validate` accepts it on top of your files):",
             *("  " + line for line in patch_yaml.rstrip("\n").splitlines()),
             "and " + cluster_settings(best.levers),
@@ -106,22 +110,11 @@ def text(answer: Answer, hours: float, elapsed: float, chosen: tuple[Outcome, st
         lines += [
             f"UNREACHABLE: no configuration tried meets {target.text()}.",
             f"  closest: paid {closest.paid:,.1f} GPU-hours, {metric} "
-            f"{duration(closest.wait(metric))} ({_levers(closest.levers)})",
+            f"{duration(closest.wait(metric))} ({describe(closest.levers)})",
             f"  why: {answer.why}",
         ]
     lines.append("not searched: " + "; ".join(answer.not_searched))
     return "\n".join(lines) + "\n"
-
-
-def _levers(levers: Levers) -> str:
-    return (
-        "; ".join(
-            f"{p.name}: {p.placeholders} warm, nodes {p.min_nodes}..{p.max_nodes} x "
-            f"{p.gpus_per_node} GPU"
-            for p in levers.pools
-        )
-        + f"; {levers.profile}, scale-down {levers.scale_down_seconds():g} s"
-    )
 
 
 def _delta(value: float, base: float) -> str:
@@ -137,10 +130,13 @@ def _outcome(o: Outcome) -> dict[str, Any]:
         "pending_seconds": dict(o.waits),
         "saturated": o.saturated,
         "warm_gpus": o.warm_gpus,
+        "work_added_pct": o.work_added_pct,
         "pools": [
             {
                 "name": p.name,
                 "placeholders": p.placeholders,
+                "placeholderSchedule": [{"cron": c, "replicas": n} for c, n in p.schedule],
+                "gpuSharing": {"mode": p.sharing[0], "replicas": p.sharing[1]},
                 "minNodes": p.min_nodes,
                 "maxNodes": p.max_nodes,
                 "gpusPerNode": p.gpus_per_node,

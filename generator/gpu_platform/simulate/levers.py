@@ -1,13 +1,12 @@
 """The levers `gpu-platform plan` may pull, and only those the chart and the cluster offer.
 
 A configuration is one setting of every lever: per GPU pool its warm capacity (placeholder
-pods), ``minNodes``, ``maxNodes`` and machine shape (GPUs per node, with the cloud's default
-machine type for that count), and for the cluster its autoscaling profile and scale-down
-delay. The pool levers are chart values, so the cheapest configuration is printed as a values
-patch; the autoscaler's are the cluster's (the cloud's flags), printed beside it.
-
-Levers the chart does not offer yet (warm capacity on a schedule, GPU sharing) are not
-searched: a search that recommends what cannot be installed would mislead.
+pods, all day or on a schedule around the hours the workload is busy), ``minNodes``,
+``maxNodes``, machine shape (GPUs per node, with the cloud's default machine type for that
+count) and GPU sharing (time-slicing or MPS, where every pod the workload puts on the pool
+asks for one GPU), and for the cluster its autoscaling profile and scale-down delay. The pool
+levers are chart values, so the cheapest configuration is printed as a values patch; the
+autoscaler's are the cluster's (the cloud's flags), printed beside it.
 """
 
 from __future__ import annotations
@@ -19,7 +18,11 @@ from typing import Any
 
 from gpu_platform.clouds.nodepool import DEFAULT_MACHINE_TYPES
 from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool
+from gpu_platform.pipeline.model.sharing import GpuSharing
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.model.warm import ScheduleStep
+
+from .workload import Workload, clock_seconds
 
 # How much warm capacity and how many pools' combinations a search tries: enough to reach
 # every frontier point a day of tens of GPUs has, small enough for a minute on 2 cores.
@@ -31,6 +34,17 @@ AUTOSCALER_CHOICES: tuple[tuple[str, float | None], ...] = (
     ("optimize-utilization", None),
 )
 MAX_CONFIGS = 3000
+# A schedule is tried when the workload leaves the pools idle this long a day (less, and warm
+# capacity all day costs about the same); steps fall on quarter hours.
+IDLE_FOR_A_SCHEDULE_S = 2 * 3600.0
+STEP_S = 15 * 60.0
+Schedule = tuple[tuple[str, int], ...]  # (cron, replicas) steps of placeholders.schedule
+Sharing = tuple[str, int]  # (gpuSharing.mode, replicas); ("none", 0): whole GPUs
+NO_SHARING: Sharing = ("none", 0)
+# The sharing tried on a pool that has none: two or four pods a GPU taking turns, or two
+# under MPS (each capped at half the GPU).
+SHARING_CHOICES: tuple[Sharing, ...] = (("timeSlicing", 2), ("timeSlicing", 4), ("mps", 2))
+SHARED_WARM_STEPS = (0, 1, 2, 4)
 
 
 @dataclass(frozen=True)
@@ -41,8 +55,30 @@ class PoolLevers:
     gpus_per_node: int
     min_nodes: int
     max_nodes: int
-    placeholders: int
+    placeholders: int  # all day; with a schedule, what the Deployment is installed with
     machine_type: str  # "" keeps the pool's (or the cloud's default)
+    schedule: Schedule = ()
+    sharing: Sharing = NO_SHARING
+
+    @property
+    def most_placeholders(self) -> int:
+        return max([self.placeholders, *(n for _, n in self.schedule)])
+
+    def text(self) -> str:
+        """The pool's levers in a few words (the frontier table, the answer)."""
+        warm = f"{self.placeholders} warm"
+        if self.schedule:
+            warm = ", ".join(f"{n} warm at {_clock(c)}" for c, n in self.schedule)
+        mode, replicas = self.sharing
+        shared = {
+            "none": "",
+            "timeSlicing": f", time-sliced x{replicas}",
+            "mps": f", MPS x{replicas}",
+        }
+        return (
+            f"{self.name}: {warm}, {self.min_nodes}..{self.max_nodes} x {self.gpus_per_node}"
+            + shared[mode]
+        )
 
 
 @dataclass(frozen=True)
@@ -62,7 +98,15 @@ class Levers:
         """A total order, so ties break the same way on every run."""
         return (
             tuple(
-                (p.name, p.gpus_per_node, p.min_nodes, p.max_nodes, p.placeholders)
+                (
+                    p.name,
+                    p.gpus_per_node,
+                    p.min_nodes,
+                    p.max_nodes,
+                    p.placeholders,
+                    p.schedule,
+                    p.sharing,
+                )
                 for p in self.pools
             ),
             self.profile,
@@ -74,7 +118,16 @@ def baseline(values: Values) -> Levers:
     """The configuration the values describe today."""
     return Levers(
         tuple(
-            PoolLevers(p.name, p.gpusPerNode, p.minNodes, p.maxNodes, p.placeholders.replicas, "")
+            PoolLevers(
+                p.name,
+                p.gpusPerNode,
+                p.minNodes,
+                p.maxNodes,
+                p.placeholders.replicas,
+                "",
+                tuple((s.cron, s.replicas) for s in p.placeholders.schedule),
+                _sharing(p),
+            )
             for p in values.platform.nodePools
         ),
         values.platform.autoscaler.profile,
@@ -102,12 +155,67 @@ def shapes(pool: NodePool) -> list[tuple[int, str]]:
     return [own, *others]
 
 
-def pool_choices(pool: NodePool, wider: bool) -> list[PoolLevers]:
+def _sharing(pool: NodePool) -> Sharing:
+    sharing = pool.gpuSharing
+    return (sharing.mode, sharing.replicas) if sharing.enabled else NO_SHARING
+
+
+def _clock(cron_text: str) -> str:
+    minute, hour = cron_text.split()[:2]
+    return f"{int(hour):02d}:{int(minute):02d}"
+
+
+def busy_window(workload: Workload) -> tuple[float, float] | None:
+    """Seconds of the day from the first interactive use to the last (sessions from their
+    first start to their last cluster, notebooks from and to; open-loop arrivals when there
+    is nothing interactive), or None when that leaves the pools less than
+    IDLE_FOR_A_SCHEDULE_S idle within the workload's day."""
+    spans: list[tuple[float, float]] = []
+    for tenant in workload.tenants:
+        for s in tenant.sessions:
+            spans.append((clock_seconds(s.start.start), clock_seconds(s.until or "24:00")))
+        spans += [(clock_seconds(n.start), clock_seconds(n.end)) for n in tenant.notebooks]
+    if not spans:
+        for tenant in workload.tenants:
+            stages = tenant.arrivals.stages if tenant.arrivals else []
+            spans += [(clock_seconds(s.start), clock_seconds(s.end)) for s in stages]
+    if not spans:
+        return None
+    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    day = min(workload.hours * 3600.0, 86400.0)
+    if day - (min(last, day) - first) < IDLE_FOR_A_SCHEDULE_S:
+        return None
+    return first, last
+
+
+def warm_schedule(window: tuple[float, float], lead_s: float, replicas: int) -> Schedule:
+    """``replicas`` warm from ``lead_s`` before the window (on a quarter hour) to its end."""
+    on = max(0.0, math.floor((window[0] - lead_s) / STEP_S) * STEP_S)
+    off = min(math.ceil(window[1] / STEP_S) * STEP_S, 86400.0 - STEP_S)
+    return ((_cron(on), replicas), (_cron(off), 0))
+
+
+def _cron(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes % 60} {minutes // 60} * * *"
+
+
+def pool_choices(
+    pool: NodePool,
+    wider: bool,
+    window: tuple[float, float] | None = None,
+    lead_s: float = 0.0,
+    shareable: bool = False,
+) -> list[PoolLevers]:
     """Every setting of one pool's levers the search tries. ``wider``: also twice the room
-    (the baseline day saturated the pool)."""
+    (the baseline day saturated the pool); ``window``: the workload's busy hours, around
+    which warm capacity may come and go (``lead_s`` early, the pool's start-up);
+    ``shareable``: every pod the workload may put here asks for one nvidia.com/gpu, so the
+    pool may share its GPUs (it keeps its own shape then, a smaller grid)."""
     out: list[PoolLevers] = []
     most_gpus = pool.maxNodes * pool.gpusPerNode
     per_pod = pool.placeholders.gpusPerPod
+    own = _sharing(pool)
     for gpus, machine in shapes(pool):
         max_nodes = max(1, math.ceil(most_gpus / gpus))
         for room in sorted({max_nodes, 2 * max_nodes if wider else max_nodes}):
@@ -116,15 +224,58 @@ def pool_choices(pool: NodePool, wider: bool) -> list[PoolLevers]:
                 for warm in PLACEHOLDER_STEPS:
                     if warm * per_pod > room * gpus or (warm and per_pod > gpus):
                         continue
-                    out.append(PoolLevers(pool.name, gpus, low, room, warm, machine))
+                    out.append(PoolLevers(pool.name, gpus, low, room, warm, machine, (), own))
+                    if warm and window is not None:
+                        timed = warm_schedule(window, lead_s, warm)
+                        out.append(PoolLevers(pool.name, gpus, low, room, 0, machine, timed, own))
+    if shareable and own == NO_SHARING and per_pod == 1:
+        room = pool.maxNodes
+        for sharing in SHARING_CHOICES:
+            for low in sorted({0, pool.minNodes}):
+                for warm in SHARED_WARM_STEPS:
+                    if warm <= room * pool.gpusPerNode * sharing[1]:
+                        out.append(
+                            PoolLevers(
+                                pool.name, pool.gpusPerNode, low, room, warm, "", (), sharing
+                            )
+                        )
     return out
 
 
-def candidates(values: Values, wider: bool) -> list[Levers]:
+def shareable_pools(values: Values, workload: Workload) -> set[str]:
+    """The pools every pod the workload may put there asks one nvidia.com/gpu of (a shared
+    pool takes requests of one), and whose placeholders hold one GPU each."""
+    asks: list[tuple[str | None, int, str]] = []
+    for c in workload.clusters:
+        asks += [(c.pool, c.workerGpus, c.gpuResource)]
+        if c.schedulerGpus:
+            asks += [(c.pool, c.schedulerGpus, c.gpuResource)]
+    for tenant in workload.tenants:
+        asks += [(n.pool, n.gpus, n.gpuResource) for n in tenant.notebooks]
+    return {
+        p.name
+        for p in values.platform.nodePools
+        if all(gpus == 1 for pool, gpus, _ in asks if pool in (None, p.name))
+        and all(r == "nvidia.com/gpu" for pool, _, r in asks if pool in (None, p.name))
+    }
+
+
+def candidates(
+    values: Values,
+    wider: bool,
+    window: tuple[float, float] | None = None,
+    lead_s: dict[str, float] | None = None,
+    shareable: set[str] | None = None,
+) -> list[Levers]:
     """The search grid: every pool's choices, combined per pool while that stays within
-    MAX_CONFIGS; past it every pool moves together (the same warm GPUs and minNodes each)."""
+    MAX_CONFIGS; past it every pool moves together (the same warm GPUs and minNodes each).
+    ``window``, ``lead_s`` (per pool) and ``shareable`` (pool names): see pool_choices."""
     pools = values.platform.nodePools
-    per_pool = [pool_choices(p, wider) for p in pools]
+    leads = lead_s or {}
+    share = shareable or set()
+    per_pool = [
+        pool_choices(p, wider, window, leads.get(p.name, 0.0), p.name in share) for p in pools
+    ]
     choices = autoscaler_choices(values)
     combined = math.prod(len(c) for c in per_pool) * len(choices)
     grids = _product(per_pool) if combined <= MAX_CONFIGS else _together(pools, per_pool)
@@ -158,6 +309,8 @@ def _together(
                         room,
                         warm if fits else 0,
                         "",
+                        (),
+                        _sharing(pool),
                     )
                 )
             yield tuple(grid)
@@ -178,8 +331,12 @@ def apply(values: Values, levers: Levers) -> Values:
                 if chosen.gpus_per_node != pool.gpusPerNode
                 else pool.machineType,
                 "placeholders": pool.placeholders.model_copy(
-                    update={"replicas": chosen.placeholders}
+                    update={
+                        "replicas": chosen.placeholders,
+                        "schedule": [ScheduleStep(cron=c, replicas=n) for c, n in chosen.schedule],
+                    }
                 ),
+                "gpuSharing": _with_sharing(pool, chosen.sharing),
             }
         )
         pools.append(changed)
@@ -192,6 +349,15 @@ def apply(values: Values, levers: Levers) -> Values:
     )
     platform = values.platform.model_copy(update={"nodePools": pools, "autoscaler": autoscaler})
     return values.model_copy(update={"platform": platform})
+
+
+def _with_sharing(pool: NodePool, sharing: Sharing) -> GpuSharing:
+    if sharing == _sharing(pool):
+        return pool.gpuSharing
+    mode, replicas = sharing
+    if mode == "none":
+        return GpuSharing()
+    return pool.gpuSharing.model_copy(update={"mode": mode, "replicas": replicas})
 
 
 def patch(values: Values, levers: Levers) -> dict[str, Any]:
@@ -210,7 +376,13 @@ def patch(values: Values, levers: Levers) -> dict[str, Any]:
             entry["machineType"] = chosen.machine_type
         placeholders = dict(entry.get("placeholders") or {})
         placeholders["replicas"] = chosen.placeholders
+        if chosen.schedule or pool.placeholders.schedule:  # a list Helm replaces whole
+            placeholders["schedule"] = [{"cron": c, "replicas": n} for c, n in chosen.schedule]
         entry["placeholders"] = placeholders
+        if chosen.sharing != _sharing(pool):
+            entry["gpuSharing"] = _with_sharing(pool, chosen.sharing).model_dump(
+                mode="json", by_alias=True
+            )
         pools.append(entry)
     autoscaler: dict[str, Any] = {"profile": levers.profile}
     if levers.unneeded_seconds is not None:  # (a null would delete the key, in Helm's reading)
@@ -220,9 +392,5 @@ def patch(values: Values, levers: Levers) -> dict[str, Any]:
 
 def describe(levers: Levers) -> str:
     """The configuration in one line."""
-    pools = "; ".join(
-        f"{p.name}: {p.placeholders} warm, nodes {p.min_nodes}..{p.max_nodes} "
-        f"x {p.gpus_per_node} GPU"
-        for p in levers.pools
-    )
+    pools = "; ".join(p.text() for p in levers.pools)
     return f"{pools}; {levers.profile}, scale-down {levers.scale_down_seconds():g} s"

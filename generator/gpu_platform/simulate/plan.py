@@ -8,6 +8,7 @@ does to them (how long they wait, and so when their next step starts) is the run
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import random
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from gpu_platform.errors import Problem, ValuesInvalid
 
 from .workload import (
+    DEFAULT_START_DATE,
     MAX_PODS,
     AlwaysOn,
     Arrivals,
@@ -47,6 +49,8 @@ class ClusterArrival:
     quota: bool = True  # the tenant's quota applies
     until: float | None = None  # long-lived: deleted at this time instead of after its work
     patience: float | None = None  # seconds before working with the pods that run
+    resource: str = "nvidia.com/gpu"  # the GPU resource its pods request
+    busy: float = 1.0  # the share of its work its GPUs compute (sharing slows that part)
 
     def pods(self) -> int:
         return self.workers + (1 if self.scheduler_gpus else 0)
@@ -76,6 +80,8 @@ class Notebook:
     pool: str | None
     start: float
     end: float
+    resource: str = "nvidia.com/gpu"
+    busy: float = 1.0
 
 
 @dataclass
@@ -87,6 +93,7 @@ class DayPlan:
     notebooks: list[Notebook] = field(default_factory=list)
     images: dict[str, float] = field(default_factory=dict)
     default_image_gb: float = 1.0
+    start_date: dt.date = dt.date.fromisoformat(DEFAULT_START_DATE)  # the first 00:00
 
     def image_gb(self, image: str) -> float:
         return self.images.get(image, self.default_image_gb)
@@ -198,13 +205,19 @@ class _Drawer:
             quota=self.tenant.quota,
             until=until,
             patience=None if kind.patienceMinutes is None else kind.patienceMinutes * 60.0,
+            resource=kind.gpuResource,
+            busy=kind.gpuBusy,
         )
 
 
 def generate(workload: Workload, seed: int) -> DayPlan:
     """The day's plan from this seed alone (so two configurations see the same users)."""
     check_size(workload)
-    plan = DayPlan(images=dict(workload.images), default_image_gb=workload.defaultImageGB)
+    plan = DayPlan(
+        images=dict(workload.images),
+        default_image_gb=workload.defaultImageGB,
+        start_date=workload.start_date,
+    )
     index = 0
     user = 0
     for tenant in workload.tenants:
@@ -297,7 +310,15 @@ def _session(
 def _notebooks(tenant: Tenant, notebooks: Notebooks, hours: float) -> list[Notebook]:
     return [
         Notebook(
-            tenant.name, tenant.quota, notebooks.gpus, notebooks.image, notebooks.pool, start, end
+            tenant.name,
+            tenant.quota,
+            notebooks.gpus,
+            notebooks.image,
+            notebooks.pool,
+            start,
+            end,
+            notebooks.gpuResource,
+            notebooks.gpuBusy,
         )
         for start, end in _spans(notebooks.start, notebooks.end, hours)
         for _ in range(notebooks.count)

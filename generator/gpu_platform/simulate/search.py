@@ -31,7 +31,7 @@ from gpu_platform.ops.usage import duration, parse_duration, percentile
 from gpu_platform.pipeline.model.values import Values
 
 from .engine import simulate
-from .levers import Levers, apply, baseline, candidates
+from .levers import Levers, apply, baseline, busy_window, candidates, shareable_pools
 from .plan import DayPlan, generate
 from .settings import Settings
 from .workload import Workload
@@ -42,6 +42,9 @@ NEAR_TARGET = 3.0  # and the cheapest whose first-round wait is within 3x the ta
 NEAR_KEPT = 20
 MAX_KEPT = 60
 Progress = Callable[[int, int], None]
+# How much longer GPU sharing may make the clusters' work for a configuration to meet a target,
+# unless --max-work-added says: a little (light workers sharing), not a GPU four ways busy.
+MAX_WORK_ADDED_PCT = 10.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,9 @@ class Target:
     percentile: str | None = None  # "p99", ...; None: no wait target
     wait_s: float | None = None
     budget_gpu_hours: float | None = None
+    # the most GPU sharing may lengthen the clusters' work (percent): shorter waits bought by
+    # slower work are no answer unless the user says how much slower will do
+    max_work_added_pct: float = MAX_WORK_ADDED_PCT
 
     def text(self) -> str:
         parts = []
@@ -58,6 +64,8 @@ class Target:
             parts.append(f"{self.percentile} wait <= {duration(self.wait_s)}")
         if self.budget_gpu_hours is not None:
             parts.append(f"<= {self.budget_gpu_hours:g} GPU-hours paid")
+        if self.max_work_added_pct != MAX_WORK_ADDED_PCT:
+            parts.append(f"work slowed by GPU sharing <= {self.max_work_added_pct:g}%")
         return " and ".join(parts)
 
     @property
@@ -65,8 +73,16 @@ class Target:
         return self.percentile or "p99"
 
 
-def parse_target(waits: Sequence[str], budget: float | None) -> Target:
-    """``--target p99=60s`` (repeat: the last wins) and ``--budget GPU_HOURS``."""
+def parse_target(
+    waits: Sequence[str], budget: float | None, max_work_added: float = MAX_WORK_ADDED_PCT
+) -> Target:
+    """``--target p99=60s`` (repeat: the last wins), ``--budget GPU_HOURS`` and
+    ``--max-work-added PCT``."""
+    if not (math.isfinite(max_work_added) and 0 <= max_work_added <= 1000):
+        raise UsageError(
+            f"--max-work-added {max_work_added:g}: expected the percent GPU sharing may "
+            "lengthen the clusters' work, from 0 to 1000 (e.g. --max-work-added 25)"
+        )
     if budget is not None and not (math.isfinite(budget) and 0 < budget <= 1e7):
         raise UsageError(
             f"--budget {budget:g}: expected the GPU-hours paid over the workload's hours, "
@@ -95,7 +111,7 @@ def parse_target(waits: Sequence[str], budget: float | None) -> Target:
             "gpu-platform plan: give a target: --target p99=60s (or p95, median) and/or "
             "--budget GPU_HOURS"
         )
-    return Target(name, wait, budget)
+    return Target(name, wait, budget, max_work_added)
 
 
 @dataclass(frozen=True)
@@ -108,7 +124,8 @@ class Outcome:
     used: float
     waits: dict[str, float]  # percentile name -> seconds, over every pod of every seed
     saturated: bool  # on any seed
-    warm_gpus: int
+    warm_gpus: float  # GPUs the placeholders hold at most (a shared GPU's replica: 1/replicas)
+    work_added_pct: float = 0.0  # how much longer the clusters' work ran (GPU sharing)
 
     def wait(self, metric: str) -> float:
         return self.waits[metric]
@@ -142,16 +159,21 @@ def evaluate(job: Job, levers: Levers) -> Outcome:
     """One configuration over the job's seeds."""
     values, settings = apply(job.values, levers), job.settings
     waits: list[float] = []
-    paid = used = 0.0
+    paid = used = work = as_run = 0.0
     saturated = False
     for plan, seed in zip(job.plans, job.seeds, strict=True):
-        summary = simulate(values, plan, settings, job.horizon, seed).summary
+        result = simulate(values, plan, settings, job.horizon, seed)
+        summary = result.summary
+        work += result.record.work_s
+        as_run += result.record.work_as_run_s
         waits += [p.pending(summary.end) for p in summary.pods]
         paid += summary.gpu_hours.paid
         used += summary.gpu_hours.used
         saturated = saturated or bool(summary.saturation and summary.saturation.saturated)
     days = len(job.seeds)  # GPU-hours per simulated period (the workload's hours)
-    per_pod = {p.name: p.placeholders.gpusPerPod for p in values.platform.nodePools}
+    per_pod = {
+        p.name: p.placeholders.gpusPerPod / p.gpuSharing.per_gpu for p in values.platform.nodePools
+    }
     return Outcome(
         levers,
         len(job.seeds),
@@ -159,7 +181,8 @@ def evaluate(job: Job, levers: Levers) -> Outcome:
         used / days,
         {name: percentile(waits, q) for name, q in PERCENTILES.items()},
         saturated,
-        sum(p.placeholders * per_pod[p.name] for p in levers.pools),
+        sum(p.most_placeholders * per_pod[p.name] for p in levers.pools),
+        round(100.0 * (as_run / work - 1.0), 1) if work else 0.0,
     )
 
 
@@ -202,18 +225,22 @@ def _evaluate_adopted(levers: Levers) -> Outcome:
 
 
 def layers(outcomes: list[Outcome], metric: str) -> list[list[Outcome]]:
-    """Non-dominated layers of (paid, wait): the first is the frontier."""
-    rest = sorted(outcomes, key=lambda o: (o.paid, o.wait(metric), o.levers.key()))
+    """Non-dominated layers of (paid, wait, work added by GPU sharing): the first is the
+    frontier. Without sharing the third is 0 throughout: cost against wait."""
+    rest = sorted(
+        outcomes, key=lambda o: (o.paid, o.wait(metric), o.work_added_pct, o.levers.key())
+    )
     out = []
     while rest:
-        layer, keep, best = [], [], math.inf
+        layer: list[Outcome] = []
+        keep: list[Outcome] = []
         for o in rest:
-            w = o.wait(metric)
-            if w < best:
-                layer.append(o)
-                best = w
-            else:
+            # an earlier one (no dearer) as short a wait and work as fast dominates it
+            w, slower = o.wait(metric), o.work_added_pct
+            if any(e.wait(metric) <= w and e.work_added_pct <= slower for e in layer):
                 keep.append(o)
+            else:
+                layer.append(o)
         out.append(layer)
         rest = keep
     return out
@@ -237,7 +264,13 @@ def search(
     everyone = Job(values, settings, plans, seeds, horizon)
     base_levers = baseline(values)
     base = evaluate(everyone, base_levers)
-    configs = candidates(values, wider=base.saturated)
+    configs = candidates(
+        values,
+        wider=base.saturated,
+        window=busy_window(workload),
+        lead_s=start_up_seconds(values, settings, workload),
+        shareable=shareable_pools(values, workload),
+    )
     metric = target.metric
     total = len(configs) + min(MAX_KEPT, len(configs))
     round_one = _evaluate_all(first, configs, jobs, progress, 0, total)
@@ -261,12 +294,11 @@ def search(
     answer = Answer(target, frontier, best, meeting, None, "", base, len(configs), len(seeds))
     answer.evaluated = final
     answer.not_searched = [
-        "warm capacity on a schedule (not a chart feature yet)",
-        "GPU sharing: time-slicing or MPS (not a chart feature yet)",
+        "GPU sharing with renameByDefault (it changes what users' pods must request)",
     ]
     if best is None:
         answer.closest = _closest(final, target)
-        answer.why = _why(values, settings, workload, target, answer.closest, final)
+        answer.why = _why(values, settings, workload, target, answer.closest, final, round_one)
     return answer
 
 
@@ -274,6 +306,8 @@ def _meets(o: Outcome, target: Target) -> bool:
     if target.wait_s is not None and o.wait(target.metric) > target.wait_s:
         return False
     if target.budget_gpu_hours is not None and o.paid > target.budget_gpu_hours:
+        return False
+    if o.work_added_pct > target.max_work_added_pct:
         return False
     return not o.saturated
 
@@ -333,8 +367,11 @@ def _why(
     target: Target,
     closest: Outcome,
     outcomes: list[Outcome],
+    tried: list[Outcome] | None = None,
 ) -> str:
-    """What stands between the closest configuration and the target, in a sentence or two."""
+    """What stands between the closest configuration and the target, in a sentence or two.
+    ``outcomes``: the configurations judged on every seed; ``tried``: every one, on the
+    first seed (the warmest of them may not have reached the second round)."""
     metric = target.metric
     reasons = []
     if target.wait_s is not None and closest.wait(metric) > target.wait_s:
@@ -348,10 +385,14 @@ def _why(
                 f"{duration(target.wait_s)} target, so the {metric} must come from pods that "
                 "never wait for a node"
             )
-        warmest = max(o.warm_gpus for o in outcomes)
-        shortest = min(o.wait(metric) for o in outcomes if o.warm_gpus == warmest)
+        every = tried or outcomes
+        warmest = max(o.warm_gpus for o in every)
+        judged = [o for o in outcomes if o.warm_gpus == warmest] or [
+            o for o in every if o.warm_gpus == warmest
+        ]
+        shortest = min(o.wait(metric) for o in judged)
         reasons.append(
-            f"the most warm capacity tried ({warmest} GPUs of placeholders) still left the "
+            f"the most warm capacity tried ({warmest:g} GPUs of placeholders) still left the "
             f"{metric} at {duration(shortest)}"
         )
     if target.budget_gpu_hours is not None:
@@ -364,4 +405,13 @@ def _why(
             )
     if closest.saturated:
         reasons.append("the closest configuration saturates its pools (see simulate)")
+    relaxed = Target(target.percentile, target.wait_s, target.budget_gpu_hours, math.inf)
+    slowed = [o for o in outcomes if _meets(o, relaxed) and not _meets(o, target)]
+    if slowed:
+        least = min(o.work_added_pct for o in slowed)
+        reasons.append(
+            f"{len(slowed)} configurations meet it only by sharing GPUs, which makes the "
+            f"clusters' work at least {least:.0f}% longer, over the "
+            f"{target.max_work_added_pct:g}% --max-work-added allows"
+        )
     return "; ".join(reasons) or "no configuration tried meets it"

@@ -94,6 +94,17 @@ CONTROLLER_BACKOFF = (
     "https://github.com/kubernetes/client-go/blob/master/util/workqueue/default_rate_limiters.go"
 )
 QUOTA_BACKOFF_ISSUE = "https://github.com/kubernetes/kubernetes/issues/98656"
+DASK_OPERATOR_2023 = (
+    "https://github.com/dask/dask-kubernetes/blob/2023.1.1/dask_kubernetes/operator/"
+    "controller/controller.py"
+)
+DASK_OPERATOR_NOW = (
+    "https://github.com/dask/dask-kubernetes/blob/main/dask_kubernetes/operator/"
+    "controller/controller.py"
+)
+DEVICE_PLUGIN_SHARING = (
+    "https://github.com/NVIDIA/k8s-device-plugin/blob/main/README.md#shared-access-to-gpus"
+)
 EC2_BILLING = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html"
 GCE_BILLING = "https://cloud.google.com/compute/docs/instances/instance-lifecycle"
 
@@ -328,6 +339,45 @@ class QuotaSettings(Strict):
         return self
 
 
+class DaskOperatorSettings(Strict):
+    """How the Dask operator turns a DaskCluster into pods."""
+
+    workerPodsAfterSeconds: float = finite(
+        0.0,
+        600.0,
+        default=0.5,
+        description="From a Dask cluster's scheduler pod to its worker pods. The operator's "
+        "DaskCluster handler creates the scheduler (a pod; a Deployment in later versions), "
+        "its Service and a DaskWorkerGroup; the worker group's own create handler then "
+        f"creates the workers ({DASK_OPERATOR_2023}, daskcluster_create_components and "
+        f"daskworkergroup_create; the same two steps in {DASK_OPERATOR_NOW}). So the "
+        "schedulers of clusters started together reach the scheduling queue before any of "
+        "their workers, and where GPUs are short the schedulers take them and hold them while "
+        "their workers wait. The gap is one more watch event and handler: a fraction of a "
+        "second, ASSUMED 0.5 s; the order, not the figure, moves the waits.",
+    )
+
+
+class SharingSettings(Strict):
+    """How GPU sharing (a pool's gpuSharing) slows the work of the pods that share."""
+
+    timeSliceOverhead: float = finite(
+        0.0,
+        1.0,
+        default=0.0,
+        description="The model: a cluster's work is its busy share (the workload's gpuBusy) "
+        "plus the rest; only the busy share slows, and the slowest pod of the cluster sets the "
+        "pace, judged as its work starts. Time-slicing: 'CUDA will simply give an equal share "
+        f"of time to all of the GPU processes across all of the clients' ({DEVICE_PLUGIN_SHARING}"
+        "), and the device plugin spreads replicas over a node's GPUs; so a pod sharing its GPU "
+        "with others that are busy a share b of the time computes 1 + (others on its GPU) x b "
+        "times slower, times (1 + this overhead) for switching contexts, of which there is no "
+        "public measurement: ASSUMED 0. MPS: 'each of these resources ... would have access to "
+        "the same fraction (1/replicas) of the total memory and compute resources of the GPU' "
+        "(the same source), so the busy share takes replicas times as long, alone or not.",
+    )
+
+
 class PoolOverride(Strict):
     """Per-pool changes to the node figures (e.g. a pool with image streaming)."""
 
@@ -358,6 +408,13 @@ class Settings(Strict):
     )
     quota: QuotaSettings = Field(
         default_factory=QuotaSettings, description="Retries of pods refused by a quota."
+    )
+    dask: DaskOperatorSettings = Field(
+        default_factory=DaskOperatorSettings,
+        description="The Dask operator: how a cluster's pods are created.",
+    )
+    sharing: SharingSettings = Field(
+        default_factory=SharingSettings, description="What GPU sharing costs the work."
     )
     pools: dict[str, PoolOverride] = Field(
         default_factory=dict, description="Per-pool overrides of nodes.*, by pool name."

@@ -21,6 +21,7 @@ can be compared on the same users. Every figure is bounded.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Annotated, Literal
 
@@ -48,6 +49,22 @@ MAX_MINUTES = 7 * 24 * 60.0
 MAX_GPUS_PER_POD = 64
 # A run past this many pods takes minutes and says little more than a smaller one would.
 MAX_PODS = 150_000
+# What a pod may request: whole GPUs, or a GPU a pool shares under the renamed resource.
+GpuResource = Literal["nvidia.com/gpu", "nvidia.com/gpu.shared"]
+SHARING_SOURCE = "https://github.com/NVIDIA/k8s-device-plugin/blob/main/README.md"
+_BUSY = (
+    "The share of this work time its GPUs compute (0 to 1). It matters where pools share "
+    "GPUs: the rest of the time a GPU serves whoever shares it (simulate's settings say how "
+    "sharing slows the busy part). 1: all of it, the cautious default."
+)
+_RESOURCE = (
+    "The GPU resource its pods request: nvidia.com/gpu (whole GPUs, or a replica where a pool "
+    "shares GPUs without renaming) or nvidia.com/gpu.shared (only pools that share with "
+    "renameByDefault)."
+)
+# The day a workload's clock starts on, unless it says: a Monday (warm-capacity schedules name
+# weekdays, days of the month and months).
+DEFAULT_START_DATE = "2024-01-08"
 
 
 def clock_seconds(value: str) -> float:
@@ -99,6 +116,8 @@ class ClusterType(Strict):
         "simulation assumes always have room).",
     )
     workerGpus: int = Field(1, ge=1, le=MAX_GPUS_PER_POD, description="GPUs each worker requests.")
+    gpuResource: GpuResource = Field("nvidia.com/gpu", description=_RESOURCE)
+    gpuBusy: float = finite(0.0, 1.0, default=1.0, description=_BUSY)
     pool: DnsLabel | None = Field(
         None, description="Only this GPU pool (nodeSelector); null: any GPU pool."
     )
@@ -250,6 +269,8 @@ class Notebooks(Strict):
     name: Label = Field(description="A label.")
     count: int = Field(ge=1, le=1000, description="Pods.")
     gpus: int = Field(1, ge=1, le=MAX_GPUS_PER_POD, description="GPUs each pod requests.")
+    gpuResource: GpuResource = Field("nvidia.com/gpu", description=_RESOURCE)
+    gpuBusy: float = finite(0.0, 1.0, default=1.0, description=_BUSY)
     image: Image = Field(description="The notebook image.")
     pool: DnsLabel | None = Field(None, description="Only this GPU pool; null: any.")
     start: ClockTime = Field("00:00", alias="from", description="Started at, HH:MM each day.")
@@ -308,6 +329,13 @@ class Workload(Strict):
         default=24.0,
         description="Simulated time from 00:00 (at most two weeks); the day repeats.",
     )
+    startDate: str = Field(
+        DEFAULT_START_DATE,
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        description="The date of the first 00:00 (YYYY-MM-DD), in the time zone of the values' "
+        "placeholder schedules (platform.placeholderScaler.timeZone): its weekday, day of the "
+        "month and month decide which schedule steps fire. Default: a Monday.",
+    )
     clusters: list[ClusterType] = Field(
         default_factory=list, max_length=100, description="Kinds of Dask clusters."
     )
@@ -329,6 +357,21 @@ class Workload(Strict):
     # settings from a format-1 file's simulation: block (files.py), used when none is given
     _settings: Settings | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
+
+    @field_validator("startDate")
+    @classmethod
+    def _a_date(cls, value: str) -> str:
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a date; write YYYY-MM-DD, e.g. {DEFAULT_START_DATE}"
+            ) from None
+        return value
+
+    @property
+    def start_date(self) -> dt.date:
+        return dt.date.fromisoformat(self.startDate)
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
@@ -420,20 +463,21 @@ class Workload(Strict):
         if not pools:
             return [Problem("platform.nodePools", "no GPU pools to simulate; add one")]
         problems = self.references()
-        sized: list[tuple[tuple[str | int, ...], str | None, list[tuple[str, int]]]] = [
+        sized: list[tuple[tuple[str | int, ...], str | None, list[tuple[str, int]], str]] = [
             (
                 ("clusters", i),
                 c.pool,
                 [("schedulerGpus", c.schedulerGpus), ("workerGpus", c.workerGpus)],
+                c.gpuResource,
             )
             for i, c in enumerate(self.clusters)
         ]
         for i, tenant in enumerate(self.tenants):
             sized += [
-                (("tenants", i, "notebooks", j), n.pool, [("gpus", n.gpus)])
+                (("tenants", i, "notebooks", j), n.pool, [("gpus", n.gpus)], n.gpuResource)
                 for j, n in enumerate(tenant.notebooks)
             ]
-        for path, pool, requests in sized:
+        for path, pool, requests, resource in sized:
             if pool is not None and pool not in pools:
                 problems.append(
                     Problem(
@@ -444,16 +488,37 @@ class Workload(Strict):
                     )
                 )
                 continue
-            usable = {pool: pools[pool]} if pool is not None else pools
+            # the pools it may use that advertise its resource, and the most a pod may ask of
+            # each: a node's GPUs, or one replica where the pool shares them
+            usable = {
+                p.name: 1 if p.gpuSharing.enabled else p.gpusPerNode
+                for p in values.platform.nodePools
+                if (pool is None or p.name == pool) and p.gpuSharing.resource == resource
+            }
+            if not usable:
+                problems.append(
+                    Problem(
+                        dotted((*path, "gpuResource")),
+                        f"no pool it may use advertises {resource} (a pool advertises "
+                        "nvidia.com/gpu.shared when it shares with renameByDefault), so its "
+                        "pods would never run",
+                        self.locate((*path, "gpuResource")),
+                    )
+                )
+                continue
             largest = max(usable.values())
             sizes = ", ".join(f"{name}: {gpus}" for name, gpus in usable.items())
+            shares = any(
+                p.gpuSharing.enabled for p in values.platform.nodePools if p.name in usable
+            )
+            what = "gpusPerNode, or 1 where a pool shares its GPUs" if shares else "gpusPerNode"
             for key, gpus in requests:
                 if gpus > largest:
                     problems.append(
                         Problem(
                             dotted((*path, key)),
                             f"{gpus} GPUs per pod, but the nodes it may use "
-                            f"have at most {largest} (gpusPerNode of {sizes}), so the pod would "
+                            f"have at most {largest} ({what} of {sizes}), so the pod would "
                             f"never run; request {largest} or fewer, or give it a pool with "
                             f"gpusPerNode of {gpus} or more",
                             self.locate((*path, key)),

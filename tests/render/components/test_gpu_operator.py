@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+from gpu_platform.errors import HelmError, ValuesInvalid
 from gpu_platform.publish.standins import configmap_name
 from gpu_platform.upstream.store import load_yaml
 from support.kube import tolerated
-from support.render import of_kind, render_chart, scenario
+from support.render import of_kind, render_chart, resolve, scenario
 
 
 class TestPoolPlacement:
@@ -45,3 +47,127 @@ class TestClouds:
     def test_other_clouds_get_none(self, major):
         for cloud in ("eks", "aks"):
             assert self.release_quotas(render_chart(scenario(cloud), major=major)) == []
+
+
+class TestGpuSharing:
+    """A pool's gpuSharing reaches gpu-operator's device plugin as a config named after it."""
+
+    SHARED = {
+        "platform": {
+            "nodePools": [
+                {"name": "t4", "gpuSharing": {"mode": "timeSlicing", "replicas": 4}},
+                {
+                    "name": "l4",
+                    "gpuSharing": {"mode": "mps", "replicas": 2, "renameByDefault": True},
+                    "gpuResources": ["nvidia.com/gpu.shared"],
+                },
+                {"name": "default", "gpuSharing": {"mode": "timeSlicing", "replicas": 2}},
+                {"name": "a100"},
+            ]
+        }
+    }
+
+    @staticmethod
+    def operator_values(objects: list[dict]) -> dict:
+        name = configmap_name("gpu-platform", "gpu-operator")
+        (cm,) = [o for o in of_kind(objects, "ConfigMap") if o["metadata"]["name"] == name]
+        return load_yaml(cm["data"]["values.yaml"])
+
+    def test_each_shared_pool_gets_its_config_and_the_rest_a_default(self, major):
+        config = self.operator_values(render_chart(self.SHARED, major=major))["devicePlugin"][
+            "config"
+        ]
+        assert config["create"] is True and config["name"]
+        data = config["data"]
+        # every other node takes a config no pool can be named (a pool named "default" shares
+        # alone)
+        unshared = config["default"]
+        assert set(data) == {unshared, "t4", "l4", "default"} and unshared != "default"
+        assert load_yaml(data[unshared]) == {"version": "v1"}
+        assert load_yaml(data["default"])["sharing"]["timeSlicing"]["resources"] == [
+            {"name": "nvidia.com/gpu", "replicas": 2}
+        ]
+        assert load_yaml(data["t4"]) == {
+            "version": "v1",
+            "sharing": {
+                "timeSlicing": {
+                    "renameByDefault": False,
+                    "failRequestsGreaterThanOne": True,
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+                }
+            },
+        }
+        assert load_yaml(data["l4"]) == {
+            "version": "v1",
+            "sharing": {
+                "mps": {
+                    "renameByDefault": True,
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": 2}],
+                }
+            },
+        }
+
+    def test_tenant_quotas_count_the_shared_resource(self, major):
+        values = {
+            **self.SHARED,
+            "platform": {**self.SHARED["platform"], "tenants": [{"name": "t"}]},
+        }
+        hard = {
+            key
+            for q in of_kind(render_chart(values, major=major), "ResourceQuota")
+            if q["metadata"]["namespace"] == "t"
+            for key in q["spec"]["hard"]
+        }
+        assert "requests.nvidia.com/gpu.shared" in hard
+
+    def test_no_sharing_leaves_the_plugin_config_alone(self, two_pools):
+        config = self.operator_values(two_pools)["devicePlugin"]["config"]
+        assert config["create"] is False and config["data"] == {}
+
+    def test_a_plain_install_without_the_derived_config_is_refused(self, major):
+        with pytest.raises(HelmError) as exc:
+            render_chart(self.SHARED, major=major, resolved=False)
+        message = (
+            'platform.nodePools[0].gpuSharing: pool "t4" shares its GPUs, so '
+            "gpu-operator.devicePlugin.config must create its ConfigMap (create: true) with "
+            "data.t4 holding the pool's device plugin config"
+        )
+        assert message in exc.value.stderr
+
+    def test_the_resolved_values_pass_the_guard_as_they_are(self, major):
+        # what `gpu-platform values` prints, installed as a plain -f: the guard's own printf
+        # of the config matches the tool's byte for byte
+        resolved = resolve(self.SHARED)
+        objects = render_chart(resolved, major=major, resolved=False)
+        assert self.operator_values(objects)["devicePlugin"]["config"]["data"]["t4"]
+
+    def test_a_configmap_of_your_own_is_refused_alike(self, major):
+        own = {
+            **self.SHARED,
+            "gpu-operator": {"devicePlugin": {"config": {"create": False, "name": "mine"}}},
+        }
+        with pytest.raises(ValuesInvalid) as refused:
+            render_chart(own, major=major)
+        assert 'platform.nodePools[0].gpuSharing: pool "t4" shares its GPUs' in str(refused.value)
+        with pytest.raises(HelmError) as exc:
+            render_chart(own, major=major, resolved=False)
+        assert 'platform.nodePools[0].gpuSharing: pool "t4" shares its GPUs' in exc.value.stderr
+
+    def test_a_renamed_shared_resource_is_counted_without_being_listed(self, major):
+        # the pool advertises nvidia.com/gpu.shared because it shares under that name: the
+        # tenants' quotas count it and their pods may ask for it, as if listed in gpuResources
+        values = {
+            "platform": {
+                "nodePools": [
+                    {"name": "l4", "gpuSharing": {"mode": "mps", "renameByDefault": True}}
+                ],
+                "tenants": [{"name": "t", "quota": {"gpuResources": {"nvidia.com/gpu.shared": 8}}}],
+            }
+        }
+        hard = {
+            key: value
+            for q in of_kind(render_chart(values, major=major), "ResourceQuota")
+            if q["metadata"]["namespace"] == "t"
+            for key, value in q["spec"]["hard"].items()
+        }
+        assert hard["requests.nvidia.com/gpu.shared"] == "8"

@@ -34,6 +34,30 @@ class TestWarmCapacity:
         objects = render_chart({"platform": {"nodePools": [{"name": "gpu"}]}}, major=major)
         assert [o for o in objects if "placeholder-" in o["metadata"]["name"]] == []
 
+    def test_on_a_renamed_shared_pool_they_hold_a_shared_replica(self, major):
+        # the pool advertises nvidia.com/gpu.shared only: a placeholder asking for
+        # nvidia.com/gpu would never run there
+        pools = [
+            {
+                "name": "l4",
+                "gpuSharing": {"mode": "timeSlicing", "renameByDefault": True},
+                "placeholders": {"replicas": 3},
+            },
+            {"name": "a100", "placeholders": {"replicas": 1}},
+        ]
+        objects = render_chart({"platform": {"nodePools": pools}}, major=major)
+        held = {
+            d["metadata"]["name"].rsplit("-", 1)[-1]: d["spec"]["template"]["spec"]["containers"][
+                0
+            ]["resources"]
+            for d in of_kind(objects, "Deployment")
+            if "placeholder" in d["metadata"]["name"]
+        }
+        assert held["l4"]["requests"] == {"cpu": "1m", "memory": "8Mi", "nvidia.com/gpu.shared": 1}
+        assert held["l4"]["limits"]["nvidia.com/gpu.shared"] == 1
+        assert held["a100"]["requests"]["nvidia.com/gpu"] == 1
+        assert "nvidia.com/gpu.shared" not in held["a100"]["requests"]
+
 
 class TestNames:
     def test_long_release_name_keeps_names_valid(self, major):

@@ -21,6 +21,7 @@ import jinja2
 
 from gpu_platform.pipeline import (
     components,
+    cron,
     facts,
     kedapath,
     promql,
@@ -48,6 +49,7 @@ from gpu_platform.pipeline.rules import images as image_rules
 from gpu_platform.pipeline.rules import keda as keda_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
 from gpu_platform.pipeline.rules import network as network_rules
+from gpu_platform.pipeline.rules import sharing as sharing_rules
 
 # What a refused plain install is told to do.
 FIX = (
@@ -149,6 +151,8 @@ def template_context() -> dict[str, Any]:
             suffix: _go_float(factor) for suffix, factor in quantity.SUFFIX_FACTORS.items()
         },
         "duration_units_ms": DURATION_UNITS_MS,
+        "cron_fields_json": _json(cron.guard_tables()),
+        **sharing_rules.GUARD_CONTEXT,
         # tenants' address ranges: the fields a CIDR rule reads, and what each opens
         "network_fields": _go_words(network_rules.FIELDS),
         "network_opens": " ".join(f"{quote(k)} {quote(v)}" for k, v in network_rules.OPENS.items()),

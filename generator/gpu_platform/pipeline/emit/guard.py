@@ -85,7 +85,7 @@ def fragment(
     context = context if context is not None else template_context()
     body = env.from_string(rule.guard).render(fmt=quote("%s: " + rule.fmt), **context)
     return (
-        f"{{{{- /* rule {rule.id}: {rule.summary.replace('*/', '* /')} */ -}}}}\n"
+        f"{{{{- /* rule {rule.id} */ -}}}}\n"
         "{{- if true -}}\n" + body.rstrip("\n") + "\n{{- end -}}\n"
     )
 
@@ -99,7 +99,8 @@ def validate_yaml(header: str) -> str:
         "Install-time guard for a plain `helm install -f site.yaml`, generated from the rule\n"
         "catalogue (generator/gpu_platform/pipeline/rules/): every rule `gpu-platform\n"
         "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
-        "It renders nothing when all is well.\n*/ -}}\n"
+        "It renders nothing when all is well. Each rule is named by its id; the README's\n"
+        "plain-Helm list and the catalogue say what it refuses.\n*/ -}}\n"
     )
     lists = "\n".join(
         f'{{{{- {var} := (include "{items.helper_name}" $ | fromJson).items -}}}}'

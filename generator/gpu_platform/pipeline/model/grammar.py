@@ -400,3 +400,23 @@ Cidr = Annotated[
     ),
     schema_of(CIDR_PATTERN, 64),
 ]
+
+
+# The extended resources the NVIDIA device plugin advertises: nvidia.com/gpu (whole GPUs, MIG
+# "single", time-slicing without renaming), nvidia.com/mig-<profile> (MIG "mixed", e.g.
+# nvidia.com/mig-1g.10gb) and <name>.shared (time-slicing or MPS with renameByDefault).
+# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
+# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html
+GPU_RESOURCE_PATTERN = r"^nvidia\.com/[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$"
+GpuResourceName = Annotated[
+    str,
+    held_to(
+        GPU_RESOURCE_PATTERN,
+        "an NVIDIA extended resource name: nvidia.com/ then at "
+        "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
+        "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)",
+        74,
+        refused=("amd.com/gpu", "nvidia.com/GPU", "nvidia.com/"),
+    ),
+    schema_of(GPU_RESOURCE_PATTERN, 74),
+]

@@ -15,7 +15,9 @@ from pydantic import (
 
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model.grammar import (
+    GPU_RESOURCE_PATTERN,
     DnsLabel,
+    GpuResourceName,
     Image,
     held_to,
     schema_of,
@@ -35,6 +37,8 @@ from gpu_platform.pipeline.model.kube import (
     Toleration,
     Whole,
 )
+from gpu_platform.pipeline.model.sharing import CONFIG_LABEL, GpuSharing
+from gpu_platform.pipeline.model.warm import Placeholders
 
 # --------------------------------------------------------------------------- prepuller
 
@@ -127,24 +131,6 @@ MachineType = Annotated[
     ),
     schema_of(MACHINE_TYPE_PATTERN, 64),
 ]
-# The extended resources the NVIDIA device plugin advertises: nvidia.com/gpu (whole GPUs, MIG
-# "single", time-slicing without renaming), nvidia.com/mig-<profile> (MIG "mixed", e.g.
-# nvidia.com/mig-1g.10gb) and <name>.shared (time-slicing or MPS with renameByDefault).
-# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
-# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html
-GPU_RESOURCE_PATTERN = r"^nvidia\.com/[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$"
-GpuResourceName = Annotated[
-    str,
-    held_to(
-        GPU_RESOURCE_PATTERN,
-        "an NVIDIA extended resource name: nvidia.com/ then at "
-        "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
-        "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)",
-        74,
-        refused=("amd.com/gpu", "nvidia.com/GPU", "nvidia.com/"),
-    ),
-    schema_of(GPU_RESOURCE_PATTERN, 74),
-]
 GpuQuotas = Annotated[
     dict[GpuResourceName, Annotated[Whole, Field(ge=0, le=MAX_QUOTA_COUNT)]],
     WithJsonSchema(
@@ -162,31 +148,6 @@ GpuQuotas = Annotated[
 
 
 DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
-
-
-class Placeholders(Strict):
-    """Warm capacity: lowest-priority pods that hold GPUs until a real pod needs them."""
-
-    replicas: Whole = Field(
-        0,
-        ge=0,
-        le=MAX_SIZING_NODES * MAX_GPUS_PER_NODE,
-        description="Placeholder pods in this pool (0: none).",
-    )
-    gpusPerPod: Whole = Field(
-        1,
-        ge=1,
-        le=MAX_GPUS_PER_NODE,
-        description="How many of the resource each placeholder pod holds (GPUs, MIG slices or "
-        "shared GPUs).",
-    )
-    resource: GpuResourceName | None = Field(
-        None,
-        description="The extended resource a placeholder requests: one the pool advertises "
-        "(its gpuResources), such as nvidia.com/mig-1g.10gb on a MIG pool or "
-        "nvidia.com/gpu.shared on a time-sliced one; null: the pool's first gpuResources "
-        "entry.",
-    )
 
 
 class NodePool(Strict):
@@ -244,6 +205,10 @@ class NodePool(Strict):
         "COS nodes, images in Artifact Registry): containers start while the image streams in. "
         "GKE pools only; `gpu-platform nodepool` sets it and `simulate` models it.",
     )
+    gpuSharing: GpuSharing = Field(
+        default_factory=GpuSharing,
+        description="Several pods on one GPU, through gpu-operator's device plugin.",
+    )
     gpuResources: list[GpuResourceName] = Field(
         default_factory=lambda: [facts.GPU_RESOURCE],
         json_schema_extra={"uniqueItems": True},
@@ -266,7 +231,17 @@ class NodePool(Strict):
 
     @property
     def node_labels(self) -> dict[str, str]:
-        return {**self.labels, POOL_LABEL: self.name}
+        """The labels the pool's nodes are created with: the user's, the pool's own and, when
+        it shares its GPUs, the device plugin config it takes."""
+        sharing = {CONFIG_LABEL: self.name} if self.gpuSharing.enabled else {}
+        return {**self.labels, **sharing, POOL_LABEL: self.name}
+
+    @property
+    def advertised(self) -> list[str]:
+        """The GPU resources its nodes advertise: gpuResources, and the shared name when the
+        pool shares its GPUs under it (the chart's gpu-platform.gpuResources adds it alike)."""
+        shared = self.gpuSharing.resource
+        return [*self.gpuResources, *([] if shared in self.gpuResources else [shared])]
 
     @property
     def tolerations(self) -> list[Toleration]:
@@ -277,11 +252,31 @@ class NodePool(Strict):
         return self.maxNodes * self.gpusPerNode
 
     @property
+    def slots_per_node(self) -> int:
+        """GPUs a node advertises: its GPUs, times the replicas of each where it shares them."""
+        return self.gpusPerNode * self.gpuSharing.per_gpu
+
+    @property
+    def max_slots(self) -> int:
+        """The most GPU requests its nodes can ever take at once (replicas where shared)."""
+        return self.maxNodes * self.slots_per_node
+
+    @property
     def placeholder_resource(self) -> str:
-        """What the pool's placeholders request: their resource, or the pool's first."""
-        return self.placeholders.resource or (
-            self.gpuResources[0] if self.gpuResources else facts.GPU_RESOURCE
-        )
+        """What the pool's placeholders request: their resource, else the shared name where
+        the pool shares under it, else the pool's first (the chart's placeholder Deployment
+        picks alike)."""
+        if self.placeholders.resource:
+            return self.placeholders.resource
+        if self.gpuSharing.resource != facts.GPU_RESOURCE:
+            return self.gpuSharing.resource
+        return self.gpuResources[0] if self.gpuResources else facts.GPU_RESOURCE
+
+    @property
+    def counts_placeholders(self) -> bool:
+        """Whether the values can count its placeholders against its nodes: they hold whole
+        GPUs, or replicas of shared ones (a node's MIG slices are not in the values)."""
+        return self.gpuSharing.enabled or self.placeholder_resource == facts.GPU_RESOURCE
 
 
 def default_pools() -> list[NodePool]:

@@ -34,6 +34,7 @@ from gpu_platform.pipeline.model.pools import (
 )
 from gpu_platform.pipeline.model.prometheus import Annotations
 from gpu_platform.pipeline.model.tenants import Admission, Tenant
+from gpu_platform.pipeline.model.warm import PlaceholderScaler
 
 # --------------------------------------------------------------------------- platform
 
@@ -55,6 +56,10 @@ class Platform(Strict):
     tenants: list[Tenant] = Field(
         default_factory=list,
         description="Teams sharing the cluster, each in its own isolated namespace.",
+    )
+    placeholderScaler: PlaceholderScaler = Field(
+        default_factory=PlaceholderScaler,
+        description="The CronJobs that run the pools' placeholder schedules.",
     )
     autoscaler: ClusterAutoscaler = Field(
         default_factory=ClusterAutoscaler,

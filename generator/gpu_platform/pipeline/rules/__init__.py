@@ -1,8 +1,9 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
-``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``tenants``,
-``network``, ``boundary``, ``resources``, ``monitoring``, ``images``, ``advice``); importing a
-rule module registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
+``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``warm``,
+``sharing``, ``tenants``, ``network``, ``boundary``, ``resources``, ``monitoring``, ``images``,
+``advice``); importing a rule module registers its rules. Each is enforced by ``pipeline.run``
+and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
@@ -21,7 +22,9 @@ from gpu_platform.pipeline.rules import (
     network,
     pools,
     resources,
+    sharing,
     tenants,
+    warm,
 )
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
@@ -31,6 +34,8 @@ RULE_MODULES = (
     hpas,
     keda,
     pools,
+    warm,
+    sharing,
     tenants,
     network,
     boundary,

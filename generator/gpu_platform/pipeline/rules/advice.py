@@ -38,7 +38,7 @@ _UNTAINTED_ADVICE = (
 )
 def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
     platform = ctx.values.platform
-    total = sum(p.max_gpus for p in platform.nodePools)
+    total = sum(p.max_slots for p in platform.nodePools)
     quotas = sum(t.quota.gpus for t in platform.tenants)
     if platform.tenants and quotas > total:
         yield Hit(("platform", "tenants"), (quotas, total))
@@ -56,7 +56,7 @@ def quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
     pools = {p.name: p for p in ctx.values.platform.nodePools}
     for i, tenant in enumerate(ctx.values.platform.tenants):
         usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
-        reach = sum(p.max_gpus for p in usable)
+        reach = sum(p.max_slots for p in usable)
         if tenant.quota.gpus > reach:
             yield Hit(
                 ("platform", "tenants", i, "quota", "gpus"),

@@ -26,7 +26,7 @@ def advertised_gpu_resources(values: Values) -> list[str]:
     (the chart's gpu-platform.gpuResources helper lists them in the same order)."""
     names = [facts.GPU_RESOURCE]
     for pool in values.platform.nodePools:
-        names.extend(n for n in pool.gpuResources if n not in names)
+        names.extend(n for n in pool.advertised if n not in names)
     return names
 
 

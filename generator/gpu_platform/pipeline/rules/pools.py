@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, requirements_table
 from gpu_platform.pipeline.components import NODE_POOLS
@@ -38,28 +37,37 @@ declare(
 @rule(
     id="placeholder-fits-node",
     by_hand="a bound only when placeholders exist, with the pool's name in the message",
-    summary="a placeholder asks for no more GPUs than a node of its pool has (whole GPUs; a "
-    "node's MIG slices and shared GPUs are not counted in the values)",
-    reads=("platform.nodePools[].placeholders.gpusPerPod", "platform.nodePools[].gpusPerNode"),
-    fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
-    "forever. Use at most %d",
+    summary="a placeholder asks for no more GPUs than a pod of its pool may have (whole GPUs, "
+    "or one replica of a shared GPU; MIG slices are not counted in the values)",
+    reads=(
+        "platform.nodePools[].placeholders.gpusPerPod",
+        "platform.nodePools[].placeholders.schedule[].replicas",
+        "platform.nodePools[].gpusPerNode",
+        "platform.nodePools[].gpuSharing.mode",
+    ),
+    fmt="a placeholder asks for %d GPUs but a pod of pool %q may have at most %d (its "
+    "gpusPerNode, or 1 where it shares its GPUs); it would never run. Use at most %d",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
+{{- $shares := ne (toString $pool.gpuSharing.mode) "none" -}}
 {{- $res := $warm.resource | default (first $pool.gpuResources) | default "[[ gpu_resource ]]" -}}
-{{- if and (eq (toString $res) "[[ gpu_resource ]]") (gt (int $warm.replicas) 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) (int $pool.gpusPerNode) (int $pool.gpusPerNode)) -}}
+{{- $most := int $warm.replicas -}}
+{{- range $warm.schedule }}{{ if gt (int .replicas) $most }}{{ $most = int .replicas }}{{ end }}{{ end -}}
+{{- $limit := ternary 1 (int $pool.gpusPerNode) $shares -}}
+{{- if and (or $shares (eq (toString $res) "[[ gpu_resource ]]")) (gt $most 0) (gt (int $warm.gpusPerPod) $limit) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) $limit $limit) -}}
 {{- end -}}
 {{- end -}}""",
 )
 def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
-        whole = pool.placeholder_resource == facts.GPU_RESOURCE
-        if whole and warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
+        limit = 1 if pool.gpuSharing.enabled else pool.gpusPerNode
+        if pool.counts_placeholders and warm.most and warm.gpusPerPod > limit:
             yield Hit(
                 ("platform", "nodePools", i, "placeholders", "gpusPerPod"),
-                (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
+                (warm.gpusPerPod, pool.name, limit, limit),
                 at=("platform", "nodePools", i),
             )
 
@@ -67,41 +75,55 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
 @rule(
     id="placeholders-fit-pool",
     by_hand="products of four counts, judged only when the placeholder fits a node",
-    summary="a pool's placeholders need no more GPUs than the pool can ever have (whole GPUs)",
-    reads=("platform.nodePools[].placeholders", "platform.nodePools[].maxNodes"),
+    summary="a pool's placeholders need no more GPUs than the pool can ever have (whole GPUs, "
+    "or replicas of shared ones)",
+    reads=(
+        "platform.nodePools[].placeholders",
+        "platform.nodePools[].maxNodes",
+        "platform.nodePools[].gpuSharing",
+    ),
     fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
-    "%d); lower replicas or raise maxNodes",
+    "%d, a shared GPU counted by its replicas); lower replicas or raise maxNodes",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
+{{- $shares := ne (toString $pool.gpuSharing.mode) "none" -}}
 {{- $res := $warm.resource | default (first $pool.gpuResources) | default "[[ gpu_resource ]]" -}}
-{{- $want := mul (int $warm.replicas) (int $warm.gpusPerPod) -}}
-{{- $max := mul (int $pool.maxNodes) (int $pool.gpusPerNode) -}}
-{{- if and (eq (toString $res) "[[ gpu_resource ]]") (gt (int $warm.replicas) 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.replicas" $i) (int $warm.replicas) (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) (int $pool.gpusPerNode) $max) -}}
+{{- $perNode := mul (int $pool.gpusPerNode) (ternary (int $pool.gpuSharing.replicas) 1 $shares) -}}
+{{- $max := mul (int $pool.maxNodes) $perNode -}}
+{{- $counts := list (list "replicas" (int $warm.replicas)) -}}
+{{- range $j, $step := $warm.schedule }}{{ $counts = append $counts (list (printf "schedule[%d].replicas" $j) (int $step.replicas)) }}{{ end -}}
+{{- range $counts -}}
+{{- $count := index . 1 -}}
+{{- $want := mul $count (int $warm.gpusPerPod) -}}
+{{- if and (or $shares (eq (toString $res) "[[ gpu_resource ]]")) (gt $count 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.%s" $i (index . 0)) $count (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) $perNode $max) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}""",
 )
 def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
-        want = warm.replicas * warm.gpusPerPod
-        whole = pool.placeholder_resource == facts.GPU_RESOURCE
-        fits_node = warm.gpusPerPod <= pool.gpusPerNode
-        if whole and warm.replicas and fits_node and want > pool.max_gpus:
-            yield Hit(
-                ("platform", "nodePools", i, "placeholders", "replicas"),
-                (
-                    warm.replicas,
-                    warm.gpusPerPod,
-                    want,
-                    pool.name,
-                    pool.maxNodes,
-                    pool.gpusPerNode,
-                    pool.max_gpus,
-                ),
-                at=("platform", "nodePools", i),
-            )
+        counts: list[tuple[PathKey, int]] = [(("replicas",), warm.replicas)]
+        counts += [(("schedule", j, "replicas"), s.replicas) for j, s in enumerate(warm.schedule)]
+        for where, count in counts:
+            want = count * warm.gpusPerPod
+            fits_node = warm.gpusPerPod <= pool.gpusPerNode
+            if pool.counts_placeholders and count and fits_node and want > pool.max_slots:
+                yield Hit(
+                    ("platform", "nodePools", i, "placeholders", *where),
+                    (
+                        count,
+                        warm.gpusPerPod,
+                        want,
+                        pool.name,
+                        pool.maxNodes,
+                        pool.slots_per_node,
+                        pool.max_slots,
+                    ),
+                    at=("platform", "nodePools", i),
+                )
 
 
 @rule(

@@ -4,7 +4,8 @@
 How the helpers fit together:
 - gpu-platform.name / gpu-platform.fullname: every object name starts from fullname
   (nameOverride / fullnameOverride replace its parts), trimmed to 63 characters, so a long
-  release name can never produce an invalid object name.
+  release name can never produce an invalid object name; gpu-platform.componentName appends a
+  component within 63, gpu-platform.cronJobName within the 52 a CronJob may have.
 - gpu-platform.labels: the app.kubernetes.io/* labels plus commonLabels, on every object;
   gpu-platform.selectorLabels: the stable subset (no version) selectors use. commonLabels and
   podLabels may not use the chart's own label keys (the schema refuses them).
@@ -27,7 +28,7 @@ How the helpers fit together:
   fills defaults inside list items, so every template ranges over
   (include "gpu-platform.nodePools" $ | fromJson).items, never over the raw list.
 - gpu-platform.gpuResources: the GPU resource names tenant quotas count and the admission
-  policies allow (nvidia.com/gpu plus every pool's gpuResources).
+  policies allow (nvidia.com/gpu plus every pool's gpuResources and renamed shared GPUs).
 - gpu-platform.durationMs: "1s" / "500ms" / "2m" / "2d" to milliseconds, for validate.yaml's checks
   of the values gpu-platform derives from the scrape interval.
 - gpu-platform.signalExpr: one GPU signal's per-GPU PromQL (clamped, averaged over its window),
@@ -63,6 +64,15 @@ How the helpers fit together:
 {{- $room := max 1 (sub 62 (len $component)) | int -}}
 {{- $base := include "gpu-platform.fullname" $root | trunc $room | trimSuffix "-" -}}
 {{- printf "%s-%s" $base $component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- /* A CronJob's name, as componentName but within 52 characters: its Jobs add 11. */ -}}
+{{- define "gpu-platform.cronJobName" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $room := max 1 (sub 51 (len $component)) | int -}}
+{{- $base := include "gpu-platform.fullname" $root | trunc $room | trimSuffix "-" -}}
+{{- printf "%s-%s" $base $component | trunc 52 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "gpu-platform.selectorLabels" -}}
@@ -450,7 +460,9 @@ what the pools list in gpuResources (rules.advertised_gpu_resources in Python). 
 {{- define "gpu-platform.gpuResources" -}}
 {{- $names := list "[[ gpu_resource ]]" -}}
 {{- range (include "gpu-platform.nodePools" . | fromJson).items -}}
-{{- range .gpuResources -}}
+{{- $own := .gpuResources -}}
+{{- if and (ne (toString .gpuSharing.mode) "none") .gpuSharing.renameByDefault }}{{ $own = append $own "[[ gpu_resource ]][[ shared_suffix ]]" }}{{ end -}}
+{{- range $own -}}
 {{- if not (has . $names) }}{{ $names = append $names . }}{{ end -}}
 {{- end -}}
 {{- end -}}
