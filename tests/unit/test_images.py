@@ -58,6 +58,7 @@ def _by_name(found: list[listing.Image]) -> dict[str, str]:
 # where every version is written once.
 OPERATOR = f"v{registry.info('gpu-operator').version.lstrip('v')}"
 DASK_OPERATOR = registry.info("dask-kubernetes-operator").version
+KEDA = registry.info("keda").version  # its images are tagged with its appVersion, the same
 
 
 def test_the_defaults_run_these_images():
@@ -159,11 +160,11 @@ def test_without_a_mirror_no_repository_is_written():
 
 
 KEDA_IMAGES = {
-    # kedacore/charts v2.18.3, values.yaml: image.<x>.registry ghcr.io, repository below,
-    # tag "" -> the chart's appVersion, 2.18.3 (templates/*/deployment.yaml)
-    "keda: operator": "ghcr.io/kedacore/keda:2.18.3",
-    "keda: metrics API server": "ghcr.io/kedacore/keda-metrics-apiserver:2.18.3",
-    "keda: admission webhooks": "ghcr.io/kedacore/keda-admission-webhooks:2.18.3",
+    # kedacore/charts at the pinned tag, values.yaml: image.<x>.registry ghcr.io, repository
+    # below, tag "" -> the chart's appVersion, the pinned version (templates/*/deployment.yaml)
+    "keda: operator": f"ghcr.io/kedacore/keda:{KEDA}",
+    "keda: metrics API server": f"ghcr.io/kedacore/keda-metrics-apiserver:{KEDA}",
+    "keda: admission webhooks": f"ghcr.io/kedacore/keda-admission-webhooks:{KEDA}",
 }
 
 
@@ -228,16 +229,16 @@ def test_a_release_global_image_registry_reaches_keda_over_its_own():
         "keda": {"enabled": True, "global": {"image": {"registry": "own.example.com"}}},
         "global": {"image": {"registry": "parent.example.com"}},
     }
-    assert _keda_images(data)["keda: operator"] == "parent.example.com/kedacore/keda:2.18.3"
+    assert _keda_images(data)["keda: operator"] == f"parent.example.com/kedacore/keda:{KEDA}"
 
 
 def test_without_an_image_registry_keda_renders_its_repository_alone():
     keda = next(s for s in slots.SLOTS if s.chart == "keda" and s.name == "operator")
-    spec = {"registry": "", "repository": "kedacore/keda", "tag": "2.18.3"}
-    assert references.reference(keda, spec, "", "1.33") == "kedacore/keda:2.18.3"
+    spec = {"registry": "", "repository": "kedacore/keda", "tag": KEDA}
+    assert references.reference(keda, spec, "", "1.33") == f"kedacore/keda:{KEDA}"
     # no digest in KEDA's template: a digest key is not part of the reference
     spec = {**spec, "registry": "ghcr.io", "digest": "sha256:" + "0" * 64}
-    assert references.reference(keda, spec, "", "1.33") == "ghcr.io/kedacore/keda:2.18.3"
+    assert references.reference(keda, spec, "", "1.33") == f"ghcr.io/kedacore/keda:{KEDA}"
 
 
 def _problems(data: dict[str, Any]) -> list[tuple[str, str]]:

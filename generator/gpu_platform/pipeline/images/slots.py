@@ -22,7 +22,7 @@ from gpu_platform.pipeline.derivation import get_path
 # repository: {repository}:{tag} (prometheus-adapter, node-feature-discovery);
 # name:       {name}:{tag} (the Dask operator);
 # keda:       {registry}/{repository}:{tag}, or {repository}:{tag} with no registry; registry <-
-#             the chart's own global.image.registry, then the mapping's registry (KEDA 2.18.3's
+#             the chart's own global.image.registry, then the mapping's registry (KEDA's
 #             templates/manager/deployment.yaml, metrics-server/deployment.yaml,
 #             webhooks/deployment.yaml); no digest, and global.imageRegistry is not read.
 Style = Literal["registry", "nvidia", "repository", "name", "keda"]
