@@ -144,6 +144,9 @@ SIZING_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "gpusPerNode": st.integers(1, 64),
     "seriesPerGpu": st.integers(1, 10_000),
     "otherSeries": st.integers(0, 100_000_000),
+    "seriesPerNode": st.integers(0, 1_000_000),
+    "seriesPerPod": st.integers(0, 1_000_000),
+    "daemonSetPodsPerNode": st.integers(0, 1_000),
     "bytesPerSample": st.floats(0.01, 16),
     "indexBytesPerSeries": st.floats(0, 1_000_000),
     "indexBytesPerChunk": st.floats(0, 10_000),
@@ -163,6 +166,47 @@ SIZING_FIELDS: dict[str, st.SearchStrategy[Any]] = {
 def sizing(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.sampled_from(sorted(SIZING_FIELDS)), max_size=6, unique=True))
     return {name: draw(SIZING_FIELDS[name]) for name in names}
+
+
+VIEWS = (
+    "http://thanos-query.monitoring.svc:9090",
+    "https://mimir.example.com/prometheus/",
+    "http://10.0.0.7",
+)
+
+
+@st.composite
+def scale_out(draw: st.DrawFn) -> dict[str, Any]:
+    """A scale-out section the rules accept: a mode with a view, the plan's shard count or
+    one given, limits over their range (so the guard's shard loop meets every outcome)."""
+    mode = draw(st.sampled_from(["shards", "remoteWrite"]))
+    section: dict[str, Any] = {"mode": mode, "query": {"url": draw(st.sampled_from(VIEWS))}}
+    if draw(st.booleans()):
+        section["shards"] = draw(st.integers(1, 64))
+    if draw(st.booleans()):
+        section["limits"] = {
+            "samplesPerSecond": draw(st.integers(1_000, 2_000_000)),
+            "series": draw(st.integers(1_000, 5_000_000)),
+            "memoryGiB": draw(st.floats(1, 64)),
+        }
+    if draw(st.booleans()):
+        section["query"]["tenant"] = "gpu"
+        section["query"]["bearerTokenSecret"] = {"name": "view-token", "key": "token"}
+    if mode == "remoteWrite":
+        section["remoteWrite"] = draw(
+            st.sampled_from(
+                [
+                    {"url": "http://vm.monitoring.svc:8428/api/v1/write"},
+                    {"url": "https://mimir.example.com/api/v1/push", "basicAuthSecret": "w"},
+                    {
+                        "url": "https://mimir.example.com/api/v1/push",
+                        "bearerTokenSecret": {"name": "w", "key": "token"},
+                        "tenant": "gpu",
+                    },
+                ]
+            )
+        )
+    return section
 
 
 @st.composite
@@ -218,6 +262,10 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
     data_mig = "nvidia.com/mig-1g.10gb" in advertised and draw(st.booleans())
     if draw(st.booleans()):
         platform["monitoring"]["sizing"] = draw(sizing())
+    if draw(st.booleans()):
+        platform["monitoring"]["bulkScrapeInterval"] = draw(st.sampled_from(["1s", "15s", "30s"]))
+    if draw(st.integers(0, 3)) == 0:
+        platform["monitoring"]["scaleOut"] = draw(scale_out())
     signals = draw(st.sampled_from(SIGNAL_SETS))
     if signals is not None:
         platform["monitoring"]["gpuSignals"] = signals
@@ -415,6 +463,39 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         limits={
             "defaultRequest": {"cpu": "1", "memory": "1Gi", "ephemeralStorage": "1Gi"},
             "default": {"cpu": "999m"},
+        },
+    ),
+    # past one Prometheus
+    "scaleout-query-view": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"mode": "shards", "shards": 2}
+    ),
+    "scaleout-shards-need-mode": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"shards": 3}
+    ),
+    "remote-write-url": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"mode": "remoteWrite"}
+    ),
+    "remote-write-unused": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"remoteWrite": {"url": "http://vm.monitoring.svc:8428/api/v1/write"}}
+    ),
+    "remote-write-auth": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut",
+        {
+            "mode": "remoteWrite",
+            "shards": 1,
+            "remoteWrite": {"url": "https://mimir.example.com/api/v1/push"},
+        },
+    ),
+    "remote-write-one-auth": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut",
+        {
+            "mode": "remoteWrite",
+            "shards": 1,
+            "remoteWrite": {
+                "url": "http://vm.monitoring.svc:8428/api/v1/write",
+                "basicAuthSecret": "w",
+                "bearerTokenSecret": {"name": "t", "key": "token"},
+            },
         },
     ),
     # the tenant boundary

@@ -16,7 +16,7 @@ import yaml
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
 from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.derive import relist_interval, resolve
+from gpu_platform.pipeline.derive import relist_interval, resolve, shard_plan
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.publish.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
@@ -54,6 +54,37 @@ CASES = {
             "sizing": {"memoryPerHeadChunkBytes": 333.3, "cpuMicrosPerSample": 41.5},
         }
     },
+    "bulk-30s": {
+        "monitoring": {"bulkScrapeInterval": "30s", "sizing": {"seriesPerPod": 211}},
+        "nodePools": [{"name": "a", "maxNodes": 40, "gpusPerNode": 8}],
+    },
+    # the plan's shard count, found by the guard's own loop over the limits
+    "shards-derived": {
+        "monitoring": {
+            "bulkScrapeInterval": "15s",
+            "scaleOut": {
+                "mode": "shards",
+                "limits": {"memoryGiB": 1.5, "samplesPerSecond": 150_000},
+                "query": {"url": "http://thanos-query.monitoring.svc:9090"},
+            },
+        },
+        "nodePools": [{"name": "h100", "maxNodes": 150, "gpusPerNode": 8}],
+    },
+    "remote-write-explicit": {
+        "monitoring": {
+            "scaleOut": {
+                "mode": "remoteWrite",
+                "shards": 5,
+                "query": {"url": "https://mimir.example.com/prometheus"},
+                "remoteWrite": {
+                    "url": "https://mimir.example.com/api/v1/push",
+                    "basicAuthSecret": "mimir-writer",
+                    "tenant": "gpu",
+                },
+            },
+        },
+        "nodePools": [{"name": "h100", "maxNodes": 60, "gpusPerNode": 8}],
+    },
 }
 
 
@@ -80,7 +111,13 @@ class TestTemplateAgreesWithPython:
         site = _site(tmp_path, case, platform)
         objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
         spec = _subchart_values(objects, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]
-        plan = sizing.plan_for(_values(platform))
+        plan = shard_plan(_values(platform))
+        assert (
+            spec["shards"]
+            == resolve(_values(platform))["kube-prometheus-stack"]["prometheus"]["prometheusSpec"][
+                "shards"
+            ]
+        )
         assert spec["retentionSize"] == f"{plan.retention_gib}GiB"
         assert spec["resources"]["requests"]["memory"] == f"{plan.memory_mib}Mi"
         claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
@@ -95,7 +132,7 @@ class TestTemplateAgreesWithPython:
     ):
         platform = CASES[case]
         values = _values(platform)
-        plan = sizing.plan_for(values)
+        plan = shard_plan(values)
         defaults = sizing.plan_for(Values())
         site = _site(tmp_path, case, platform)
         if not platform:

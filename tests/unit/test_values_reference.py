@@ -10,6 +10,11 @@ from gpu_platform.pipeline.emit.values import values_reference
 SECTIONS = [
     "platform",
     "platform.monitoring",
+    # monitoring's knobs with keys of their own, each a section (the group passed 39 keys)
+    "platform.monitoring.gpuSignals",
+    "platform.monitoring.sizing",
+    "platform.monitoring.scaleOut",
+    "platform.monitoring.rules",
     "platform.nodePools",
     "platform.prepuller",
     "platform.tenants",
@@ -17,6 +22,12 @@ SECTIONS = [
     "platform.admission",
     "gpu-operator",
     "kube-prometheus-stack",
+    # kube-prometheus-stack's keys the platform sets, by block (the group passed 39 keys)
+    "kube-prometheus-stack.crds",
+    "kube-prometheus-stack.grafana",
+    "kube-prometheus-stack.kube-state-metrics",
+    "kube-prometheus-stack.prometheus",
+    "kube-prometheus-stack.thanosRuler",
     "prometheus-adapter",
     "dask-kubernetes-operator",
     "global",
@@ -52,14 +63,17 @@ def test_each_key_is_in_its_own_section():
     sections = _by_section(values_reference())
     home = {key: name for name, keys in sections.items() for key in keys}
     assert home["platform.crdUpgradeJobs"] == "platform"
-    assert home["platform.monitoring.gpuSignals[].window"] == "platform.monitoring"
+    assert home["platform.monitoring.gpuSignals[].window"] == "platform.monitoring.gpuSignals"
+    assert home["platform.monitoring.scrapeInterval"] == "platform.monitoring"
+    assert home["platform.monitoring.scaleOut.query.url"] == "platform.monitoring.scaleOut"
     assert home["platform.tenants[].network.apiServerCIDRs"] == "platform.tenants"
     assert home["platform.nodePools[].taints"] == "platform.nodePools"
     assert home["platform.hpas"] == "platform.hpas"
     assert (
         home["kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval"]
-        == "kube-prometheus-stack"
+        == "kube-prometheus-stack.prometheus"
     )
+    assert home["kube-prometheus-stack.enabled"] == "kube-prometheus-stack"
     assert home["gpu-operator.enabled"] == "gpu-operator"
     for name, keys in sections.items():
         assert all(k == name or k.startswith((f"{name}.", f"{name}[")) for k in keys), name

@@ -8,7 +8,7 @@ import sys
 from gpu_platform.cli import common
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.lint.output import validate_output
-from gpu_platform.pipeline.run import check_files
+from gpu_platform.pipeline.run import Checked, check_files
 
 DESCRIPTION = (
     "Prints every problem on stdout as `FILE:LINE:COL: dotted.path: message` "
@@ -19,7 +19,9 @@ DESCRIPTION = (
     'with `--strict`). Types are strict, as in values.schema.json: `"yes"` is not a '
     "boolean. Malformed YAML, duplicate keys (named by path and both lines), alias bombs "
     "and oversized files get one located message, never a traceback. Every finding is "
-    "listed, warnings included, one per line."
+    "listed, warnings included, one per line. On stderr, the monitoring plan with its "
+    "figures (series, samples/s, memory and disk per Prometheus, the shards) when the cluster "
+    "needs more than one Prometheus or runs more, and with -v."
 )
 
 
@@ -27,6 +29,16 @@ def arguments(p: argparse.ArgumentParser) -> None:
     common.values_arg(p, required=True)
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     common.format_arg(p)
+
+
+def print_plan(checked: Checked) -> None:
+    """The monitoring plan with its figures (stderr), when it is more than one Prometheus or
+    would need to be, or with -v."""
+    from gpu_platform.pipeline import scaleout
+
+    plan = scaleout.plan_for(checked.values)
+    if common.VERBOSE or plan.shards > 1 or plan.needed > 1 or plan.mode != "single":
+        common.log(scaleout.describe(checked.values))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         common.log(f"{common.plural(len(exc.problems), 'problem')} found")
         return 1
     sys.stdout.write(validate_output(checked.warnings, args.format))
+    print_plan(checked)
     if args.strict and checked.warnings:
         common.log(f"{common.plural(len(checked.warnings), 'warning')}; --strict makes them fail")
         return 1

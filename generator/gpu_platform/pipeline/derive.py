@@ -13,7 +13,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.pipeline import facts, registry, sizing
+from gpu_platform.pipeline import facts, registry, scaleout, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.model.kube import Taint, duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.monitoring import GpuSignal
@@ -49,17 +49,32 @@ class Derivation:
     # Go template code setting ``$want`` to the JSON of ``compute``'s result, for the install
     # guard (the variables of its prelude are in scope); None for merged keys.
     go: str | None = None
+    # A key derived only in some plans (the scale-out keys): elsewhere it is the user's.
+    # ``when_go`` is the same condition as a Go expression over the guard's prelude.
+    when: Callable[[Values], bool] | None = None
+    when_go: str | None = None
+
+    def applies(self, values: Values) -> bool:
+        return self.when is None or self.when(values)
 
     @property
     def dotted(self) -> str:
         return ".".join((self.chart, *self.path))
 
 
+def timeout_for(interval: str) -> str:
+    """A scrape timeout for ``interval``: the interval itself, at most Prometheus' 10s."""
+    return interval if duration_ms(interval) <= MAX_SCRAPE_TIMEOUT_MS else "10s"
+
+
 def scrape_timeout(values: Values) -> str:
-    interval = values.platform.monitoring.scrapeInterval
-    if duration_ms(interval) <= MAX_SCRAPE_TIMEOUT_MS:
-        return interval
-    return "10s"
+    return timeout_for(values.platform.monitoring.scrapeInterval)
+
+
+def bulk_interval(values: Values) -> str:
+    """Prometheus' global interval: bulkScrapeInterval, or the GPU interval for everything."""
+    monitoring = values.platform.monitoring
+    return monitoring.bulkScrapeInterval or monitoring.scrapeInterval
 
 
 def pod_labels(values: Values) -> tuple[str, str]:
@@ -152,9 +167,14 @@ def driver_enabled(values: Values) -> bool:
 GIB = sizing.GIB
 
 
+def shard_plan(values: Values) -> sizing.Plan:
+    """One Prometheus' sizing: of the whole cluster, or of one shard's share of it."""
+    return sizing.plan_for(values, scaleout.shards_for(values))
+
+
 def retention_gib(values: Values) -> int:
     """retentionSize in whole GiB: blocks for the retention, WAL and head chunks at their peak."""
-    return sizing.plan_for(values).retention_gib
+    return shard_plan(values).retention_gib
 
 
 def pvc_gib(values: Values) -> int:
@@ -173,7 +193,7 @@ def storage_spec(values: Values) -> dict[str, Any]:
 
 def prometheus_resources(values: Values) -> dict[str, Any]:
     """Memory for the active series at the head's peak, CPU to ingest them (sizing.py)."""
-    plan = sizing.plan_for(values)
+    plan = shard_plan(values)
     return {
         "requests": {"cpu": f"{plan.cpu_m}m", "memory": f"{plan.memory_mib}Mi"},
         "limits": {"memory": f"{plan.memory_mib * 2}Mi"},
@@ -184,6 +204,149 @@ def relist_interval(values: Values) -> str:
     """prometheus-adapter's metricsRelistInterval (sizing.relist_interval_ms)."""
     ms = duration_ms(values.platform.monitoring.scrapeInterval)
     return sizing.duration_text(sizing.relist_interval_ms(ms))
+
+
+# --------------------------------------------------------------------------- scale-out
+
+QUERY_TOKEN_VOLUME = "gpu-platform-query-token"
+QUERY_TOKEN_DIR = "/var/run/secrets/gpu-platform/query"
+TENANT_HEADER = "X-Scope-OrgID"
+# prometheus-operator's Service for every Alertmanager it runs, in the release namespace.
+ALERTMANAGER_ADDRESS = "alertmanager-operated:9093"
+
+
+def sharded(values: Values) -> bool:
+    return scaleout.shards_for(values) > 1
+
+
+def shards_mode(values: Values) -> bool:
+    return values.platform.monitoring.scaleOut.mode == "shards"
+
+
+def remote_write_mode(values: Values) -> bool:
+    return values.platform.monitoring.scaleOut.mode == "remoteWrite"
+
+
+def _query(values: Values) -> scaleout.Endpoint | None:
+    url = values.platform.monitoring.scaleOut.query.url
+    return scaleout.split_endpoint(url) if url else None
+
+
+def adapter_url(values: Values) -> str:
+    query = _query(values)
+    return query.base if query else PROMETHEUS_URL
+
+
+def adapter_port(values: Values) -> int:
+    query = _query(values)
+    return query.port if query else PROMETHEUS_PORT
+
+
+def adapter_path(values: Values) -> str:
+    query = _query(values)
+    return query.path if query else ""
+
+
+def query_auth(values: Values) -> bool:
+    query = values.platform.monitoring.scaleOut.query
+    return query.bearerTokenSecret is not None or bool(query.tenant)
+
+
+def _user_list(values: Values, chart: str, path: tuple[str, ...]) -> list[Any]:
+    _, given = get_path(values.subchart(chart).model_extra or {}, path)
+    return deepcopy(given) if isinstance(given, list) else []
+
+
+def adapter_arguments(values: Values) -> list[Any]:
+    """The adapter's extraArguments: the user's, plus the token file and tenant header."""
+    query = values.platform.monitoring.scaleOut.query
+    ours = []
+    if query.bearerTokenSecret is not None:
+        ours.append(f"--prometheus-token-file={QUERY_TOKEN_DIR}/{query.bearerTokenSecret.key}")
+    if query.tenant:
+        ours.append(f"--prometheus-header={TENANT_HEADER}={query.tenant}")
+    given = _user_list(values, "prometheus-adapter", ("extraArguments",))
+    return [*[a for a in given if a not in ours], *ours]
+
+
+def adapter_volumes(values: Values) -> list[Any]:
+    token = values.platform.monitoring.scaleOut.query.bearerTokenSecret
+    given = _user_list(values, "prometheus-adapter", ("extraVolumes",))
+    given = [v for v in given if not (isinstance(v, dict) and v.get("name") == QUERY_TOKEN_VOLUME)]
+    if token is None:
+        return given
+    volume = {
+        "name": QUERY_TOKEN_VOLUME,
+        "secret": {"secretName": token.name, "items": [{"key": token.key, "path": token.key}]},
+    }
+    return [*given, volume]
+
+
+def adapter_volume_mounts(values: Values) -> list[Any]:
+    token = values.platform.monitoring.scaleOut.query.bearerTokenSecret
+    given = _user_list(values, "prometheus-adapter", ("extraVolumeMounts",))
+    given = [v for v in given if not (isinstance(v, dict) and v.get("name") == QUERY_TOKEN_VOLUME)]
+    if token is None:
+        return given
+    return [*given, {"name": QUERY_TOKEN_VOLUME, "mountPath": QUERY_TOKEN_DIR, "readOnly": True}]
+
+
+def thanos_image() -> str:
+    """The Thanos image kube-prometheus-stack pins (for its Thanos Ruler): the sidecars run
+    the same release."""
+    image = upstream.defaults("kube-prometheus-stack")["thanosRuler"]["thanosRulerSpec"]["image"]
+    return f"{image['registry']}/{image['repository']}:{image['tag']}"
+
+
+THANOS_IMAGE_KEYS = ("image", "version", "tag", "sha", "baseImage")
+
+
+def thanos_spec(values: Values) -> dict[str, Any]:
+    """prometheusSpec.thanos in shards mode: the user's settings, with the pinned image when
+    they name none (kube-prometheus-stack renders no sidecar for an empty map)."""
+    _, given = get_path(
+        values.subchart("kube-prometheus-stack").model_extra or {}, (*_SPEC, "thanos")
+    )
+    spec = deepcopy(given) if isinstance(given, dict) else {}
+    if not any(spec.get(k) for k in THANOS_IMAGE_KEYS):
+        spec["image"] = thanos_image()
+    return spec
+
+
+def remote_write(values: Values) -> list[dict[str, Any]]:
+    """prometheusSpec.remoteWrite (prometheus-operator's RemoteWriteSpec): the store's URL,
+    credentials by Secret reference, the tenant header."""
+    rw = values.platform.monitoring.scaleOut.remoteWrite
+    entry: dict[str, Any] = {"url": rw.url}
+    if rw.basicAuthSecret:
+        entry["basicAuth"] = {
+            "username": {"name": rw.basicAuthSecret, "key": "username"},
+            "password": {"name": rw.basicAuthSecret, "key": "password"},
+        }
+    if rw.bearerTokenSecret is not None:
+        entry["authorization"] = {
+            "type": "Bearer",
+            "credentials": {"name": rw.bearerTokenSecret.name, "key": rw.bearerTokenSecret.key},
+        }
+    if rw.tenant:
+        entry["headers"] = {TENANT_HEADER: rw.tenant}
+    return [entry]
+
+
+def ruler_query_config(values: Values) -> list[dict[str, Any]]:
+    """Thanos Ruler's --query.config: the query view, as Thanos' query endpoint config."""
+    query = _query(values)
+    if query is None:
+        return []
+    return [{"static_configs": [query.address], "scheme": query.scheme, "path_prefix": query.path}]
+
+
+def ruler_alertmanagers(values: Values) -> dict[str, Any]:
+    return {
+        "alertmanagers": [
+            {"static_configs": [ALERTMANAGER_ADDRESS], "scheme": "http", "api_version": "v2"}
+        ]
+    }
 
 
 _STR = {"type": "string"}
@@ -225,26 +388,203 @@ _COPY_INTERVAL = "{{- $want := toJson (toString $mon.scrapeInterval) -}}"
 _TIMEOUT = (
     '{{- $want := toJson (ternary (toString $mon.scrapeInterval) "10s" (le $intervalMs 10000)) -}}'
 )
+_BULK = "platform.monitoring.scrapeInterval or bulkScrapeInterval"
+_SCALE = "platform.monitoring.scaleOut"
+_QUERY = "platform.monitoring.scaleOut.query"
+_SHARDED = "(gt $shards 1)"
+_SHARDS_MODE = '(eq (toString $so.mode) "shards")'
+_RW_MODE = '(eq (toString $so.mode) "remoteWrite")'
+_RULER = ("thanosRuler", "thanosRulerSpec")
+_KSM = ("kube-state-metrics",)
 _FALSE = "{{- $want := toJson false -}}"
 
 DERIVATIONS: tuple[Derivation, ...] = (
     Derivation(
         _KPS,
         (*_SPEC, "scrapeInterval"),
-        _INTERVAL,
-        lambda v: v.platform.monitoring.scrapeInterval,
+        _BULK,
+        bulk_interval,
         _STR,
-        "the global scrape interval",
-        go=_COPY_INTERVAL,
+        "the global scrape interval, every monitor's but the DCGM exporter's: "
+        "bulkScrapeInterval when set, else scrapeInterval",
+        go="{{- $want := toJson $bulkInterval -}}",
     ),
     Derivation(
         _KPS,
         (*_SPEC, "scrapeTimeout"),
-        _INTERVAL,
-        scrape_timeout,
+        _BULK,
+        lambda v: timeout_for(bulk_interval(v)),
         _STR,
-        "min(scrape interval, 10s): a timeout above the interval breaks the config",
-        go=_TIMEOUT,
+        "min(global interval, 10s): a timeout above the interval breaks the config",
+        go='{{- $want := toJson (ternary $bulkInterval "10s" (le $bulkMs 10000)) -}}',
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "shards"),
+        _SCALE,
+        scaleout.shards_for,
+        _INT,
+        "1 in mode single; else scaleOut.shards, or the fewest within scaleOut.limits",
+        go="{{- $want := toJson $shards -}}",
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "thanos"),
+        _SCALE,
+        thanos_spec,
+        {"type": "object"},
+        "shards mode: a Thanos sidecar on every shard (your settings, with kube-prometheus-"
+        "stack's pinned Thanos image when you name none)",
+        merged=True,
+        when=shards_mode,
+        when_go=_SHARDS_MODE,
+    ),
+    Derivation(
+        _KPS,
+        ("prometheus", "thanosService", "enabled"),
+        _SCALE,
+        lambda v: True,
+        _BOOL,
+        "shards mode: the headless Service your Thanos Query discovers the sidecars by",
+        go="{{- $want := toJson true -}}",
+        when=shards_mode,
+        when_go=_SHARDS_MODE,
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "remoteWrite"),
+        "platform.monitoring.scaleOut.remoteWrite",
+        remote_write,
+        {"type": "array", "items": {"type": "object"}},
+        "remoteWrite mode: every shard writes to the store (yours: additionalRemoteWrite)",
+        go=(
+            "{{- $rw := $so.remoteWrite -}}"
+            '{{- $entry := dict "url" (toString $rw.url) -}}'
+            "{{- if $rw.basicAuthSecret -}}"
+            '{{- $_ := set $entry "basicAuth" (dict "username" (dict "name" '
+            '(toString $rw.basicAuthSecret) "key" "username") "password" (dict "name" '
+            '(toString $rw.basicAuthSecret) "key" "password")) -}}'
+            "{{- end -}}"
+            "{{- if $rw.bearerTokenSecret -}}"
+            '{{- $_ := set $entry "authorization" (dict "type" "Bearer" "credentials" '
+            '(dict "name" (toString $rw.bearerTokenSecret.name) "key" '
+            "(toString $rw.bearerTokenSecret.key))) -}}"
+            "{{- end -}}"
+            "{{- if $rw.tenant -}}"
+            f'{{{{- $_ := set $entry "headers" (dict "{TENANT_HEADER}" (toString $rw.tenant)) -}}}}'
+            "{{- end -}}"
+            "{{- $want := toJson (list $entry) -}}"
+        ),
+        when=remote_write_mode,
+        when_go=_RW_MODE,
+    ),
+    Derivation(
+        _KPS,
+        (*_SPEC, "ruleSelector"),
+        _SCALE,
+        lambda v: {"matchLabels": {scaleout.SHARD_LOCAL_LABEL: "true"}},
+        {"type": "object"},
+        f"sharded: a shard sees some targets, so it evaluates only rules labelled "
+        f'{scaleout.SHARD_LOCAL_LABEL}: "true"; Thanos Ruler evaluates the rest over the '
+        "query view",
+        go=(
+            '{{- $want := toJson (dict "matchLabels" (dict "'
+            + scaleout.SHARD_LOCAL_LABEL
+            + '" "true")) -}}'
+        ),
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        ("thanosRuler", "enabled"),
+        _SCALE,
+        lambda v: True,
+        _BOOL,
+        "sharded: Thanos Ruler evaluates the rules over the query view",
+        go="{{- $want := toJson true -}}",
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        (*_RULER, "ruleSelectorNilUsesHelmValues"),
+        _SCALE,
+        lambda v: False,
+        _BOOL,
+        "sharded: Thanos Ruler selects every PrometheusRule (the DCGM and Dask ones too)",
+        go=_FALSE,
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        (*_RULER, "queryConfig", "secret"),
+        _QUERY,
+        ruler_query_config,
+        # a list of query endpoints; upstream's default, used unsharded, is an empty map
+        {"type": ["array", "object"]},
+        "sharded: Thanos Ruler queries the query view (scaleOut.query.url)",
+        go=(
+            "{{- $qc := list -}}"
+            "{{- if $queryUrl -}}"
+            '{{- $qc = list (dict "static_configs" (list (printf "%s:%d" $queryHost '
+            '$queryPort)) "scheme" $queryScheme "path_prefix" $queryPath) -}}'
+            "{{- end -}}"
+            "{{- $want := toJson $qc -}}"
+        ),
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        (*_RULER, "alertmanagersConfig", "secret"),
+        _SCALE,
+        ruler_alertmanagers,
+        {"type": "object"},
+        "sharded: Thanos Ruler sends its alerts to this release's Alertmanager "
+        "(alertmanager-operated)",
+        go=(
+            '{{- $want := toJson (dict "alertmanagers" (list (dict "static_configs" (list "'
+            + ALERTMANAGER_ADDRESS
+            + '") "scheme" "http" "api_version" "v2"))) -}}'
+        ),
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        (*_KSM, "autosharding", "enabled"),
+        _SCALE,
+        lambda v: True,
+        _BOOL,
+        "sharded: kube-state-metrics, one target of a series per pod, splits itself so "
+        "its series spread over the shards",
+        go="{{- $want := toJson true -}}",
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        (*_KSM, "replicas"),
+        _SCALE,
+        scaleout.shards_for,
+        _INT,
+        "sharded: one kube-state-metrics shard per Prometheus shard",
+        go="{{- $want := toJson $shards -}}",
+        when=sharded,
+        when_go=_SHARDED,
+    ),
+    Derivation(
+        _KPS,
+        ("grafana", "sidecar", "datasources", "url"),
+        _QUERY,
+        lambda v: v.platform.monitoring.scaleOut.query.url,
+        _STR,
+        "Grafana's Prometheus data source: the query view, which holds every series",
+        go="{{- $want := toJson $queryUrl -}}",
+        when=scaleout.global_view,
+        when_go="$queryUrl",
     ),
     Derivation(
         _KPS,
@@ -414,20 +754,61 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation(
         "prometheus-adapter",
         ("prometheus", "url"),
-        "(this release's Prometheus)",
-        lambda v: PROMETHEUS_URL,
+        _QUERY,
+        adapter_url,
         _STR,
-        "prometheus-operated in the release namespace",
-        go="{{- $want := toJson `" + PROMETHEUS_URL + "` -}}",
+        "scheme and host of scaleOut.query.url, else prometheus-operated in the release namespace",
+        go=(
+            '{{- $want := toJson (ternary (printf "%s://%s" $queryScheme $queryHost) `'
+            + PROMETHEUS_URL
+            + '` (ne $queryUrl "")) -}}'
+        ),
     ),
     Derivation(
         "prometheus-adapter",
         ("prometheus", "port"),
-        "(this release's Prometheus)",
-        lambda v: PROMETHEUS_PORT,
+        _QUERY,
+        adapter_port,
         _INT,
-        "Prometheus' port",
-        go=f"{{{{- $want := toJson {PROMETHEUS_PORT} -}}}}",
+        "the port of scaleOut.query.url (its scheme's by default), else Prometheus' 9090",
+        go=f'{{{{- $want := toJson (ternary $queryPort {PROMETHEUS_PORT} (ne $queryUrl "")) -}}}}',
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("prometheus", "path"),
+        _QUERY,
+        adapter_path,
+        _STR,
+        "the path of scaleOut.query.url (e.g. /prometheus for Mimir), else none",
+        go='{{- $want := toJson (ternary $queryPath "" (ne $queryUrl "")) -}}',
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("extraArguments",),
+        _QUERY,
+        adapter_arguments,
+        {"type": "array", "items": {"type": "string"}},
+        "yours, plus --prometheus-token-file and --prometheus-header for the query view's "
+        "bearer token and tenant",
+        merged=True,
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("extraVolumes",),
+        _QUERY,
+        adapter_volumes,
+        {"type": "array", "items": {"type": "object"}},
+        "yours, plus the query view's token Secret",
+        merged=True,
+    ),
+    Derivation(
+        "prometheus-adapter",
+        ("extraVolumeMounts",),
+        _QUERY,
+        adapter_volume_mounts,
+        {"type": "array", "items": {"type": "object"}},
+        "yours, plus the query view's token Secret, read-only",
+        merged=True,
     ),
     Derivation(
         "prometheus-adapter",
@@ -524,7 +905,8 @@ def resolve(values: Values) -> dict[str, Any]:
         block = values.subchart(chart).model_dump(by_alias=True, mode="json")
         out[chart] = block
     for derivation in DERIVATIONS:
-        set_path(out[derivation.chart], derivation.path, derivation.compute(values))
+        if derivation.applies(values):
+            set_path(out[derivation.chart], derivation.path, derivation.compute(values))
     if values.global_:
         out["global"] = deepcopy(values.global_)
     return out

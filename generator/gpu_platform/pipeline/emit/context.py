@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import components, facts, promql, quantity, registry, sizing
+from gpu_platform.pipeline import components, facts, promql, quantity, registry, scaleout, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
 from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS, get_path
@@ -27,6 +27,7 @@ from gpu_platform.pipeline.emit.helmyaml import dump_yaml
 from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
+from gpu_platform.pipeline.rules import scaleout as scaleout_rules
 from gpu_platform.pipeline.rules.gofmt import quote
 
 # What a refused plain install is told to do.
@@ -127,8 +128,11 @@ def template_context() -> dict[str, Any]:
         ),
         # item lists with their defaults (components)
         "item_lists": components.helper_context(),
-        # the Prometheus sizing formula's constants (pipeline/sizing.py)
+        # the Prometheus sizing formula's constants (pipeline/sizing.py) and the scale-out
+        # plan's (pipeline/scaleout.py, pipeline/rules/scaleout.py)
         "gib": GIB,
         **sizing.template_constants(),
+        "max_shards": str(scaleout.MAX_SHARDS),
+        **scaleout_rules.GUARD_CONTEXT,
         "fix": quote(FIX),
     }

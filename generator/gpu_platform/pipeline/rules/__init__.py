@@ -1,8 +1,8 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
 ``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``pools``, ``tenants``,
-``boundary``, ``resources``, ``monitoring``, ``advice``); importing a rule module registers its
-rules. Each is enforced by ``pipeline.run`` and, through the generated
+``boundary``, ``resources``, ``monitoring``, ``scaleout``, ``advice``); importing a rule module
+registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
@@ -18,11 +18,12 @@ from gpu_platform.pipeline.rules import (
     monitoring,
     pools,
     resources,
+    scaleout,
     tenants,
 )
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
 # Importing a rule module registers its rules; these names keep the imports explicit.
-RULE_MODULES = (derived, hpas, pools, tenants, boundary, resources, monitoring, advice)
+RULE_MODULES = (derived, hpas, pools, tenants, boundary, resources, monitoring, scaleout, advice)
 
 __all__ = ["RULES", "RULE_MODULES", "Rule", "catalogue"]

@@ -48,7 +48,7 @@ def _fmt(derivation: Derivation) -> str:
 def _check(derivation: Derivation):  # type: ignore[no-untyped-def]
     def check(ctx: Context) -> Iterable[Hit]:
         present, given = get_path(ctx.data.get(derivation.chart), derivation.path)
-        if not present:
+        if not present or not derivation.applies(ctx.values):
             return
         expected = derivation.compute(ctx.values)
         if to_json(given) == to_json(expected):
@@ -90,13 +90,16 @@ def _guard(derivation: Derivation) -> str:
             f"{quote(derivation.source)}"
         )
     assert derivation.go is not None
-    return (
+    body = (
         f"{derivation.go}\n"
         f"{{{{- $actual := toJson {_dig(derivation)} -}}}}\n"
         "{{- if ne $actual $want -}}\n"
         f"{{{{- $errors = append $errors (printf [[ fmt ]] {quote(dotted)} {args}) -}}}}\n"
         "{{- end -}}"
     )
+    if derivation.when_go:
+        return f"{{{{- if {derivation.when_go} -}}}}\n{body}\n{{{{- end -}}}}"
+    return body
 
 
 for _derivation in DERIVATIONS:

@@ -1,0 +1,348 @@
+"""Rules for monitoring past one Prometheus (pipeline/scaleout.py's plan; docs/scale-out.md).
+
+Refusals, on both install paths: a sharded Prometheus whose adapter, rules and dashboards would
+still query one shard; shards without a mode that gives a global view; a remote write without
+a URL, a URL nothing writes to, an endpoint outside the cluster without credentials, two kinds
+of credentials at once. Warnings (the tool's; a template can only refuse): the plan one
+Prometheus outgrows, what the bulk path's own interval would save, a plan beyond the measured
+range, fewer shards than the plan needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpu_platform.pipeline import scaleout, sizing
+from gpu_platform.pipeline.derive import QUERY_TOKEN_DIR, TENANT_HEADER
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+
+SO = ("platform", "monitoring", "scaleOut")
+_QUERY_HINT_SHARDS = "your Thanos Query, e.g. http://thanos-query.monitoring.svc:9090"
+_QUERY_HINT_STORE = "your store's query URL, e.g. https://mimir.example.com/prometheus"
+# The guard's test of scaleout.in_cluster on $host (a URL's host without its port).
+_IN_CLUSTER_GO = '(or (not (contains "." $host)) (hasSuffix ".svc" $host) (contains ".svc." $host))'
+
+
+@rule(
+    id="scaleout-query-view",
+    summary="a sharded Prometheus needs scaleOut.query.url, a view of every shard, for the "
+    "adapter, the rules and the dashboards",
+    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.query.url"),
+    fmt="runs %d Prometheus shards, but query.url is empty, so prometheus-adapter, Thanos Ruler "
+    "and Grafana would query prometheus-operated, which reaches one shard per request: HPAs "
+    "would see the GPU metrics of about 1 in %d pods. Set query.url to %s",
+    guard="""\
+{{- if and (gt $shards 1) (not $queryUrl) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.query.url" $shards $shards (ternary "[[ hint_shards ]]" "[[ hint_store ]]" (eq (toString $so.mode) "shards"))) -}}
+{{- end -}}""",
+)
+def scaleout_query_view(ctx: Context) -> Iterable[Hit]:
+    shards = scaleout.shards_for(ctx.values)
+    scale = ctx.values.platform.monitoring.scaleOut
+    if shards > 1 and not scale.query.url:
+        hint = _QUERY_HINT_SHARDS if scale.mode == "shards" else _QUERY_HINT_STORE
+        yield Hit((*SO, "query", "url"), (shards, shards, hint), at=SO)
+
+
+@rule(
+    id="scaleout-shards-need-mode",
+    summary="scaleOut.shards above 1 needs mode shards or remoteWrite",
+    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.mode"),
+    fmt="is %d, but mode is single (one Prometheus, shards 1); set mode: shards (with your "
+    "Thanos Query) or mode: remoteWrite (with your store), or remove shards",
+    guard="""\
+{{- if and (eq (toString $so.mode) "single") (gt (int64 (default 1 $so.shards)) 1) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.shards" (int64 $so.shards)) -}}
+{{- end -}}""",
+)
+def scaleout_shards_need_mode(ctx: Context) -> Iterable[Hit]:
+    scale = ctx.values.platform.monitoring.scaleOut
+    if scale.mode == "single" and scale.shards is not None and scale.shards > 1:
+        yield Hit((*SO, "shards"), (scale.shards,))
+
+
+@rule(
+    id="remote-write-url",
+    summary="remoteWrite mode needs scaleOut.remoteWrite.url",
+    reads=("platform.monitoring.scaleOut.mode", "platform.monitoring.scaleOut.remoteWrite.url"),
+    fmt="is empty, but mode is remoteWrite; set it to your store's write endpoint, e.g. "
+    "https://mimir.example.com/api/v1/push",
+    guard="""\
+{{- if and (eq (toString $so.mode) "remoteWrite") (not (dig "remoteWrite" "url" "" $so)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.remoteWrite.url") -}}
+{{- end -}}""",
+)
+def remote_write_url(ctx: Context) -> Iterable[Hit]:
+    scale = ctx.values.platform.monitoring.scaleOut
+    if scale.mode == "remoteWrite" and not scale.remoteWrite.url:
+        yield Hit((*SO, "remoteWrite", "url"), at=SO)
+
+
+@rule(
+    id="remote-write-unused",
+    summary="a remote-write URL needs mode remoteWrite (else nothing writes there)",
+    reads=("platform.monitoring.scaleOut.mode", "platform.monitoring.scaleOut.remoteWrite.url"),
+    fmt="is set, but mode is %s, so nothing writes there; set mode: remoteWrite or remove it",
+    guard="""\
+{{- if and (ne (toString $so.mode) "remoteWrite") (dig "remoteWrite" "url" "" $so) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.remoteWrite.url" (toString $so.mode)) -}}
+{{- end -}}""",
+)
+def remote_write_unused(ctx: Context) -> Iterable[Hit]:
+    scale = ctx.values.platform.monitoring.scaleOut
+    if scale.mode != "remoteWrite" and scale.remoteWrite.url:
+        yield Hit((*SO, "remoteWrite", "url"), (scale.mode,))
+
+
+@rule(
+    id="remote-write-auth",
+    summary="a remote write to a store outside the cluster needs a credential Secret",
+    reads=(
+        "platform.monitoring.scaleOut.remoteWrite.url",
+        "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret",
+        "platform.monitoring.scaleOut.remoteWrite.bearerTokenSecret",
+    ),
+    fmt="%s is outside the cluster, and a store reached from outside (Mimir, Grafana Cloud, a "
+    "hosted Thanos Receive or VictoriaMetrics) authenticates its writers: name a Secret in "
+    "remoteWrite.basicAuthSecret (keys username and password) or remoteWrite."
+    "bearerTokenSecret; never a password in values",
+    guard="""\
+{{- $rw := default dict $so.remoteWrite -}}
+{{- if and (eq (toString $so.mode) "remoteWrite") $rw.url (not $rw.basicAuthSecret) (not $rw.bearerTokenSecret) -}}
+{{- $host := first (splitList ":" (urlParse (toString $rw.url)).host) -}}
+{{- if not [[ in_cluster ]] -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.remoteWrite.url" (toString $rw.url)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def remote_write_auth(ctx: Context) -> Iterable[Hit]:
+    scale = ctx.values.platform.monitoring.scaleOut
+    rw = scale.remoteWrite
+    if (
+        scale.mode == "remoteWrite"
+        and rw.url
+        and rw.basicAuthSecret is None
+        and rw.bearerTokenSecret is None
+        and not scaleout.in_cluster(rw.url)
+    ):
+        yield Hit((*SO, "remoteWrite", "url"), (rw.url,))
+
+
+@rule(
+    id="remote-write-one-auth",
+    summary="a remote write names one credential: basic auth or a bearer token",
+    reads=(
+        "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret",
+        "platform.monitoring.scaleOut.remoteWrite.bearerTokenSecret",
+    ),
+    fmt="and remoteWrite.bearerTokenSecret are both set; prometheus-operator accepts one "
+    "(basicAuth or authorization) per remote write: keep the one your store expects",
+    guard="""\
+{{- $rw := default dict $so.remoteWrite -}}
+{{- if and $rw.basicAuthSecret $rw.bearerTokenSecret -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret") -}}
+{{- end -}}""",
+)
+def remote_write_one_auth(ctx: Context) -> Iterable[Hit]:
+    rw = ctx.values.platform.monitoring.scaleOut.remoteWrite
+    if rw.basicAuthSecret is not None and rw.bearerTokenSecret is not None:
+        yield Hit((*SO, "remoteWrite", "basicAuthSecret"))
+
+
+@rule(
+    id="shards-thanos-sidecar",
+    summary="shards mode needs prometheusSpec.thanos (a Thanos sidecar on every shard)",
+    reads=(
+        "platform.monitoring.scaleOut.mode",
+        "kube-prometheus-stack.prometheus.prometheusSpec.thanos",
+    ),
+    fmt="is empty, so kube-prometheus-stack renders no Thanos sidecar and your Thanos Query "
+    "reaches no shard; run `gpu-platform values -f <your values files>` (it adds the sidecar "
+    "with the pinned Thanos image) and install with the result",
+    guard="""\
+{{- if and (eq (toString $so.mode) "shards") (empty (dig "prometheus" "prometheusSpec" "thanos" dict $kps)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "kube-prometheus-stack.prometheus.prometheusSpec.thanos") -}}
+{{- end -}}""",
+)
+def shards_thanos_sidecar(ctx: Context) -> Iterable[Hit]:
+    """The tool always adds the sidecar (derive.thanos_spec): only a plain install misses it."""
+    return ()
+
+
+@rule(
+    id="adapter-query-credentials",
+    summary="the query view's token and tenant reach prometheus-adapter's arguments",
+    reads=(
+        "platform.monitoring.scaleOut.query.bearerTokenSecret",
+        "platform.monitoring.scaleOut.query.tenant",
+        "prometheus-adapter.extraArguments",
+    ),
+    fmt="lacks %s, so the adapter's queries to the view go without its credentials or tenant; "
+    "run `gpu-platform values -f <your values files>` and install with the result",
+    guard="""\
+{{- $args := dig "extraArguments" list $adapter -}}
+{{- $q := default dict $so.query -}}
+{{- if $q.bearerTokenSecret -}}
+{{- $want := printf "--prometheus-token-file=[[ token_dir ]]/%s" (toString $q.bearerTokenSecret.key) -}}
+{{- if not (has $want $args) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "prometheus-adapter.extraArguments" $want) -}}
+{{- end -}}
+{{- end -}}
+{{- if $q.tenant -}}
+{{- $want := printf "--prometheus-header=[[ tenant_header ]]=%s" (toString $q.tenant) -}}
+{{- if not (has $want $args) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "prometheus-adapter.extraArguments" $want) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def adapter_query_credentials(ctx: Context) -> Iterable[Hit]:
+    """The tool always adds them (derive.adapter_arguments): only a plain install misses one."""
+    return ()
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def _limits_passed(plan: sizing.Plan, ctx: Context) -> str:
+    limits = ctx.values.platform.monitoring.scaleOut.limits
+    passed = []
+    if plan.samples_per_s > limits.samplesPerSecond:
+        passed.append(f"samplesPerSecond {limits.samplesPerSecond:,}")
+    if plan.inputs.series > limits.series:
+        passed.append(f"series {limits.series:,}")
+    if plan.memory_mib > limits.memoryGiB * 1024:
+        passed.append(f"memoryGiB {limits.memoryGiB:g}")
+    return ", ".join(passed)
+
+
+@rule(
+    id="monitoring-needs-scale-out",
+    severity="warning",
+    summary="one Prometheus would pass scaleOut.limits: the plan, with its figures",
+    reads=("platform.monitoring.scaleOut", "platform.monitoring.sizing", "platform.nodePools"),
+    fmt="%s",
+)
+def monitoring_needs_scale_out(ctx: Context) -> Iterable[Hit]:
+    values = ctx.values
+    if values.platform.monitoring.scaleOut.mode != "single":
+        return
+    plan = scaleout.plan_for(values)
+    if plan.needed <= 1:
+        return
+    shards = sizing.plan_for(values, plan.needed)
+    text = (
+        f"one Prometheus would carry {scaleout.figures(plan.single)}, past scaleOut.limits "
+        f"({_limits_passed(plan.single, ctx)}): the plan is {plan.needed} shards, each "
+        f"{scaleout.figures(shards)}; set scaleOut.mode: shards with query.url your Thanos "
+        "Query, or mode: remoteWrite with remoteWrite.url your store and query.url its "
+        "query URL (docs/scale-out.md)"
+    )
+    yield Hit((*SO, "mode"), (text,), at=SO)
+
+
+@rule(
+    id="bulk-interval-split",
+    severity="warning",
+    summary="the non-GPU series scraped at the GPU interval, with what bulkScrapeInterval "
+    "would save",
+    reads=("platform.monitoring.bulkScrapeInterval", "platform.monitoring.sizing"),
+    fmt="%s",
+)
+def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
+    values = ctx.values
+    monitoring = values.platform.monitoring
+    gpu_s, bulk_s = sizing.intervals_s(values)
+    if bulk_s != gpu_s:
+        return
+    series = sizing.series_for(values)
+    if series.bulk_series / gpu_s < scaleout.SPLIT_MATTERS_SAMPLES_PER_S:
+        return
+    split = values.model_copy(deep=True)
+    split.platform.monitoring.bulkScrapeInterval = scaleout.SUGGESTED_BULK_INTERVAL
+    now, then = scaleout.plan_for(values), scaleout.plan_for(split)
+    text = (
+        f"{series.bulk_series:,} of the {series.total:,} series are not GPU signals (node "
+        f"exporter, kubelet and cAdvisor, kube-state-metrics, control plane) and are scraped "
+        f"every {monitoring.scrapeInterval} with them; bulkScrapeInterval: "
+        f"{scaleout.SUGGESTED_BULK_INTERVAL} would ingest {then.single.samples_per_s:,.0f} "
+        f"instead of {now.single.samples_per_s:,.0f} samples/s, and one Prometheus would "
+        f"need {then.single.memory_mib:,} instead of {now.single.memory_mib:,} MiB of memory "
+        f"and {then.single.retention_gib:,} instead of {now.single.retention_gib:,} GiB of "
+        f"disk ({then.needed} shard(s) by the plan instead of {now.needed}); the GPU signal "
+        f"keeps {monitoring.scrapeInterval}"
+    )
+    yield Hit(
+        ("platform", "monitoring", "bulkScrapeInterval"), (text,), at=("platform", "monitoring")
+    )
+
+
+@rule(
+    id="sizing-beyond-measured",
+    severity="warning",
+    summary="a Prometheus planned beyond the load the sizing was measured at",
+    reads=("platform.monitoring.sizing", "platform.monitoring.scaleOut"),
+    fmt="%s",
+)
+def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
+    plan = scaleout.plan_for(ctx.values)
+    times = scaleout.beyond_measured(plan.per_shard)
+    if times <= 1:
+        return
+    each = "each Prometheus" if plan.shards > 1 else "Prometheus"
+    text = (
+        f"{each} would carry {plan.per_shard.inputs.series:,} series and "
+        f"{plan.per_shard.samples_per_s:,.0f} samples/s, {times:,.1f}x the largest load the "
+        f"sizing was measured at ({scaleout.MEASURED_SERIES:,} series, "
+        f"{scaleout.MEASURED_ON}; the chart deploys kube-prometheus-stack's Prometheus 3): "
+        "its memory, disk and CPU are extrapolated; measure at your size before relying on "
+        "them, and watch the first days' use"
+    )
+    yield Hit(("platform", "monitoring", "sizing"), (text,))
+
+
+@rule(
+    id="shards-below-plan",
+    severity="warning",
+    summary="scaleOut.shards fewer than the plan needs, with the figures",
+    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.limits"),
+    fmt="%s",
+)
+def shards_below_plan(ctx: Context) -> Iterable[Hit]:
+    scale = ctx.values.platform.monitoring.scaleOut
+    if scale.mode == "single" or scale.shards is None:
+        return
+    plan = scaleout.plan_for(ctx.values)
+    if plan.within_limits:
+        return
+    text = (
+        f"{plan.shards} shards each carry {scaleout.figures(plan.per_shard)}, past "
+        f"scaleOut.limits ({_limits_passed(plan.per_shard, ctx)}); the plan needs "
+        f"{plan.needed}{'' if plan.needed < scaleout.MAX_SHARDS else ' or more'}"
+    )
+    yield Hit((*SO, "shards"), (text,))
+
+
+@rule(
+    id="ruler-query-without-token",
+    severity="warning",
+    summary="Thanos Ruler cannot send the query view's bearer token",
+    reads=("platform.monitoring.scaleOut.query.bearerTokenSecret",),
+    fmt="the adapter sends this token, but Thanos Ruler's query configuration (derived from "
+    "query.url) carries no credentials: with %d shards the rules would fail against an "
+    "authenticated view; evaluate the chart's PrometheusRule in your store's ruler (Mimir "
+    "ruler, vmalert) or give Thanos Ruler an unauthenticated in-cluster view",
+)
+def ruler_query_without_token(ctx: Context) -> Iterable[Hit]:
+    scale = ctx.values.platform.monitoring.scaleOut
+    shards = scaleout.shards_for(ctx.values)
+    if shards > 1 and scale.query.bearerTokenSecret is not None:
+        yield Hit((*SO, "query", "bearerTokenSecret"), (shards,))
+
+
+GUARD_CONTEXT = {
+    "token_dir": QUERY_TOKEN_DIR,
+    "tenant_header": TENANT_HEADER,
+    "hint_shards": _QUERY_HINT_SHARDS,
+    "hint_store": _QUERY_HINT_STORE,
+    "in_cluster": _IN_CLUSTER_GO,
+}
