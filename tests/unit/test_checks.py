@@ -16,8 +16,8 @@ def test_misnested_kps_key_names_the_real_path(write_values):
     )
     assert out == [
         "F:2:3: kube-prometheus-stack.serviceMonitorSelectorNilUsesHelmValues: "
-        f"kube-prometheus-stack {KPS} has no such key, so Helm would silently ignore it; did "
-        "you mean kube-prometheus-stack.prometheus.prometheusSpec."
+        f"kube-prometheus-stack {KPS} has no such key: neither its default values nor its "
+        "templates name it; did you mean kube-prometheus-stack.prometheus.prometheusSpec."
         "serviceMonitorSelectorNilUsesHelmValues?"
     ]
 
@@ -83,7 +83,7 @@ def test_unknown_top_level_key(write_values):
             "string '3'",
         ),
         ("gpu-operator: 3\n", "F:1:1: gpu-operator: expected a mapping of keys, got number 3"),
-        ("platform:\n  hpas: {}\n", "F:2:3: platform.hpas: expected a list, got mapping {}"),
+        ("platform:\n  hpas: {}\n", "F:2:3: platform.hpas: expected a list, got an empty mapping"),
         (
             "platform:\n  monitoring:\n    dcgmLabelMode: pod\n",
             "F:3:5: platform.monitoring.dcgmLabelMode: expected one of 'honorLabels' or "

@@ -11,7 +11,8 @@ DESCRIPTION = (
     "`sync` reads each chart pinned in the root Chart.lock (unpacked charts "
     "with `--from DIR`, else its chart repository, else the PyPI wheel that carries it) "
     "and vendors what the project reads (Chart.yaml, default values, schemas, nested "
-    "subcharts, CRDs) into `generator/gpu_platform/upstream/` in one atomic swap. "
+    "subcharts, CRDs, and from its templates the maps they render whole and the keys they "
+    "read beyond the defaults) into `generator/gpu_platform/upstream/` in one atomic swap. "
     "`--check` writes nothing and exits 1 naming what is stale (`--fetch` also compares "
     "with the charts themselves)."
 )

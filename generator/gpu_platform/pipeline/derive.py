@@ -779,8 +779,11 @@ DERIVATIONS: tuple[Derivation, ...] = (
         _QUERY,
         adapter_path,
         _STR,
-        "the path of scaleOut.query.url (e.g. /prometheus for Mimir), else none",
-        go='{{- $want := toJson (ternary $queryPath "" (ne $queryUrl "")) -}}',
+        "with scaleOut.query.url: its path (e.g. /prometheus for Mimir); else yours (a "
+        "routePrefix of this release's Prometheus)",
+        go="{{- $want := toJson $queryPath -}}",
+        when=scaleout.global_view,
+        when_go="$queryUrl",
     ),
     Derivation(
         "prometheus-adapter",

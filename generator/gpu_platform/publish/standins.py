@@ -90,8 +90,10 @@ def standin(info: SubchartInfo, dest: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     for rel in store.files(info.name):
-        if rel == "Chart.lock":
-            continue  # describes dependencies the stand-in does not all carry
+        if rel in ("Chart.lock", store.FACTS_FILE):
+            # Chart.lock describes dependencies the stand-in does not all carry; the template
+            # facts are the project's, about templates the stand-in does not have
+            continue
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(store.read_bytes(info.name, rel))

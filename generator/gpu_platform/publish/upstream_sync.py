@@ -24,6 +24,7 @@ date, and, when a source is available, content that differs from the pinned char
 from __future__ import annotations
 
 import io
+import json
 import re
 import tarfile
 import tempfile
@@ -39,8 +40,9 @@ from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.lockfile import Lock, read_lock, render_lock
 from gpu_platform.pipeline.pins import REPO_LOCK, lock
 from gpu_platform.pipeline.registry import SubchartInfo
+from gpu_platform.publish import template_facts, template_values
 from gpu_platform.upstream import store
-from gpu_platform.writes import replace_tree
+from gpu_platform.writes import replace_tree, write_file
 
 # The vendored data lives in the upstream package (a folder of the checkout: sync writes there).
 PACKAGE_DIR = Path(store.__file__).resolve().parent
@@ -247,7 +249,20 @@ def chart_data(info: SubchartInfo, version: str, fetched: Files) -> Files:
     files = select(info, fetched)
     files["Chart.yaml"] = stamp(info, version, files["Chart.yaml"])
     verify(info, version, files)
+    if template_values.template_files(fetched) or not _vendored_at(info.name, version):
+        facts = template_facts.for_chart(info, version, files, fetched)
+        files[store.FACTS_FILE] = template_facts.dumps(facts)
+    else:
+        # A source without templates (values and CRDs only) says nothing about them: the
+        # facts vendored from this very version's templates stay true.
+        files[store.FACTS_FILE] = store.read_bytes(info.name, store.FACTS_FILE)
     return files
+
+
+def _vendored_at(chart: str, version: str) -> bool:
+    """True when template facts of this chart version are vendored already."""
+    recorded = store.manifest().get("charts", {}).get(chart, {})
+    return recorded.get("version") == version and store.exists(chart, store.FACTS_FILE)
 
 
 # --------------------------------------------------------------------------- storing
@@ -271,6 +286,12 @@ def stored(
                 out[f"{chart}/{rel}"] = data
         charts[chart] = {"version": versions[chart], "files": digests}
     return out, charts
+
+
+def template_count(files: Files) -> int:
+    """How many templates the chart's vendored facts were derived from."""
+    facts = json.loads(files[store.FACTS_FILE]) if store.FACTS_FILE in files else {}
+    return int(facts.get("templates", 0))
 
 
 def current_files() -> dict[str, Files]:
@@ -309,6 +330,13 @@ def sync(
         log(f"{info.name} {pin.version}: from {got.source}")
         fetched[info.name] = chart_data(info, pin.version, got.files)
         versions[info.name] = pin.version
+        if not template_count(fetched[info.name]):
+            log(
+                f"{info.name} {pin.version}: warning: the source has no templates, so no "
+                "template facts: every map is closed to its default keys"
+            )
+        elif not template_values.template_files(got.files):
+            log(f"{info.name} {pin.version}: the source has no templates: kept the template facts")
     before = current_files() if (data_dir / store.MANIFEST).exists() else {}
     changed = sorted(
         f"{chart}/{rel}"
@@ -328,9 +356,9 @@ def write_derived(pins: Lock) -> None:
 
     text = fixed_lock(pins)
     if REPO_LOCK.is_file() and REPO_LOCK.read_text() != text:
-        REPO_LOCK.write_text(text)
+        write_file(REPO_LOCK, text.encode())
     if not PACKAGED_LOCK.is_file() or PACKAGED_LOCK.read_text() != text:
-        PACKAGED_LOCK.write_text(text)
+        write_file(PACKAGED_LOCK, text.encode())
     crd_schemas.write(crd_schemas.build())
 
 

@@ -19,6 +19,8 @@ from typing import Any
 import yaml
 
 MANIFEST = "MANIFEST.json"
+# Per chart: what its pinned templates do with values (``publish.template_facts``, at sync).
+FACTS_FILE = "template-facts.json"
 GZ = ".gz"
 # Files larger than this are stored gzipped (the CRDs and kube-prometheus-stack's values).
 GZIP_OVER_BYTES = 100 * 1024
@@ -110,6 +112,15 @@ def load_yaml(text: str) -> Any:
 def load_yaml_documents(text: str) -> list[Any]:
     """Every document of a YAML stream (empty ones as None)."""
     return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - safe loader subclass
+
+
+def template_facts(chart: str) -> dict[str, Any]:
+    """The chart's template facts (free-form subtrees, keys read beyond the defaults); empty
+    for a chart vendored from a source without templates."""
+    if not exists(chart, FACTS_FILE):
+        return {}
+    data: dict[str, Any] = json.loads(read_text(chart, FACTS_FILE))
+    return data
 
 
 @cache

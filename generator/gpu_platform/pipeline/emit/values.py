@@ -105,41 +105,26 @@ def values_yaml(resolved: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- JSON schema
 
 
-def _upstream_node(
-    default: Any,
-    path: tuple[str, ...],
-    documented: frozenset[tuple[str, ...]],
-    chart_roots: set[tuple[str, ...]],
-) -> dict[str, Any]:
-    """Schema of one spot in a subchart's defaults: closed where the defaults are a map of
-    keys (as the subchart key check sees them), anything where they are free-form. Upstream's
-    own keys carry no description: their documentation is upstream's, and the values
-    reference lists only ours."""
-    node: dict[str, Any] = {}
-    if upstream.is_free_form(default) or not isinstance(default, dict):
-        return node
-    props = {
-        str(k): _upstream_node(v, (*path, str(k)), documented, chart_roots)
-        for k, v in default.items()
+def _upstream_node(spot: upstream.Keys) -> dict[str, Any]:
+    """Schema of one spot in a subchart's values, from the same key tree the subchart key
+    check walks: closed to the keys the chart names where it names them, anything where the
+    keys are the user's. Upstream's own keys carry no description: their documentation is
+    upstream's, and the values reference lists only ours."""
+    if spot.open:
+        return {}
+    node: dict[str, Any] = {
+        "properties": {key: _upstream_node(child) for key, child in spot.known.items()}
     }
-    for doc in sorted(documented):
-        if doc[:-1] == path and doc[-1] not in props:
-            props[doc[-1]] = {}
-    if path in chart_roots:
-        # Helm copies the parent's globals into every chart and subchart: free-form there.
-        for key in upstream.ALWAYS_ALLOWED:
-            props[key] = {}
-    node["properties"] = props
-    node["additionalProperties"] = False
+    node["additionalProperties"] = (
+        _upstream_node(spot.any_key) if spot.any_key is not None else False
+    )
     return node
 
 
 def _typed_subchart(chart: str) -> dict[str, Any]:
     """The subchart block: its upstream default keys (a key the chart never reads is refused,
     as `gpu-platform validate` refuses it), enabled, and the derived keys typed."""
-    roots = {(), *((nested,) for nested in registry.info(chart).nested)}
-    tree = _upstream_node(upstream.defaults(chart), (), upstream.documented(chart), roots)
-    props = tree.get("properties", {})
+    props = _upstream_node(upstream.keys(chart)).get("properties", {})
     props["enabled"] = {
         "type": "boolean",
         "description": "Install this component.",

@@ -25,6 +25,7 @@ _IN_CLUSTER_GO = '(or (not (contains "." $host)) (hasSuffix ".svc" $host) (conta
 
 @rule(
     id="scaleout-query-view",
+    by_hand="the shard count is the plan's (computed by the guard's prelude), not a field",
     summary="a sharded Prometheus needs scaleOut.query.url, a view of every shard, for the "
     "adapter, the rules and the dashboards",
     reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.query.url"),
@@ -46,6 +47,7 @@ def scaleout_query_view(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="scaleout-shards-need-mode",
+    by_hand="an optional count judged against the mode; two lines read clearer than a shape",
     summary="scaleOut.shards above 1 needs mode shards or remoteWrite",
     reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.mode"),
     fmt="is %d, but mode is single (one Prometheus, shards 1); set mode: shards (with your "
@@ -63,6 +65,7 @@ def scaleout_shards_need_mode(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="remote-write-url",
+    by_hand="a field required by another field's value; two lines read clearer than a shape",
     summary="remoteWrite mode needs scaleOut.remoteWrite.url",
     reads=("platform.monitoring.scaleOut.mode", "platform.monitoring.scaleOut.remoteWrite.url"),
     fmt="is empty, but mode is remoteWrite; set it to your store's write endpoint, e.g. "
@@ -80,6 +83,7 @@ def remote_write_url(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="remote-write-unused",
+    by_hand="a field that only one mode reads; two lines read clearer than a shape",
     summary="a remote-write URL needs mode remoteWrite (else nothing writes there)",
     reads=("platform.monitoring.scaleOut.mode", "platform.monitoring.scaleOut.remoteWrite.url"),
     fmt="is set, but mode is %s, so nothing writes there; set mode: remoteWrite or remove it",
@@ -96,6 +100,7 @@ def remote_write_unused(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="remote-write-auth",
+    by_hand="parses the URL's host and tells a cluster name from an outside one",
     summary="a remote write to a store outside the cluster needs a credential Secret",
     reads=(
         "platform.monitoring.scaleOut.remoteWrite.url",
@@ -130,6 +135,7 @@ def remote_write_auth(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="remote-write-one-auth",
+    by_hand="two optional fields exclusive of each other; simpler as two lines than a shape",
     summary="a remote write names one credential: basic auth or a bearer token",
     reads=(
         "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret",
@@ -151,6 +157,7 @@ def remote_write_one_auth(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="shards-thanos-sidecar",
+    by_hand="a subchart map the tool derives, checked only where a plain install can miss it",
     summary="shards mode needs prometheusSpec.thanos (a Thanos sidecar on every shard)",
     reads=(
         "platform.monitoring.scaleOut.mode",
@@ -171,6 +178,7 @@ def shards_thanos_sidecar(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="adapter-query-credentials",
+    by_hand="searches a merged argument list of the subchart for the derived entries",
     summary="the query view's token and tenant reach prometheus-adapter's arguments",
     reads=(
         "platform.monitoring.scaleOut.query.bearerTokenSecret",
