@@ -369,11 +369,26 @@ class TestWarnings:
         text = warnings(
             {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards", "query": {"url": VIEW}}}
         )["sizing-beyond-measured"]
-        # 2 180 001 / 71 290 (the largest kept-up run) = 30.6
+        # series: 2 180 001 / 225 040 (the most series kept up, at 30 s) = 9.7; samples:
+        # 137 111 / 71 395 (the most samples/s kept up, at 1 s) = 1.9; the larger counts
         assert text.startswith(
-            "each Prometheus would carry 2,180,001 series and 137,111 samples/s, 30.6x"
+            "each Prometheus would carry 2,180,001 series and 137,111 samples/s, 9.7x"
         )
-        assert "71,290 series, Prometheus 2.42" in text
+        assert "Prometheus 2.42: 225,040 series at a 30 s scrape" in text
+        assert "71,395 samples/s at 1 s" in text
+
+    def test_past_the_measured_samples_per_second_alone(self):
+        """Fewer series than measured, but more samples per second than measured at 1 s:
+        still extrapolated (400 nodes of 8 GPUs at 1 s, no bulk path)."""
+        plan = scaleout.plan_for(
+            values(
+                {"sizing": {"otherSeries": 0, "seriesPerNode": 0, "seriesPerPod": 0}},
+                [{"name": "a", "maxNodes": 400, "gpusPerNode": 8}],
+            )
+        )
+        single = plan.single
+        assert single.inputs.series == 80_000 < scaleout.MEASURED_SERIES
+        assert scaleout.beyond_measured(single) == pytest.approx(80_000 / 71_395)
 
     def test_the_defaults_are_inside_the_measured_range(self):
         data = {"platform": {}}

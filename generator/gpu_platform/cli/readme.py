@@ -208,9 +208,8 @@ def scale_out() -> str:
             f"{shard.retention_gib:,} GiB{mark} |"
         )
     return (
-        "\n".join(rows)
-        + f"\n\n\\* beyond the largest load measured ({scaleout.MEASURED_SERIES:,} series, "
-        f"{scaleout.MEASURED_ON}): extrapolated.\n"
+        "\n".join(rows) + f"\n\n\\* beyond the largest load measured ({scaleout.MEASURED_ON}): "
+        "extrapolated.\n"
     )
 
 

@@ -300,8 +300,8 @@ def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
     text = (
         f"{each} would carry {plan.per_shard.inputs.series:,} series and "
         f"{plan.per_shard.samples_per_s:,.0f} samples/s, {times:,.1f}x the largest load the "
-        f"sizing was measured at ({scaleout.MEASURED_SERIES:,} series, "
-        f"{scaleout.MEASURED_ON}; the chart deploys kube-prometheus-stack's Prometheus 3): "
+        f"sizing was measured at ({scaleout.MEASURED_ON}; the chart deploys "
+        "kube-prometheus-stack's Prometheus 3): "
         "its memory, disk and CPU are extrapolated; measure at your size before relying on "
         "them, and watch the first days' use"
     )
