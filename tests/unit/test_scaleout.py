@@ -417,7 +417,34 @@ class TestWarnings:
                 }
             }
         )
-        assert "Thanos Ruler's query configuration" in found["ruler-query-without-token"]
+        assert found["ruler-query-without-token"].startswith(
+            "the adapter sends the query view's bearer token, but not Grafana's data source and "
+            "Thanos Ruler's query configuration (7 shards): the chart points them at query.url "
+            "without credentials or headers"
+        )
+
+    def test_grafana_cannot_send_the_tenant(self):
+        """One Prometheus in remote-write mode: the adapter reads the store with its tenant,
+        Grafana's data source (the same URL) without it; no Thanos Ruler runs."""
+        found = warnings(
+            {
+                "scaleOut": {
+                    "mode": "remoteWrite",
+                    "shards": 1,
+                    "query": {"url": VIEW, "tenant": "gpu"},
+                    "remoteWrite": {"url": "http://vm.monitoring.svc:8428/api/v1/write"},
+                }
+            },
+            [{"name": "a", "maxNodes": 4}],
+        )
+        assert found["ruler-query-without-token"].startswith(
+            "the adapter sends the query view's tenant header (X-Scope-OrgID), but not "
+            "Grafana's data source: the chart"
+        )
+
+    def test_no_credentials_no_warning(self):
+        found = warnings({"scaleOut": {"mode": "shards", "query": {"url": VIEW}}})
+        assert "ruler-query-without-token" not in found
 
 
 def test_the_large_fleet_profile_validates_and_names_its_plan():

@@ -333,18 +333,36 @@ def shards_below_plan(ctx: Context) -> Iterable[Hit]:
 @rule(
     id="ruler-query-without-token",
     severity="warning",
-    summary="Thanos Ruler cannot send the query view's bearer token",
-    reads=("platform.monitoring.scaleOut.query.bearerTokenSecret",),
-    fmt="the adapter sends this token, but Thanos Ruler's query configuration (derived from "
-    "query.url) carries no credentials: with %d shards the rules would fail against an "
-    "authenticated view; evaluate the chart's PrometheusRule in your store's ruler (Mimir "
-    "ruler, vmalert) or give Thanos Ruler an unauthenticated in-cluster view",
+    summary="Grafana's data source and Thanos Ruler cannot send the query view's token or tenant",
+    reads=(
+        "platform.monitoring.scaleOut.query.bearerTokenSecret",
+        "platform.monitoring.scaleOut.query.tenant",
+    ),
+    fmt="the adapter sends the query view's %s, but not %s: the chart points them at "
+    "query.url without credentials or headers, so against an authenticated or multi-tenant view they would fail "
+    "or read another tenant; evaluate the chart's PrometheusRule in your store's ruler (Mimir "
+    "ruler, vmalert), point Grafana at the view yourself (a data source with the header), or "
+    "give them an unauthenticated in-cluster view",
 )
 def ruler_query_without_token(ctx: Context) -> Iterable[Hit]:
-    scale = ctx.values.platform.monitoring.scaleOut
+    """kube-prometheus-stack's Grafana data source (grafana.sidecar.datasources.url) and Thanos
+    Ruler's query configuration (queryConfig) take a URL only; the adapter gets the token file
+    and the tenant header as arguments."""
+    query = ctx.values.platform.monitoring.scaleOut.query
+    if not query.url:
+        return
+    sent = [
+        *(["bearer token"] if query.bearerTokenSecret is not None else []),
+        *([f"tenant header ({TENANT_HEADER})"] if query.tenant else []),
+    ]
+    if not sent:
+        return
     shards = scaleout.shards_for(ctx.values)
-    if shards > 1 and scale.query.bearerTokenSecret is not None:
-        yield Hit((*SO, "query", "bearerTokenSecret"), (shards,))
+    users = "Grafana's data source" + (
+        f" and Thanos Ruler's query configuration ({shards} shards)" if shards > 1 else ""
+    )
+    at = "bearerTokenSecret" if query.bearerTokenSecret is not None else "tenant"
+    yield Hit((*SO, "query", at), (" and ".join(sent), users))
 
 
 GUARD_CONTEXT = {
