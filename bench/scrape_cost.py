@@ -64,6 +64,7 @@ from gpu_platform.testing.fleet import (
     Group,
     NodeExporterCount,
     count_node_exporter,
+    exposition_series,
     prometheus_version,
 )
 from gpu_platform.testing.promharness import (
@@ -116,6 +117,7 @@ class Run:
     up_share: float = 0.0  # targets up at the end
     interval_p99_s: float = 0.0  # 99th percentile between two scrapes of a target
     exporter_cores: float = 0.0  # the fleet process's CPU over the window
+    self_series: int = 0  # series on Prometheus' own /metrics (what it scrapes of itself)
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -287,6 +289,8 @@ def measure(run: Run, duration: float, settle: float, workdir: Path) -> None:
         chunks, samples, data = head_chunk_stats(prom.data_dir / "chunks_head")
         run.full_chunk_bytes_per_sample = data / samples if samples else 0.0
         run.relist_ms_cpu, run.relist_series = relist_cost(prom, run.interval_s)
+        own = prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text
+        run.self_series = exposition_series(own)
     except Exception as exc:  # report per size, keep the others
         run.error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -491,6 +495,16 @@ def print_node_exporter(count: NodeExporterCount) -> None:
     print("  largest groups: " + ", ".join(f"{k} {v}" for k, v in top))
 
 
+def print_self_series(baseline: Run, runs: list[Run]) -> None:
+    """Prometheus' own /metrics: part of the series model's fixed term (otherSeries), which a
+    kube-prometheus-stack Prometheus scrapes of itself (its own ServiceMonitor)."""
+    sizes = ", ".join(f"{r.self_series} at {r.series} series" for r in runs if r.self_series)
+    print(
+        f"\nPrometheus' own /metrics, measured: {baseline.self_series} series scraping one GPU "
+        f"node{'; ' + sizes if sizes else ''} (per Prometheus; part of otherSeries)"
+    )
+
+
 def runs_from_report(text: str, other: int) -> list[Run]:
     """The measurements a report of this script printed (the measured side of its comparison
     and its "Per run, as measured" table), to compare them with the formula's defaults as they
@@ -646,6 +660,7 @@ def main() -> int:
     good = [r for r in runs if not r.error]
     print_kept_up(runs)
     print_node_exporter(node_exporter)
+    print_self_series(baseline, good)
 
     print("\nPer run, as measured:")
     header = (

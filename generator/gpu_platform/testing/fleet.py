@@ -596,6 +596,11 @@ class NodeExporterCount:
 SAMPLE_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s")
 
 
+def exposition_series(text: str) -> int:
+    """Series in a Prometheus text exposition: one per sample line (comments skipped)."""
+    return sum(1 for line in text.splitlines() if SAMPLE_LINE.match(line))
+
+
 def count_node_exporter(workdir: Path) -> NodeExporterCount:
     """Start Debian's prometheus-node-exporter with its default collectors on 127.0.0.1,
     read /metrics once, stop it. Series with a ``cpu`` label are the per-CPU part."""
@@ -631,13 +636,13 @@ def count_node_exporter(workdir: Path) -> NodeExporterCount:
     version = subprocess.run(
         [NODE_EXPORTER_BIN, "--version"], capture_output=True, text=True, check=False
     )
-    series = per_cpu = 0
+    series = exposition_series(text)
+    per_cpu = 0
     by_collector: dict[str, int] = {}
     for line in text.splitlines():
         match = SAMPLE_LINE.match(line)
         if not match:
             continue
-        series += 1
         labels = match.group(2) or ""
         if re.search(r'[{,]cpu="', labels):
             per_cpu += 1
