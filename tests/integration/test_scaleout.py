@@ -22,11 +22,13 @@ import pytest
 from gpu_platform.pipeline.derive import adapter_rules
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.testing.fleet import (
+    NODE_EXPORTER_BIN,
     VICTORIA_BIN,
     Fleet,
     FleetSpec,
     Group,
     VictoriaMetrics,
+    count_node_exporter,
     global_view_config,
     pod_name,
     remote_write_config,
@@ -136,3 +138,17 @@ def test_one_shard_answers_for_some_pods_only(topology: dict[str, Any]) -> None:
         assert not set(answer) & set(merged), "a pod's series on two shards"
         merged |= answer
     assert merged == EXPECTED
+
+
+@pytest.mark.skipif(
+    not os.access(NODE_EXPORTER_BIN, os.X_OK), reason="no prometheus-node-exporter (make test)"
+)
+def test_the_real_node_exporter_splits_into_a_base_and_a_part_per_cpu(tmp_path: Path) -> None:
+    """The series model's per-node term starts from Debian's node exporter: its series with a
+    cpu label grow with the CPUs (node_cpu_seconds_total alone has a series per mode and CPU)."""
+    count = count_node_exporter(tmp_path)
+    assert count.series > 100
+    assert count.per_cpu_series >= 8 * count.cpus
+    assert count.base == count.series - count.per_cpu_series > 0
+    assert count.at(96) > count.at(count.cpus) == count.series
+    assert count.by_collector.get("node_cpu", 0) >= 8 * count.cpus
