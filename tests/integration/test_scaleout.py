@@ -7,7 +7,7 @@ remote-write to a Prometheus receiver and to Debian's VictoriaMetrics; a fourth 
 reads the shards through remote read (the stand-in for Thanos Query, bench/scaleout_latency.py).
 The generated ``gpu_utilization_current`` rule, expanded as the adapter expands it for all 12
 pods, must return every pod with its value from each global view, and only some pods from any
-one shard: the reason validate refuses shards without scaleOut.query.url.
+one shard: the reason validate refuses shards without platform.monitoring.prometheus.query.url.
 """
 
 from __future__ import annotations

@@ -3,9 +3,15 @@
 Helm 3 and 4 store a release as base64(gzip(JSON)) inside a Secret, whose data is base64 again.
 The JSON holds the rendered manifest, the user's values and this chart's own files (templates,
 values.yaml, values.schema.json; subcharts' files are not serialised). With the stand-in charts
-the manifest holds only our own objects, so the test holds *our* share to a quarter of the limit,
+the manifest holds only our own objects, so the test holds *our* share to 5/16 of the limit,
 leaving the rest to the upstream charts (kube-prometheus-stack's dashboards are the known large
-part). With GPU_PLATFORM_REAL_REPOS=1 the manifest is the real one and the whole record must fit.
+part; KEDA's CRD templates, when keda.enabled, about 80 KiB). With GPU_PLATFORM_REAL_REPOS=1
+the manifest is the real one and the whole record must fit.
+
+Our share was held to a quarter (256 KiB) until KEDA joined: 248 KiB at 200 tenants before,
+284 KiB with it, almost all of it this chart's own files (values.schema.json closes every
+subchart's key tree, KEDA's included: +14 KiB; the guard's and the admission policies' KEDA
+rules: +10 KiB).
 """
 
 from __future__ import annotations
@@ -21,7 +27,15 @@ from support.chartrepo import real_repos_requested
 from support.render import REPO, resolved_values
 
 LIMIT = 1024 * 1024
-BUDGET = LIMIT if real_repos_requested() else LIMIT // 4
+# Our share: five sixteenths of the limit (320 KiB). A quarter until issue 21, then 32 KiB for
+# the chart's own DCGM ServiceMonitor, the bring-your-own and mirror helpers and their guard and
+# NOTES.txt's next steps (about 13 KiB of the 200-tenant record), and about 10 KiB for the KEDA
+# path's templates, helpers and guard (issue 27): 298 KiB measured when both landed. Then
+# eleven thirty-seconds (352 KiB) for issue 23's scale-out plan: its twelve derived keys and
+# nine rules in the guard, the series model and shard search in gpu-platform.sizing, the
+# scaleOut section in values.yaml and the schema (330 KiB at 200 tenants when it merged). The
+# real upstream charts' share is what the real-repos run measures against the whole limit.
+BUDGET = LIMIT if real_repos_requested() else LIMIT * 11 // 32
 
 
 def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:

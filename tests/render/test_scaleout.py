@@ -30,24 +30,26 @@ from support.render import render, resolved_values
 VIEW = "http://thanos-query.monitoring.svc:9090"
 FLEET = "  nodePools:\n    - {name: h100, maxNodes: 1000, gpusPerNode: 8}\n"
 SCALE = "platform:\n" + FLEET + "  monitoring:\n    scaleOut:\n"
+# the query view, platform.monitoring.prometheus.query (after SCALE's keys)
+QUERY = f"    prometheus:\n      query: {{url: '{VIEW}'}}\n"
 
 REFUSALS = {
     "shards-without-view": (
         SCALE + "      mode: shards\n      shards: 4\n",
-        "platform.monitoring.scaleOut.query.url: runs 4 Prometheus shards, but query.url is "
-        "empty, so prometheus-adapter, Thanos Ruler and Grafana would query "
+        "platform.monitoring.prometheus.query.url: is empty, but the plan runs 4 Prometheus "
+        "shards, so prometheus-adapter, Thanos Ruler and Grafana would query "
         "prometheus-operated, which reaches one shard per request: HPAs would see the GPU "
-        "metrics of about 1 in 4 pods. Set query.url to your Thanos Query, e.g. "
+        "metrics of about 1 in 4 pods. Set it to your Thanos Query, e.g. "
         "http://thanos-query.monitoring.svc:9090",
     ),
     "remote-write-without-view": (
         SCALE
         + "      mode: remoteWrite\n      shards: 3\n      remoteWrite:\n"
         + "        url: http://vm.monitoring.svc:8428/api/v1/write\n",
-        "platform.monitoring.scaleOut.query.url: runs 3 Prometheus shards, but query.url is "
-        "empty, so prometheus-adapter, Thanos Ruler and Grafana would query "
+        "platform.monitoring.prometheus.query.url: is empty, but the plan runs 3 Prometheus "
+        "shards, so prometheus-adapter, Thanos Ruler and Grafana would query "
         "prometheus-operated, which reaches one shard per request: HPAs would see the GPU "
-        "metrics of about 1 in 3 pods. Set query.url to your store's query URL, e.g. "
+        "metrics of about 1 in 3 pods. Set it to your store's query URL, e.g. "
         "https://mimir.example.com/prometheus",
     ),
     "shards-in-mode-single": (
@@ -57,7 +59,7 @@ REFUSALS = {
         "store), or remove shards",
     ),
     "remote-write-without-url": (
-        SCALE + f"      mode: remoteWrite\n      shards: 2\n      query: {{url: '{VIEW}'}}\n",
+        SCALE + "      mode: remoteWrite\n      shards: 2\n" + QUERY,
         "platform.monitoring.scaleOut.remoteWrite.url: is empty, but mode is remoteWrite; set "
         "it to your store's write endpoint, e.g. https://mimir.example.com/api/v1/push",
     ),
@@ -68,8 +70,9 @@ REFUSALS = {
     ),
     "remote-write-without-credentials": (
         SCALE
-        + f"      mode: remoteWrite\n      shards: 2\n      query: {{url: '{VIEW}'}}\n"
-        + "      remoteWrite: {url: 'https://mimir.example.com/api/v1/push'}\n",
+        + "      mode: remoteWrite\n      shards: 2\n"
+        + "      remoteWrite: {url: 'https://mimir.example.com/api/v1/push'}\n"
+        + QUERY,
         "platform.monitoring.scaleOut.remoteWrite.url: https://mimir.example.com/api/v1/push "
         "is outside the cluster, and a store reached from outside (Mimir, Grafana Cloud, a "
         "hosted Thanos Receive or VictoriaMetrics) authenticates its writers: name a Secret in "
@@ -78,12 +81,21 @@ REFUSALS = {
     ),
     "two-credentials": (
         SCALE
-        + f"      mode: remoteWrite\n      shards: 2\n      query: {{url: '{VIEW}'}}\n"
+        + "      mode: remoteWrite\n      shards: 2\n"
         + "      remoteWrite:\n        url: https://mimir.example.com/api/v1/push\n"
-        + "        basicAuthSecret: w\n        bearerTokenSecret: {name: t, key: token}\n",
+        + "        basicAuthSecret: w\n        bearerTokenSecret: {name: t, key: token}\n"
+        + QUERY,
         "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret: and "
         "remoteWrite.bearerTokenSecret are both set; prometheus-operator accepts one "
         "(basicAuth or authorization) per remote write: keep the one your store expects",
+    ),
+    "plan-for-your-own-prometheus": (
+        "kube-prometheus-stack:\n  enabled: false\n" + SCALE + "      mode: shards\n" + QUERY,
+        "platform.monitoring.scaleOut.mode: is shards, but kube-prometheus-stack is disabled: "
+        "the plan shards and wires the bundled Prometheus, and yours scales out on its own "
+        "terms (its shards, Thanos, remote write). Set mode: single, and "
+        "platform.monitoring.prometheus.query.url to a view that holds every GPU series of "
+        "your Prometheus (your Thanos Query or store's query URL once it is sharded)",
     ),
 }
 
@@ -104,6 +116,7 @@ def _plain(built_chart, chart_repo, site: Path) -> list[str]:
     args = ["template", "gpu-platform", str(chart), "--namespace", "gpu-platform", "-f", str(site)]
     proc = helm.run(args, major=major, env=chart_repo.env(), check=False, quiet=True)
     assert proc.returncode != 0, "plain helm installed refused values"
+    assert "these values are inconsistent:" in proc.stderr, proc.stderr
     body = proc.stderr.split("these values are inconsistent:\n", 1)[1].split("\n\nFix:", 1)[0]
     return [line[4:] for line in body.splitlines() if line.startswith("  - ")]
 
@@ -125,10 +138,10 @@ PLANS = {
         + FLEET
         + "  monitoring:\n    bulkScrapeInterval: 30s\n    scaleOut:\n"
         + "      mode: remoteWrite\n"
-        + "      query:\n        url: https://mimir.example.com/prometheus\n"
-        + "        tenant: gpu\n        bearerTokenSecret: {name: mimir-reader, key: token}\n"
         + "      remoteWrite:\n        url: https://mimir.example.com/api/v1/push\n"
         + "        basicAuthSecret: mimir-writer\n        tenant: gpu\n"
+        + "    prometheus:\n      query:\n        url: https://mimir.example.com/prometheus\n"
+        + "        tenant: gpu\n        bearerTokenSecret: {name: mimir-reader, key: token}\n"
     ),
 }
 
@@ -227,9 +240,10 @@ def test_shards_without_the_sidecar_are_refused(built_chart, chart_repo, tmp_pat
 def test_the_adapters_credentials_cannot_be_dropped(built_chart, chart_repo, tmp_path):
     site = _edited(tmp_path, "remote-write", "prometheus-adapter", ("extraArguments",), [])
     assert _plain(built_chart, chart_repo, site) == [
-        f"prometheus-adapter.extraArguments: lacks {arg}, so the adapter's queries to the view "
-        "go without its credentials or tenant; run `gpu-platform values -f <your values "
-        "files>` and install with the result"
+        f'prometheus-adapter.extraArguments: lacks "{arg}", which '
+        "platform.monitoring.prometheus.query needs (the adapter would query without its "
+        "credentials); run `gpu-platform values -f <your values files>` and install with the "
+        "result"
         for arg in (
             "--prometheus-token-file=/var/run/secrets/gpu-platform/query/token",
             "--prometheus-header=X-Scope-OrgID=gpu",

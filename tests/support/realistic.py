@@ -17,7 +17,8 @@ from pathlib import Path
 
 from gpu_platform.pipeline import registry
 
-REPO = Path(__file__).resolve().parents[2]
+from support.repo import REPO
+
 CORPUS = REPO / "tests" / "realistic-values"
 FILES = sorted(CORPUS.glob("*/*.yaml"))
 
@@ -26,6 +27,7 @@ GPU = "gpu-operator"
 NFD = f"{GPU}.node-feature-discovery"
 ADAPTER = "prometheus-adapter"
 DASK = "dask-kubernetes-operator"
+KEDA = "keda"
 
 
 def unknown(chart: str) -> str:
@@ -179,6 +181,21 @@ JUNK: tuple[Junk, ...] = (
         ),
     ),
     Junk(_nested(f"{DASK}.kopfArg", "[]"), f"{DASK}.kopfArg", (f"{DASK}.kopfArgs",)),
+    # KEDA: one replica count per Deployment, none at the top
+    Junk(
+        _nested(f"{KEDA}.replicaCount", "2"),
+        f"{KEDA}.replicaCount",
+        (
+            f"{KEDA}.metricsServer.replicaCount",
+            f"{KEDA}.operator.replicaCount",
+            f"{KEDA}.webhooks.replicaCount",
+        ),
+    ),
+    Junk(
+        _nested(f"{KEDA}.operator.replicaCont", "2"),
+        f"{KEDA}.operator.replicaCont",
+        (f"{KEDA}.operator.replicaCount",),
+    ),
 )
 
 

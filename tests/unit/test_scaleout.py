@@ -5,15 +5,17 @@ The same refusals through plain Helm: tests/render/test_scaleout.py."""
 from __future__ import annotations
 
 import pytest
-from gpu_platform.pipeline import scaleout, sizing
-from gpu_platform.pipeline.derive import resolve, thanos_image
+from gpu_platform.pipeline import query, scaleout, sizing
+from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_data, check_files
+from gpu_platform.pipeline.scaleout_keys import thanos_image
 from support.values import problems
 
 FLEET = [{"name": "h100", "maxNodes": 1000, "gpusPerNode": 8}]
 VIEW = "http://thanos-query.monitoring.svc:9090"
+QUERY_VIEW = {"query": {"url": VIEW}}  # platform.monitoring.prometheus: the query view
 
 
 def values(monitoring: dict, pools: list[dict] | None = None) -> Values:
@@ -36,14 +38,15 @@ class TestPlan:
 
     def test_needed_shards_is_the_fewest_within_every_limit(self):
         v = values(
-            {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards", "query": {"url": VIEW}}}
+            {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards"}, "prometheus": QUERY_VIEW}
         )
         # 6 540 000 series: 3 shards of 2 180 001 fit the 3 000 000 limit, 2 of 3 270 000 not.
         assert scaleout.needed_shards(v) == 3
         tighter = values(
             {
                 "bulkScrapeInterval": "30s",
-                "scaleOut": {"mode": "shards", "limits": {"memoryGiB": 8}, "query": {"url": VIEW}},
+                "scaleOut": {"mode": "shards", "limits": {"memoryGiB": 8}},
+                "prometheus": QUERY_VIEW,
             }
         )
         needed = scaleout.needed_shards(tighter)
@@ -69,9 +72,9 @@ class TestPlan:
                 "scaleOut": {
                     "mode": "remoteWrite",
                     "shards": 12,
-                    "query": {"url": VIEW},
                     "remoteWrite": {"url": "http://vm.monitoring.svc:8428/api/v1/write"},
-                }
+                },
+                "prometheus": QUERY_VIEW,
             }
         )
         assert scaleout.shards_for(v) == 12
@@ -92,9 +95,9 @@ class TestPlan:
         ],
     )
     def test_the_query_url_as_the_adapter_joins_it(self, url, parts):
-        e = scaleout.split_endpoint(url)
+        e = query.split(url)
         assert (e.scheme, e.host, e.port, e.path) == parts
-        adapter = resolve(values({"scaleOut": {"query": {"url": url}}}))["prometheus-adapter"]
+        adapter = resolve(values({"prometheus": {"query": {"url": url}}}))["prometheus-adapter"]
         prom = adapter["prometheus"]
         # the adapter chart's --prometheus-url={{ url }}:{{ port }}{{ path }}
         joined = f"{prom['url']}:{prom['port']}{prom['path']}"
@@ -111,7 +114,7 @@ class TestPlan:
         ],
     )
     def test_in_cluster(self, url, inside):
-        assert scaleout.in_cluster(url) is inside
+        assert query.in_cluster(url) is inside
 
 
 class TestDerived:
@@ -124,7 +127,7 @@ class TestDerived:
 
     def test_shards_mode(self):
         v = values(
-            {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards", "query": {"url": VIEW}}}
+            {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards"}, "prometheus": QUERY_VIEW}
         )
         r = resolve(v)
         kps = r["kube-prometheus-stack"]
@@ -149,8 +152,8 @@ class TestDerived:
         ]
         assert kps["kube-state-metrics"] == {"autosharding": {"enabled": True}, "replicas": 3}
         assert kps["grafana"]["sidecar"]["datasources"]["url"] == VIEW
-        # the DCGM monitor keeps the GPU interval, the per-shard sizing follows the plan
-        assert r["gpu-operator"]["dcgmExporter"]["serviceMonitor"]["interval"] == "1s"
+        # the per-shard sizing follows the plan (the DCGM ServiceMonitor, this chart's own,
+        # keeps the GPU interval: tests/render/test_scaleout.py)
         plan = sizing.plan_for(v, 3)
         assert spec["resources"]["requests"]["memory"] == f"{plan.memory_mib}Mi"
         assert spec["retentionSize"] == f"{plan.retention_gib}GiB"
@@ -161,7 +164,8 @@ class TestDerived:
                 "platform": {
                     "nodePools": FLEET,
                     "monitoring": {
-                        "scaleOut": {"mode": "shards", "shards": 2, "query": {"url": VIEW}}
+                        "scaleOut": {"mode": "shards", "shards": 2},
+                        "prometheus": QUERY_VIEW,
                     },
                 },
                 "kube-prometheus-stack": {
@@ -190,17 +194,19 @@ class TestDerived:
                 "scaleOut": {
                     "mode": "remoteWrite",
                     "shards": 2,
-                    "query": {
-                        "url": "https://mimir.example.com/prometheus",
-                        "tenant": "gpu",
-                        "bearerTokenSecret": {"name": "mimir-reader", "key": "token"},
-                    },
                     "remoteWrite": {
                         "url": "https://mimir.example.com/api/v1/push",
                         "basicAuthSecret": "mimir-writer",
                         "tenant": "gpu",
                     },
-                }
+                },
+                "prometheus": {
+                    "query": {
+                        "url": "https://mimir.example.com/prometheus",
+                        "tenant": "gpu",
+                        "bearerTokenSecret": {"name": "mimir-reader", "key": "token"},
+                    }
+                },
             }
         )
         r = resolve(v)
@@ -242,10 +248,10 @@ class TestRefusals:
             "platform:\n  monitoring:\n    scaleOut:\n      mode: shards\n      shards: 4\n",
         )
         assert found == [
-            "F:3:5: platform.monitoring.scaleOut.query.url: runs 4 Prometheus shards, but "
-            "query.url is empty, so prometheus-adapter, Thanos Ruler and Grafana would query "
+            "F:2:3: platform.monitoring.prometheus.query.url: is empty, but the plan runs 4 "
+            "Prometheus shards, so prometheus-adapter, Thanos Ruler and Grafana would query "
             "prometheus-operated, which reaches one shard per request: HPAs would see the GPU "
-            "metrics of about 1 in 4 pods. Set query.url to your Thanos Query, e.g. "
+            "metrics of about 1 in 4 pods. Set it to your Thanos Query, e.g. "
             "http://thanos-query.monitoring.svc:9090"
         ]
 
@@ -256,10 +262,51 @@ class TestRefusals:
             "      remoteWrite:\n        url: http://vm.monitoring.svc:8428/api/v1/write\n",
         )
         assert len(found) == 1
-        assert "runs 2 Prometheus shards, but query.url is empty" in found[0]
+        assert "query.url: is empty, but the plan runs 2 Prometheus shards" in found[0]
         assert found[0].endswith(
             "your store's query URL, e.g. https://mimir.example.com/prometheus"
         )
+
+    @pytest.mark.parametrize("mode", ["shards", "remoteWrite"])
+    def test_a_plan_for_your_own_prometheus(self, write_values, mode):
+        """kube-prometheus-stack off: the Prometheus the plan would shard is the user's, who
+        scales it where it is installed; the plan is refused, the query view stays."""
+        found = problems(
+            write_values,
+            "kube-prometheus-stack:\n  enabled: false\nplatform:\n  monitoring:\n"
+            "    prometheus:\n      query: {url: 'http://thanos-query.monitoring.svc:9090'}\n"
+            f"    scaleOut:\n      mode: {mode}\n      shards: 2\n"
+            "      remoteWrite: {url: 'http://vm.monitoring.svc:8428/api/v1/write'}\n",
+        )
+        refusal = (
+            f"F:8:7: platform.monitoring.scaleOut.mode: is {mode}, but kube-prometheus-stack "
+            "is disabled: the plan shards and wires the bundled Prometheus, and yours scales "
+            "out on its own terms (its shards, Thanos, remote write). Set mode: single, and "
+            "platform.monitoring.prometheus.query.url to a view that holds every GPU series "
+            "of your Prometheus (your Thanos Query or store's query URL once it is sharded)"
+        )
+        assert refusal in found
+
+    def test_your_own_prometheus_gets_no_plan_and_no_sizing_warning(self):
+        data = {
+            "kube-prometheus-stack": {"enabled": False},
+            "platform": {
+                "nodePools": FLEET,
+                "monitoring": {"prometheus": QUERY_VIEW},
+            },
+        }
+        checked = check_data(LoadedValues(data, Origins(), []))
+        rules = {w.rule for w in checked.warnings}
+        assert not rules & {
+            "monitoring-needs-scale-out",
+            "bulk-interval-split",
+            "sizing-beyond-measured",
+            "shards-below-plan",
+        }
+        # the same fleet with the bundled Prometheus is warned about
+        del data["kube-prometheus-stack"]
+        bundled = {w.rule for w in check_data(LoadedValues(data, Origins(), [])).warnings}
+        assert {"monitoring-needs-scale-out", "bulk-interval-split"} <= bundled
 
     def test_shards_in_mode_single(self, write_values):
         found = problems(write_values, "platform:\n  monitoring:\n    scaleOut:\n      shards: 3\n")
@@ -318,24 +365,41 @@ class TestRefusals:
         ]
 
     @pytest.mark.parametrize(
-        ("line", "path", "message"),
+        ("section", "line", "path", "message"),
         [
-            ("shards: 0", "shards", "expected a number at least 1, got 0"),
-            ("shards: 65", "shards", "expected a number at most 64, got 65"),
-            ("query: {url: thanos-query:9090}", "query.url", "expected an http:// or https:// URL"),
-            ("query: {url: 'http://user:pw@thanos:9090'}", "query.url", "no user:password@"),
-            ("query: {url: 'http://thanos:99999'}", "query.url", "an optional port (1-65535)"),
+            ("scaleOut", "shards: 0", "shards", "expected a number at least 1, got 0"),
+            ("scaleOut", "shards: 65", "shards", "expected a number at most 64, got 65"),
             (
+                "scaleOut",
+                "remoteWrite: {url: 'http://vm:99999/api/v1/write'}",
+                "remoteWrite.url",
+                "an optional port",
+            ),
+            (
+                "prometheus",
+                "query: {url: thanos-query:9090}",
+                "query.url",
+                "expected an http:// or https:// URL",
+            ),
+            (
+                "prometheus",
+                "query: {url: 'http://user:pw@thanos:9090'}",
+                "query.url",
+                "no user:password@",
+            ),
+            (
+                "prometheus",
                 "query: {bearerTokenSecret: {name: Bad_Name, key: t}}",
                 "query.bearerTokenSecret.name",
                 "expected a Secret name",
             ),
         ],
     )
-    def test_bad_input_is_located(self, write_values, line, path, message):
-        found = problems(write_values, f"platform:\n  monitoring:\n    scaleOut:\n      {line}\n")
+    def test_bad_input_is_located(self, write_values, section, line, path, message):
+        found = problems(write_values, f"platform:\n  monitoring:\n    {section}:\n      {line}\n")
         assert len(found) == 1
-        assert found[0].startswith("F:4:") and f"platform.monitoring.scaleOut.{path}: " in found[0]
+        assert found[0].startswith("F:4:")
+        assert f"platform.monitoring.{section}.{path}: " in found[0]
         assert message in found[0]
 
 
@@ -367,7 +431,7 @@ class TestWarnings:
 
     def test_beyond_the_measured_range(self):
         text = warnings(
-            {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards", "query": {"url": VIEW}}}
+            {"bulkScrapeInterval": "30s", "scaleOut": {"mode": "shards"}, "prometheus": QUERY_VIEW}
         )["sizing-beyond-measured"]
         # series: 2 180 001 / 225 040 (the most series kept up, at 30 s) = 9.7; samples:
         # 137 111 / 71 395 (the most samples/s kept up, at 1 s) = 1.9; the larger counts
@@ -401,7 +465,7 @@ class TestWarnings:
         ]
 
     def test_fewer_shards_than_the_plan(self):
-        text = warnings({"scaleOut": {"mode": "shards", "shards": 2, "query": {"url": VIEW}}})[
+        text = warnings({"scaleOut": {"mode": "shards", "shards": 2}, "prometheus": QUERY_VIEW})[
             "shards-below-plan"
         ]
         assert text.startswith("2 shards each carry 3,270,000 series, 3,270,000 samples/s")
@@ -410,17 +474,16 @@ class TestWarnings:
     def test_the_ruler_cannot_send_the_token(self):
         found = warnings(
             {
-                "scaleOut": {
-                    "mode": "shards",
-                    "shards": 7,
-                    "query": {"url": VIEW, "bearerTokenSecret": {"name": "q", "key": "t"}},
-                }
+                "scaleOut": {"mode": "shards", "shards": 7},
+                "prometheus": {
+                    "query": {"url": VIEW, "bearerTokenSecret": {"name": "q", "key": "t"}}
+                },
             }
         )
         assert found["ruler-query-without-token"].startswith(
             "the adapter sends the query view's bearer token, but not Grafana's data source and "
-            "Thanos Ruler's query configuration (7 shards): the chart points them at query.url "
-            "without credentials or headers"
+            "Thanos Ruler's query configuration (7 shards): the chart points them at "
+            "prometheus.query.url without credentials or headers"
         )
 
     def test_grafana_cannot_send_the_tenant(self):
@@ -431,9 +494,9 @@ class TestWarnings:
                 "scaleOut": {
                     "mode": "remoteWrite",
                     "shards": 1,
-                    "query": {"url": VIEW, "tenant": "gpu"},
                     "remoteWrite": {"url": "http://vm.monitoring.svc:8428/api/v1/write"},
-                }
+                },
+                "prometheus": {"query": {"url": VIEW, "tenant": "gpu"}},
             },
             [{"name": "a", "maxNodes": 4}],
         )
@@ -443,7 +506,7 @@ class TestWarnings:
         )
 
     def test_no_credentials_no_warning(self):
-        found = warnings({"scaleOut": {"mode": "shards", "query": {"url": VIEW}}})
+        found = warnings({"scaleOut": {"mode": "shards"}, "prometheus": QUERY_VIEW})
         assert "ruler-query-without-token" not in found
 
 
@@ -478,8 +541,12 @@ def test_values_schema_holds_urls_as_the_tool_does(url, accepted):
     from gpu_platform.pipeline.emit.values import values_schema
     from pydantic import ValidationError
 
-    data = {"platform": {"monitoring": {"scaleOut": {"query": {"url": url}}}}}
-    schema_ok = not list(jsonschema.Draft202012Validator(values_schema()).iter_errors(data))
+    data = {"platform": {"monitoring": {"prometheus": {"query": {"url": url}}}}}
+    # the key's own schema (the whole document also requires every defaulted key)
+    node = values_schema()
+    for key in ("platform", "monitoring", "prometheus", "query", "url"):
+        node = node["properties"][key]
+    schema_ok = not list(jsonschema.Draft202012Validator(node).iter_errors(url))
     try:
         Values.model_validate(data)
         model_ok = True
@@ -521,11 +588,10 @@ def _prometheus(spec: dict) -> dict:
 @pytest.mark.parametrize(
     "scale",
     [
-        {"mode": "shards", "query": {"url": VIEW}},
+        {"mode": "shards"},
         {
             "mode": "remoteWrite",
             "shards": 2,
-            "query": {"url": VIEW},
             "remoteWrite": {
                 "url": "https://mimir.example.com/api/v1/push",
                 "bearerTokenSecret": {"name": "w", "key": "token"},
@@ -535,7 +601,6 @@ def _prometheus(spec: dict) -> dict:
         {
             "mode": "remoteWrite",
             "shards": 2,
-            "query": {"url": VIEW},
             "remoteWrite": {
                 "url": "https://mimir.example.com/api/v1/push",
                 "basicAuthSecret": "w",
@@ -551,7 +616,7 @@ def test_the_plans_prometheus_spec_fits_the_prometheus_crd(scale):
     from support.k8svalidate import validate_object
     from support.render import DEFAULT_KUBE_VERSION
 
-    v = values({"bulkScrapeInterval": "30s", "scaleOut": scale})
+    v = values({"bulkScrapeInterval": "30s", "scaleOut": scale, "prometheus": QUERY_VIEW})
     derived = resolve(v)["kube-prometheus-stack"]["prometheus"]["prometheusSpec"]
     spec = {k: derived[k] for k in _SPEC_FIELDS if k in derived}
     assert spec["shards"] > 1

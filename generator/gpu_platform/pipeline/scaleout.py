@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.model import scaleout as model_scaleout
@@ -111,47 +110,10 @@ def beyond_measured(plan: sizing.Plan) -> float:
 # --------------------------------------------------------------------------- the query view
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """A query URL split as prometheus-adapter's chart joins it back:
-    ``<url>:<port><path>`` (its --prometheus-url)."""
-
-    scheme: str
-    host: str
-    port: int
-    path: str
-
-    @property
-    def base(self) -> str:
-        return f"{self.scheme}://{self.host}"
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-def split_endpoint(url: str) -> Endpoint:
-    """The parts of a URL model.ENDPOINT_PATTERN accepted; the port defaults by scheme."""
-    parts = urlsplit(url)
-    default = 443 if parts.scheme == "https" else 80
-    return Endpoint(
-        scheme=parts.scheme,
-        host=parts.hostname or "",
-        port=parts.port or default,
-        path=parts.path.rstrip("/"),
-    )
-
-
-def in_cluster(url: str) -> bool:
-    """A host only the cluster's DNS resolves: a Service name (no dot) or a name under
-    ``.svc`` (``name.namespace.svc``, ``...svc.cluster.local``)."""
-    host = urlsplit(url).hostname or ""
-    return "." not in host or host.endswith(".svc") or ".svc." in host
-
-
 def global_view(values: Values) -> bool:
-    """The adapter queries a view outside this release's Prometheus."""
-    return bool(values.platform.monitoring.scaleOut.query.url)
+    """The adapter queries a view outside this release's Prometheus
+    (platform.monitoring.prometheus.query.url, split by pipeline/query.py)."""
+    return bool(values.platform.monitoring.prometheus.query.url)
 
 
 # --------------------------------------------------------------------------- words
@@ -193,8 +155,9 @@ def describe(values: Values) -> str:
             f"(one Prometheus would need {figures(plan.single)})"
         )
     scale = monitoring.scaleOut
-    if plan.shards > 1 or scale.query.url:
-        where = scale.query.url or "prometheus-operated (one shard!)"
+    query_url = monitoring.prometheus.query.url
+    if plan.shards > 1 or query_url:
+        where = query_url or "prometheus-operated (one shard!)"
         lines.append(f"  the adapter queries {where}")
     if plan.mode == "shards":
         lines.append(

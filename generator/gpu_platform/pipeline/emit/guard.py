@@ -17,13 +17,13 @@ from typing import Any
 import jinja2
 
 from gpu_platform.pipeline.emit.context import jinja_env, template_context
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
-from gpu_platform.pipeline.rules.gofmt import quote
 from gpu_platform.pipeline.rules.shapes import LIST_VARIABLES
 
-# What every fragment may use. The sizing lines mirror pipeline/sizing.py's formula (float64
-# arithmetic in the same order; every ceil rounds to 6 places first, see sizing.whole; tests
-# compare them on many inputs).
+# What every fragment may use. The Prometheus sizing and the scale-out plan's shard count come
+# from the chart's helper (gpu-platform.sizing, the formulas of pipeline/sizing.py and
+# pipeline/scaleout.py in Go).
 PRELUDE = """\
 {{- $errors := list -}}
 {{- $p := .Values.platform -}}
@@ -38,99 +38,31 @@ PRELUDE = """\
 {{- $nsLabel := $dcgmLabels.namespace -}}
 {{- $podLabel := $dcgmLabels.pod -}}
 [[ list_variables ]]
+[[ query_split ]]
 {{- $signalNames := list -}}
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
+{{- /* The KEDA path (pipeline/kedapath.py): each entry's path, and the derived numbers. */ -}}
+{{- $defaultPath := toString (dig "podAutoscaling" "path" "adapter" $p) -}}
+{{- $kedaValues := dig "podAutoscaling" "keda" dict $p -}}
+{{- $kedaSettings := include "gpu-platform.keda.settings" $ | fromJson -}}
+{{- $kedaGpu := false -}}
+{{- range $hpas -}}
+{{- if eq (toString (.path | default $defaultPath)) "keda" -}}
+{{- range .metrics }}{{ if eq (toString .type) "Pods" }}{{ $kedaGpu = true }}{{ end }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- $anyOperatorPool := false -}}
 {{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
-{{- /* The sizing formula, operation for operation as pipeline/sizing.py computes it (plan). */ -}}
-{{- $z := $mon.sizing -}}
+{{- /* The Prometheus sizing (gpu-platform.sizing, pipeline/sizing.py's formula). */ -}}
+{{- $sizing := include "gpu-platform.sizing" $ | fromJson -}}
+{{- $relistMs := int64 $sizing.relistMs -}}
+{{- /* The scale-out plan (pipeline/scaleout.py): the shards that run, the bulk path's interval,
+the query view every mode reads (platform.monitoring.prometheus.query.url). */ -}}
 {{- $so := $mon.scaleOut -}}
-{{- $hasBulk := and (not (kindIs "invalid" $mon.bulkScrapeInterval)) (ne (toString $mon.bulkScrapeInterval) "") -}}
-{{- $bulkInterval := ternary (toString $mon.bulkScrapeInterval) $interval $hasBulk -}}
-{{- $bulkMs := include "gpu-platform.durationMs" $bulkInterval | int -}}
-{{- $poolNodes := 0 -}}{{- $poolGpus := 0 -}}{{- $widest := 1 -}}
-{{- range $pools -}}
-{{- $poolNodes = add $poolNodes (int64 .maxNodes) -}}
-{{- $poolGpus = add $poolGpus (mul (int64 .maxNodes) (int64 .gpusPerNode)) -}}
-{{- $widest = max $widest (int64 .gpusPerNode) -}}
-{{- end -}}
-{{- $hasNodes := not (kindIs "invalid" $z.gpuNodes) -}}
-{{- $hasPerNode := not (kindIs "invalid" $z.gpusPerNode) -}}
-{{- $gpuNodes := $poolNodes -}}{{- $gpus := $poolGpus -}}
-{{- if and $hasNodes $hasPerNode -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) (int64 $z.gpusPerNode) -}}
-{{- else if $hasNodes -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) $widest -}}
-{{- else if $hasPerNode -}}{{- $gpus = mul $poolNodes (int64 $z.gpusPerNode) -}}
-{{- end -}}
-{{- /* the series model (sizing.series_model): DCGM per GPU; the bulk path's fixed part, per node and per pod */ -}}
-{{- $pods := add (mul $gpuNodes (int64 $z.daemonSetPodsPerNode)) $gpus -}}
-{{- $gpuSeriesAll := mul $gpus (int64 $z.seriesPerGpu) -}}
-{{- $bulkSeriesAll := add (add (int64 $z.otherSeries) (mul $gpuNodes (int64 $z.seriesPerNode))) (mul $pods (int64 $z.seriesPerPod)) -}}
-{{- $intervalS := divf (float64 $intervalMs) 1000.0 -}}
-{{- $bulkS := divf (float64 $bulkMs) 1000.0 -}}
-{{- $retentionS := divf (include "gpu-platform.durationMs" (toString $z.retention) | float64) 1000.0 -}}
-{{- $block := [[ block_range_s ]] -}}
-{{- $chunksGpu := divf (mulf [[ head_span ]] $block) (mulf [[ samples_per_chunk ]].0 $intervalS) -}}
-{{- $chunksBulk := divf (mulf [[ head_span ]] $block) (mulf [[ samples_per_chunk ]].0 $bulkS) -}}
-{{- $fixedMem := mulf (float64 $z.memoryPerSeriesKiB) 1024.0 -}}
-{{- $baseMem := mulf (float64 $z.memoryBaseMiB) [[ mib ]].0 -}}
-{{- /* the scale-out plan (scaleout.needed_shards): the fewest shards whose share fits the limits */ -}}
-{{- $limits := $so.limits -}}
-{{- $needed := [[ max_shards ]] -}}{{- $found := false -}}
-{{- range $k := untilStep 1 (add [[ max_shards ]] 1 | int) 1 -}}
-{{- if not $found -}}
-{{- $gs := div (add $gpuSeriesAll (sub $k 1)) $k -}}
-{{- $bs := div (add $bulkSeriesAll (sub $k 1)) $k -}}
-{{- $sps := addf (divf (float64 $gs) $intervalS) (divf (float64 $bs) $bulkS) -}}
-{{- $mem := int64 (ceil (round (divf (addf (addf $baseMem (mulf (float64 $gs) (addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksGpu)))) (mulf (float64 $bs) (addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksBulk)))) [[ mib ]].0) 6)) -}}
-{{- if and (le $sps (float64 $limits.samplesPerSecond)) (le (add $gs $bs) (int64 $limits.series)) (le (float64 $mem) (mulf (float64 $limits.memoryGiB) 1024.0)) -}}
-{{- $needed = $k -}}{{- $found = true -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
-{{- $shards := 1 -}}
-{{- if ne (toString $so.mode) "single" -}}
-{{- $shards = ternary $needed (int64 (default 0 $so.shards)) (kindIs "invalid" $so.shards) -}}
-{{- end -}}
-{{- /* one Prometheus' share (sizing.inputs_of) */ -}}
-{{- $gpuSeries := float64 (div (add $gpuSeriesAll (sub $shards 1)) $shards) -}}
-{{- $bulkSeries := float64 (div (add $bulkSeriesAll (sub $shards 1)) $shards) -}}
-{{- $gpuTargets := div (add $gpuNodes (sub $shards 1)) $shards -}}
-{{- $series := float64 (add (div (add $gpuSeriesAll (sub $shards 1)) $shards) (div (add $bulkSeriesAll (sub $shards 1)) $shards)) -}}
-{{- $samplesPerS := addf (divf $gpuSeries $intervalS) (divf $bulkSeries $bulkS) -}}
-{{- $limit := maxf $block (minf (divf $retentionS 10.0) [[ max_block_range_s ]]) -}}
-{{- $widestBlock := $block -}}
-{{- range until 20 -}}{{- if le (mulf $widestBlock 3.0) $limit -}}{{- $widestBlock = mulf $widestBlock 3.0 -}}{{- end -}}{{- end -}}
-{{- $samplesGpu := divf $block $intervalS -}}
-{{- $samplesBulk := divf $block $bulkS -}}
-{{- $perSeriesGpu := addf (addf (mulf $samplesGpu (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samplesGpu [[ samples_per_chunk ]].0) (float64 $z.indexBytesPerChunk)) -}}
-{{- $perSeriesBulk := addf (addf (mulf $samplesBulk (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samplesBulk [[ samples_per_chunk ]].0) (float64 $z.indexBytesPerChunk)) -}}
-{{- $perRange := addf (mulf $gpuSeries $perSeriesGpu) (mulf $bulkSeries $perSeriesBulk) -}}
-{{- $blockBytes := mulf (divf (addf $retentionS $widestBlock) $block) $perRange -}}
-{{- $walPerS := mulf $samplesPerS (float64 $z.walBytesPerSample) -}}
-{{- $walBytes := mulf $walPerS (addf (mulf [[ head_span ]] $block) (mulf [[ wal_segment_weight ]] (minf (divf [[ wal_segment_bytes ]] $walPerS) $block))) -}}
-{{- $headPerS := mulf $samplesPerS (float64 $z.bytesPerSample) -}}
-{{- $headBytes := mulf $headPerS (addf (mulf [[ head_span ]] $block) (minf (divf [[ head_chunk_file_bytes ]] $headPerS) $block)) -}}
-{{- $retentionGib := max 1 (int64 (ceil (round (divf (addf (addf $blockBytes $walBytes) $headBytes) [[ gib ]].0) 6))) -}}
-{{- $pvcGib := int64 (ceil (round (mulf (float64 $retentionGib) (float64 $z.walHeadroom)) 6)) -}}
-{{- $memPerGpu := addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksGpu) -}}
-{{- $memPerBulk := addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksBulk) -}}
-{{- $memoryMib := int64 (ceil (round (divf (addf (addf $baseMem (mulf $gpuSeries $memPerGpu)) (mulf $bulkSeries $memPerBulk)) [[ mib ]].0) 6)) -}}
-{{- /* prometheus-adapter's relist interval (sizing.relist_interval_ms) */ -}}
-{{- $relistMs := max [[ relist_floor_ms ]] (mul [[ relist_scrapes ]] $intervalMs) -}}
-{{- $ingest := divf (addf (mulf $samplesPerS (float64 $z.cpuMicrosPerSample)) (mulf (divf (float64 $gpuTargets) $intervalS) (float64 $z.cpuMicrosPerGpuScrape))) 1000000.0 -}}
-{{- $relistCores := divf (divf (mulf $series (float64 $z.cpuMicrosPerRelistedSeries)) (divf (float64 $relistMs) 1000.0)) 1000000.0 -}}
-{{- $cpuMilli := max [[ cpu_floor_m ]] (int64 (ceil (round (mulf (addf $ingest $relistCores) 1000.0) 6))) -}}
-{{- /* the query view (scaleout.split_endpoint) */ -}}
-{{- $queryUrl := toString (dig "query" "url" "" $so) -}}
-{{- $queryScheme := "" -}}{{- $queryHost := "" -}}{{- $queryPort := 0 -}}{{- $queryPath := "" -}}
-{{- if $queryUrl -}}
-{{- $u := urlParse $queryUrl -}}
-{{- $queryScheme = $u.scheme -}}
-{{- $hostPort := splitList ":" $u.host -}}
-{{- $queryHost = first $hostPort -}}
-{{- $queryPort = ternary (atoi (last $hostPort)) (ternary 443 80 (eq $u.scheme "https")) (eq (len $hostPort) 2) -}}
-{{- $queryPath = regexReplaceAll "/+$" $u.path "" -}}
-{{- end -}}
+{{- $shards := int64 $sizing.shards -}}
+{{- $bulkInterval := toString $sizing.bulkInterval -}}
+{{- $bulkMs := int64 $sizing.bulkMs -}}
+{{- $queryUrl := toString (dig "prometheus" "query" "url" "" $mon) -}}
 """
 
 # helm lint renders in "lint mode", where `fail` (and `required`) only log an [INFO] line and

@@ -1,60 +1,21 @@
 """The scale-out section: monitoring past one Prometheus (docs/scale-out.md).
 
 Every string here reaches a subchart's values (URLs, Secret names, a header), so each is held
-to a pattern the tool and values.schema.json share; credentials are Secret references only,
-never values.
+to a pattern the tool and values.schema.json share (the types of model/prometheus.py, which
+also holds the query view every mode reads, ``prometheus.query``); credentials are Secret
+references only, never values.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 
-from gpu_platform.pipeline.model.kube import Strict, held_to, schema_of
+from gpu_platform.pipeline.model.kube import Strict
+from gpu_platform.pipeline.model.prometheus import Endpoint, OrgId, SecretKeyRef, SecretName
 
 MAX_SHARDS = 64
-
-_HOST = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
-# A query or write endpoint: http(s), a DNS name or IPv4 address, an optional port and path;
-# no credentials, query string or fragment (credentials come from a Secret). Empty: none.
-ENDPOINT_PATTERN = rf"^(https?://{_HOST}(:{_PORT})?(/[-._~a-zA-Z0-9/]*)?)?$"
-SECRET_NAME_PATTERN = rf"^{_HOST}$"  # a DNS-1123 subdomain, as Secret names are
-SECRET_KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"
-ORG_ID_PATTERN = r"^[-_.a-zA-Z0-9]*$"
-
-Endpoint = Annotated[
-    str,
-    held_to(
-        ENDPOINT_PATTERN,
-        "an http:// or https:// URL: a lower-case host, an optional port (1-65535) and path, "
-        "nothing else (no user:password@, ?query or #fragment: credentials come from a "
-        "Secret), e.g. http://thanos-query.monitoring.svc:9090",
-        2048,
-    ),
-    schema_of(ENDPOINT_PATTERN, 2048),
-]
-SecretName = Annotated[
-    str,
-    held_to(
-        SECRET_NAME_PATTERN,
-        "a Secret name (a DNS subdomain: lower-case letters, digits, '-' and '.')",
-        253,
-    ),
-    schema_of(SECRET_NAME_PATTERN, 253),
-]
-SecretKey = Annotated[
-    str, StringConstraints(pattern=SECRET_KEY_PATTERN, min_length=1, max_length=253)
-]
-OrgId = Annotated[str, StringConstraints(pattern=ORG_ID_PATTERN, max_length=253)]
-
-
-class SecretKeyRef(Strict):
-    """A key of a Secret in the release namespace: a credential stays out of values files."""
-
-    name: SecretName = Field(description="The Secret's name.")
-    key: SecretKey = Field(description="The key that holds the credential.")
 
 
 class ScaleOutLimits(Strict):
@@ -81,29 +42,6 @@ class ScaleOutLimits(Strict):
         le=4096,
         description="The memory request one Prometheus may have (the limit is twice it, so "
         "32 fits a node with 64 GiB or more): a choice about your nodes, not a measurement.",
-    )
-
-
-class QueryEndpoint(Strict):
-    """Where the adapter (and, once sharded, Grafana and Thanos Ruler) send PromQL."""
-
-    url: Endpoint = Field(
-        "",
-        description="A Prometheus-compatible query API that holds every series: your Thanos "
-        "Query (shards mode, e.g. http://thanos-query.monitoring.svc:9090) or your store's "
-        "query URL (remoteWrite mode: Mimir https://mimir.example.com/prometheus, "
-        "VictoriaMetrics cluster http://vmselect.vm.svc:8481/select/0/prometheus). Empty: "
-        "this release's prometheus-operated, which holds every series only with one shard.",
-    )
-    bearerTokenSecret: SecretKeyRef | None = Field(
-        None,
-        description="A bearer token for the adapter's queries, from this Secret key (mounted "
-        "into the adapter, passed with --prometheus-token-file).",
-    )
-    tenant: OrgId = Field(
-        "",
-        description="X-Scope-OrgID header of the adapter's queries (Mimir, Cortex, Thanos "
-        "Receive tenants); empty: none.",
     )
 
 
@@ -137,8 +75,10 @@ class ScaleOut(Strict):
     mode: Literal["single", "shards", "remoteWrite"] = Field(
         "single",
         description="single: one Prometheus (shards stays 1). shards: prometheus-operator "
-        "shards with a Thanos sidecar each; query.url is your Thanos Query. remoteWrite: "
-        "every shard also writes to remoteWrite.url; query.url is your store's query URL.",
+        "shards with a Thanos sidecar each; platform.monitoring.prometheus.query.url is your "
+        "Thanos Query. remoteWrite: every shard also writes to remoteWrite.url; "
+        "prometheus.query.url is your store's query URL. Only with kube-prometheus-stack "
+        "enabled: your own Prometheus scales out on its own.",
     )
     shards: int | None = Field(
         None,
@@ -149,9 +89,6 @@ class ScaleOut(Strict):
     )
     limits: ScaleOutLimits = Field(
         default_factory=ScaleOutLimits, description="What one Prometheus may carry."
-    )
-    query: QueryEndpoint = Field(
-        default_factory=QueryEndpoint, description="The global query view."
     )
     remoteWrite: RemoteWrite = Field(
         default_factory=RemoteWrite, description="The remote store (remoteWrite mode)."

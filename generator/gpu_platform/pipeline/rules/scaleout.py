@@ -1,9 +1,12 @@
 """Rules for monitoring past one Prometheus (pipeline/scaleout.py's plan; docs/scale-out.md).
 
-Refusals, on both install paths: a sharded Prometheus whose adapter, rules and dashboards would
-still query one shard; shards without a mode that gives a global view; a remote write without
-a URL, a URL nothing writes to, an endpoint outside the cluster without credentials, two kinds
-of credentials at once. Warnings (the tool's; a template can only refuse): the plan one
+Refusals, on both install paths: a plan for a Prometheus this release does not run
+(kube-prometheus-stack disabled: the user's own Prometheus scales out on its own); a sharded
+Prometheus whose adapter, rules and dashboards would still query one shard; shards without a
+mode that gives a global view; a remote write without a URL, a URL nothing writes to, an
+endpoint outside the cluster without credentials, two kinds of credentials at once. The query
+view is platform.monitoring.prometheus.query (pipeline/query.py), shared with the
+bring-your-own path. Warnings (the tool's; a template can only refuse): the plan one
 Prometheus outgrows, what the bulk path's own interval would save, a plan beyond the measured
 range, fewer shards than the plan needs.
 """
@@ -11,38 +14,69 @@ range, fewer shards than the plan needs.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from gpu_platform.pipeline import scaleout, sizing
-from gpu_platform.pipeline.derive import QUERY_TOKEN_DIR, TENANT_HEADER
+from gpu_platform.pipeline import query, scaleout, sizing
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 
+if TYPE_CHECKING:
+    from gpu_platform.pipeline.model.values import Values
+
 SO = ("platform", "monitoring", "scaleOut")
+QUERY = ("platform", "monitoring", "prometheus", "query")
 _QUERY_HINT_SHARDS = "your Thanos Query, e.g. http://thanos-query.monitoring.svc:9090"
 _QUERY_HINT_STORE = "your store's query URL, e.g. https://mimir.example.com/prometheus"
-# The guard's test of scaleout.in_cluster on $host (a URL's host without its port).
+# The guard's test of query.in_cluster on $host (a URL's host without its port).
 _IN_CLUSTER_GO = '(or (not (contains "." $host)) (hasSuffix ".svc" $host) (contains ".svc." $host))'
+
+
+def bundled(values: Values) -> bool:
+    """The chart runs the Prometheus the plan sizes (kube-prometheus-stack enabled); without
+    it the cluster's own Prometheus is the user's to size and scale."""
+    return values.subchart("kube-prometheus-stack").enabled
+
+
+@rule(
+    id="scaleout-needs-bundled-prometheus",
+    by_hand="a mode judged against a subchart's switch; two lines read clearer than a shape",
+    summary="scaleOut modes other than single need kube-prometheus-stack (your own Prometheus "
+    "scales out on its own)",
+    reads=("platform.monitoring.scaleOut.mode", "kube-prometheus-stack.enabled"),
+    fmt="is %s, but kube-prometheus-stack is disabled: the plan shards and wires the bundled "
+    "Prometheus, and yours scales out on its own terms (its shards, Thanos, remote write). Set "
+    "mode: single, and platform.monitoring.prometheus.query.url to a view that holds every GPU "
+    "series of your Prometheus (your Thanos Query or store's query URL once it is sharded)",
+    guard="""\
+{{- if and (not $kps.enabled) (ne (toString $so.mode) "single") -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.mode" (toString $so.mode)) -}}
+{{- end -}}""",
+)
+def scaleout_needs_bundled_prometheus(ctx: Context) -> Iterable[Hit]:
+    mode = ctx.values.platform.monitoring.scaleOut.mode
+    if not bundled(ctx.values) and mode != "single":
+        yield Hit((*SO, "mode"), (mode,))
 
 
 @rule(
     id="scaleout-query-view",
     by_hand="the shard count is the plan's (computed by the guard's prelude), not a field",
-    summary="a sharded Prometheus needs scaleOut.query.url, a view of every shard, for the "
+    summary="a sharded Prometheus needs prometheus.query.url, a view of every shard, for the "
     "adapter, the rules and the dashboards",
-    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.query.url"),
-    fmt="runs %d Prometheus shards, but query.url is empty, so prometheus-adapter, Thanos Ruler "
+    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.prometheus.query.url"),
+    fmt="is empty, but the plan runs %d Prometheus shards, so prometheus-adapter, Thanos Ruler "
     "and Grafana would query prometheus-operated, which reaches one shard per request: HPAs "
-    "would see the GPU metrics of about 1 in %d pods. Set query.url to %s",
+    "would see the GPU metrics of about 1 in %d pods. Set it to %s",
     guard="""\
 {{- if and (gt $shards 1) (not $queryUrl) -}}
-{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.scaleOut.query.url" $shards $shards (ternary "[[ hint_shards ]]" "[[ hint_store ]]" (eq (toString $so.mode) "shards"))) -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.monitoring.prometheus.query.url" $shards $shards (ternary "[[ hint_shards ]]" "[[ hint_store ]]" (eq (toString $so.mode) "shards"))) -}}
 {{- end -}}""",
 )
 def scaleout_query_view(ctx: Context) -> Iterable[Hit]:
     shards = scaleout.shards_for(ctx.values)
     scale = ctx.values.platform.monitoring.scaleOut
-    if shards > 1 and not scale.query.url:
+    if shards > 1 and not scaleout.global_view(ctx.values):
         hint = _QUERY_HINT_SHARDS if scale.mode == "shards" else _QUERY_HINT_STORE
-        yield Hit((*SO, "query", "url"), (shards, shards, hint), at=SO)
+        yield Hit((*QUERY, "url"), (shards, shards, hint))
 
 
 @rule(
@@ -128,7 +162,7 @@ def remote_write_auth(ctx: Context) -> Iterable[Hit]:
         and rw.url
         and rw.basicAuthSecret is None
         and rw.bearerTokenSecret is None
-        and not scaleout.in_cluster(rw.url)
+        and not query.in_cluster(rw.url)
     ):
         yield Hit((*SO, "remoteWrite", "url"), (rw.url,))
 
@@ -167,44 +201,12 @@ def remote_write_one_auth(ctx: Context) -> Iterable[Hit]:
     "reaches no shard; run `gpu-platform values -f <your values files>` (it adds the sidecar "
     "with the pinned Thanos image) and install with the result",
     guard="""\
-{{- if and (eq (toString $so.mode) "shards") (empty (dig "prometheus" "prometheusSpec" "thanos" dict $kps)) -}}
+{{- if and $kps.enabled (eq (toString $so.mode) "shards") (empty (dig "prometheus" "prometheusSpec" "thanos" dict $kps)) -}}
 {{- $errors = append $errors (printf [[ fmt ]] "kube-prometheus-stack.prometheus.prometheusSpec.thanos") -}}
 {{- end -}}""",
 )
 def shards_thanos_sidecar(ctx: Context) -> Iterable[Hit]:
     """The tool always adds the sidecar (derive.thanos_spec): only a plain install misses it."""
-    return ()
-
-
-@rule(
-    id="adapter-query-credentials",
-    by_hand="searches a merged argument list of the subchart for the derived entries",
-    summary="the query view's token and tenant reach prometheus-adapter's arguments",
-    reads=(
-        "platform.monitoring.scaleOut.query.bearerTokenSecret",
-        "platform.monitoring.scaleOut.query.tenant",
-        "prometheus-adapter.extraArguments",
-    ),
-    fmt="lacks %s, so the adapter's queries to the view go without its credentials or tenant; "
-    "run `gpu-platform values -f <your values files>` and install with the result",
-    guard="""\
-{{- $args := dig "extraArguments" list $adapter -}}
-{{- $q := default dict $so.query -}}
-{{- if $q.bearerTokenSecret -}}
-{{- $want := printf "--prometheus-token-file=[[ token_dir ]]/%s" (toString $q.bearerTokenSecret.key) -}}
-{{- if not (has $want $args) -}}
-{{- $errors = append $errors (printf [[ fmt ]] "prometheus-adapter.extraArguments" $want) -}}
-{{- end -}}
-{{- end -}}
-{{- if $q.tenant -}}
-{{- $want := printf "--prometheus-header=[[ tenant_header ]]=%s" (toString $q.tenant) -}}
-{{- if not (has $want $args) -}}
-{{- $errors = append $errors (printf [[ fmt ]] "prometheus-adapter.extraArguments" $want) -}}
-{{- end -}}
-{{- end -}}""",
-)
-def adapter_query_credentials(ctx: Context) -> Iterable[Hit]:
-    """The tool always adds them (derive.adapter_arguments): only a plain install misses one."""
     return ()
 
 
@@ -232,7 +234,7 @@ def _limits_passed(plan: sizing.Plan, ctx: Context) -> str:
 )
 def monitoring_needs_scale_out(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
-    if values.platform.monitoring.scaleOut.mode != "single":
+    if not bundled(values) or values.platform.monitoring.scaleOut.mode != "single":
         return
     plan = scaleout.plan_for(values)
     if plan.needed <= 1:
@@ -241,9 +243,9 @@ def monitoring_needs_scale_out(ctx: Context) -> Iterable[Hit]:
     text = (
         f"one Prometheus would carry {scaleout.figures(plan.single)}, past scaleOut.limits "
         f"({_limits_passed(plan.single, ctx)}): the plan is {plan.needed} shards, each "
-        f"{scaleout.figures(shards)}; set scaleOut.mode: shards with query.url your Thanos "
-        "Query, or mode: remoteWrite with remoteWrite.url your store and query.url its "
-        "query URL (docs/scale-out.md)"
+        f"{scaleout.figures(shards)}; set scaleOut.mode: shards with prometheus.query.url your "
+        "Thanos Query, or mode: remoteWrite with remoteWrite.url your store and "
+        "prometheus.query.url its query URL (docs/scale-out.md)"
     )
     yield Hit((*SO, "mode"), (text,), at=SO)
 
@@ -260,7 +262,7 @@ def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
     values = ctx.values
     monitoring = values.platform.monitoring
     gpu_s, bulk_s = sizing.intervals_s(values)
-    if bulk_s != gpu_s:
+    if not bundled(values) or bulk_s != gpu_s:
         return
     series = sizing.series_for(values)
     if series.bulk_series / gpu_s < scaleout.SPLIT_MATTERS_SAMPLES_PER_S:
@@ -292,6 +294,8 @@ def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
     fmt="%s",
 )
 def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
+    if not bundled(ctx.values):
+        return
     plan = scaleout.plan_for(ctx.values)
     times = scaleout.beyond_measured(plan.per_shard)
     if times <= 1:
@@ -317,7 +321,7 @@ def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
 )
 def shards_below_plan(ctx: Context) -> Iterable[Hit]:
     scale = ctx.values.platform.monitoring.scaleOut
-    if scale.mode == "single" or scale.shards is None:
+    if not bundled(ctx.values) or scale.mode == "single" or scale.shards is None:
         return
     plan = scaleout.plan_for(ctx.values)
     if plan.within_limits:
@@ -335,12 +339,12 @@ def shards_below_plan(ctx: Context) -> Iterable[Hit]:
     severity="warning",
     summary="Grafana's data source and Thanos Ruler cannot send the query view's token or tenant",
     reads=(
-        "platform.monitoring.scaleOut.query.bearerTokenSecret",
-        "platform.monitoring.scaleOut.query.tenant",
+        "platform.monitoring.prometheus.query.bearerTokenSecret",
+        "platform.monitoring.prometheus.query.tenant",
     ),
     fmt="the adapter sends the query view's %s, but not %s: the chart points them at "
-    "query.url without credentials or headers, so against an authenticated or multi-tenant view they would fail "
-    "or read another tenant; evaluate the chart's PrometheusRule in your store's ruler (Mimir "
+    "prometheus.query.url without credentials or headers, so against an authenticated or "
+    "multi-tenant view they would fail or read another tenant; evaluate the chart's PrometheusRule in your store's ruler (Mimir "
     "ruler, vmalert), point Grafana at the view yourself (a data source with the header), or "
     "give them an unauthenticated in-cluster view",
 )
@@ -348,12 +352,12 @@ def ruler_query_without_token(ctx: Context) -> Iterable[Hit]:
     """kube-prometheus-stack's Grafana data source (grafana.sidecar.datasources.url) and Thanos
     Ruler's query configuration (queryConfig) take a URL only; the adapter gets the token file
     and the tenant header as arguments."""
-    query = ctx.values.platform.monitoring.scaleOut.query
-    if not query.url:
-        return
+    view = ctx.values.platform.monitoring.prometheus.query
+    if not bundled(ctx.values) or not view.url:
+        return  # without kube-prometheus-stack, Grafana and the rules are the user's
     sent = [
-        *(["bearer token"] if query.bearerTokenSecret is not None else []),
-        *([f"tenant header ({TENANT_HEADER})"] if query.tenant else []),
+        *(["bearer token"] if view.bearerTokenSecret is not None else []),
+        *([f"tenant header ({query.TENANT_HEADER})"] if view.tenant else []),
     ]
     if not sent:
         return
@@ -361,13 +365,11 @@ def ruler_query_without_token(ctx: Context) -> Iterable[Hit]:
     users = "Grafana's data source" + (
         f" and Thanos Ruler's query configuration ({shards} shards)" if shards > 1 else ""
     )
-    at = "bearerTokenSecret" if query.bearerTokenSecret is not None else "tenant"
-    yield Hit((*SO, "query", at), (" and ".join(sent), users))
+    at = "bearerTokenSecret" if view.bearerTokenSecret is not None else "tenant"
+    yield Hit((*QUERY, at), (" and ".join(sent), users))
 
 
 GUARD_CONTEXT = {
-    "token_dir": QUERY_TOKEN_DIR,
-    "tenant_header": TENANT_HEADER,
     "hint_shards": _QUERY_HINT_SHARDS,
     "hint_store": _QUERY_HINT_STORE,
     "in_cluster": _IN_CLUSTER_GO,
