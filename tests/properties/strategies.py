@@ -216,6 +216,9 @@ SIZING_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "gpusPerNode": st.integers(1, 64),
     "seriesPerGpu": st.integers(1, 10_000),
     "otherSeries": st.integers(0, 100_000_000),
+    "seriesPerNode": st.integers(0, 1_000_000),
+    "seriesPerPod": st.integers(0, 1_000_000),
+    "daemonSetPodsPerNode": st.integers(0, 1_000),
     "bytesPerSample": st.floats(0.01, 16),
     "indexBytesPerSeries": st.floats(0, 1_000_000),
     "indexBytesPerChunk": st.floats(0, 10_000),
@@ -235,6 +238,49 @@ SIZING_FIELDS: dict[str, st.SearchStrategy[Any]] = {
 def sizing(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.sampled_from(sorted(SIZING_FIELDS)), max_size=6, unique=True))
     return {name: draw(SIZING_FIELDS[name]) for name in names}
+
+
+VIEWS = (
+    "http://thanos-query.monitoring.svc:9090",
+    "https://mimir.example.com/prometheus/",
+    "http://10.0.0.7",
+)
+
+
+@st.composite
+def scale_out(draw: st.DrawFn) -> dict[str, Any]:
+    """Monitoring keys the scale-out rules accept: a mode (scaleOut) with a query view
+    (prometheus.query), the plan's shard count or one given, limits over their range (so the
+    guard's shard loop meets every outcome)."""
+    mode = draw(st.sampled_from(["shards", "remoteWrite"]))
+    query: dict[str, Any] = {"url": draw(st.sampled_from(VIEWS))}
+    section: dict[str, Any] = {"mode": mode}
+    if draw(st.booleans()):
+        section["shards"] = draw(st.integers(1, 64))
+    if draw(st.booleans()):
+        section["limits"] = {
+            "samplesPerSecond": draw(st.integers(1_000, 2_000_000)),
+            "series": draw(st.integers(1_000, 5_000_000)),
+            "memoryGiB": draw(st.floats(1, 64)),
+        }
+    if draw(st.booleans()):
+        query["tenant"] = "gpu"
+        query["bearerTokenSecret"] = {"name": "view-token", "key": "token"}
+    if mode == "remoteWrite":
+        section["remoteWrite"] = draw(
+            st.sampled_from(
+                [
+                    {"url": "http://vm.monitoring.svc:8428/api/v1/write"},
+                    {"url": "https://mimir.example.com/api/v1/push", "basicAuthSecret": "w"},
+                    {
+                        "url": "https://mimir.example.com/api/v1/push",
+                        "bearerTokenSecret": {"name": "w", "key": "token"},
+                        "tenant": "gpu",
+                    },
+                ]
+            )
+        )
+    return {"scaleOut": section, "prometheus": {"query": query}}
 
 
 @st.composite
@@ -294,9 +340,13 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
     data_mig = "nvidia.com/mig-1g.10gb" in advertised and draw(st.booleans())
     if draw(st.booleans()):
         platform["monitoring"]["sizing"] = draw(sizing())
+    if draw(st.booleans()):
+        platform["monitoring"]["bulkScrapeInterval"] = draw(st.sampled_from(["1s", "15s", "30s"]))
+    if draw(st.integers(0, 3)) == 0:
+        platform["monitoring"].update(draw(scale_out()))
     signals = draw(st.sampled_from(SIGNAL_SETS))
-    if signals is not None:
-        platform["monitoring"]["gpuSignals"] = signals
+    if signals is not None:  # a copy: other tests mutate what they draw (hostile values)
+        platform["monitoring"]["gpuSignals"] = copy.deepcopy(signals)
     if draw(st.booleans()):
         platform["prepuller"] = {
             "images": [
@@ -309,8 +359,9 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
     if data_mig:  # mixed MIG with a pool that lists its profile: accepted
         _set(data, "gpu-operator", ("mig", "strategy"), "mixed")
     if draw(st.booleans()):  # a derived key written as the tool writes it: accepted
+        written = platform["monitoring"].get("bulkScrapeInterval") or interval
         data["kube-prometheus-stack"] = {
-            "prometheus": {"prometheusSpec": {"scrapeInterval": interval}}
+            "prometheus": {"prometheusSpec": {"scrapeInterval": written}}
         }
     if draw(st.booleans()):
         data["keda"] = {"enabled": True}
@@ -568,6 +619,45 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         limits={
             "defaultRequest": {"cpu": "1", "memory": "1Gi", "ephemeralStorage": "1Gi"},
             "default": {"cpu": "999m"},
+        },
+    ),
+    # past one Prometheus
+    "scaleout-query-view": lambda d: (
+        d["platform"]["monitoring"].__setitem__("scaleOut", {"mode": "shards", "shards": 2}),
+        d["platform"]["monitoring"].pop("prometheus", None),
+    ),
+    "scaleout-needs-bundled-prometheus": lambda d: (
+        _set(d, "kube-prometheus-stack", ("enabled",), False),
+        d["platform"]["monitoring"].__setitem__("scaleOut", {"mode": "shards", "shards": 1}),
+        d["platform"]["monitoring"].__setitem__("prometheus", {"query": {"url": VIEWS[0]}}),
+    ),
+    "scaleout-shards-need-mode": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"shards": 3}
+    ),
+    "remote-write-url": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"mode": "remoteWrite"}
+    ),
+    "remote-write-unused": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut", {"remoteWrite": {"url": "http://vm.monitoring.svc:8428/api/v1/write"}}
+    ),
+    "remote-write-auth": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut",
+        {
+            "mode": "remoteWrite",
+            "shards": 1,
+            "remoteWrite": {"url": "https://mimir.example.com/api/v1/push"},
+        },
+    ),
+    "remote-write-one-auth": lambda d: d["platform"]["monitoring"].__setitem__(
+        "scaleOut",
+        {
+            "mode": "remoteWrite",
+            "shards": 1,
+            "remoteWrite": {
+                "url": "http://vm.monitoring.svc:8428/api/v1/write",
+                "basicAuthSecret": "w",
+                "bearerTokenSecret": {"name": "t", "key": "token"},
+            },
         },
     ),
     # the tenant boundary

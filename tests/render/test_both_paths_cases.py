@@ -189,8 +189,9 @@ def test_evaluation_interval_2m(built_chart, chart_repo, tmp_path):
 
 
 def test_sizing_wal_headroom_3(built_chart, chart_repo, tmp_path):
-    # default sizing: a retentionSize of 12 GiB (worked out term by term in
-    # tests/unit/test_sizing.py); x 3.0 = 36 GiB (the default 1.3 gives ceil(15.6) = 16)
+    # default sizing: a retentionSize of 32 GiB (26.2 GiB of blocks, 3.3 of WAL, 1.6 of head
+    # chunks for the default pool's 40,620 series, README "Prometheus sizing"); x 3.0 = 96 GiB
+    # (the default 1.3 gives ceil(41.6) = 42)
     advised_when_plain(
         built_chart,
         chart_repo,
@@ -201,7 +202,7 @@ def test_sizing_wal_headroom_3(built_chart, chart_repo, tmp_path):
             "volumeClaimTemplate": {
                 "spec": {
                     "accessModes": ["ReadWriteOnce"],
-                    "resources": {"requests": {"storage": "36Gi"}},
+                    "resources": {"requests": {"storage": "96Gi"}},
                 }
             }
         },
@@ -222,7 +223,7 @@ def test_sizing_storage_class_name(built_chart, chart_repo, tmp_path):
             "volumeClaimTemplate": {
                 "spec": {
                     "accessModes": ["ReadWriteOnce"],
-                    "resources": {"requests": {"storage": "16Gi"}},
+                    "resources": {"requests": {"storage": "42Gi"}},
                     "storageClassName": "fast",
                 }
             }
@@ -231,18 +232,19 @@ def test_sizing_storage_class_name(built_chart, chart_repo, tmp_path):
 
 
 def test_prometheus_resources_from_sizing(built_chart, chart_repo, tmp_path):
-    # 10 nodes x 8 GPUs x 100 series = 8,000 series at 1 s, each 6.5 KiB + 90 head chunks
-    # (1.5 x 2 h / 120 samples) x 19 B = 8,366 B: 52 MiB + 63.83 MiB = 115.83 -> 116 Mi, limit
-    # twice that; CPU 8,000 x 1.74 us + 10 scrapes x 380 us + 8,000 x 2.5 us / 5 s relist
-    # = 21.7m a second, below the 250m floor
+    # 10 nodes x 8 GPUs x 100 series = 8,000 series at 1 s (no per-node or per-pod series),
+    # each 8 KiB + 90 head chunks (1.5 x 2 h / 120 samples) x 112 B = 18,272 B: 54 MiB +
+    # 139.4 MiB = 193.4 -> 194 Mi, limit twice that; CPU 8,000 x 2.2 us + 10 scrapes x 150 us
+    # + 8,000 x 3.2 us / 5 s relist = 24.2m a second, below the 250m floor
     advised_when_plain(
         built_chart,
         chart_repo,
         tmp_path,
         "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 10\n      gpusPerNode: 8\n"
-        "      seriesPerGpu: 100\n      otherSeries: 0\n",
+        "      seriesPerGpu: 100\n      otherSeries: 0\n      seriesPerNode: 0\n"
+        "      seriesPerPod: 0\n",
         f"{KPS_SPEC}.resources",
-        {"requests": {"cpu": "250m", "memory": "116Mi"}, "limits": {"memory": "232Mi"}},
+        {"requests": {"cpu": "250m", "memory": "194Mi"}, "limits": {"memory": "388Mi"}},
     )
 
 
@@ -472,7 +474,8 @@ def test_pools_on_two_clouds(built_chart, chart_repo, tmp_path):
 
 
 def test_eks_pool_without_toolkit_disabled(built_chart, chart_repo, tmp_path):
-    pool = {**POOL, "cloud": "eks", "driver": "preinstalled"}
+    # four nodes of one GPU, the default pool's size: the sizing keys stay the chart's defaults
+    pool = {**POOL, "cloud": "eks", "driver": "preinstalled", "maxNodes": 4, "gpusPerNode": 1}
     site = yaml.safe_dump({"platform": {"nodePools": [pool]}})
     code, lines = validate(tmp_path, _files(tmp_path, [site]))
     assert code == 1 and len(lines) == 1
@@ -595,6 +598,9 @@ SIX_MISTAKES = {
             {**POOL, "name": "big", "minNodes": 3, "maxNodes": 1},  # 2: minNodes > maxNodes
         ],
         "tenants": [{"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}],  # 3
+        # sized as the default pool (4 nodes, 4 GPUs), so plain Helm finds the chart's sizing
+        # keys right and prints only the six mistakes (validate warns that the pools reach more)
+        "monitoring": {"sizing": {"gpuNodes": 4, "gpusPerNode": 1}},
         "hpas": [
             {
                 "name": "w",

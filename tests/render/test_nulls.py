@@ -307,8 +307,9 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
     base = check_data(LoadedValues(copy.deepcopy(BASE), Origins(), [])).values
     derived = [(d.chart, *d.path) for d in DERIVATIONS]
     # the merged lists the platform adds entries to for these values (the adapter's
-    # credential lists stay empty without credentials, so a null there deletes nothing)
-    merged = {d.dotted for d in DERIVATIONS if d.merged and d.compute(base)}
+    # credential lists stay empty without credentials, so a null there deletes nothing; the
+    # Thanos sidecar is merged only in shards mode)
+    merged = {d.dotted for d in DERIVATIONS if d.merged and d.applies(base) and d.compute(base)}
     held = {
         d.dotted
         for d in DERIVATIONS

@@ -31,9 +31,12 @@ LIMIT = 1024 * 1024
 # Our share: five sixteenths of the limit (320 KiB). A quarter until issue 21, then 32 KiB for
 # the chart's own DCGM ServiceMonitor, the bring-your-own and mirror helpers and their guard and
 # NOTES.txt's next steps (about 13 KiB of the 200-tenant record), and about 10 KiB for the KEDA
-# path's templates, helpers and guard (issue 27): 298 KiB measured when both landed. The real
-# upstream charts' share is what the real-repos run measures against the whole limit.
-BUDGET = LIMIT if real_repos_requested() else LIMIT * 5 // 16
+# path's templates, helpers and guard (issue 27): 298 KiB measured when both landed. Then
+# eleven thirty-seconds (352 KiB) for issue 23's scale-out plan: its twelve derived keys and
+# nine rules in the guard, the series model and shard search in gpu-platform.sizing, the
+# scaleOut section in values.yaml and the schema (330 KiB at 200 tenants when it merged). The
+# real upstream charts' share is what the real-repos run measures against the whole limit.
+BUDGET = LIMIT if real_repos_requested() else LIMIT * 11 // 32
 
 
 def _helmignored(chart: Path) -> list[str]:

@@ -6,7 +6,8 @@ helper, rendered by a probe template beside the chart's own, gives Python's figu
 and millicore. Without the resolved subchart keys a plain install keeps the chart's sizing
 (Prometheus' storage and resources are the user's to choose since issue 21; validate and
 NOTES.txt say what the knob gives), and is refused only where a locked key moves (the
-adapter's relist interval follows the scrape interval), quoting Python's figure.
+adapter's relist interval follows the scrape interval, Prometheus' global interval the bulk
+path's, the shard count the scale-out plan), quoting Python's figure.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import yaml
 from gpu_platform import helm
 from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
-from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.derive import relist_interval
+from gpu_platform.pipeline import scaleout, sizing
+from gpu_platform.pipeline.derive import bulk_interval, relist_interval, resolve, shard_plan
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.publish import dependencies
@@ -61,7 +62,41 @@ CASES = {
             "sizing": {"memoryPerHeadChunkBytes": 333.3, "cpuMicrosPerSample": 41.5},
         }
     },
+    "bulk-30s": {
+        "monitoring": {"bulkScrapeInterval": "30s", "sizing": {"seriesPerPod": 211}},
+        "nodePools": [{"name": "a", "maxNodes": 40, "gpusPerNode": 8}],
+    },
+    # the plan's shard count, found by the guard's own loop over the limits
+    "shards-derived": {
+        "monitoring": {
+            "bulkScrapeInterval": "15s",
+            "scaleOut": {
+                "mode": "shards",
+                "limits": {"memoryGiB": 1.5, "samplesPerSecond": 150_000},
+            },
+            "prometheus": {"query": {"url": "http://thanos-query.monitoring.svc:9090"}},
+        },
+        "nodePools": [{"name": "h100", "maxNodes": 150, "gpusPerNode": 8}],
+    },
+    "remote-write-explicit": {
+        "monitoring": {
+            "scaleOut": {
+                "mode": "remoteWrite",
+                "shards": 5,
+                "remoteWrite": {
+                    "url": "https://mimir.example.com/api/v1/push",
+                    "basicAuthSecret": "mimir-writer",
+                    "tenant": "gpu",
+                },
+            },
+            "prometheus": {"query": {"url": "https://mimir.example.com/prometheus"}},
+        },
+        "nodePools": [{"name": "h100", "maxNodes": 60, "gpusPerNode": 8}],
+    },
 }
+
+
+SPEC_PATH = "kube-prometheus-stack.prometheus.prometheusSpec"
 
 
 def _values(platform: dict) -> Values:
@@ -87,7 +122,13 @@ class TestTemplateAgreesWithPython:
         site = _site(tmp_path, case, platform)
         objects = render(built_chart, [resolved_values(site, tmp_path)], chart_repo.env())
         spec = _subchart_values(objects, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]
-        plan = sizing.plan_for(_values(platform))
+        plan = shard_plan(_values(platform))
+        assert (
+            spec["shards"]
+            == resolve(_values(platform))["kube-prometheus-stack"]["prometheus"]["prometheusSpec"][
+                "shards"
+            ]
+        )
         assert spec["retentionSize"] == f"{plan.retention_gib}GiB"
         assert spec["resources"]["requests"]["memory"] == f"{plan.memory_mib}Mi"
         claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
@@ -99,7 +140,8 @@ class TestTemplateAgreesWithPython:
 
     def test_the_charts_helper_has_pythons_figures(self, built_chart, tmp_path, case):
         platform = CASES[case]
-        plan = sizing.plan_for(_values(platform))
+        values = _values(platform)
+        plan = shard_plan(values)
         major, chart = built_chart
         probe = tmp_path / "probe" / "gpu-platform"
         shutil.copytree(chart, probe)
@@ -127,6 +169,9 @@ class TestTemplateAgreesWithPython:
             "relistMs": sizing.relist_interval_ms(
                 duration_ms(_values(platform).platform.monitoring.scrapeInterval)
             ),
+            "shards": scaleout.shards_for(values),
+            "bulkInterval": bulk_interval(values),
+            "bulkMs": duration_ms(bulk_interval(values)),
         }
 
     def test_unresolved_values_keep_the_charts_sizing(
@@ -136,13 +181,28 @@ class TestTemplateAgreesWithPython:
         values = _values(platform)
         defaults = sizing.plan_for(Values())
         site = _site(tmp_path, case, platform)
+        # What a plain install of these values is refused for: the locked keys that differ
+        # from the chart's defaults (the advisory sizing keys keep the chart's values).
+        refused = []
         if relist_interval(values) != relist_interval(Values()):
-            with pytest.raises(HelmError) as exc:
-                render(built_chart, [site], chart_repo.env())
-            assert (
+            refused.append(
                 f'prometheus-adapter.metricsRelistInterval: is "5s", but gpu-platform derives '
                 f'"{relist_interval(values)}" from platform.monitoring.scrapeInterval'
-            ) in exc.value.stderr
+            )
+        if bulk_interval(values) != bulk_interval(Values()):
+            refused.append(
+                f'{SPEC_PATH}.scrapeInterval: is "1s", but gpu-platform derives '
+                f'"{bulk_interval(values)}"'
+            )
+        if scaleout.shards_for(values) != 1:
+            refused.append(
+                f"{SPEC_PATH}.shards: is 1, but gpu-platform derives {scaleout.shards_for(values)}"
+            )
+        if refused:
+            with pytest.raises(HelmError) as exc:
+                render(built_chart, [site], chart_repo.env())
+            for message in refused:
+                assert message in exc.value.stderr
             assert "retentionSize" not in exc.value.stderr
             return
         objects = render(built_chart, [site], chart_repo.env())

@@ -43,7 +43,8 @@ def test_free_form_upstream_spots_accept_anything(write_values):
 
 def test_unknown_own_key_suggests(write_values):
     assert problems(write_values, "platform:\n  monitoring:\n    scrapeIntervall: 1s\n") == [
-        "F:3:5: platform.monitoring.scrapeIntervall: unknown key; did you mean scrapeInterval?"
+        "F:3:5: platform.monitoring.scrapeIntervall: unknown key; did you mean scrapeInterval "
+        "or bulkScrapeInterval?"
     ]
 
 
@@ -147,9 +148,11 @@ def test_derived_key_set_directly_names_the_knob(write_values):
     )
     assert out == (
         'F:4:7: kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval: is "30s", but '
-        'gpu-platform derives "1s" from platform.monitoring.scrapeInterval (the global scrape '
-        "interval); set platform.monitoring.scrapeInterval and let `gpu-platform values` compute "
-        "this key"
+        'gpu-platform derives "1s" from platform.monitoring.scrapeInterval or '
+        "bulkScrapeInterval (the global scrape interval, every monitor's but the DCGM "
+        "exporter's: bulkScrapeInterval when set, else scrapeInterval); set "
+        "platform.monitoring.scrapeInterval or bulkScrapeInterval and let `gpu-platform values` "
+        "compute this key"
     )
 
 

@@ -119,6 +119,9 @@ def test_signal_names_must_be_unique(write_values):
 # term): blocks for retention + one block range, WAL and head chunks at their peak. The
 # coefficients are pinned here so the figures do not move with the measured defaults.
 PINNED = {
+    # no per-node or per-pod series: otherSeries is every series but the GPUs'
+    "seriesPerNode": 0,
+    "seriesPerPod": 0,
     "bytesPerSample": 2.1,
     "indexBytesPerSeries": 300.0,
     "indexBytesPerChunk": 5.3,

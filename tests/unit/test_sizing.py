@@ -26,8 +26,44 @@ C = sizing.Coefficients(
     cpu_us_per_gpu_scrape=500.0,
     cpu_us_per_relisted_series=0.0,
 )
-TEN_K = sizing.Inputs(series=10_000, gpu_targets=10, interval_s=1.0, retention_s=172_800.0)
+TEN_K = sizing.Inputs(gpu_series=10_000, gpu_targets=10, interval_s=1.0, retention_s=172_800.0)
 GIB = 1024**3
+
+
+TWO_PATHS = sizing.Inputs(
+    gpu_series=10_000,
+    bulk_series=30_000,
+    gpu_targets=10,
+    interval_s=1.0,
+    bulk_interval_s=30.0,
+    retention_s=172_800.0,
+)
+
+
+class TestTwoPaths:
+    """The GPU path at 1 s and the bulk path at 30 s, worked out by hand."""
+
+    def test_samples(self):
+        assert TWO_PATHS.samples_per_s == 10_000 + 1_000
+
+    def test_blocks(self):
+        # Bulk series: 240 samples per 2 h block x 2.0 B + 300 B + 2 chunks x 8 B = 796 B;
+        # per block 10 000 x 15 180 + 30 000 x 796 = 175 680 000 B; 25 blocks.
+        assert sizing.block_bytes(TWO_PATHS, C) == pytest.approx(25 * 175_680_000)
+
+    def test_memory(self):
+        # GPU series: 90 head chunks (4 096 + 9 000 B); bulk: 3 chunks (4 096 + 300 B);
+        # 50 MiB + 10 000 x 13 096 + 30 000 x 4 396 = 315 268 800 B = 300.7 MiB -> 301.
+        assert sizing.memory_mib(TWO_PATHS, C) == 301
+
+    def test_one_interval_is_one_path(self):
+        # The bulk path at the GPU interval costs what the same series on the GPU path do.
+        merged = sizing.Inputs(
+            gpu_series=40_000, gpu_targets=10, interval_s=1.0, retention_s=172_800.0
+        )
+        split = dataclasses.replace(TWO_PATHS, bulk_interval_s=1.0)
+        assert sizing.plan(split, C).retention_gib == sizing.plan(merged, C).retention_gib
+        assert sizing.memory_mib(split, C) == sizing.memory_mib(merged, C)
 
 
 class TestFormula:
@@ -42,7 +78,7 @@ class TestFormula:
         assert sizing.wal_bytes(TEN_K, C) == pytest.approx(1_199_544_320)
 
     def test_wal_of_a_quiet_prometheus_cuts_a_segment_per_block(self):
-        quiet = sizing.Inputs(series=100, gpu_targets=1, interval_s=1.0, retention_s=86_400.0)
+        quiet = sizing.Inputs(gpu_series=100, gpu_targets=1, interval_s=1.0, retention_s=86_400.0)
         # 800 B/s would fill a segment in 46 h, but one is cut at every truncation (2 h):
         # 800 x (10 800 + 2.5 x 7200) = 23 040 000 B.
         assert sizing.wal_bytes(quiet, C) == pytest.approx(23_040_000)
@@ -66,7 +102,7 @@ class TestFormula:
     def test_cpu_per_sample_and_per_gpu_scrape(self):
         # 10 000 x 30 us + 10 x 500 us = 305 000 us per second = 305m.
         assert sizing.cpu_millicores(TEN_K, C) == 305
-        idle = sizing.Inputs(series=100, gpu_targets=1, interval_s=1.0, retention_s=86_400.0)
+        idle = sizing.Inputs(gpu_series=100, gpu_targets=1, interval_s=1.0, retention_s=86_400.0)
         assert sizing.cpu_millicores(idle, C) == sizing.CPU_FLOOR_M
 
     def test_cpu_for_the_adapters_relists(self):
@@ -120,8 +156,20 @@ class TestSeriesFollowThePools:
         assert sizing.gpu_count(z, values.platform.nodePools) == expected
 
     def test_series_of_the_default_pool(self):
-        # The default pool: 4 nodes x 1 GPU; 4 x 25 DCGM series + 20 000 others.
-        assert sizing.inputs_for(Values()).series == 20_100
+        # The default pool: 4 nodes x 1 GPU; 4 x 25 DCGM series; 20 000 fixed + 4 nodes x
+        # 2 750 + (4 x 13 DaemonSet pods + 4 GPU pods) x 170 = 40 520 others.
+        series = sizing.series_for(Values())
+        assert (series.gpu_series, series.bulk_series, series.pods) == (100, 40_520, 56)
+        assert sizing.inputs_for(Values()).series == 40_620
+
+    def test_series_grow_with_nodes_and_pods(self):
+        z = PrometheusSizing()
+        # 10 nodes x 8 GPUs: pods 10 x 13 + 80 = 210; 80 x 25 = 2 000 DCGM series;
+        # 20 000 + 10 x 2 750 + 210 x 170 = 83 200 others.
+        series = sizing.series_model(z, 10, 80)
+        assert (series.pods, series.gpu_series, series.bulk_series) == (210, 2_000, 83_200)
+        double = sizing.series_model(z, 20, 160)
+        assert double.bulk_series - series.bulk_series == 10 * 2_750 + 210 * 170
 
     def test_more_pool_nodes_grow_retention_size(self):
         small = Values.model_validate({"platform": {"nodePools": pools((4, 1))}})
@@ -187,8 +235,9 @@ class TestWarnings:
             "platform.monitoring.sizing.gpuNodes: warning: sizing counts 16 GPUs on 2 "
             "nodes, but platform.nodePools can reach 800 GPUs on 100 nodes" in text
         )
-        # 800 x 25 + 20 000 = 40 000 series at the peak, 16 x 25 + 20 000 = 20 400 sized.
-        assert "40000 series instead of 20400" in text
+        # At the peak 800 x 25 DCGM series + 20 000 + 100 nodes x 2 750 + (100 x 13 + 800)
+        # pods x 170 = 672 000; sized: 16 x 25 + 20 000 + 2 x 2 750 + (26 + 16) x 170 = 33 040.
+        assert "672000 series instead of 33040" in text
         assert "retentionSize" in text and "of the 2d asked" in text
         assert "Remove gpuNodes and gpusPerNode to follow the pools" in text
 
@@ -204,9 +253,11 @@ class TestWarnings:
 
     def test_a_millisecond_scrape_names_its_cost(self):
         found = warnings_of({"platform": {"monitoring": {"scrapeInterval": "1ms"}}})
+        # (the plan beyond the measured range is warned about too, tests/unit/test_scaleout.py)
+        found = [w for w in found if "platform.monitoring.scrapeInterval:" in w]
         assert len(found) == 1
-        # 20 100 series every millisecond.
-        assert "a 1ms scrape appends 20,100,000 samples/s" in found[0]
+        # 40 620 series (the default pool's, test_series_of_the_default_pool) every millisecond.
+        assert "a 1ms scrape appends 40,620,000 samples/s" in found[0]
         assert "cores" in found[0] and "TiB of disk" in found[0]
 
     def test_an_hourly_scrape_names_what_breaks(self):

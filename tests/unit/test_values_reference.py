@@ -11,8 +11,12 @@ from gpu_platform.pipeline.emit.values import values_reference
 SECTIONS = [
     "platform",
     "platform.monitoring",
+    # monitoring's knobs with keys of their own, each a section (and gpuSignals, a list, once
+    # the group passes 39 keys)
     "platform.monitoring.prometheus",
+    "platform.monitoring.gpuSignals",
     "platform.monitoring.sizing",
+    "platform.monitoring.scaleOut",
     "platform.monitoring.rules",
     "platform.nodePools",
     "platform.prepuller",
@@ -27,6 +31,12 @@ SECTIONS = [
     "chart-wide",
     "gpu-operator",
     "kube-prometheus-stack",
+    # kube-prometheus-stack's keys the platform sets, by block (the group passed 39 keys)
+    "kube-prometheus-stack.crds",
+    "kube-prometheus-stack.grafana",
+    "kube-prometheus-stack.kube-state-metrics",
+    "kube-prometheus-stack.prometheus",
+    "kube-prometheus-stack.thanosRuler",
     "prometheus-adapter",
     "dask-kubernetes-operator",
     "keda",
@@ -63,14 +73,18 @@ def test_each_key_is_in_its_own_section():
     sections = _by_section(values_reference())
     home = {key: name for name, keys in sections.items() for key in keys}
     assert home["platform.crdUpgradeJobs"] == "platform"
-    assert home["platform.monitoring.gpuSignals[].window"] == "platform.monitoring"
+    assert home["platform.monitoring.gpuSignals[].window"] == "platform.monitoring.gpuSignals"
+    assert home["platform.monitoring.scrapeInterval"] == "platform.monitoring"
+    assert home["platform.monitoring.scaleOut.remoteWrite.url"] == "platform.monitoring.scaleOut"
+    assert home["platform.monitoring.prometheus.query.url"] == "platform.monitoring.prometheus"
     assert home["platform.tenants[].network.apiServerCIDRs"] == "platform.tenants"
     assert home["platform.nodePools[].taints"] == "platform.nodePools"
     assert home["platform.hpas"] == "platform.hpas"
     assert (
         home["kube-prometheus-stack.prometheus.prometheusSpec.scrapeInterval"]
-        == "kube-prometheus-stack"
+        == "kube-prometheus-stack.prometheus"
     )
+    assert home["kube-prometheus-stack.enabled"] == "kube-prometheus-stack"
     assert home["gpu-operator.enabled"] == "gpu-operator"
     assert home["fullnameOverride"] == "chart-wide"
     for name, keys in sections.items():

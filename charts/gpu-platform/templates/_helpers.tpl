@@ -327,13 +327,21 @@ name on its DCGM series in this release's platform.monitoring.dcgmLabelMode (fac
 {{- mul $n (get $units (trimPrefix (toString $n) $d)) -}}
 {{- end -}}
 
-{{- /* {"retentionGib", "pvcGib", "memoryMib", "cpuMilli", "relistMs"}: pipeline/sizing.py's
-formula, operation for operation (float64, ceil after rounding to 6 places; tests compare). */ -}}
+{{- /* {"retentionGib", "pvcGib", "memoryMib", "cpuMilli", "relistMs", "shards", "bulkInterval",
+"bulkMs"}: pipeline/sizing.py's formula for one Prometheus' share of the series model (GPU series
+at the scrape interval, the bulk path's at bulkScrapeInterval), with the shard count of
+pipeline/scaleout.py's plan (the fewest shards within scaleOut.limits, or the user's), operation
+for operation (float64, ceil after rounding to 6 places; tests compare). */ -}}
 {{- define "gpu-platform.sizing" -}}
 {{- $mon := .Values.platform.monitoring -}}
 {{- $intervalMs := include "gpu-platform.durationMs" (toString $mon.scrapeInterval) | int -}}
+{{- $interval := toString $mon.scrapeInterval -}}
 {{- $pools := (include "gpu-platform.nodePools" . | fromJson).items -}}
 {{- $z := $mon.sizing -}}
+{{- $so := $mon.scaleOut -}}
+{{- $hasBulk := and (not (kindIs "invalid" $mon.bulkScrapeInterval)) (ne (toString $mon.bulkScrapeInterval) "") -}}
+{{- $bulkInterval := ternary (toString $mon.bulkScrapeInterval) $interval $hasBulk -}}
+{{- $bulkMs := include "gpu-platform.durationMs" $bulkInterval | int -}}
 {{- $poolNodes := 0 -}}{{- $poolGpus := 0 -}}{{- $widest := 1 -}}
 {{- range $pools -}}
 {{- $poolNodes = add $poolNodes (int64 .maxNodes) -}}
@@ -347,31 +355,66 @@ formula, operation for operation (float64, ceil after rounding to 6 places; test
 {{- else if $hasNodes -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) $widest -}}
 {{- else if $hasPerNode -}}{{- $gpus = mul $poolNodes (int64 $z.gpusPerNode) -}}
 {{- end -}}
-{{- $series := float64 (add (mul $gpus (int64 $z.seriesPerGpu)) (int64 $z.otherSeries)) -}}
+{{- /* the series model (sizing.series_model): DCGM per GPU; the bulk path's fixed part, per node and per pod */ -}}
+{{- $pods := add (mul $gpuNodes (int64 $z.daemonSetPodsPerNode)) $gpus -}}
+{{- $gpuSeriesAll := mul $gpus (int64 $z.seriesPerGpu) -}}
+{{- $bulkSeriesAll := add (add (int64 $z.otherSeries) (mul $gpuNodes (int64 $z.seriesPerNode))) (mul $pods (int64 $z.seriesPerPod)) -}}
 {{- $intervalS := divf (float64 $intervalMs) 1000.0 -}}
+{{- $bulkS := divf (float64 $bulkMs) 1000.0 -}}
 {{- $retentionS := divf (include "gpu-platform.durationMs" (toString $z.retention) | float64) 1000.0 -}}
 {{- $block := 7200.0 -}}
+{{- $chunksGpu := divf (mulf 1.5 $block) (mulf 120.0 $intervalS) -}}
+{{- $chunksBulk := divf (mulf 1.5 $block) (mulf 120.0 $bulkS) -}}
+{{- $fixedMem := mulf (float64 $z.memoryPerSeriesKiB) 1024.0 -}}
+{{- $baseMem := mulf (float64 $z.memoryBaseMiB) 1048576.0 -}}
+{{- /* the scale-out plan (scaleout.needed_shards): the fewest shards whose share fits the limits */ -}}
+{{- $limits := $so.limits -}}
+{{- $needed := 64 -}}{{- $found := false -}}
+{{- range $k := untilStep 1 (add 64 1 | int) 1 -}}
+{{- if not $found -}}
+{{- $gs := div (add $gpuSeriesAll (sub $k 1)) $k -}}
+{{- $bs := div (add $bulkSeriesAll (sub $k 1)) $k -}}
+{{- $sps := addf (divf (float64 $gs) $intervalS) (divf (float64 $bs) $bulkS) -}}
+{{- $mem := int64 (ceil (round (divf (addf (addf $baseMem (mulf (float64 $gs) (addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksGpu)))) (mulf (float64 $bs) (addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksBulk)))) 1048576.0) 6)) -}}
+{{- if and (le $sps (float64 $limits.samplesPerSecond)) (le (add $gs $bs) (int64 $limits.series)) (le (float64 $mem) (mulf (float64 $limits.memoryGiB) 1024.0)) -}}
+{{- $needed = $k -}}{{- $found = true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $shards := 1 -}}
+{{- if ne (toString $so.mode) "single" -}}
+{{- $shards = ternary $needed (int64 (default 0 $so.shards)) (kindIs "invalid" $so.shards) -}}
+{{- end -}}
+{{- /* one Prometheus' share (sizing.inputs_of) */ -}}
+{{- $gpuSeries := float64 (div (add $gpuSeriesAll (sub $shards 1)) $shards) -}}
+{{- $bulkSeries := float64 (div (add $bulkSeriesAll (sub $shards 1)) $shards) -}}
+{{- $gpuTargets := div (add $gpuNodes (sub $shards 1)) $shards -}}
+{{- $series := float64 (add (div (add $gpuSeriesAll (sub $shards 1)) $shards) (div (add $bulkSeriesAll (sub $shards 1)) $shards)) -}}
+{{- $samplesPerS := addf (divf $gpuSeries $intervalS) (divf $bulkSeries $bulkS) -}}
 {{- $limit := maxf $block (minf (divf $retentionS 10.0) 2678400.0) -}}
 {{- $widestBlock := $block -}}
 {{- range until 20 -}}{{- if le (mulf $widestBlock 3.0) $limit -}}{{- $widestBlock = mulf $widestBlock 3.0 -}}{{- end -}}{{- end -}}
-{{- $samples := divf $block $intervalS -}}
-{{- $perSeries := addf (addf (mulf $samples (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samples 120.0) (float64 $z.indexBytesPerChunk)) -}}
-{{- $blockBytes := mulf (divf (addf $retentionS $widestBlock) $block) (mulf $series $perSeries) -}}
-{{- $walPerS := mulf (divf $series $intervalS) (float64 $z.walBytesPerSample) -}}
+{{- $samplesGpu := divf $block $intervalS -}}
+{{- $samplesBulk := divf $block $bulkS -}}
+{{- $perSeriesGpu := addf (addf (mulf $samplesGpu (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samplesGpu 120.0) (float64 $z.indexBytesPerChunk)) -}}
+{{- $perSeriesBulk := addf (addf (mulf $samplesBulk (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samplesBulk 120.0) (float64 $z.indexBytesPerChunk)) -}}
+{{- $perRange := addf (mulf $gpuSeries $perSeriesGpu) (mulf $bulkSeries $perSeriesBulk) -}}
+{{- $blockBytes := mulf (divf (addf $retentionS $widestBlock) $block) $perRange -}}
+{{- $walPerS := mulf $samplesPerS (float64 $z.walBytesPerSample) -}}
 {{- $walBytes := mulf $walPerS (addf (mulf 1.5 $block) (mulf 2.5 (minf (divf 134217728.0 $walPerS) $block))) -}}
-{{- $headPerS := mulf (divf $series $intervalS) (float64 $z.bytesPerSample) -}}
+{{- $headPerS := mulf $samplesPerS (float64 $z.bytesPerSample) -}}
 {{- $headBytes := mulf $headPerS (addf (mulf 1.5 $block) (minf (divf 134217728.0 $headPerS) $block)) -}}
 {{- $retentionGib := max 1 (int64 (ceil (round (divf (addf (addf $blockBytes $walBytes) $headBytes) 1073741824.0) 6))) -}}
 {{- $pvcGib := int64 (ceil (round (mulf (float64 $retentionGib) (float64 $z.walHeadroom)) 6)) -}}
-{{- $chunks := divf (mulf 1.5 $block) (mulf 120.0 $intervalS) -}}
-{{- $memPerSeries := addf (mulf (float64 $z.memoryPerSeriesKiB) 1024.0) (mulf (float64 $z.memoryPerHeadChunkBytes) $chunks) -}}
-{{- $memoryMib := int64 (ceil (round (divf (addf (mulf (float64 $z.memoryBaseMiB) 1048576.0) (mulf $series $memPerSeries)) 1048576.0) 6)) -}}
+{{- $memPerGpu := addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksGpu) -}}
+{{- $memPerBulk := addf $fixedMem (mulf (float64 $z.memoryPerHeadChunkBytes) $chunksBulk) -}}
+{{- $memoryMib := int64 (ceil (round (divf (addf (addf $baseMem (mulf $gpuSeries $memPerGpu)) (mulf $bulkSeries $memPerBulk)) 1048576.0) 6)) -}}
 {{- /* prometheus-adapter's relist interval (sizing.relist_interval_ms) */ -}}
 {{- $relistMs := max 5000 (mul 3 $intervalMs) -}}
-{{- $ingest := divf (addf (mulf (divf $series $intervalS) (float64 $z.cpuMicrosPerSample)) (mulf (divf (float64 $gpuNodes) $intervalS) (float64 $z.cpuMicrosPerGpuScrape))) 1000000.0 -}}
+{{- $ingest := divf (addf (mulf $samplesPerS (float64 $z.cpuMicrosPerSample)) (mulf (divf (float64 $gpuTargets) $intervalS) (float64 $z.cpuMicrosPerGpuScrape))) 1000000.0 -}}
 {{- $relistCores := divf (divf (mulf $series (float64 $z.cpuMicrosPerRelistedSeries)) (divf (float64 $relistMs) 1000.0)) 1000000.0 -}}
 {{- $cpuMilli := max 250 (int64 (ceil (round (mulf (addf $ingest $relistCores) 1000.0) 6))) -}}
-{{- toJson (dict "retentionGib" $retentionGib "pvcGib" $pvcGib "memoryMib" $memoryMib "cpuMilli" $cpuMilli "relistMs" $relistMs) -}}
+{{- toJson (dict "retentionGib" $retentionGib "pvcGib" $pvcGib "memoryMib" $memoryMib "cpuMilli" $cpuMilli "relistMs" $relistMs "shards" $shards "bulkInterval" $bulkInterval "bulkMs" $bulkMs) -}}
 {{- end -}}
 
 {{- /* (dict "signal" S "selector" SEL "interval" SCRAPE): the signal's per-GPU expression on

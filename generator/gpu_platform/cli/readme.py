@@ -182,6 +182,47 @@ def plain_helm(rules: Iterable[Rule] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+SCALE_OUT_NODES = (10, 100, 250, 500, 1000, 2000)
+
+
+def scale_out() -> str:
+    """The plan for fleets of 8-GPU nodes, everything else at the chart's defaults
+    (pipeline/scaleout.py): what one Prometheus would carry, and the shards the plan runs."""
+    from gpu_platform.pipeline import scaleout
+    from gpu_platform.pipeline.model.values import Values
+
+    rows = [
+        "| 8-GPU nodes | GPUs | series (GPU + bulk) | all at 1s: samples/s, memory of one "
+        "Prometheus, shards | bulk at 30s: samples/s, memory of one Prometheus, shards | "
+        "each of those shards: series, memory, retentionSize (2d) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for nodes in SCALE_OUT_NODES:
+
+        def values(bulk: str | None, n: int = nodes) -> Values:
+            pool = {"name": "gpu", "maxNodes": n, "gpusPerNode": 8}
+            monitoring = {"bulkScrapeInterval": bulk, "scaleOut": {"mode": "shards"}}
+            return Values.model_validate(
+                {"platform": {"nodePools": [pool], "monitoring": monitoring}}
+            )
+
+        one, split = scaleout.plan_for(values(None)), scaleout.plan_for(values("30s"))
+        shard = split.per_shard
+        mark = " *" if scaleout.beyond_measured(shard) > 1 else ""
+        rows.append(
+            f"| {nodes:,} | {one.series.gpus:,} | {one.series.gpu_series:,} + "
+            f"{one.series.bulk_series:,} | {one.single.samples_per_s:,.0f}, "
+            f"{one.single.memory_mib / 1024:,.1f} GiB, {one.needed} | "
+            f"{split.single.samples_per_s:,.0f}, {split.single.memory_mib / 1024:,.1f} GiB, "
+            f"{split.needed} | {shard.inputs.series:,}, {shard.memory_mib / 1024:,.1f} GiB, "
+            f"{shard.retention_gib:,} GiB{mark} |"
+        )
+    return (
+        "\n".join(rows) + f"\n\n\\* beyond the largest load measured ({scaleout.MEASURED_ON}): "
+        "extrapolated.\n"
+    )
+
+
 def upgrades_and_crds() -> str:
     from gpu_platform.pipeline.emit import guide
 
@@ -201,6 +242,7 @@ def uninstall() -> str:
 
 
 BLOCKS: dict[str, Callable[[], str]] = {
+    "scale-out": scale_out,
     "plain-helm": plain_helm,
     "cli": cli,
     "example-key-check": example_key_check,

@@ -29,7 +29,9 @@ DESCRIPTION = (
     "(`-n`), honorLabels left alone, the DCGM exporter's interval and the pools' "
     "tolerations; where the file lists Services, that the DCGM exporter's Service the "
     "ServiceMonitor selects exists with its port; each problem is a line `Kind "
-    "namespace/name: message`, and any makes the exit status 1."
+    "namespace/name: message`, and any makes the exit status 1. On stderr too, the "
+    "monitoring plan with its figures (series, samples/s, memory and disk per Prometheus, "
+    "the shards) when the cluster needs more than one Prometheus or runs more, and with -v."
 )
 
 
@@ -58,6 +60,18 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def print_plan(checked: Checked) -> None:
+    """The monitoring plan with its figures (stderr), when it is more than one Prometheus or
+    would need to be, or with -v; nothing when the chart runs no Prometheus."""
+    from gpu_platform.pipeline import scaleout
+
+    if not checked.values.subchart("kube-prometheus-stack").enabled:
+        return  # the cluster's own Prometheus: its size and scale-out are the user's
+    plan = scaleout.plan_for(checked.values)
+    if common.VERBOSE or plan.shards > 1 or plan.needed > 1 or plan.mode != "single":
+        common.log(scaleout.describe(checked.values))
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         checked = check_files(args.values)
@@ -66,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         common.log(f"{common.plural(len(exc.problems), 'problem')} found")
         return 1
     sys.stdout.write(validate_output(checked.warnings, args.format, common.VERBOSE))
+    print_plan(checked)
     from gpu_platform.ops import existing
 
     if existing.relies_on_cluster(checked.values):

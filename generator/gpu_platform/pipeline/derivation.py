@@ -13,7 +13,8 @@ what a different value written by the user means:
 - ``default``: computed when the user wrote nothing (an image moved to the mirror); a value
   of the user's is simply theirs.
 
-``when`` limits a derivation to some values (the mirror's repositories only with a mirror).
+``when`` limits a derivation to some values (the mirror's repositories only with a mirror, the
+Thanos sidecar only in shards mode); ``when_go`` is the same condition for the install guard.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class Derivation:
     # guard (the variables of its prelude are in scope); locked keys only.
     go: str | None = None
     when: Callable[[Values], bool] | None = None
+    # ``when`` as a Go expression over the guard's prelude, for a locked key derived only in
+    # some plans (the scale-out keys: ``(gt $shards 1)``); elsewhere the key is the user's on
+    # both paths. None: the guard checks the key whenever its chart is enabled.
+    when_go: str | None = None
     # A locked key that is the user's while this holds (the adapter's URL while no query URL
     # is named): a value written then stands, on both paths (``go`` yields it then too).
     yields: Callable[[Values], bool] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from gpu_platform.pipeline import facts, promql, query, registry, sizing
+from gpu_platform.pipeline import facts, promql, query, registry, scaleout, scaleout_keys, sizing
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derivation import Derivation, get_path, set_path
 from gpu_platform.pipeline.images import mirror
@@ -46,11 +46,19 @@ BUSYBOX_TAG = "1.37.0"
 __all__ = ["EXTENSION_KEYS", "Derivation", "get_path", "set_path"]
 
 
+def timeout_for(interval: str) -> str:
+    """A scrape timeout for ``interval``: the interval itself, at most Prometheus' 10s."""
+    return interval if duration_ms(interval) <= MAX_SCRAPE_TIMEOUT_MS else "10s"
+
+
 def scrape_timeout(values: Values) -> str:
-    interval = values.platform.monitoring.scrapeInterval
-    if duration_ms(interval) <= MAX_SCRAPE_TIMEOUT_MS:
-        return interval
-    return "10s"
+    return timeout_for(values.platform.monitoring.scrapeInterval)
+
+
+def bulk_interval(values: Values) -> str:
+    """Prometheus' global interval: bulkScrapeInterval, or the GPU interval for everything."""
+    monitoring = values.platform.monitoring
+    return monitoring.bulkScrapeInterval or monitoring.scrapeInterval
 
 
 def pod_labels(values: Values) -> tuple[str, str]:
@@ -156,9 +164,14 @@ def driver_enabled(values: Values) -> bool:
 GIB = sizing.GIB
 
 
+def shard_plan(values: Values) -> sizing.Plan:
+    """One Prometheus' sizing: of the whole cluster, or of one shard's share of it."""
+    return sizing.plan_for(values, scaleout.shards_for(values))
+
+
 def retention_gib(values: Values) -> int:
     """retentionSize in whole GiB: blocks for the retention, WAL and head chunks at their peak."""
-    return sizing.plan_for(values).retention_gib
+    return shard_plan(values).retention_gib
 
 
 def pvc_gib(values: Values) -> int:
@@ -177,7 +190,7 @@ def storage_spec(values: Values) -> dict[str, Any]:
 
 def prometheus_resources(values: Values) -> dict[str, Any]:
     """Memory for the active series at the head's peak, CPU to ingest them (sizing.py)."""
-    plan = sizing.plan_for(values)
+    plan = shard_plan(values)
     return {
         "requests": {"cpu": f"{plan.cpu_m}m", "memory": f"{plan.memory_mib}Mi"},
         "limits": {"memory": f"{plan.memory_mib * 2}Mi"},
@@ -260,10 +273,7 @@ _INTERVAL = "platform.monitoring.scrapeInterval"
 _QUERY = "platform.monitoring.prometheus.query.url"
 _SIZING = "platform.monitoring.sizing"
 
-_COPY_INTERVAL = "{{- $want := toJson (toString $mon.scrapeInterval) -}}"
-_TIMEOUT = (
-    '{{- $want := toJson (ternary (toString $mon.scrapeInterval) "10s" (le $intervalMs 10000)) -}}'
-)
+_BULK = "platform.monitoring.scrapeInterval or bulkScrapeInterval"
 _FALSE = "{{- $want := toJson false -}}"
 
 # The adapter rules, in Go for the guard: one per GPU signal, as adapter_rules builds them.
@@ -289,20 +299,21 @@ def _monitoring_derivations() -> tuple[Derivation, ...]:
         Derivation(
             _KPS,
             (*_SPEC, "scrapeInterval"),
-            _INTERVAL,
-            lambda v: v.platform.monitoring.scrapeInterval,
+            _BULK,
+            bulk_interval,
             _STR,
-            "the global scrape interval",
-            go=_COPY_INTERVAL,
+            "the global scrape interval, every monitor's but the DCGM exporter's: "
+            "bulkScrapeInterval when set, else scrapeInterval",
+            go="{{- $want := toJson $bulkInterval -}}",
         ),
         Derivation(
             _KPS,
             (*_SPEC, "scrapeTimeout"),
-            _INTERVAL,
-            scrape_timeout,
+            _BULK,
+            lambda v: timeout_for(bulk_interval(v)),
             _STR,
-            "min(scrape interval, 10s): a timeout above the interval breaks the config",
-            go=_TIMEOUT,
+            "min(global interval, 10s): a timeout above the interval breaks the config",
+            go='{{- $want := toJson (ternary $bulkInterval "10s" (le $bulkMs 10000)) -}}',
         ),
         Derivation(
             _KPS,
@@ -583,6 +594,7 @@ def _operator_derivations() -> tuple[Derivation, ...]:
 DERIVATIONS: tuple[Derivation, ...] = (
     *_monitoring_derivations(),
     *_operator_derivations(),
+    *scaleout_keys.derivations(),
     *mirror.derivations(),
 )
 

@@ -93,16 +93,37 @@ class Coefficients:
 
 @dataclass(frozen=True)
 class Inputs:
-    """One Prometheus' load. Block range, WAL segment and head chunk file sizes are
-    Prometheus' defaults; the time-compressed benchmark shortens them."""
+    """One Prometheus' load: the GPU series at the GPU scrape interval and the rest (the bulk
+    path: node, kubelet, kube-state-metrics, control plane, operators) at its own. Block
+    range, WAL segment and head chunk file sizes are Prometheus' defaults; the
+    time-compressed benchmark shortens them."""
 
-    series: int
+    gpu_series: int
     gpu_targets: int  # dcgm-exporter pods, one per GPU node
-    interval_s: float
+    interval_s: float  # the GPU signal's scrape interval
     retention_s: float
+    bulk_series: int = 0
+    bulk_interval_s: float = 0.0  # 0: the GPU interval
     block_range_s: float = BLOCK_RANGE_S
     wal_segment_bytes: float = WAL_SEGMENT_BYTES
     head_chunk_file_bytes: float = HEAD_CHUNK_FILE_BYTES
+
+    @property
+    def series(self) -> int:
+        return self.gpu_series + self.bulk_series
+
+    @property
+    def bulk_interval(self) -> float:
+        return self.bulk_interval_s or self.interval_s
+
+    @property
+    def streams(self) -> tuple[tuple[int, float], tuple[int, float]]:
+        """(series, interval) of the GPU path, then of the bulk path."""
+        return (self.gpu_series, self.interval_s), (self.bulk_series, self.bulk_interval)
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.gpu_series / self.interval_s + self.bulk_series / self.bulk_interval
 
 
 @dataclass(frozen=True)
@@ -174,9 +195,10 @@ def largest_block_range_s(retention_s: float, block_range_s: float = BLOCK_RANGE
     return widest
 
 
-def block_bytes_per_series(inputs: Inputs, c: Coefficients) -> float:
-    """One block range of one series: its samples' chunks, its index entry and chunk refs."""
-    samples = inputs.block_range_s / inputs.interval_s
+def block_bytes_per_series(interval_s: float, block_range_s: float, c: Coefficients) -> float:
+    """One block range of one series scraped every ``interval_s``: its samples' chunks, its
+    index entry and chunk refs."""
+    samples = block_range_s / interval_s
     return (
         samples * c.bytes_per_sample
         + c.index_bytes_per_series
@@ -184,22 +206,30 @@ def block_bytes_per_series(inputs: Inputs, c: Coefficients) -> float:
     )
 
 
+def block_bytes_per_range(inputs: Inputs, c: Coefficients) -> float:
+    """One block range of every series, the GPU path and the bulk path."""
+    (gpu, gpu_s), (bulk, bulk_s) = inputs.streams
+    return gpu * block_bytes_per_series(gpu_s, inputs.block_range_s, c) + bulk * (
+        block_bytes_per_series(bulk_s, inputs.block_range_s, c)
+    )
+
+
 def block_bytes(inputs: Inputs, c: Coefficients) -> float:
     """Blocks on disk when a new block lands: retention plus the widest block range."""
     span = inputs.retention_s + largest_block_range_s(inputs.retention_s, inputs.block_range_s)
-    return span / inputs.block_range_s * (inputs.series * block_bytes_per_series(inputs, c))
+    return span / inputs.block_range_s * block_bytes_per_range(inputs, c)
 
 
 def wal_bytes(inputs: Inputs, c: Coefficients) -> float:
     """The WAL at its peak, just before a head compaction truncates it."""
-    per_second = inputs.series / inputs.interval_s * c.wal_bytes_per_sample
+    per_second = inputs.samples_per_s * c.wal_bytes_per_sample
     segment_s = min(inputs.wal_segment_bytes / per_second, inputs.block_range_s)
     return per_second * (HEAD_SPAN * inputs.block_range_s + WAL_SEGMENT_WEIGHT * segment_s)
 
 
 def head_chunk_bytes(inputs: Inputs, c: Coefficients) -> float:
     """The m-mapped head chunk files at their peak (1.5 block ranges plus one file)."""
-    per_second = inputs.series / inputs.interval_s * c.bytes_per_sample
+    per_second = inputs.samples_per_s * c.bytes_per_sample
     file_s = min(inputs.head_chunk_file_bytes / per_second, inputs.block_range_s)
     return per_second * (HEAD_SPAN * inputs.block_range_s + file_s)
 
@@ -209,7 +239,7 @@ def kept_retention_s(size_bytes: float, inputs: Inputs, c: Coefficients) -> floa
     beside the WAL and head chunk peaks, less one block range lost at the peak, at most the
     time retention."""
     room = size_bytes - wal_bytes(inputs, c) - head_chunk_bytes(inputs, c)
-    per_second = inputs.series * block_bytes_per_series(inputs, c) / inputs.block_range_s
+    per_second = block_bytes_per_range(inputs, c) / inputs.block_range_s
     widest = largest_block_range_s(inputs.retention_s, inputs.block_range_s)
     return max(0.0, min(inputs.retention_s, room / per_second - widest))
 
@@ -223,21 +253,34 @@ def head_chunks_per_series(interval_s: float, block_range_s: float = BLOCK_RANGE
 
 
 def memory_bytes(inputs: Inputs, c: Coefficients, chunks_per_series: float) -> float:
-    """RSS for this many active series with this many head chunks each."""
+    """RSS for this many active series with this many head chunks each (one figure for
+    every series: what a benchmark run observed)."""
     per_series = c.memory_per_series_kib * 1024 + c.memory_per_head_chunk * chunks_per_series
     return c.memory_base_mib * MIB + inputs.series * per_series
 
 
+def peak_memory_bytes(inputs: Inputs, c: Coefficients) -> float:
+    """RSS at the head's peak: each path's series with the head chunks its interval fills."""
+    (gpu, gpu_s), (bulk, bulk_s) = inputs.streams
+    fixed = c.memory_per_series_kib * 1024
+    gpu_chunks = head_chunks_per_series(gpu_s, inputs.block_range_s)
+    bulk_chunks = head_chunks_per_series(bulk_s, inputs.block_range_s)
+    return (
+        c.memory_base_mib * MIB
+        + gpu * (fixed + c.memory_per_head_chunk * gpu_chunks)
+        + bulk * (fixed + c.memory_per_head_chunk * bulk_chunks)
+    )
+
+
 def memory_mib(inputs: Inputs, c: Coefficients) -> int:
     """The memory request: RSS at the head's peak."""
-    chunks = head_chunks_per_series(inputs.interval_s, inputs.block_range_s)
-    return whole(memory_bytes(inputs, c, chunks) / MIB)
+    return whole(peak_memory_bytes(inputs, c) / MIB)
 
 
 def ingest_cores(inputs: Inputs, c: Coefficients) -> float:
     """CPU to scrape and append: per sample, plus per scrape of each dcgm-exporter."""
     return (
-        inputs.series / inputs.interval_s * c.cpu_us_per_sample
+        inputs.samples_per_s * c.cpu_us_per_sample
         + inputs.gpu_targets / inputs.interval_s * c.cpu_us_per_gpu_scrape
     ) / 1e6
 
@@ -258,7 +301,7 @@ def plan(inputs: Inputs, c: Coefficients) -> Plan:
     blocks, wal, head = block_bytes(inputs, c), wal_bytes(inputs, c), head_chunk_bytes(inputs, c)
     return Plan(
         inputs=inputs,
-        samples_per_s=inputs.series / inputs.interval_s,
+        samples_per_s=inputs.samples_per_s,
         largest_block_s=largest_block_range_s(inputs.retention_s, inputs.block_range_s),
         block_bytes=blocks,
         wal_bytes=wal,
@@ -317,21 +360,74 @@ def template_constants() -> dict[str, str]:
 # --------------------------------------------------------------------------- from the values
 
 
-def inputs_for(values: Values) -> Inputs:
-    from gpu_platform.pipeline.model.kube import duration_ms
+@dataclass(frozen=True)
+class Series:
+    """The cluster's active series by path: DCGM's per GPU, and the bulk path's fixed part,
+    per node (node exporter, kubelet) and per pod (kube-state-metrics, cAdvisor)."""
 
-    z = values.platform.monitoring.sizing
-    nodes, gpus = gpu_count(z, values.platform.nodePools)
-    return Inputs(
-        series=gpus * z.seriesPerGpu + z.otherSeries,
-        gpu_targets=nodes,
-        interval_s=duration_ms(values.platform.monitoring.scrapeInterval) / 1000,
-        retention_s=duration_ms(z.retention) / 1000,
+    nodes: int
+    gpus: int
+    pods: int
+    gpu_series: int
+    bulk_series: int
+
+    @property
+    def total(self) -> int:
+        return self.gpu_series + self.bulk_series
+
+
+def series_model(sizing: PrometheusSizing, nodes: int, gpus: int) -> Series:
+    """Pods: the DaemonSet pods of every GPU node plus one pod per GPU (a GPU pod holds at
+    least one GPU, so never more)."""
+    pods = nodes * sizing.daemonSetPodsPerNode + gpus
+    return Series(
+        nodes=nodes,
+        gpus=gpus,
+        pods=pods,
+        gpu_series=gpus * sizing.seriesPerGpu,
+        bulk_series=sizing.otherSeries + nodes * sizing.seriesPerNode + pods * sizing.seriesPerPod,
     )
 
 
-def plan_for(values: Values) -> Plan:
-    return plan(inputs_for(values), coefficients(values.platform.monitoring.sizing))
+def series_for(values: Values) -> Series:
+    z = values.platform.monitoring.sizing
+    nodes, gpus = gpu_count(z, values.platform.nodePools)
+    return series_model(z, nodes, gpus)
+
+
+def intervals_s(values: Values) -> tuple[float, float]:
+    """(GPU scrape interval, bulk scrape interval) in seconds."""
+    from gpu_platform.pipeline.model.kube import duration_ms
+
+    monitoring = values.platform.monitoring
+    gpu = duration_ms(monitoring.scrapeInterval) / 1000
+    bulk = monitoring.bulkScrapeInterval
+    return gpu, (duration_ms(bulk) / 1000 if bulk else gpu)
+
+
+def inputs_of(values: Values, series: Series, shards: int = 1) -> Inputs:
+    """One Prometheus' inputs when ``shards`` of them share ``series`` (each gets a share,
+    rounded up; prometheus-operator hashes targets, not series, so shares are uneven: the
+    scale-out plan leaves headroom for that)."""
+    from gpu_platform.pipeline.model.kube import duration_ms
+
+    gpu_s, bulk_s = intervals_s(values)
+    return Inputs(
+        gpu_series=-(-series.gpu_series // shards),
+        bulk_series=-(-series.bulk_series // shards),
+        gpu_targets=-(-series.nodes // shards),
+        interval_s=gpu_s,
+        bulk_interval_s=bulk_s,
+        retention_s=duration_ms(values.platform.monitoring.sizing.retention) / 1000,
+    )
+
+
+def inputs_for(values: Values, shards: int = 1) -> Inputs:
+    return inputs_of(values, series_for(values), shards)
+
+
+def plan_for(values: Values, shards: int = 1) -> Plan:
+    return plan(inputs_for(values, shards), coefficients(values.platform.monitoring.sizing))
 
 
 # --------------------------------------------------------------------------- warnings
@@ -366,12 +462,7 @@ def below_pools(values: Values) -> tuple[str, str] | None:
     inputs = inputs_for(values)
     c = coefficients(z)
     ours = plan(inputs, c)
-    peak_inputs = Inputs(
-        series=reach_gpus * z.seriesPerGpu + z.otherSeries,
-        gpu_targets=reach_nodes,
-        interval_s=inputs.interval_s,
-        retention_s=inputs.retention_s,
-    )
+    peak_inputs = inputs_of(values, series_model(z, reach_nodes, reach_gpus))
     peak = plan(peak_inputs, c)
     text = (
         f"sizing counts {gpus} GPUs on {nodes} nodes, but platform.nodePools can reach "

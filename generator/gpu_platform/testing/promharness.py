@@ -567,6 +567,8 @@ class Prometheus:
         self.port = 0
         self.http = requests.Session()
         self.http.trust_env = False  # never route 127.0.0.1 through a proxy
+        # Seconds an API call may take: a snapshot of a large head on a busy host takes long.
+        self.api_timeout = 10.0
 
     @property
     def url(self) -> str:
@@ -613,7 +615,9 @@ class Prometheus:
             self.proc.wait()
 
     def _api(self, path: str, params: dict[str, Any], method: str = "GET") -> Any:
-        response = self.http.request(method, f"{self.url}/api/v1/{path}", params=params, timeout=10)
+        response = self.http.request(
+            method, f"{self.url}/api/v1/{path}", params=params, timeout=self.api_timeout
+        )
         body = response.json()
         if body.get("status") != "success":
             raise RuntimeError(f"{path} {params}: {body.get('error', body)}")
@@ -641,7 +645,8 @@ class Prometheus:
 
     def self_metric(self, name: str) -> float:
         """Read one of Prometheus' own metrics straight from /metrics, no self-scrape."""
-        for line in self.http.get(f"{self.url}/metrics", timeout=10).text.splitlines():
+        text = self.http.get(f"{self.url}/metrics", timeout=self.api_timeout).text
+        for line in text.splitlines():
             if line.startswith(name + " ") or line.startswith(name + "{"):
                 return float(line.rsplit(" ", 1)[1])
         raise KeyError(name)
@@ -649,7 +654,8 @@ class Prometheus:
     def self_metric_sum(self, name: str) -> float:
         """Sum over all label sets of one of Prometheus' own metrics (from /metrics)."""
         total = 0.0
-        for line in self.http.get(f"{self.url}/metrics", timeout=10).text.splitlines():
+        text = self.http.get(f"{self.url}/metrics", timeout=self.api_timeout).text
+        for line in text.splitlines():
             if line.startswith(name + " ") or line.startswith(name + "{"):
                 total += float(line.rsplit(" ", 1)[1])
         return total

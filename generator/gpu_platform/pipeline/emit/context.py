@@ -28,6 +28,7 @@ from gpu_platform.pipeline import (
     quantity,
     query,
     registry,
+    scaleout,
     sizing,
 )
 from gpu_platform.pipeline import subchart_keys as upstream
@@ -49,6 +50,7 @@ from gpu_platform.pipeline.rules import images as image_rules
 from gpu_platform.pipeline.rules import keda as keda_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
 from gpu_platform.pipeline.rules import network as network_rules
+from gpu_platform.pipeline.rules import scaleout as scaleout_rules
 from gpu_platform.pipeline.rules import sharing as sharing_rules
 
 # What a refused plain install is told to do.
@@ -190,8 +192,11 @@ def template_context() -> dict[str, Any]:
         ),
         # item lists with their defaults (components)
         "item_lists": components.helper_context(),
-        # the Prometheus sizing formula's constants (pipeline/sizing.py)
+        # the Prometheus sizing formula's constants (pipeline/sizing.py) and the scale-out
+        # plan's (pipeline/scaleout.py, pipeline/rules/scaleout.py)
         "gib": GIB,
         **sizing.template_constants(),
+        "max_shards": str(scaleout.MAX_SHARDS),
+        **scaleout_rules.GUARD_CONTEXT,
         "fix": quote(FIX),
     }

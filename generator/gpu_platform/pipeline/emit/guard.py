@@ -21,8 +21,9 @@ from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules.shapes import LIST_VARIABLES
 
-# What every fragment may use. The Prometheus sizing comes from the chart's helper
-# (gpu-platform.sizing, the formula of pipeline/sizing.py in Go).
+# What every fragment may use. The Prometheus sizing and the scale-out plan's shard count come
+# from the chart's helper (gpu-platform.sizing, the formulas of pipeline/sizing.py and
+# pipeline/scaleout.py in Go).
 PRELUDE = """\
 {{- $errors := list -}}
 {{- $p := .Values.platform -}}
@@ -55,6 +56,13 @@ PRELUDE = """\
 {{- /* The Prometheus sizing (gpu-platform.sizing, pipeline/sizing.py's formula). */ -}}
 {{- $sizing := include "gpu-platform.sizing" $ | fromJson -}}
 {{- $relistMs := int64 $sizing.relistMs -}}
+{{- /* The scale-out plan (pipeline/scaleout.py): the shards that run, the bulk path's interval,
+the query view every mode reads (platform.monitoring.prometheus.query.url). */ -}}
+{{- $so := $mon.scaleOut -}}
+{{- $shards := int64 $sizing.shards -}}
+{{- $bulkInterval := toString $sizing.bulkInterval -}}
+{{- $bulkMs := int64 $sizing.bulkMs -}}
+{{- $queryUrl := toString (dig "prometheus" "query" "url" "" $mon) -}}
 """
 
 # helm lint renders in "lint mode", where `fail` (and `required`) only log an [INFO] line and

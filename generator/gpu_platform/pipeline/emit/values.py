@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derive import DERIVATIONS, EXTENSION_KEYS
+from gpu_platform.pipeline.derive import DERIVATIONS, EXTENSION_KEYS, get_path
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.model.values import Values
 
@@ -80,7 +80,7 @@ def _mark_derived(root: CommentedMap) -> None:
             node = node.get(key) if isinstance(node, dict) else None
             depth += 1
         if not isinstance(node, CommentedMap) or derivation.path[-1] not in node:
-            continue  # not derived at the chart's defaults (a mirror's repositories)
+            continue  # not derived at the defaults (a mirror's repositories, the scale-out keys)
         source = derivation.source
         origin = f"from {source}" if not source.startswith("(") else source.strip("()")
         node.yaml_set_comment_before_after_key(
@@ -255,6 +255,7 @@ def values_schema() -> dict[str, Any]:
     schema = _inline(schema, defs)
     defaults = check_defaults().resolved
     _fill_defaults(schema, defaults)
+    _default_plan_keys(schema)
     # Our own keys (the platform section, the extension points, global) are required where
     # values.yaml gives them a value; a subchart block only its enabled (below), since a null
     # on a derived key inside it is the guard's to name.
@@ -270,6 +271,28 @@ def values_schema() -> dict[str, Any]:
         "generator/gpu_platform/pipeline/model/",
         **schema,
     }
+
+
+def _default_plan_keys(schema: dict[str, Any]) -> None:
+    """Keys derived only in some plans (the scale-out keys) are not in the chart's defaults:
+    a leaf's default is upstream's (null, and null allowed, where upstream only documents the
+    key); a map on the way, or one with keys of its own, has its keys' defaults, not one of
+    its own."""
+    for derivation in DERIVATIONS:
+        if derivation.when_go is None:
+            continue  # derived at the defaults, or a mirror's key (the user's without one)
+        node = schema["properties"][derivation.chart]
+        for key in derivation.path[:-1]:
+            node = node["properties"][key]
+        leaf = node["properties"][derivation.path[-1]]
+        if "properties" in leaf:
+            continue
+        found, upstream_default = get_path(upstream.defaults(derivation.chart), derivation.path)
+        leaf.setdefault("default", upstream_default)
+        if not found and isinstance(leaf.get("type"), str):
+            # a key upstream only documents: absent by default, so a null is no value either
+            # (Helm keeps a null it has no default to delete)
+            leaf["type"] = [leaf["type"], "null"]
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
@@ -364,18 +387,23 @@ CONVENTIONS_ABOUT = (
 
 
 def _section(path: str, sections: set[str]) -> str:
-    """The section a key is listed under: its top-level block, or for ``platform`` the knob
-    group it belongs to (``platform.tenants``), keys directly under ``platform`` staying in
-    ``platform``."""
+    """The section a key is listed under: the longest of its leading knobs that has one (a
+    subchart's block or ``platform.tenants``; a group of the monitoring knob such as
+    ``platform.monitoring.sizing``; where a subchart's group is split,
+    ``kube-prometheus-stack.thanosRuler``); keys directly under ``platform`` stay in
+    ``platform``, and the extension points share one section."""
     head = path.split(".")[0].split("[")[0]
     if head in EXTENSION_KEYS:
         return CONVENTIONS_SECTION
-    match = re.match(r"platform\.([A-Za-z0-9]+)(\.[A-Za-z0-9]+)?", path)
-    if head == "platform" and match:
-        for candidate in (match.group(0), f"platform.{match.group(1)}"):
-            if candidate in sections:
-                return candidate
+    parts = re.split(r"[.\[]", path)
+    for depth in (3, 2):
+        candidate = ".".join(parts[:depth])
+        if candidate in sections:
+            return candidate
     return head
+
+
+MAX_SECTION_ROWS = 39  # past this a knob group's own sub-knobs get sections (no flat table)
 
 
 def _anchor(section: str) -> str:
@@ -404,6 +432,14 @@ def values_reference() -> str:
         for path, *_ in rows
         if (m := re.match(r"platform\.monitoring\.([A-Za-z0-9]+)\.", path))
     }
+    # A group too long for one table: its knobs with keys of their own get sections too.
+    for prefix in sorted(sections | set(registry.NAMES)):
+        if sum(1 for path, *_ in rows if path.startswith(prefix + ".")) > MAX_SECTION_ROWS:
+            sections |= {
+                f"{prefix}.{m.group(1)}"
+                for path, *_ in rows
+                if (m := re.match(re.escape(prefix) + r"\.([-A-Za-z0-9]+)[.\[]", path))
+            }
     grouped: dict[str, list[tuple[str, ...]]] = {}
     for row in rows:
         grouped.setdefault(_section(row[0], sections), []).append(row)

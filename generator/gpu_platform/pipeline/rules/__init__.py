@@ -1,10 +1,10 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
 ``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``warm``,
-``sharing``, ``tenants``, ``network``, ``boundary``, ``resources``, ``monitoring``, ``images``,
-``advice``); importing a rule module registers its rules. Each is enforced by ``pipeline.run``
-and, through the generated
-``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
+``sharing``, ``tenants``, ``network``, ``boundary``, ``resources``, ``monitoring``, ``scaleout``,
+``images``, ``advice``); importing a rule module registers its rules. Each is enforced by
+``pipeline.run`` and, through the generated ``templates/validate.yaml``, on a plain ``helm
+install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
 
@@ -22,6 +22,7 @@ from gpu_platform.pipeline.rules import (
     network,
     pools,
     resources,
+    scaleout,
     sharing,
     tenants,
     warm,
@@ -41,6 +42,7 @@ RULE_MODULES = (
     boundary,
     resources,
     monitoring,
+    scaleout,
     images,
     advice,
 )

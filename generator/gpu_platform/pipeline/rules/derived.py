@@ -2,7 +2,8 @@
 
 One rule per ``locked`` ``Derivation`` (pipeline/derive.py), built from it: Python compares
 what the user wrote with ``compute``; the guard runs the derivation's Go twin (``go``) and
-compares with what Helm merged. On the tool's path a key the user did not write is simply
+compares with what Helm merged. A key derived only in some plans (``when``) is checked only
+there, on both paths (``when_go`` is the guard's twin of ``when``). On the tool's path a key the user did not write is simply
 computed; on a plain ``helm install -f site.yaml`` a knob changed without recomputing its keys
 is refused with the same message, since Helm cannot recompute them.
 
@@ -65,6 +66,8 @@ def _check(derivation: Derivation):  # type: ignore[no-untyped-def]
         present, given = get_path(ctx.data.get(derivation.chart), derivation.path)
         if not present or not ctx.values.subchart(derivation.chart).enabled:
             return  # a disabled chart reads none of its values
+        if not derivation.applies(ctx.values):
+            return  # derived only in some plans (the scale-out keys): the user's elsewhere
         if derivation.yields is not None and derivation.yields(ctx.values):
             return  # the user's to set while the knob is not used
         expected = derivation.compute(ctx.values)
@@ -107,15 +110,17 @@ def _guard(derivation: Derivation) -> str:
             f"{quote(derivation.source)}"
         )
     assert derivation.go is not None
-    return (
-        f'{{{{- if (index $.Values "{derivation.chart}").enabled -}}}}\n'
+    body = (
         f"{derivation.go}\n"
         f"{{{{- $actual := toJson {_dig(derivation)} -}}}}\n"
         "{{- if ne $actual $want -}}\n"
         f"{{{{- $errors = append $errors (printf [[ fmt ]] {quote(dotted)} {args}) -}}}}\n"
-        "{{- end -}}\n"
         "{{- end -}}"
     )
+    if derivation.when_go:
+        # derived only in some plans (the scale-out keys): the user's elsewhere, as in _check
+        body = f"{{{{- if {derivation.when_go} -}}}}\n{body}\n{{{{- end -}}}}"
+    return f'{{{{- if (index $.Values "{derivation.chart}").enabled -}}}}\n{body}\n{{{{- end -}}}}'
 
 
 def _advice(derivation: Derivation):  # type: ignore[no-untyped-def]

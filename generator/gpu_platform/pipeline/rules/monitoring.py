@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gpu_platform.pipeline import facts, query
+from gpu_platform.pipeline import facts, query, scaleout
 from gpu_platform.pipeline.components import GPU_SIGNALS
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.gofmt import to_json
@@ -184,43 +184,53 @@ def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
         )
 
 
+RULER_SPEC = ("thanosRuler", "thanosRulerSpec")
+
+
 @rule(
     id="rule-selector-keeps-rules",
     by_hand="Kubernetes' label selector semantics against fixed labels",
-    summary="an explicit ruleSelector must select this chart's PrometheusRule",
+    summary="an explicit ruleSelector must select this chart's PrometheusRule (Thanos Ruler's, "
+    "once sharded)",
     reads=(
         "kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector",
+        "kube-prometheus-stack.thanosRuler.thanosRulerSpec.ruleSelector",
         "platform.monitoring.prometheus.ruleLabels",
     ),
     fmt="selects PrometheusRules by %s, which this chart's rules (labels %s) do not match, so "
     "no GPU recording rule or alert would load. Remove the selector (gpu-platform lets "
-    "Prometheus select every rule) or add the labels to "
+    "%s select every rule) or add the labels to "
     "platform.monitoring.prometheus.ruleLabels",
     guard="""\
 {{- if and $kps.enabled $mon.rules.enabled -}}
-{{- $sel := dig "prometheus" "prometheusSpec" "ruleSelector" dict $kps -}}
+{{- $where := ternary "thanosRuler.thanosRulerSpec.ruleSelector" "prometheus.prometheusSpec.ruleSelector" (gt $shards 1) -}}
+{{- $sel := ternary (dig "thanosRuler" "thanosRulerSpec" "ruleSelector" dict $kps) (dig "prometheus" "prometheusSpec" "ruleSelector" dict $kps) (gt $shards 1) -}}
 {{- if and (kindIs "map" $sel) (gt (len $sel) 0) -}}
 {{- $labels := include "gpu-platform.monitoring.ruleLabels" $ | fromYaml -}}
 [[ selector_test ]]
 {{- if $bad -}}
 {{- $shown := omit $labels [[ release_keys ]] -}}
-{{- $errors = append $errors (printf [[ fmt ]] "kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector" (toJson $sel) (toJson $shown)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "kube-prometheus-stack.%s" $where) (toJson $sel) (toJson $shown) (ternary "Thanos Ruler" "Prometheus" (gt $shards 1))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}""",
 )
 def rule_selector_keeps_rules(ctx: Context) -> Iterable[Hit]:
+    """Unsharded, Prometheus evaluates the rules; sharded, Thanos Ruler does (the shards'
+    own selector is derived then)."""
     if not (
         ctx.values.subchart("kube-prometheus-stack").enabled
         and ctx.values.platform.monitoring.rules.enabled
     ):
         return
-    selector = _selector(ctx, "ruleSelector")
+    sharded = scaleout.shards_for(ctx.values) > 1
+    spec = RULER_SPEC if sharded else SPEC
+    _, selector = get_path(ctx.data.get("kube-prometheus-stack"), (*spec, "ruleSelector"))
     labels = rule_labels(ctx.values)
     if _unsatisfied(selector, labels):
         yield Hit(
-            ("kube-prometheus-stack", *SPEC, "ruleSelector"),
-            (to_json(selector), to_json(labels)),
+            ("kube-prometheus-stack", *spec, "ruleSelector"),
+            (to_json(selector), to_json(labels), "Thanos Ruler" if sharded else "Prometheus"),
         )
 
 

@@ -1,0 +1,350 @@
+"""The GPU signal's latency through each way of running past one Prometheus, in one run.
+
+How long after a GPU goes from 0 to 100 % busy does the adapter's query cross the HPA target,
+when the series live in
+
+- **single**: one Prometheus scraping everything (today's chart);
+- **sharded**: ``--shards`` Prometheus 2.42, each scraping the targets prometheus-operator's
+  ``hashmod`` on ``__address__`` gives it, queried through a global view. No Thanos binary can
+  be installed here; the view is a Prometheus that scrapes nothing and reads every shard at
+  query time through the remote-read API, with ``read_recent``. That is what Thanos Query does
+  with sidecars: the sidecar serves its Prometheus' series to the querier over that same
+  remote-read endpoint, and the querier evaluates PromQL over the series merged from every
+  store at query time; both add a fan-out and a merge, not a copy. The rows "shard N only" are
+  what the adapter sees when it still queries ``prometheus-operated``: one shard a request,
+  some of the pods (the hash of the exporters' random ports decides which).
+- **remote write**: the shards also remote-write everything (prometheus-operator's
+  ``remoteWrite`` applies to every shard) to a Prometheus 2.42 started with
+  ``--web.enable-remote-write-receiver`` and to Debian's VictoriaMetrics, once with its default
+  ``-search.latencyOffset`` (30s: it leaves the newest 30 s out of query results) and once with
+  1s; the adapter's query goes to the store.
+
+A real fleet process (``ops/fleet.py``) serves ``--nodes`` busy 8-GPU nodes as background load
+and ``--lanes`` one-GPU nodes whose exporters refresh every 1 s at their own phase
+(DCGM_EXPORTER_INTERVAL=1000) and step 0 -> 100 % at random moments, ``--rounds`` times; one
+thread per path polls the generated ``_current`` and ``_over_time`` (30s) adapter queries,
+expanded as the adapter expands them for the lanes' pods, every ``--poll`` seconds.
+
+    nice .venv/bin/python bench/scaleout_latency.py [--shards 3] [--nodes 100] [--lanes 12]
+        [--rounds 2] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shlex
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpu_platform.pipeline.derive import adapter_rules
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.fleet import (
+    Fleet,
+    FleetSpec,
+    Group,
+    VictoriaMetrics,
+    global_view_config,
+    pod_name,
+    prometheus_version,
+    remote_write_config,
+    shard_relabel,
+    victoria_version,
+    with_config,
+)
+from gpu_platform.testing.promharness import Prometheus, prometheus_available
+
+UTIL = "DCGM_FI_DEV_GPU_UTIL"
+NAMESPACE = "bench"
+TARGET = 40.0
+LANES = Group("lane", 0, 1, noisy=False, namespace=NAMESPACE)
+ROUND_TIMEOUT_S = 100.0  # VictoriaMetrics' default latency offset alone is 30 s
+CLEAR_S = 40.0  # the _over_time window (30 s) of zeros, and then some
+
+
+def variants() -> dict[str, str]:
+    values = Values.model_validate(
+        {"platform": {"monitoring": {"dcgmLabelMode": "honorLabels", "scrapeInterval": "1s"}}}
+    )
+    by_name = {r["name"]["as"]: r["metricsQuery"] for r in adapter_rules(values)}
+    return {
+        "_current": by_name["gpu_utilization_current"],
+        "_over_time (30s)": by_name["gpu_utilization_over_time"],
+    }
+
+
+def expand(template: str, pods: list[str]) -> str:
+    matchers = f'namespace="{NAMESPACE}",pod=~"{"|".join(pods)}"'
+    return (
+        template.replace("<<.Series>>", UTIL)
+        .replace("<<.LabelMatchers>>", matchers)
+        .replace("<<.GroupBy>>", "pod")
+    )
+
+
+@dataclass
+class Path_:
+    name: str
+    query: Callable[[str, float], list[dict[str, Any]]]
+    what: str
+    crossed: dict[str, list[float]] = field(default_factory=dict)  # variant -> latencies
+    missed: dict[str, int] = field(default_factory=dict)
+    query_ms: list[float] = field(default_factory=list)
+    pods_seen: list[int] = field(default_factory=list)  # lanes answered, per poll
+    errors: int = 0
+
+
+@dataclass
+class Lane:
+    index: int
+    pod: str
+    stepped_at: float | None = None
+
+
+def poll(
+    path: Path_,
+    queries: dict[str, str],
+    lanes: list[Lane],
+    period: float,
+    stop: threading.Event,
+    seen: dict[tuple[str, str, int], float],
+    lock: threading.Lock,
+) -> None:
+    """Until ``stop``: run every variant's query; the first answer >= TARGET after a lane's
+    step is that lane's crossing for this path (``seen``: (path, variant, lane) -> latency)."""
+    while not stop.is_set():
+        begun = time.time()
+        for variant, query in queries.items():
+            at = time.time()
+            try:
+                result = path.query(query, at)
+            except Exception:  # a store that is not ready yet answers again next poll
+                path.errors += 1
+                continue
+            path.query_ms.append((time.time() - at) * 1000)
+            values = {r["metric"].get("pod"): float(r["value"][1]) for r in result}
+            path.pods_seen.append(len(values))
+            with lock:
+                for lane in lanes:
+                    key = (path.name, variant, lane.index)
+                    value = values.get(lane.pod)
+                    if lane.stepped_at is None or key in seen:
+                        continue
+                    if value is not None and value >= TARGET:
+                        seen[key] = at - lane.stepped_at
+        stop.wait(max(0.0, period - (time.time() - begun)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shards", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=100, help="busy 8-GPU background nodes")
+    parser.add_argument("--lanes", type=int, default=12, help="stepping one-GPU nodes")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--poll", type=float, default=0.25, help="query period per path, s")
+    parser.add_argument("--quick", action="store_true", help="20 nodes, 6 lanes, 1 round")
+    args = parser.parse_args()
+    if args.quick:
+        args.nodes, args.lanes, args.rounds = 20, 6, 1
+    if not prometheus_available():
+        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+        return 2
+    started = time.time()
+    load_before = os.getloadavg()
+    rng = random.Random()
+    lanes_group = Group(LANES.name, args.lanes, 1, noisy=False, namespace=NAMESPACE)
+    fleet = Fleet(
+        FleetSpec(groups=(Group("gpu", args.nodes, 8), lanes_group), refresh_s=1.0, seed=7)
+    )
+    lanes = [Lane(i, pod_name(lanes_group, i, 0)) for i in range(args.lanes)]
+    queries = {v: expand(q, [lane.pod for lane in lanes]) for v, q in variants().items()}
+    procs: list[Any] = []
+    seen: dict[tuple[str, str, int], float] = {}
+    lock = threading.Lock()
+    paths: list[Path_] = []
+    with tempfile.TemporaryDirectory(prefix="bench-scaleout-") as tmp:
+        root = Path(tmp)
+        try:
+            fleet.start()
+            receiver = Prometheus(
+                root / "receiver", [], extra_args=["--web.enable-remote-write-receiver"]
+            )
+            vm = VictoriaMetrics(root / "vm")
+            vm_fast = VictoriaMetrics(root / "vm-fast", ["-search.latencyOffset=1s"])
+            for p in (receiver, vm, vm_fast):
+                procs.append(p)
+                p.start()
+            single = Prometheus(root / "single", fleet.jobs())
+            procs.append(single)
+            single.start()
+            shards = []
+            for i in range(args.shards):
+                shard = with_config(
+                    Prometheus(
+                        root / f"shard{i}", fleet.jobs(relabel=shard_relabel(args.shards, i))
+                    ),
+                    {
+                        "remote_write": [
+                            remote_write_config(f"{receiver.url}/api/v1/write"),
+                            remote_write_config(vm.write_url),
+                            remote_write_config(vm_fast.write_url),
+                        ]
+                    },
+                )
+                procs.append(shard)
+                shard.start()
+                shards.append(shard)
+            view = with_config(
+                Prometheus(root / "view", []), global_view_config([s.url for s in shards])
+            )
+            procs.append(view)
+            view.start()
+            single.wait_for_samples('job="nvidia-dcgm-exporter"', count=2, timeout=180)
+            for shard in shards:
+                shard.wait_for_samples('job="nvidia-dcgm-exporter"', count=2, timeout=180)
+            paths = [
+                Path_("single", single.query, "one Prometheus, every target (today)"),
+                Path_(
+                    "sharded, global view",
+                    view.query,
+                    f"{args.shards} hashmod shards read through remote read (Thanos Query's "
+                    "stand-in)",
+                ),
+                *(
+                    Path_(
+                        f"shard {i} only",
+                        shard.query,
+                        "the adapter left on prometheus-operated reaches one shard a request",
+                    )
+                    for i, shard in enumerate(shards)
+                ),
+                Path_(
+                    "remote write -> Prometheus",
+                    receiver.query,
+                    "every shard remote-writes; --web.enable-remote-write-receiver",
+                ),
+                Path_(
+                    "remote write -> VictoriaMetrics",
+                    vm.query,
+                    "default -search.latencyOffset (30s)",
+                ),
+                Path_(
+                    "remote write -> VM, offset 1s",
+                    vm_fast.query,
+                    "-search.latencyOffset=1s",
+                ),
+            ]
+            stop = threading.Event()
+            threads = [
+                threading.Thread(
+                    target=poll,
+                    args=(p, queries, lanes, args.poll, stop, seen, lock),
+                    daemon=True,
+                )
+                for p in paths
+            ]
+            time.sleep(CLEAR_S)  # a full window of zeros everywhere, the stores included
+            for t in threads:
+                t.start()
+            for round_ in range(args.rounds):
+                print(f"round {round_ + 1} of {args.rounds} ...", file=sys.stderr)
+                plan = sorted((rng.uniform(0, 10), lane) for lane in lanes)
+                begun = time.time()
+                for offset, lane in plan:
+                    time.sleep(max(0.0, begun + offset - time.time()))
+                    fleet.set(lanes_group.name, lane.index, 0, UTIL, 100)
+                    with lock:
+                        lane.stepped_at = time.time()
+                wanted = {
+                    (p.name, v, lane.index)
+                    for p in paths
+                    if not p.name.endswith(" only")
+                    for v in queries
+                    for lane in lanes
+                }
+                deadline = time.time() + ROUND_TIMEOUT_S
+                while time.time() < deadline and not wanted <= set(seen):
+                    time.sleep(0.5)
+                with lock:
+                    for p in paths:
+                        for v in queries:
+                            for lane in lanes:
+                                key = (p.name, v, lane.index)
+                                if key in seen:
+                                    p.crossed.setdefault(v, []).append(seen.pop(key))
+                                elif not p.name.endswith(" only"):
+                                    p.missed[v] = p.missed.get(v, 0) + 1
+                    for lane in lanes:
+                        lane.stepped_at = None
+                for lane in lanes:
+                    fleet.set(lanes_group.name, lane.index, 0, UTIL, 0)
+                time.sleep(CLEAR_S)
+                seen.clear()
+            stop.set()
+            for t in threads:
+                t.join(5)
+        finally:
+            for p in reversed(procs):
+                p.stop()
+            fleet.stop()
+    load_after = os.getloadavg()
+
+    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
+        f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after (shared host); "
+        f"took {(time.time() - started) / 60:.0f} min"
+    )
+    print(f"{prometheus_version()}; {victoria_version()}")
+    print(
+        f"{args.nodes} busy 8-GPU nodes ({args.nodes * 8 * 25:,} DCGM series) + {args.lanes} "
+        f"stepping lanes, scrape 1 s, exporter refresh 1 s at random phases; {args.shards} "
+        f"shards; remote write with Prometheus' default queue_config; HPA target {TARGET:g}; "
+        f"{args.rounds} round(s); poll {args.poll:g} s per path"
+    )
+    header = (
+        f"{'path':<32} {'variant':<17} {'trials':>6} {'median s':>8} {'p95 s':>6} "
+        f"{'max s':>6} {'query ms':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for p in paths:
+        q = f"{statistics.median(p.query_ms):8.0f}" if p.query_ms else f"{'-':>8}"
+        if p.name.endswith(" only"):
+            share = statistics.median(p.pods_seen) if p.pods_seen else 0
+            print(
+                f"{p.name:<32} {'(pods answered)':<17} {'':>6} "
+                f"{f'{share:g} of {args.lanes}':>22} {q}"
+            )
+            continue
+        for v in queries:
+            got = sorted(p.crossed.get(v, []))
+            missed = p.missed.get(v, 0)
+            if got:
+                p95 = got[min(len(got) - 1, int(0.95 * len(got)))]
+                row = f"{statistics.median(got):8.1f} {p95:6.1f} {got[-1]:6.1f}"
+            else:
+                row = f"{'-':>8} {'-':>6} {'-':>6}"
+            note = f"  ({missed} never crossed in {ROUND_TIMEOUT_S:g} s)" if missed else ""
+            print(f"{p.name:<32} {v:<17} {len(got):>6} {row} {q}{note}")
+    print(
+        "latency: the GPU's load steps 0 -> 100 % -> the path's answer to the adapter's query "
+        "first reaches the target; query ms: the median time of one such query"
+    )
+    for p in paths:
+        if p.name.startswith("shard ") and p.name != "shard 0 only":
+            continue  # said once
+        print(f"  {p.name}: {p.what}" + (f"; {p.errors} failed queries" if p.errors else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
