@@ -16,6 +16,7 @@ from gpu_platform.pipeline.model.grammar import (
     held_to,
     schema_of,
     string_schema,
+    twin,
 )
 from gpu_platform.pipeline.model.kube import (
     MAX_GPUS_PER_NODE,
@@ -30,6 +31,10 @@ MAX_PLACEHOLDERS = MAX_SIZING_NODES * MAX_GPUS_PER_NODE
 MAX_STEPS = 24
 
 
+@twin(
+    schema=string_schema(cron.PATTERN, cron.MAX_LENGTH),
+    refused=("not a cron", "60 * * * *", "* * * *", "0 25 * * *", "@reboot"),
+)
 def _schedule(value: str) -> str:
     """What values.schema.json's pattern refuses, refused here with the parser's reason."""
     problem = cron.syntax_error(value)
