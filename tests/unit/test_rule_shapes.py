@@ -84,7 +84,6 @@ def dummy_rule() -> Iterator[Rule]:
     made = declare(
         id="dummy-fewer-pools-than-tenants",
         summary="(a test rule) a tenant names each of its pools once",
-        reads=("platform.tenants[].nodePools",),
         fmt="pool %q is named again (pools: %s)",
         shape=MemberOf(TENANTS, names="nodePools", targets=NODE_POOLS, target="name"),
     )

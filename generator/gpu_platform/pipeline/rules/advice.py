@@ -31,7 +31,6 @@ _UNTAINTED_ADVICE = (
     id="quota-oversubscribed",
     severity="warning",
     summary="tenant GPU quotas add up to more than the pools can ever have",
-    reads=("platform.tenants[].quota.gpus", "platform.nodePools[].maxNodes"),
     fmt="tenant GPU quotas add up to %d GPUs but the pools can have at most %d; tenants will "
     "see Pending pods under quota at peak (oversubscribed; fine if intended, else lower "
     "quota.gpus or raise maxNodes)",
@@ -48,7 +47,6 @@ def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
     id="quota-beyond-pools",
     severity="warning",
     summary="a tenant's GPU quota exceeds what its pools can have",
-    reads=("platform.tenants[].quota.gpus", "platform.tenants[].nodePools"),
     fmt="tenant %q: quota of %d GPUs but the tenant's pools have at most %d",
     many="%d tenants have GPU quotas beyond what their pools can ever have (%s)",
 )
@@ -90,12 +88,6 @@ def per_gpu(resource: str, values: Values) -> tuple[int, str] | None:
     id="gpu-resource-quota-beyond-pools",
     severity="warning",
     summary="a tenant's MIG or shared-GPU quota exceeds what its pools can have",
-    reads=(
-        "platform.tenants[].quota.gpuResources",
-        "platform.tenants[].nodePools",
-        "platform.nodePools[].gpuResources",
-        "gpu-operator.devicePlugin.config.data",
-    ),
     fmt="tenant %q: quota of %d %s but the tenant's pools can have at most %d (%s)",
     many="%d tenants have MIG or shared-GPU quotas beyond what their pools can ever have (%s)",
 )
@@ -120,7 +112,6 @@ def gpu_resource_quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
     id="pool-untainted",
     severity="warning",
     summary="a GPU pool without a NoSchedule taint",
-    reads=("platform.nodePools[].taints",),
     fmt="pool %q has no NoSchedule taint: " + _UNTAINTED_ADVICE,
     many="%d pools have no NoSchedule taint (%s): " + _UNTAINTED_ADVICE,
 )
@@ -138,7 +129,6 @@ def pool_untainted(ctx: Context) -> Iterable[Hit]:
     id="tenant-without-api",
     severity="warning",
     summary="a tenant whose notebooks cannot reach the Kubernetes API",
-    reads=("platform.tenants[].network.apiServerCIDRs",),
     fmt="tenant %q has no route to the Kubernetes API, so notebooks in its namespace cannot "
     "create Dask clusters (KubeCluster); " + _API_ADVICE,
     many="%d tenants have no route to the Kubernetes API (%s): notebooks in their namespaces "
@@ -158,7 +148,6 @@ def tenant_without_api(ctx: Context) -> Iterable[Hit]:
     id="prepull-without-pools",
     severity="warning",
     summary="prepull images but no GPU pool",
-    reads=("platform.prepuller.images", "platform.nodePools"),
     fmt="images are listed but there are no GPU pools to pull them on",
 )
 def prepull_without_pools(ctx: Context) -> Iterable[Hit]:
@@ -171,12 +160,6 @@ def prepull_without_pools(ctx: Context) -> Iterable[Hit]:
     id="sizing-below-pools",
     severity="warning",
     summary="Prometheus sized for fewer GPUs than the pools can reach",
-    reads=(
-        "platform.monitoring.sizing.gpuNodes",
-        "platform.monitoring.sizing.gpusPerNode",
-        "platform.nodePools[].maxNodes",
-        "platform.nodePools[].gpusPerNode",
-    ),
     fmt="%s. Remove gpuNodes and gpusPerNode to follow the pools, or raise them",
 )
 def sizing_below_pools(ctx: Context) -> Iterable[Hit]:
@@ -194,7 +177,6 @@ def sizing_below_pools(ctx: Context) -> Iterable[Hit]:
     id="scrape-interval-implausible",
     severity="warning",
     summary="a scrape interval below 1s or above 5m, with what it costs",
-    reads=("platform.monitoring.scrapeInterval",),
     fmt="%s",
 )
 def scrape_interval_implausible(ctx: Context) -> Iterable[Hit]:

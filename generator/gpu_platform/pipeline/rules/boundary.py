@@ -34,7 +34,6 @@ def advertised_gpu_resources(values: Values) -> list[str]:
     id="tenant-gpu-quota-not-gpu",
     by_hand="a key of a map compared with one fact; simpler as two lines than a shape",
     summary="quota.gpuResources does not name nvidia.com/gpu (quota.gpus counts it)",
-    reads=("platform.tenants[].quota.gpuResources",),
     fmt="%s is quota'd by quota.gpus; remove it here",
     guard="""\
 {{- range $i, $t := $tenants -}}
@@ -60,7 +59,6 @@ def tenant_gpu_quota_not_gpu(ctx: Context) -> Iterable[Hit]:
     id="tenant-gpu-quota-advertised",
     by_hand="names checked against what the pools and gpu-operator's settings advertise together",
     summary="quota.gpuResources names only resources a pool advertises",
-    reads=("platform.tenants[].quota.gpuResources", "platform.nodePools[].gpuResources"),
     fmt="no pool advertises %s (platform.nodePools[].gpuResources: %s); add it to the pools "
     "that have it",
     guard="""\
@@ -89,7 +87,6 @@ def tenant_gpu_quota_advertised(ctx: Context) -> Iterable[Hit]:
     id="mig-mixed-needs-pools",
     by_hand="reads gpu-operator's MIG strategy beside the pools' resources",
     summary="MIG strategy mixed needs the pools to list the MIG profiles they advertise",
-    reads=("gpu-operator.mig.strategy", "platform.nodePools[].gpuResources"),
     fmt="MIG strategy mixed advertises nvidia.com/mig-<profile> resources, but no pool lists "
     "one in platform.nodePools[].gpuResources, so no tenant quota would count them; list "
     "the MIG profiles the pools expose (e.g. nvidia.com/mig-1g.10gb)",
@@ -151,7 +148,6 @@ def sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
     id="shared-gpus-need-pools",
     by_hand="reads the device plugin's sharing config beside the pools' resources",
     summary="time-slicing or MPS with renameByDefault needs the pools to list <name>.shared",
-    reads=("gpu-operator.devicePlugin.config.data", "platform.nodePools[].gpuResources"),
     fmt="%s renameByDefault advertises %s, which no pool lists in "
     "platform.nodePools[].gpuResources, so no tenant quota would count it; add %s to the "
     "pools that share GPUs",

@@ -1,6 +1,6 @@
 """The rule catalogue: every invariant the values must keep, declared once, enforced twice.
 
-A ``Rule`` carries what a reader needs (an id, one line for the README, the keys it reads),
+A ``Rule`` carries what a reader needs (an id, one line for the README),
 its message as one Go format string, the Python check that ``gpu-platform validate`` runs, and
 the Go template fragment that the generated ``templates/validate.yaml`` runs on a plain
 ``helm install -f site.yaml`` (or the reason it cannot run there). Both paths format the same
@@ -58,7 +58,6 @@ class Rule:
 
     id: str
     summary: str  # what it refuses, one line (README's plain-Helm list)
-    reads: tuple[str, ...]  # dotted paths it looks at
     fmt: str  # the message after "<path>: ", a Go format string (%s %d %q %v)
     check: Callable[[Context], Iterable[Hit]]
     guard: str | None = None  # Go template fragment for validate.yaml

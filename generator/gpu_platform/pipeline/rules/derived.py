@@ -150,7 +150,6 @@ for _derivation in DERIVATIONS:
                 summary=f"`{_dotted}` differs from what "
                 f"{'gpu-platform sets' if _fixed(_derivation) else _derivation.source + ' gives'}"
                 f" ({_derivation.why})",
-                reads=(_derivation.source, _dotted),
                 fmt=ADVICE_OBJECT_FMT if _structured(_derivation) else ADVICE_FMT,
                 check=_advice(_derivation),
                 severity="warning",
@@ -165,7 +164,6 @@ for _derivation in DERIVATIONS:
             summary=f"`{'.'.join((_derivation.chart, *_derivation.path))}` must be what "
             f"{'gpu-platform sets' if _fixed(_derivation) else _derivation.source + ' gives'}"
             f" ({_derivation.why})",
-            reads=(_derivation.source, ".".join((_derivation.chart, *_derivation.path))),
             fmt=_fmt(_derivation),
             check=_check(_derivation),
             guard=_guard(_derivation),
@@ -179,7 +177,6 @@ for _derivation in DERIVATIONS:
     id="dcgm-exporter-interval",
     by_hand="searches a merged env list of the subchart for one entry",
     summary=f"the DCGM exporter's `{DCGM_INTERVAL_ENV}` must equal the scrape interval (ms)",
-    reads=("platform.monitoring.scrapeInterval", "gpu-operator.dcgmExporter.env"),
     fmt=f"{DCGM_INTERVAL_ENV} is %q but follows platform.monitoring.scrapeInterval (%s ms); "
     "set the scrape interval instead of this entry",
     guard="""\
@@ -211,7 +208,6 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
     id="dcgm-exporter-interval-missing",
     by_hand="searches a merged env list of the subchart for one entry",
     summary=f"the DCGM exporter's env must set `{DCGM_INTERVAL_ENV}` (its default is 30 s)",
-    reads=("gpu-operator.dcgmExporter.env",),
     fmt=f"has no {DCGM_INTERVAL_ENV}, so the exporter collects every 30 s whatever the scrape "
     "interval; run `gpu-platform values -f <your values files>` and install with the result",
     guard="""\
@@ -234,11 +230,6 @@ def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
     id="operator-tolerates-pools",
     by_hand="Kubernetes' toleration matching over merged subchart lists",
     summary="gpu-operator's DaemonSets and the NFD workers must tolerate every pool taint",
-    reads=(
-        "platform.nodePools[].taints",
-        "gpu-operator.daemonsets.tolerations",
-        "gpu-operator.node-feature-discovery.worker.tolerations",
-    ),
     fmt="does not tolerate the taint %s of platform.nodePools[%d] (%s), so the operator's pods "
     "never run there; run `gpu-platform values -f <your values files>` and install with "
     "the result",

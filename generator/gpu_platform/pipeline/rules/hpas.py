@@ -22,7 +22,6 @@ SCALABLE_API = "apps/v1"
 declare(
     id="hpa-unique",
     summary="two HPAs may not share a namespace and name",
-    reads=("platform.hpas[].namespace", "platform.hpas[].name"),
     fmt="an HPA named %q is already listed for this namespace; Kubernetes would keep only one",
     shape=Unique(HPAS, key=("namespace", "name"), at="name"),
 )
@@ -32,7 +31,6 @@ declare(
     id="hpa-not-dask",
     by_hand="membership of a nested field in a fact list; one loop reads clearer than a shape",
     summary="an HPA may not target a Dask resource (use a DaskAutoscaler)",
-    reads=("platform.hpas[].scaleTargetRef.kind",),
     fmt="an HPA cannot scale a %s: Dask resources expose no label selector in their scale "
     "subresource, so the HPA fails with InvalidSelector. Use a DaskAutoscaler "
     "(kubernetes.dask.org/v1, spec.cluster/minimum/maximum) for Dask clusters, or target "
@@ -54,7 +52,6 @@ def hpa_not_dask(ctx: Context) -> Iterable[Hit]:
     id="hpa-target-scalable",
     by_hand="two fields judged together (apiVersion and kind), Dask targets left to hpa-not-dask",
     summary="an HPA targets an apps/v1 Deployment or StatefulSet (removed API versions refused)",
-    reads=("platform.hpas[].scaleTargetRef",),
     fmt="expected apiVersion apps/v1 with kind Deployment or StatefulSet, got %s %s",
     guard="""\
 {{- range $i, $h := $hpas -}}
@@ -78,7 +75,6 @@ def hpa_target_scalable(ctx: Context) -> Iterable[Hit]:
 declare(
     id="hpa-replica-bounds",
     summary="an HPA's minReplicas is at most its maxReplicas",
-    reads=("platform.hpas[].minReplicas", "platform.hpas[].maxReplicas"),
     fmt="minReplicas %d is above maxReplicas %d",
     shape=NotAbove(HPAS, low="minReplicas", high="maxReplicas"),
 )
@@ -88,7 +84,6 @@ declare(
     id="hpa-namespace-exists",
     by_hand="the namespaces the chart creates come from two places (release, tenants)",
     summary="an HPA lives in the release namespace or a tenant's (namespaces the chart creates)",
-    reads=("platform.hpas[].namespace", "platform.tenants[].name"),
     fmt="namespace %q is not created by this chart, so on a fresh cluster the HPA cannot be "
     "installed; use a tenant's namespace (add a tenant named %q under platform.tenants) or "
     "leave it empty for the release namespace",
@@ -113,7 +108,6 @@ def hpa_namespace_exists(ctx: Context) -> Iterable[Hit]:
     id="hpa-metric-served",
     by_hand="walks each HPA's metrics, Pods metrics only, against the signals",
     summary="an HPA's custom metric is one of platform.monitoring.gpuSignals",
-    reads=("platform.hpas[].metrics[].pods.metric.name", "platform.monitoring.gpuSignals"),
     fmt="no adapter rule serves the metric %q; available: %s (add a signal under "
     "platform.monitoring.gpuSignals to serve a new one)",
     guard="""\
@@ -143,11 +137,6 @@ def hpa_metric_served(ctx: Context) -> Iterable[Hit]:
     id="hpa-metric-adapter",
     by_hand="an HPA list, each entry's path, against a subchart switch",
     summary="an adapter-path HPA on a GPU signal needs prometheus-adapter enabled",
-    reads=(
-        "platform.hpas[].metrics[].pods.metric.name",
-        "platform.hpas[].path",
-        "prometheus-adapter.enabled",
-    ),
     fmt="uses the GPU signal %q on the adapter path but prometheus-adapter.enabled is false, so "
     "no custom metrics API serves it; enable prometheus-adapter or move the entry to the KEDA "
     "path (path: keda)",
@@ -184,7 +173,6 @@ def hpa_metric_adapter(ctx: Context) -> Iterable[Hit]:
     id="hpa-pods-target",
     by_hand="a discriminated union of metric sources",
     summary="a Pods metric targets an AverageValue",
-    reads=("platform.hpas[].metrics[].pods.target",),
     fmt="a Pods metric needs target.type AverageValue with averageValue, got type %s",
     guard="""\
 {{- range $i, $h := $hpas -}}
@@ -212,7 +200,6 @@ def hpa_pods_target(ctx: Context) -> Iterable[Hit]:
     id="hpa-resource-target",
     by_hand="a discriminated union of metric sources",
     summary="a Resource metric targets a Utilization (with averageUtilization) or AverageValue",
-    reads=("platform.hpas[].metrics[].resource.target",),
     fmt="a Resource metric needs type Utilization with averageUtilization (percent of requests) "
     "or type AverageValue with averageValue, got type %s",
     guard="""\

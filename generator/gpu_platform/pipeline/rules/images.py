@@ -95,15 +95,6 @@ _ONCE = "{{- if not (has $msg $errors) }}{{ $errors = append $errors $msg }}{{ e
     by_hand="a walk over the image slots that run, with their upstream defaults",
     summary="with global.imageRegistry, no image of gpu-operator, prometheus-adapter, the Dask "
     "operator or KEDA stays on its upstream registry (they do not read global.imageRegistry)",
-    reads=(
-        "global.imageRegistry",
-        *dict.fromkeys(
-            f"{s.chart}.{'.'.join(k)}"
-            for s in mirror.overridden_slots()
-            for k in (mirror.mirror_key(s), mirror.fallback_key(s))
-            if k
-        ),
-    ),
     fmt="is %q, on its upstream registry %s, while global.imageRegistry is %q: %s does not "
     "read global.imageRegistry, so this image would be pulled from the internet; set it to "
     "%q, or run `gpu-platform values -f <your values files>` and install with the result",
@@ -188,14 +179,6 @@ def _host_hit(ctx: Context, slot: slots.Slot, host: str) -> Hit | None:
     by_hand="a walk over the image slots that run, with their upstream defaults",
     summary="with global.imagePullSecrets, every image of gpu-operator, prometheus-adapter, "
     "the Dask operator and KEDA has pull secrets (they read no global ones)",
-    reads=(
-        "global.imagePullSecrets",
-        *dict.fromkeys(
-            f"{s.chart}.{'.'.join(s.pull_secrets)}"
-            for s in mirror.overridden_slots()
-            if s.pull_secrets
-        ),
-    ),
     fmt="is empty while global.imagePullSecrets is set: %s reads no global pull secrets, so "
     "this image would be pulled without them; list them here too, or run `gpu-platform "
     "values -f <your values files>` and install with the result",
@@ -234,7 +217,6 @@ def pull_secrets_reach_subcharts(ctx: Context) -> Iterable[Hit]:
     id="image-unpinned",
     severity="warning",
     summary="an image the release runs has a moving tag (latest, or none)",
-    reads=("global.imageRegistry",),
     fmt="%s runs %s, a moving tag: a mirror or a node may hold another image under it; pin "
     "a version or digest at %s",
     many="%d images the release runs have moving tags (%s)",

@@ -40,7 +40,6 @@ def _gpu_entries(ctx: Context) -> bool:
     id="hpa-handover-path",
     by_hand="each entry's step against its resolved path (its own or the platform's)",
     summary="handover prepare is for an adapter-path entry, adopt for a KEDA-path one",
-    reads=("platform.hpas[].handover", "platform.hpas[].path", "platform.podAutoscaling.path"),
     fmt="handover %q belongs to the %s path (%s), but this entry is on the %s path; set "
     "handover to none or move the entry",
     guard="""\
@@ -68,7 +67,6 @@ def hpa_handover_path(ctx: Context) -> Iterable[Hit]:
     id="hpa-keda-threshold",
     by_hand="a pattern on one variant of a metric union, KEDA-path entries only",
     summary="on the KEDA path a GPU signal's averageValue is a plain number (KEDA's threshold)",
-    reads=("platform.hpas[].metrics[].pods.target.averageValue", "platform.hpas[].path"),
     fmt="is %q, but KEDA reads a Prometheus trigger's threshold as a plain number; write it "
     "without a unit (0.5, not 500m)",
     guard="""\
@@ -106,7 +104,6 @@ def hpa_keda_threshold(ctx: Context) -> Iterable[Hit]:
     by_hand="a length bound on KEDA-path Deployments that scale on a GPU signal",
     summary="on the KEDA path a Deployment scaled on a GPU signal has a name its pods keep "
     f"(at most {facts.DEPLOYMENT_NAME_MAX_FOR_POD_MATCH} characters)",
-    reads=("platform.hpas[].scaleTargetRef.name", "platform.hpas[].path"),
     fmt="the KEDA query finds a Deployment's pods by their names (<name>-<hash>-<suffix>), "
     "but Kubernetes cuts the names of a Deployment's pods when the Deployment's name is longer "
     "than %d characters (%q has %d); shorten the name or keep the entry on the adapter path",
@@ -138,7 +135,6 @@ def hpa_keda_pod_names(ctx: Context) -> Iterable[Hit]:
     id="hpa-keda-metrics-distinct",
     by_hand="names unique within each entry, drawn from two metric variants",
     summary="on the KEDA path an entry names each GPU signal and each resource once",
-    reads=("platform.hpas[].metrics", "platform.hpas[].path"),
     fmt="%s is already a metric of this entry; KEDA refuses two triggers of one name",
     guard="""\
 {{- range $i, $h := $hpas -}}
@@ -170,10 +166,6 @@ def hpa_keda_metrics_distinct(ctx: Context) -> Iterable[Hit]:
     id="keda-fallback-threshold",
     by_hand="a bound derived from the scrape interval (gpu-platform.keda.settings)",
     summary="KEDA's fallback threshold is above what one lost scrape can cause",
-    reads=(
-        "platform.podAutoscaling.keda.fallback.failureThreshold",
-        "platform.monitoring.scrapeInterval",
-    ),
     fmt="is %d, but one lost scrape leaves the GPU signals empty for up to %d scrape "
     "intervals, time for %d failed reads (the HPA's every %d s, KEDA's every %d s), so a "
     "single missed scrape would switch the workloads to their fallback; set at least %d or "
@@ -210,12 +202,6 @@ def keda_fallback_threshold(ctx: Context) -> Iterable[Hit]:
     id="keda-fallback-in-time",
     by_hand="the signals' longest window plus derived reads, against a duration",
     summary="KEDA falls back on a lost GPU signal before the HPA alert's window ends",
-    reads=(
-        "platform.monitoring.scrapeInterval",
-        "platform.monitoring.gpuSignals[].window",
-        "platform.podAutoscaling.keda",
-        "platform.monitoring.rules.hpaMetricUnavailableFor",
-    ),
     fmt="KEDA would fall back on a lost GPU signal only after %s s (the longest signal window, "
     "%s s, then %d failed reads of the HPA, every %d s), later than "
     "platform.monitoring.rules.hpaMetricUnavailableFor (%s): with a scrape interval of %s the "
@@ -270,7 +256,6 @@ def keda_fallback_in_time(ctx: Context) -> Iterable[Hit]:
     id="keda-external-metrics",
     by_hand="two subchart switches and a subchart list",
     summary="KEDA and prometheus-adapter's external rules would both claim external.metrics.k8s.io",
-    reads=("keda.enabled", "prometheus-adapter.rules.external"),
     fmt="prometheus-adapter registers v1beta1.external.metrics.k8s.io for its external rules, "
     "and KEDA's metrics server registers the same APIService: only one can exist. Serve "
     "external metrics through KEDA and remove these rules, or keep keda.enabled false",
@@ -295,7 +280,6 @@ def keda_external_metrics(ctx: Context) -> Iterable[Hit]:
     id="keda-path-without-keda",
     severity="warning",
     summary="KEDA-path entries with keda.enabled false (the cluster's own KEDA must serve them)",
-    reads=("platform.hpas[].path", "keda.enabled"),
     fmt="%d autoscaler(s) are on the KEDA path but keda.enabled is false: the cluster must "
     "run its own KEDA (the keda.sh CRDs, operator and metrics server), or the install stops "
     "on the missing API",
@@ -310,12 +294,6 @@ def keda_path_without_keda(ctx: Context) -> Iterable[Hit]:
     id="keda-without-prometheus",
     severity="warning",
     summary="KEDA-path GPU triggers with no Prometheus to query (none named, none in this release)",
-    reads=(
-        "platform.hpas[].path",
-        "kube-prometheus-stack.enabled",
-        "platform.podAutoscaling.keda.prometheus.serverAddress",
-        "platform.monitoring.prometheus.query.url",
-    ),
     fmt="the KEDA path's triggers query prometheus-operated in the release namespace, but this "
     "release runs no Prometheus; it must then exist",
 )
@@ -332,10 +310,6 @@ def keda_without_prometheus(ctx: Context) -> Iterable[Hit]:
     id="keda-prometheus-auth",
     by_hand="one field required by another's value, its keys named from a table",
     summary="an authenticated KEDA Prometheus names the Secret with its credentials",
-    reads=(
-        "platform.podAutoscaling.keda.prometheus.authModes",
-        "platform.podAutoscaling.keda.prometheus.secretName",
-    ),
     fmt="authModes %q reads %s from a Secret, but secretName is empty; name the Secret in "
     "KEDA's namespace that holds them",
     guard="""\

@@ -112,7 +112,6 @@ def _first_wins(layers: list[dict[str, Any]]) -> dict[str, str]:
 declare(
     id="signal-unique",
     summary="GPU signal names are unique (each is one custom metric)",
-    reads=("platform.monitoring.gpuSignals[].name",),
     fmt="signal name %q is used twice; names must differ",
     shape=Unique(GPU_SIGNALS, key=("name",), at="name"),
 )
@@ -151,10 +150,6 @@ GO_SELECTOR = (
     id="monitor-selector-keeps-dcgm",
     by_hand="Kubernetes' label selector semantics against fixed labels",
     summary="an explicit serviceMonitorSelector must select this chart's DCGM ServiceMonitor",
-    reads=(
-        "kube-prometheus-stack.prometheus.prometheusSpec.serviceMonitorSelector",
-        "platform.monitoring.prometheus.serviceMonitorLabels",
-    ),
     fmt="selects ServiceMonitors by %s, which the DCGM exporter's ServiceMonitor (labels %s) "
     "does not match, so Prometheus would scrape no GPU metric: no HPA signal, no alert. "
     "Remove the selector (gpu-platform lets Prometheus select every ServiceMonitor) or add "
@@ -192,11 +187,6 @@ RULER_SPEC = ("thanosRuler", "thanosRulerSpec")
     by_hand="Kubernetes' label selector semantics against fixed labels",
     summary="an explicit ruleSelector must select this chart's PrometheusRule (Thanos Ruler's, "
     "once sharded)",
-    reads=(
-        "kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector",
-        "kube-prometheus-stack.thanosRuler.thanosRulerSpec.ruleSelector",
-        "platform.monitoring.prometheus.ruleLabels",
-    ),
     fmt="selects PrometheusRules by %s, which this chart's rules (labels %s) do not match, so "
     "no GPU recording rule or alert would load. Remove the selector (gpu-platform lets "
     "%s select every rule) or add the labels to "
@@ -239,11 +229,6 @@ def rule_selector_keeps_rules(ctx: Context) -> Iterable[Hit]:
     by_hand="three switches and the URL the adapter would otherwise default to",
     summary="prometheus-adapter without kube-prometheus-stack needs the query URL of your "
     "Prometheus",
-    reads=(
-        "prometheus-adapter.enabled",
-        "kube-prometheus-stack.enabled",
-        "platform.monitoring.prometheus.query.url",
-    ),
     fmt="is empty while kube-prometheus-stack is disabled, so prometheus-adapter would query "
     "a Prometheus this release does not run; set it to your Prometheus' query URL (e.g. "
     "http://kube-prometheus-stack-prometheus.monitoring.svc:9090), or disable "
@@ -274,12 +259,6 @@ def prometheus_named(ctx: Context) -> Iterable[Hit]:
     id="adapter-query-credentials",
     by_hand="list entries the query's credentials need, compared as JSON in three lists",
     summary="the adapter carries the query's credentials (token file, tenant header)",
-    reads=(
-        "platform.monitoring.prometheus.query",
-        "prometheus-adapter.extraArguments",
-        "prometheus-adapter.extraVolumes",
-        "prometheus-adapter.extraVolumeMounts",
-    ),
     fmt="lacks %s, which platform.monitoring.prometheus.query needs (the adapter would query "
     "without its credentials); run `gpu-platform values -f <your values files>` and install "
     "with the result",

@@ -25,7 +25,6 @@ FAMILY = {4: ("IPv4", "ipv4"), 6: ("IPv6", "ipv6")}
     id="cidr-network",
     by_hand="address arithmetic (the bits past the prefix) has no shape",
     summary="a tenant's CIDRs name networks, without host bits",
-    reads=tuple(f"platform.tenants[].network.{f}" for f in FIELDS),
     fmt="%s has host bits set, so it means %s, not the address it names; write the network",
     guard="""\
 {{- range $i, $t := $tenants -}}
@@ -55,10 +54,6 @@ def cidr_network(ctx: Context) -> Iterable[Hit]:
     by_hand="CIDR arithmetic (which sets of ranges open every address) has no shape",
     summary="a tenant's egress may not open every address unless acknowledged (one range or "
     "several together)",
-    reads=(
-        "platform.tenants[].network.egressCIDRs",
-        "platform.tenants[].network.acknowledgeAnyEgress",
-    ),
     fmt="%s together open egress to every %s address, which on some network plugins includes "
     "every tenant's pods and the platform's Prometheus; list the destinations, or set "
     "network.acknowledgeAnyEgress: true",
@@ -99,12 +94,6 @@ def tenant_egress_any(ctx: Context) -> Iterable[Hit]:
     by_hand="a prefix length compared per address family, with the family's bound",
     summary="a tenant's API-server and DNS ranges are no wider than network.widestPrefix "
     "unless acknowledged",
-    reads=(
-        "platform.tenants[].network.apiServerCIDRs",
-        "platform.tenants[].network.dnsCIDRs",
-        "platform.tenants[].network.widestPrefix",
-        "platform.tenants[].network.acknowledgeWideRanges",
-    ),
     fmt="%s is wider than /%d (network.widestPrefix.%s), so it opens %s to every host in it, "
     "not only to the servers; list the servers' addresses, or set "
     "network.acknowledgeWideRanges: true",
@@ -145,7 +134,6 @@ def tenant_ranges_narrow(ctx: Context) -> Iterable[Hit]:
     id="tenant-egress-metadata",
     severity="warning",
     summary="a tenant's egress reaches the cloud metadata service",
-    reads=("platform.tenants[].network.egressCIDRs",),
     fmt="tenant %q: %s reaches the cloud metadata service (%s), where a pod can read the "
     "node's cloud credentials; leave that address out of egressCIDRs",
     many="%d tenants' egress reaches the cloud metadata service (%s): a pod can read the "

@@ -19,7 +19,6 @@ from gpu_platform.pipeline.yamltree import PathKey
 declare(
     id="pool-unique",
     summary="pool names are unique",
-    reads=("platform.nodePools[].name",),
     fmt="pool name %q is used twice; pool names must differ",
     shape=Unique(NODE_POOLS, key=("name",), at="name"),
 )
@@ -28,7 +27,6 @@ declare(
 declare(
     id="pool-node-bounds",
     summary="a pool's minNodes is at most its maxNodes",
-    reads=("platform.nodePools[].minNodes", "platform.nodePools[].maxNodes"),
     fmt="minNodes %d is above maxNodes %d",
     shape=NotAbove(NODE_POOLS, low="minNodes", high="maxNodes"),
 )
@@ -39,12 +37,6 @@ declare(
     by_hand="a bound only when placeholders exist, with the pool's name in the message",
     summary="a placeholder asks for no more GPUs than a pod of its pool may have (whole GPUs, "
     "or one replica of a shared GPU; MIG slices are not counted in the values)",
-    reads=(
-        "platform.nodePools[].placeholders.gpusPerPod",
-        "platform.nodePools[].placeholders.schedule[].replicas",
-        "platform.nodePools[].gpusPerNode",
-        "platform.nodePools[].gpuSharing.mode",
-    ),
     fmt="a placeholder asks for %d GPUs but a pod of pool %q may have at most %d (its "
     "gpusPerNode, or 1 where it shares its GPUs); it would never run. Use at most %d",
     guard="""\
@@ -77,11 +69,6 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     by_hand="products of four counts, judged only when the placeholder fits a node",
     summary="a pool's placeholders need no more GPUs than the pool can ever have (whole GPUs, "
     "or replicas of shared ones)",
-    reads=(
-        "platform.nodePools[].placeholders",
-        "platform.nodePools[].maxNodes",
-        "platform.nodePools[].gpuSharing",
-    ),
     fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
     "%d, a shared GPU counted by its replicas); lower replicas or raise maxNodes",
     guard="""\
@@ -130,7 +117,6 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
     id="placeholder-resource-advertised",
     by_hand="a field of an item against a list of the same item, only when it is set",
     summary="a pool's placeholders request a resource the pool advertises",
-    reads=("platform.nodePools[].placeholders.resource", "platform.nodePools[].gpuResources"),
     fmt="is %q, which pool %q does not advertise (its gpuResources: %s), so the placeholders "
     "would stay Pending forever; name one of those, or add it to the pool's gpuResources",
     guard="""\
@@ -157,7 +143,6 @@ def placeholder_resource_advertised(ctx: Context) -> Iterable[Hit]:
     by_hand="uniqueness over two lists merged per pool (the platform's and the pool's)",
     summary="the images a pool's prepuller pulls have distinct names (they become init "
     "containers of one pod)",
-    reads=("platform.prepuller.images[].name", "platform.nodePools[].prepullImages[].name"),
     fmt="image name %q is used twice for pool %q's prepuller; the images become init "
     "containers of one pod, so their names must differ",
     guard="""\
@@ -202,7 +187,6 @@ def prepull_names_unique(ctx: Context) -> Iterable[Hit]:
     id="pools-one-cloud",
     by_hand="one value shared by every item, the generic cloud excepted",
     summary="every pool runs on the same cloud (or is generic)",
-    reads=("platform.nodePools[].cloud",),
     fmt="pools name several clouds (%s); one cluster runs on one cloud: use the same cloud (or "
     "generic) for every pool",
     guard="""\
@@ -243,7 +227,6 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
     by_hand="walks the cloud requirements table (cloud_requirements) against gpu-operator's values",
     summary="each pool's cloud and driver mode get the gpu-operator settings they need (e.g. "
     "toolkit.enabled: false on the EKS NVIDIA AMI)",
-    reads=("platform.nodePools[].cloud", "platform.nodePools[].driver", "gpu-operator.*"),
     fmt="pool %q (cloud %s, driver %s) needs gpu-operator.%s: %s (%s); it is %s. Set it under "
     "gpu-operator, or change the pool's driver mode",
     guard="""\
@@ -316,7 +299,6 @@ def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
     by_hand="walks the cloud requirements table (cloud_requirements) against gpu-operator's values",
     summary="no gpu-operator setting another cloud needs is left over (layering one cloud's "
     "profile over another's)",
-    reads=("gpu-operator.*", "platform.nodePools[].cloud"),
     fmt="is %s, which %s pools need, but no pool runs on %s; remove it (a profile for another "
     "cloud left it behind) or set it to the chart's default",
     guard="""\
@@ -364,11 +346,6 @@ def cloud_foreign_settings(ctx: Context) -> Iterable[Hit]:
     id="pool-image-streaming-gke",
     by_hand="a switch allowed only for one cloud and one driver mode, two fields of the item",
     summary="image streaming only on GKE pools of COS nodes (driver: preinstalled)",
-    reads=(
-        "platform.nodePools[].imageStreaming",
-        "platform.nodePools[].cloud",
-        "platform.nodePools[].driver",
-    ),
     fmt="pool %q runs on %s with driver %s, but image streaming is a GKE feature of COS nodes "
     "(gcloud --enable-image-streaming), which GKE pools with driver: preinstalled use (the "
     "operator's driver needs Ubuntu); set cloud: gke and driver: preinstalled, or "
@@ -393,7 +370,6 @@ def pool_image_streaming_gke(ctx: Context) -> Iterable[Hit]:
     id="autoscaler-gke-profile-only",
     by_hand="a platform setting refused when any pool runs on one cloud",
     summary="GKE sets the scale-down time through its profile only",
-    reads=("platform.autoscaler.scaleDownUnneededSeconds", "platform.nodePools[].cloud"),
     fmt="GKE offers no scale-down time of its own (pool %q runs on gke): set it through "
     "platform.autoscaler.profile (balanced 10 min, optimize-utilization 1 min) and leave this "
     "null",

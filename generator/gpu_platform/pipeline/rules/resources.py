@@ -24,7 +24,6 @@ def _above(request: str | None, limit: str | None) -> bool:
     id="prepuller-requests-within-limits",
     by_hand="Kubernetes quantities compared, cpu and memory",
     summary="the prepuller's requests are not above its limits",
-    reads=("platform.prepuller.resources",),
     fmt="%s is above its limit %s (%s), so the API server refuses every prepuller pod; " + FIX,
     guard="""\
 {{- $res := $p.prepuller.resources -}}
@@ -56,7 +55,6 @@ _TENANT_FIELDS = (("cpu", "cpu"), ("memory", "memory"), ("ephemeralStorage", "ep
     id="tenant-default-request-within-limit",
     by_hand="Kubernetes quantities compared, with null limits allowed",
     summary="a tenant's default requests are not above its default limits",
-    reads=("platform.tenants[].limits.defaultRequest", "platform.tenants[].limits.default"),
     fmt="%s is above the default limit %s (%s), so the API server refuses the tenant's "
     "LimitRange; " + FIX,
     guard="""\
@@ -89,7 +87,6 @@ def tenant_default_request_within_limit(ctx: Context) -> Iterable[Hit]:
     id="tenant-defaults-within-max",
     by_hand="quantities compared in base units (gpu-platform.quantity), two kinds of default",
     summary="a tenant's default limits and requests are not above its largest limits",
-    reads=("platform.tenants[].limits.default", "platform.tenants[].limits.max"),
     fmt="%s is above the largest limit %s (%s), so the API server refuses the tenant's "
     "LimitRange; lower the default or raise the largest limit",
     guard="""\
@@ -125,11 +122,6 @@ def tenant_defaults_within_max(ctx: Context) -> Iterable[Hit]:
     id="tenant-cpu-limit-default",
     by_hand="a null that matters only while another key is set; two keys name the reason",
     summary="a tenant whose quota or LimitRange caps CPU limits gives containers a default one",
-    reads=(
-        "platform.tenants[].quota.limitsCpu",
-        "platform.tenants[].limits.max.cpu",
-        "platform.tenants[].limits.default.cpu",
-    ),
     fmt="is null, but %s makes every container need a CPU limit, so the API server would "
     "refuse each pod that sets none; give limits.default.cpu a value, or set %s to null too",
     guard="""\

@@ -41,7 +41,6 @@ def bundled(values: Values) -> bool:
     by_hand="a mode judged against a subchart's switch; two lines read clearer than a shape",
     summary="scaleOut modes other than single need kube-prometheus-stack (your own Prometheus "
     "scales out on its own)",
-    reads=("platform.monitoring.scaleOut.mode", "kube-prometheus-stack.enabled"),
     fmt="is %s, but kube-prometheus-stack is disabled: the plan shards and wires the bundled "
     "Prometheus, and yours scales out on its own terms (its shards, Thanos, remote write). Set "
     "mode: single, and platform.monitoring.prometheus.query.url to a view that holds every GPU "
@@ -62,7 +61,6 @@ def scaleout_needs_bundled_prometheus(ctx: Context) -> Iterable[Hit]:
     by_hand="the shard count is the plan's (computed by the guard's prelude), not a field",
     summary="a sharded Prometheus needs prometheus.query.url, a view of every shard, for the "
     "adapter, the rules and the dashboards",
-    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.prometheus.query.url"),
     fmt="is empty, but the plan runs %d Prometheus shards, so prometheus-adapter, Thanos Ruler "
     "and Grafana would query prometheus-operated, which reaches one shard per request: HPAs "
     "would see the GPU metrics of about 1 in %d pods. Set it to %s",
@@ -83,7 +81,6 @@ def scaleout_query_view(ctx: Context) -> Iterable[Hit]:
     id="scaleout-shards-need-mode",
     by_hand="an optional count judged against the mode; two lines read clearer than a shape",
     summary="scaleOut.shards above 1 needs mode shards or remoteWrite",
-    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.mode"),
     fmt="is %d, but mode is single (one Prometheus, shards 1); set mode: shards (with your "
     "Thanos Query) or mode: remoteWrite (with your store), or remove shards",
     guard="""\
@@ -101,7 +98,6 @@ def scaleout_shards_need_mode(ctx: Context) -> Iterable[Hit]:
     id="remote-write-url",
     by_hand="a field required by another field's value; two lines read clearer than a shape",
     summary="remoteWrite mode needs scaleOut.remoteWrite.url",
-    reads=("platform.monitoring.scaleOut.mode", "platform.monitoring.scaleOut.remoteWrite.url"),
     fmt="is empty, but mode is remoteWrite; set it to your store's write endpoint, e.g. "
     "https://mimir.example.com/api/v1/push",
     guard="""\
@@ -119,7 +115,6 @@ def remote_write_url(ctx: Context) -> Iterable[Hit]:
     id="remote-write-unused",
     by_hand="a field that only one mode reads; two lines read clearer than a shape",
     summary="a remote-write URL needs mode remoteWrite (else nothing writes there)",
-    reads=("platform.monitoring.scaleOut.mode", "platform.monitoring.scaleOut.remoteWrite.url"),
     fmt="is set, but mode is %s, so nothing writes there; set mode: remoteWrite or remove it",
     guard="""\
 {{- if and (ne (toString $so.mode) "remoteWrite") (dig "remoteWrite" "url" "" $so) -}}
@@ -136,11 +131,6 @@ def remote_write_unused(ctx: Context) -> Iterable[Hit]:
     id="remote-write-auth",
     by_hand="parses the URL's host and tells a cluster name from an outside one",
     summary="a remote write to a store outside the cluster needs a credential Secret",
-    reads=(
-        "platform.monitoring.scaleOut.remoteWrite.url",
-        "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret",
-        "platform.monitoring.scaleOut.remoteWrite.bearerTokenSecret",
-    ),
     fmt="%s is outside the cluster, and a store reached from outside (Mimir, Grafana Cloud, a "
     "hosted Thanos Receive or VictoriaMetrics) authenticates its writers: name a Secret in "
     "remoteWrite.basicAuthSecret (keys username and password) or remoteWrite."
@@ -171,10 +161,6 @@ def remote_write_auth(ctx: Context) -> Iterable[Hit]:
     id="remote-write-one-auth",
     by_hand="two optional fields exclusive of each other; simpler as two lines than a shape",
     summary="a remote write names one credential: basic auth or a bearer token",
-    reads=(
-        "platform.monitoring.scaleOut.remoteWrite.basicAuthSecret",
-        "platform.monitoring.scaleOut.remoteWrite.bearerTokenSecret",
-    ),
     fmt="and remoteWrite.bearerTokenSecret are both set; prometheus-operator accepts one "
     "(basicAuth or authorization) per remote write: keep the one your store expects",
     guard="""\
@@ -193,10 +179,6 @@ def remote_write_one_auth(ctx: Context) -> Iterable[Hit]:
     id="shards-thanos-sidecar",
     by_hand="a subchart map the tool derives, checked only where a plain install can miss it",
     summary="shards mode needs prometheusSpec.thanos (a Thanos sidecar on every shard)",
-    reads=(
-        "platform.monitoring.scaleOut.mode",
-        "kube-prometheus-stack.prometheus.prometheusSpec.thanos",
-    ),
     fmt="is empty, so kube-prometheus-stack renders no Thanos sidecar and your Thanos Query "
     "reaches no shard; run `gpu-platform values -f <your values files>` (it adds the sidecar "
     "with the pinned Thanos image) and install with the result",
@@ -229,7 +211,6 @@ def _limits_passed(plan: sizing.Plan, ctx: Context) -> str:
     id="monitoring-needs-scale-out",
     severity="warning",
     summary="one Prometheus would pass scaleOut.limits: the plan, with its figures",
-    reads=("platform.monitoring.scaleOut", "platform.monitoring.sizing", "platform.nodePools"),
     fmt="%s",
 )
 def monitoring_needs_scale_out(ctx: Context) -> Iterable[Hit]:
@@ -255,7 +236,6 @@ def monitoring_needs_scale_out(ctx: Context) -> Iterable[Hit]:
     severity="warning",
     summary="the non-GPU series scraped at the GPU interval, with what bulkScrapeInterval "
     "would save",
-    reads=("platform.monitoring.bulkScrapeInterval", "platform.monitoring.sizing"),
     fmt="%s",
 )
 def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
@@ -290,7 +270,6 @@ def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
     id="sizing-beyond-measured",
     severity="warning",
     summary="a Prometheus planned beyond the load the sizing was measured at",
-    reads=("platform.monitoring.sizing", "platform.monitoring.scaleOut"),
     fmt="%s",
 )
 def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
@@ -316,7 +295,6 @@ def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
     id="shards-below-plan",
     severity="warning",
     summary="scaleOut.shards fewer than the plan needs, with the figures",
-    reads=("platform.monitoring.scaleOut.shards", "platform.monitoring.scaleOut.limits"),
     fmt="%s",
 )
 def shards_below_plan(ctx: Context) -> Iterable[Hit]:
@@ -338,10 +316,6 @@ def shards_below_plan(ctx: Context) -> Iterable[Hit]:
     id="ruler-query-without-token",
     severity="warning",
     summary="Grafana's data source and Thanos Ruler cannot send the query view's token or tenant",
-    reads=(
-        "platform.monitoring.prometheus.query.bearerTokenSecret",
-        "platform.monitoring.prometheus.query.tenant",
-    ),
     fmt="the adapter sends the query view's %s, but not %s: the chart points them at "
     "prometheus.query.url without credentials or headers, so against an authenticated or "
     "multi-tenant view they would fail or read another tenant; evaluate the chart's PrometheusRule in your store's ruler (Mimir "

@@ -160,5 +160,5 @@ class MemberOf:
 
 def declare(*, shape: Shape, **fields: Any) -> Rule:
     """Register a rule whose check and guard the ``shape`` writes (``id``, ``summary``,
-    ``reads``, ``fmt`` as for ``@rule``)."""
+    ``fmt`` as for ``@rule``)."""
     return register(Rule(check=shape.check, guard=shape.guard(), shape=shape, **fields))

@@ -17,7 +17,6 @@ from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
     id="pool-sharing-needs-operator",
     by_hand="a switch of the pool that needs a subchart and one of its components on",
     summary="a pool shares its GPUs only through gpu-operator's device plugin",
-    reads=("platform.nodePools[].gpuSharing", "gpu-operator.enabled", "gpu-operator.devicePlugin"),
     fmt="pool %q shares its GPUs through gpu-operator's device plugin, which these values "
     "turn off; enable gpu-operator and devicePlugin, or set gpuSharing.mode to none",
     guard="""\
@@ -40,7 +39,6 @@ def pool_sharing_needs_operator(ctx: Context) -> Iterable[Hit]:
     id="pool-sharing-config",
     by_hand="a config text both paths print from one Go format string and compare whole",
     summary="a pool that shares its GPUs has its device plugin config in gpu-operator's ConfigMap",
-    reads=("platform.nodePools[].gpuSharing", "gpu-operator.devicePlugin.config"),
     fmt="pool %q shares its GPUs, so gpu-operator.devicePlugin.config must create its "
     "ConfigMap (create: true) with data.%s holding the pool's device plugin config; run "
     "`gpu-platform values -f <your values files>` and install with the result (a ConfigMap of "
@@ -89,7 +87,6 @@ GUARD_CONTEXT = {"sharing_fmt": quote(CONFIG_FMT), "fail_more_than_one": quote(F
     id="pool-mps-hides-pods",
     severity="warning",
     summary="a pool that shares its GPUs with MPS, whose pods DCGM cannot see",
-    reads=("platform.nodePools[].gpuSharing.mode",),
     fmt="pool %q shares its GPUs with MPS, under which dcgm-exporter cannot tie GPU metrics to "
     "the pods (NVIDIA's GPU Operator docs, MPS limitations): the GPU signals and per-tenant "
     "GPU figures miss its pods; use timeSlicing where they matter",

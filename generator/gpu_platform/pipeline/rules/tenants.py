@@ -13,7 +13,6 @@ from gpu_platform.pipeline.rules.shapes import MemberOf, Unique, declare
 declare(
     id="tenant-unique",
     summary="a tenant is listed once (it owns one namespace)",
-    reads=("platform.tenants[].name",),
     fmt="tenant %q is listed twice; each tenant owns one namespace",
     shape=Unique(TENANTS, key=("name",), at="name"),
 )
@@ -23,7 +22,6 @@ declare(
     id="tenant-not-release-namespace",
     by_hand="only Helm knows the release namespace: the guard alone enforces it",
     summary="a tenant is never the release's own namespace",
-    reads=("platform.tenants[].name",),
     fmt="%q is this release's namespace: its default-deny policies and Pod Security would apply "
     "to the platform itself; give the tenant its own namespace",
     guard="""\
@@ -41,7 +39,6 @@ def tenant_not_release_namespace(ctx: Context) -> Iterable[Hit]:
 declare(
     id="tenant-pools-exist",
     summary="the pools a tenant names exist",
-    reads=("platform.tenants[].nodePools", "platform.nodePools[].name"),
     fmt="no GPU pool is named %q (pools: %s)",
     shape=MemberOf(TENANTS, names="nodePools", targets=NODE_POOLS, target="name"),
 )

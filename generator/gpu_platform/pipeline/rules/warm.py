@@ -13,7 +13,6 @@ from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
     id="placeholder-schedule-range",
     by_hand="a parse of a text field (its numbers and names) that no shape states",
     summary="a placeholder schedule's ranges do not start after they end",
-    reads=("platform.nodePools[].placeholders.schedule[].cron",),
     fmt=cron.RANGE_ORDER,
     guard="""\
 {{- $cronFields := (fromJson [[ cron_fields_json ]]).fields -}}
