@@ -5,7 +5,10 @@ The JSON holds the rendered manifest, the user's values and this chart's own fil
 values.yaml, values.schema.json; subcharts' files are not serialised). With the stand-in charts
 the manifest holds only our own objects, so the test holds *our* share to a quarter of the limit,
 leaving the rest to the upstream charts (kube-prometheus-stack's dashboards are the known large
-part). With GPU_PLATFORM_REAL_REPOS=1 the manifest is the real one and the whole record must fit.
+part), plus what values.schema.json carries on the upstream charts' behalf: the field names and
+types of the CRD fields they render our values into (about 23 KiB of the record, measured at 200
+tenants; the rest of that 32 KiB is headroom for a pin move). With GPU_PLATFORM_REAL_REPOS=1 the
+manifest is the real one and the whole record must fit.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from support.chartrepo import real_repos_requested
 from support.render import REPO, resolved_values
 
 LIMIT = 1024 * 1024
-BUDGET = LIMIT if real_repos_requested() else LIMIT // 4
+UPSTREAM_CRD_FIELDS = 32 * 1024
+BUDGET = LIMIT if real_repos_requested() else LIMIT // 4 + UPSTREAM_CRD_FIELDS
 
 
 def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:

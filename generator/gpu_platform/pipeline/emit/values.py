@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from ruamel.yaml.comments import CommentedMap
 
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import crd_types, registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DERIVATIONS
 from gpu_platform.pipeline.emit import helmyaml
@@ -107,17 +107,40 @@ def values_yaml(resolved: dict[str, Any]) -> str:
 def _upstream_node(spot: upstream.Keys) -> dict[str, Any]:
     """Schema of one spot in a subchart's values, from the same key tree the subchart key
     check walks: closed to the keys the chart names where it names them, anything where the
-    keys are the user's. Upstream's own keys carry no description: their documentation is
-    upstream's, and the values reference lists only ours."""
+    keys are the user's, and where the chart renders the spot into a custom resource, the
+    field names and JSON types of its CRD. Upstream's own keys carry no description: their
+    documentation is upstream's, and the values reference lists only ours."""
+    if spot.fields and not spot.known and spot.any_key is None:
+        # only the CRD decides here: the same CRD parts give the same schema
+        key = tuple((crd_types.shape(f.schema), f.omitted) for f in spot.fields)
+        if key not in _BY_CRD:
+            _BY_CRD[key] = _node(spot)
+        return _BY_CRD[key]
+    return _node(spot)
+
+
+_BY_CRD: dict[tuple[tuple[int, frozenset[str]], ...], dict[str, Any]] = {}
+
+
+def _node(spot: upstream.Keys) -> dict[str, Any]:
+    node: dict[str, Any] = {}
+    if spot.types is not None:
+        node["type"] = sorted(spot.types)
     if spot.open:
-        return {}
-    node: dict[str, Any] = {
-        "properties": {key: _upstream_node(child) for key, child in spot.known.items()}
-    }
-    node["additionalProperties"] = (
-        _upstream_node(spot.any_key) if spot.any_key is not None else False
-    )
+        item = spot.item()
+        if item is not None:
+            node["items"] = _upstream_node(item)
+        return node
+    node["properties"] = {key: _upstream_node(_spot(spot, key)) for key in spot.names()}
+    other = spot.other()
+    node["additionalProperties"] = _upstream_node(other) if other is not None else False
     return node
+
+
+def _spot(spot: upstream.Keys, key: str) -> upstream.Keys:
+    child = spot.child(key)
+    assert child is not None, key  # names() lists only keys child() finds
+    return child
 
 
 def _typed_subchart(chart: str) -> dict[str, Any]:
@@ -161,12 +184,16 @@ def _strip_titles(node: Any) -> Any:
 
 
 def _fill_defaults(schema: dict[str, Any], defaults: Any) -> None:
-    """Give every property on the path from the root its default (default_factory included)."""
-    if not isinstance(defaults, dict):
+    """Give every property on the path from the root its default (default_factory included).
+    Properties are copied before they change: a subchart's typed parts may be one object at
+    several spots."""
+    if not isinstance(defaults, dict) or "properties" not in schema:
         return
-    for key, prop in schema.get("properties", {}).items():
+    schema["properties"] = props = dict(schema["properties"])
+    for key, prop in list(props.items()):
         if key not in defaults:
             continue
+        props[key] = prop = dict(prop)
         if "default" not in prop:
             prop["default"] = defaults[key]
         if "properties" in prop:
