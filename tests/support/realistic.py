@@ -236,6 +236,17 @@ JUNK: tuple[Junk, ...] = (
             "GPUCluster spec.dcgmExporter.serviceMonitor.relabelings[] (nvidia.com/v1alpha1)",
         ),
     ),
+    # an env entry written as in a pod spec: the ClusterPolicy's takes name and value only
+    # (a list the platform adds its DCGM_EXPORTER_INTERVAL to)
+    Junk(
+        f"{GPU}:\n  dcgmExporter:\n    env:\n      - name: DCGM_EXPORTER_KUBERNETES\n"
+        "        valueFrom: {configMapKeyRef: {name: dcgm, key: kubernetes}}\n",
+        f"{GPU}.dcgmExporter.env[0].valueFrom",
+        lands=(
+            "ClusterPolicy spec.dcgmExporter.env[] (nvidia.com/v1)",
+            "GPUCluster spec.dcgmExporter.env[] (nvidia.com/v1alpha1)",
+        ),
+    ),
     Junk(
         _nested(f"{GPU}.driver.repoConfig.configMapNam", "repo-config"),
         f"{GPU}.driver.repoConfig.configMapNam",

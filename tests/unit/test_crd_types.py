@@ -14,7 +14,7 @@ import pytest
 from gpu_platform.cli import main
 from gpu_platform.pipeline import crd_types, registry
 from gpu_platform.pipeline import subchart_keys as keys
-from gpu_platform.pipeline.emit.values import values_schema
+from gpu_platform.pipeline.emit.values import values_reference, values_schema
 
 GPU = f"gpu-operator {registry.info('gpu-operator').version}"
 
@@ -169,6 +169,30 @@ class TestValidate:
             "and GPUCluster spec.dcgmExporter.serviceMonitor.relabelings (nvidia.com/v1alpha1), "
             "which takes a list, not a map"
         ]
+
+
+def test_a_list_the_platform_adds_to_is_bounded_by_its_crd(tmp_path, capsys):
+    """``dcgmExporter.env`` keeps its own item check (a name each, strings), said once; the
+    fields its ClusterPolicy and GPUCluster entries do not take are refused on both paths."""
+    from jsonschema import Draft7Validator
+
+    text = (
+        "gpu-operator:\n  dcgmExporter:\n    env:\n      - name: A\n"
+        "        valueFrom: {secretKeyRef: {name: s, key: k}}\n      - value: '1'\n"
+    )
+    code, lines = validate(tmp_path, capsys, text)
+    assert code == 1
+    assert [line.split(":", 1)[0] for line in lines] == [
+        "gpu-operator.dcgmExporter.env[0].valueFrom",
+        "gpu-operator.dcgmExporter.env[1]",
+    ]
+    entry = {"name": "A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    validator = Draft7Validator(values_schema())
+    assert not validator.is_valid({"gpu-operator": {"dcgmExporter": {"env": [entry]}}})
+    assert validator.is_valid({"gpu-operator": {"dcgmExporter": {"env": [{"name": "A"}]}}})
+    # the values reference still names the list's type, not the bounds the CRD adds
+    row = next(r for r in values_reference().splitlines() if "`gpu-operator.dcgmExporter.env`" in r)
+    assert row.split("|")[2].strip() == "list of object"
 
 
 def test_repeated_crd_parts_are_written_once_in_the_schema():

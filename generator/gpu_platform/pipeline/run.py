@@ -44,8 +44,10 @@ def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
     for chart in registry.NAMES:
         block = data.get(chart)
         if isinstance(block, dict):
-            owned = frozenset(d.path for d in DERIVATIONS if d.chart == chart)
-            problems.extend(upstream.check_block(chart, block, origins, owned=owned))
+            mine = [d for d in DERIVATIONS if d.chart == chart]
+            owned = frozenset(d.path for d in mine if not d.merged)
+            merged = frozenset(d.path for d in mine if d.merged)
+            problems.extend(upstream.check_block(chart, block, origins, owned=owned, merged=merged))
     return [*problems, *merged_list_problems(data, origins)]
 
 

@@ -366,6 +366,11 @@ def _type(
         _type(below, (*path, key), sub, typed)
 
 
+def spot(chart: str, path: tuple[str, ...]) -> Keys | None:
+    """The chart's spot at ``path`` when its key tree names every key on the way."""
+    return _named(keys(chart), path)
+
+
 def _all_paths(tree: Keys, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     for key, child in tree.known.items():
         path = (*prefix, key)
@@ -443,19 +448,25 @@ def _shared(a: tuple[str | int, ...], b: tuple[str | int, ...]) -> int:
 
 
 def findings(
-    chart: str, block: dict[str, Any], owned: frozenset[tuple[str, ...]] = frozenset()
+    chart: str,
+    block: dict[str, Any],
+    owned: frozenset[tuple[str, ...]] = frozenset(),
+    merged: frozenset[tuple[str, ...]] = frozenset(),
 ) -> list[UnknownKey | WrongType]:
     """Every key path in ``block`` that the chart neither shows nor reads, or that the
     custom resource it is rendered into has no field for, and every value of a type that
-    field does not take; ``owned``: paths the platform types itself (its derived keys and the
-    lists it adds to, with their own checks and schema), left to it."""
+    field does not take. ``owned``: paths the platform derives, with checks of their own,
+    left to them; ``merged``: lists the platform adds to, whose types and required keys have
+    their own check, so only the keys their custom resource would drop are named here."""
     found: list[UnknownKey | WrongType] = []
 
-    def walk(value: Any, spot: Keys, path: tuple[str | int, ...]) -> None:
+    def walk(value: Any, spot: Keys, path: tuple[str | int, ...], keys_only: bool) -> None:
         if path in owned:
             return
+        keys_only = keys_only or path in merged
         if spot.types is not None and not crd_types.fits(value, spot.types):
-            found.append(WrongType(chart, path, value, spot.types, spot.fields))
+            if not keys_only:
+                found.append(WrongType(chart, path, value, spot.types, spot.fields))
             return
         if isinstance(value, dict) and not spot.open:
             for key, inner in value.items():
@@ -465,12 +476,12 @@ def findings(
                     hint = _suggest(chart, child, spot.names())
                     found.append(UnknownKey(chart, child, hint, spot.crd))
                 else:
-                    walk(inner, below, child)
+                    walk(inner, below, child, keys_only)
         elif isinstance(value, list) and (item := spot.item()) is not None:
             for index, inner in enumerate(value):
-                walk(inner, item, (*path, index))
+                walk(inner, item, (*path, index), keys_only)
 
-    walk(block, keys(chart), ())
+    walk(block, keys(chart), (), False)
     return found
 
 
@@ -486,12 +497,14 @@ def check_block(
     origins: Origins,
     base: PathKey | None = None,
     owned: frozenset[tuple[str, ...]] = frozenset(),
+    merged: frozenset[tuple[str, ...]] = frozenset(),
 ) -> list[Problem]:
     """Problems for keys under ``<chart>:`` that upstream never reads, or that the custom
-    resource they are rendered into would drop or refuse (``owned``: see ``findings``)."""
+    resource they are rendered into would drop or refuse (``owned``, ``merged``: see
+    ``findings``)."""
     problems = []
     prefix: PathKey = base if base is not None else (chart,)
-    for finding in findings(chart, block, owned):
+    for finding in findings(chart, block, owned, merged):
         full = (*prefix, *finding.path)
         if isinstance(finding, WrongType):
             message = wrong_type_message(finding)

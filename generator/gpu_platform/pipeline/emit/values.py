@@ -163,13 +163,20 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
             continue
         node = schema
         for key in derivation.path[:-1]:
-            node = node.setdefault("properties", {}).setdefault(
-                key, {"additionalProperties": False, "properties": {}}
-            )
+            # copied on the way down: a typed part may be one object at several spots
+            props = node["properties"] = dict(node.get("properties", {}))
+            node = props[key] = dict(props.get(key, {"additionalProperties": False}))
             node["type"] = "object"
             node["description"] = f"Passed to {chart}."
-        node.setdefault("properties", {})[derivation.path[-1]] = {
-            **derivation.schema,
+        fragment = dict(derivation.schema)
+        where = upstream.spot(chart, derivation.path)
+        if derivation.merged and where is not None and where.fields:
+            # a list the platform adds to keeps its item checks, and its items are rendered
+            # into a custom resource: the CRD's fields bound them too
+            fragment = {"allOf": [derivation.schema, _upstream_node(where)]}
+        node["properties"] = dict(node.get("properties", {}))
+        node["properties"][derivation.path[-1]] = {
+            **fragment,
             "description": f"Derived by gpu-platform from {derivation.source}: {derivation.why}.",
         }
     return schema
@@ -286,6 +293,9 @@ def _type_name(prop: dict[str, Any], defs: dict[str, Any]) -> str:
         return "object"
     if "anyOf" in prop:
         return " or ".join(_type_name(p, defs) for p in prop["anyOf"])
+    if "allOf" in prop and "type" not in prop:
+        # a derived list's own schema comes first; the CRD's part only bounds its keys
+        return _type_name(prop["allOf"][0], defs)
     if "enum" in prop:
         return " | ".join(json.dumps(v) for v in prop["enum"])
     if "const" in prop:
