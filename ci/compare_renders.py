@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_platform import helm
+from gpu_platform import archives, helm
 from gpu_platform.errors import HelmError
 from gpu_platform.ops import template as template_ops
 from gpu_platform.pipeline import facts
@@ -54,7 +54,7 @@ def extract(ref: str, dest: Path) -> Path:
         capture_output=True,
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+        archives.extract(tar, dest)
     return dest / CHART
 
 

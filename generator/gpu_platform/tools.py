@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_platform import checkout
-from gpu_platform.errors import ToolError
+from gpu_platform.errors import GpuPlatformError, ToolError
+from gpu_platform.writes import write_file
 
 
 def _tools_dir() -> Path:
@@ -123,8 +124,8 @@ def _verified(path: Path, sha256: str) -> bool:
     if _sha256(path) != sha256:
         return False
     if _identity(path) == before:  # not changed while it was read: the hash is this file's
-        with contextlib.suppress(OSError):  # a read-only tools folder: hash every time
-            stamp.write_text(f"{sha256} {before}")
+        with contextlib.suppress(GpuPlatformError):  # a read-only tools folder: hash each time
+            write_file(stamp, f"{sha256} {before}".encode())
     return True
 
 
@@ -198,10 +199,7 @@ def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path
                         f"{spec.sha256}; refusing to use it"
                     )
                 target = TOOLS_DIR / spec.name
-                partial = target.with_suffix(".partial")
-                partial.write_bytes(data)
-                partial.chmod(0o755)
-                partial.replace(target)
+                write_file(target, data, mode=0o755)
                 log(f"installed {target} ({_version_of(str(target))}, sha256 ok)")
                 placed.append(target)
     return placed

@@ -16,17 +16,25 @@ promises hold whatever happens, a kill between any two steps included:
   and no longer write are removed; a kill midway leaves complete files of both renders, which
   ``render --check`` names and a re-run repairs.
 
-Siblings are named ``.<name>.staging-*`` and ``.<name>.old-*`` and always hold our marker, so
-recovery never touches anything else.
+Siblings are named ``.<name>.staging-*`` and ``.<name>.old-*``; a complete one holds our
+marker, so recovery never touches anything else, and a staging folder a failed write leaves
+unfinished (a full disk) is removed by the run that made it.
+
+One file (``write_file``: a plot, the README, an archive) is written the same way: into a new
+sibling that no other name points at (created exclusively, so a symlink planted there is never
+followed), then renamed over the path. A symlink at the path is replaced, never written through:
+whatever it pointed at is left as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -91,7 +99,11 @@ def _contents(folder: Path, keep: frozenset[str]) -> list[str]:
 
 def check_target(target: Path, marker: str, keep: frozenset[str] = frozenset()) -> None:
     """Refuse a target that is not a folder of ours (or empty, or absent)."""
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
+    if target.is_symlink():
+        raise WriteRefused(
+            f"{target} is a symbolic link; name the folder itself (a link is never written through)"
+        )
+    if target.exists() and not target.is_dir():
         raise WriteRefused(
             f"{target} is a file, not a folder; name a folder for the chart (it is created "
             "if missing)"
@@ -177,16 +189,12 @@ def _in_place(
     for rel, data in files.items():
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.partial")
-        partial.write_bytes(data)
-        os.replace(partial, path)
+        _replace_file(path, data)
         step("in-place file")
     for rel in before:
         if rel not in files and (target / rel).is_file():
             (target / rel).unlink()
-    partial = target / f".{marker}.partial"
-    partial.write_bytes(marker_bytes(files, extra))
-    os.replace(partial, target / marker)
+    _replace_file(target / marker, marker_bytes(files, extra))
 
 
 def replace_tree(
@@ -237,27 +245,56 @@ def replace_tree(
         _move_kept(staging, target, keep)
         step("kept")
         shutil.rmtree(staging, ignore_errors=True)
-    except OSError as exc:
-        try:
-            if not target.exists() or swapped:
-                _recover(target, marker, keep)
-            elif staging.exists():
+    except BaseException as exc:
+        # Before the swap ``staging`` is this run's unfinished folder (no marker, so no later
+        # run would recognise it): remove it, whatever stopped the write (a full disk, ^C).
+        with contextlib.suppress(OSError):
+            if not swapped and staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        except OSError:
-            pass
+            if swapped or not target.exists():
+                _recover(target, marker, keep)
+        if not isinstance(exc, OSError):
+            raise
         raise WriteFailed(
             f"could not write {target}: {exc.strerror or exc}; the previous contents are intact"
         ) from None
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Write one file atomically (a partial sibling renamed over it); refuse a folder."""
+def _new_mode(path: Path) -> int:
+    """The permissions the written file gets: those of the regular file it replaces, else
+    what the umask allows a new file."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode):
+            return stat.S_IMODE(info.st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` into a fresh sibling (O_EXCL: a planted symlink is never followed) and
+    rename it over ``path`` (a symlink there is replaced, not written through)."""
+    mode = _new_mode(path) if mode is None else mode
+    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.chmod(partial, mode)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+def write_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write one file atomically beside ``path`` and rename it over; refuse a folder.
+
+    ``mode``: the permissions (default: the replaced file's, else the umask's)."""
     if path.is_dir():
         raise WriteRefused(f"{path} is a folder; name a file")
-    partial = path.with_name(f".{path.name}.partial")
     try:
-        partial.write_bytes(data)
-        os.replace(partial, path)
+        _replace_file(path, data, mode)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
         raise WriteFailed(f"could not write {path}: {exc.strerror or exc}") from None

@@ -85,7 +85,7 @@ CASES = [
         "lint-folder",
         "unreadable",
         ("lint", "manifests"),
-        "manifests: is a folder, not a manifest file; name a file",
+        "manifests: no .yaml or .yml file in this folder or below it",
         setup="folder:manifests",
     ),
     usage(

@@ -293,4 +293,40 @@ CASES = [
         ("simulate", "--seed", "x"),
         "gpu-platform simulate: argument --seed: invalid int value: 'x'",
     ),
+    # -- settings that are the cluster's, and plan's targets ---------------------------------
+    settings(
+        "simulate-settings-profile-moved",
+        "syntax",
+        "autoscaler: {profile: optimize-utilization}\n",
+        "s.yaml:1:14: autoscaler.profile: this is the cluster's, so it lives in the values now: "
+        "set platform.autoscaler.profile there (`gpu-platform nodepool` applies it on the "
+        "cloud) and remove it here",
+    ),
+    usage(
+        "plan-target-not-a-duration",
+        "arguments",
+        ("plan", "--target", "p99=soon"),
+        "--target p99=soon: 'soon' is not a duration; write seconds or minutes, e.g. 60s, 2m or 90",
+    ),
+    usage(
+        "plan-target-unknown-percentile",
+        "arguments",
+        ("plan", "--target", "p98=1m"),
+        "--target p98=1m: expected PERCENTILE=DURATION with PERCENTILE one of median, p50, p90, "
+        "p95, p99, e.g. --target p99=60s",
+    ),
+    usage(
+        "plan-no-target",
+        "arguments",
+        ("plan",),
+        "gpu-platform plan: give a target: --target p99=60s (or p95, median) and/or --budget "
+        "GPU_HOURS",
+    ),
+    usage(
+        "plan-budget-zero",
+        "arguments",
+        ("plan", "--budget", "0"),
+        "--budget 0: expected the GPU-hours paid over the workload's hours, above 0 (e.g. "
+        "--budget 120)",
+    ),
 ]

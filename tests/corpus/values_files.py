@@ -190,13 +190,13 @@ CASES = [
         "map-for-list",
         "syntax",
         "platform:\n  tenants: {name: a}\n",
-        "site.yaml:2:3: platform.tenants: expected a list, got mapping {'name': 'a'}",
+        "site.yaml:2:3: platform.tenants: expected a list, got a mapping of 1 key",
     ),
     invalid(
         "list-for-map",
         "syntax",
         "platform:\n  monitoring: [1]\n",
-        "site.yaml:2:3: platform.monitoring: expected a mapping of keys, got list [1]",
+        "site.yaml:2:3: platform.monitoring: expected a mapping of keys, got a list of 1 item",
     ),
     invalid(
         "null-subchart",

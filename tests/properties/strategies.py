@@ -298,6 +298,13 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "placeholders-fit-pool": lambda d: _pool0(
         d, gpusPerNode=2, maxNodes=1, placeholders={"replicas": 3, "gpusPerPod": 2}
     ),
+    "pool-image-streaming-gke": lambda d: d["platform"]["nodePools"].append(
+        {"name": "streamed", "cloud": "generic", "imageStreaming": True}
+    ),
+    "autoscaler-gke-profile-only": lambda d: (
+        d["platform"].__setitem__("autoscaler", {"scaleDownUnneededSeconds": 300}),
+        _pool0(d, cloud="gke", driver="operator"),
+    ),
     "prepull-names-unique": lambda d: _pool0(
         d,
         prepullImages=[

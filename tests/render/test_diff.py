@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpu_platform import helm
+from gpu_platform import archives, helm
 from gpu_platform.cli import main
 from gpu_platform.helm import isolated_env
 from gpu_platform.ops.diff import SCHEMA
@@ -636,7 +636,7 @@ def own_versions(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     values = load_values([str(REPO / "values" / "gke-t4-rapids.yaml")])
     built: Packaged = package.build(check_data(values), root / "v1", mode="standins")
     with tarfile.open(built.archive) as tar:
-        tar.extractall(root / "src", filter="data")
+        archives.extract(tar, root / "src")
     chart = root / "src" / "gpu-platform"
     meta = yaml.safe_load((chart / "Chart.yaml").read_text())
     meta["version"] = "9.0.0"
@@ -835,3 +835,85 @@ def test_charts_named_by_folder_need_their_dependencies(capsys, tmp_path):
     )
     code, out, err = run(capsys, "--from-chart", str(chart), *STANDINS)
     assert code == 1 and out == "" and "helm dependency build" in err
+
+
+# ------------------------------------------------------------- --detailed-exitcode (helm-diff)
+
+
+def test_detailed_exit_codes_follow_helm_diff_and_set_refusals_apart(capsys, charts, tmp_path):
+    """helm diff --detailed-exitcode: 0 no change, 2 changes, 1 any error; refused changes
+    exit 3, so a script that upgrades on 2 stops."""
+    a = make_chart(tmp_path / "a" / "app", "1.0.0", V1, extra={})
+    b = make_chart(tmp_path / "b" / "app", "1.0.1", dict(V1, replicas=3), extra={})
+    detailed = "--detailed-exitcode"
+    same = run(capsys, "--from-chart", str(charts["v1"]), "--to-chart", str(charts["v1.tgz"]))
+    assert same[0] == 0
+    code, out, _ = run(
+        capsys, "--from-chart", str(charts["v1"]), "--to-chart", str(charts["v1.tgz"]), detailed
+    )
+    assert code == 0 and out.rstrip().endswith("Summary: no changes.")
+    code, report = diff_json(capsys, "--from-chart", str(a), "--to-chart", str(b), detailed)
+    assert (code, report["exitCode"], report["summary"]["refused"]) == (2, 2, 0)
+    code, report = diff_json(
+        capsys, "--from-chart", str(charts["v1"]), "--to-chart", str(charts["v2"]), detailed
+    )
+    assert (code, report["exitCode"]) == (3, 3) and report["summary"]["refused"] == 11
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--from-values", "x.yaml"],  # usage: nothing to compare (2 without the flag)
+        ["--bogus-flag"],  # argparse's own usage error
+        ["--from-values", "/nonexistent/values.yaml", "-f", "values/kind.yaml"],
+        ["--from-chart", "oci://127.0.0.1:9/charts/x", "--from-version", "1.0.0", *STANDINS],
+    ],
+)
+def test_detailed_every_failure_exits_1(capsys, argv):
+    code, out, err = run(capsys, *argv, "--detailed-exitcode")
+    assert code == 1 and out == "", err
+
+
+def test_the_same_values_on_both_sides_say_so(capsys, tmp_path):
+    kind = str(REPO / "values" / "kind.yaml")
+    for argv in (
+        ["--from-values", kind, "-f", kind],
+        ["--from-values", kind, "-f", str(Path(kind).parent / "." / "kind.yaml")],
+    ):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == ""
+        assert (
+            f"nothing to compare: --from-values and -f name the same values ({argv[-1]}) and "
+            "both sides use the same chart, so the upgrade changes nothing"
+        ) in err
+
+
+def test_a_crd_that_drops_its_storage_version_is_refused_with_the_steps(capsys, tmp_path):
+    """Through real helm: a crds/ CRD whose stored version v1alpha1 goes away. The API server
+    refuses it while status.storedVersions lists v1alpha1 (as it must: it is the storage
+    version), so the `kubectl apply` the diff suggests would fail without the migration."""
+
+    def versions(*names: tuple[str, bool]) -> str:
+        body = "".join(
+            f"  - name: {n}\n    served: true\n    storage: {str(s).lower()}\n"
+            "    schema: {openAPIV3Schema: {type: object}}\n"
+            for n, s in names
+        )
+        return crd("widgets", "Widget", "object").split("  versions:\n")[0] + "  versions:\n" + body
+
+    old = make_chart(
+        tmp_path / "old" / "app",
+        "1.0.0",
+        V1,
+        extra={"crds/w.yaml": versions(("v1alpha1", True), ("v1", False))},
+    )
+    new = make_chart(
+        tmp_path / "new" / "app", "1.1.0", V1, extra={"crds/w.yaml": versions(("v1", True))}
+    )
+    code, report = diff_json(capsys, "--from-chart", str(old), "--to-chart", str(new))
+    assert code == 2
+    (widget,) = report["crds"]
+    flags = {(f["severity"], f["path"]) for f in widget["flags"]}
+    assert flags == {("note", ""), ("refused", "spec.versions")}
+    fix = next(f["fix"] for f in widget["flags"] if f["path"] == "spec.versions")
+    assert "--subresource=status" in fix and '"storedVersions":["v1"]' in fix

@@ -31,7 +31,10 @@ def pool(**fields: Any) -> dict[str, Any]:
 
 
 def values(
-    *pools: dict[str, Any], prepull: list[str] | None = None, tenants: dict[str, int] | None = None
+    *pools: dict[str, Any],
+    prepull: list[str] | None = None,
+    tenants: dict[str, int] | None = None,
+    autoscaler: dict[str, Any] | None = None,
 ) -> Values:
     images = [{"name": f"image-{i}", "image": image} for i, image in enumerate(prepull or [])]
     return Values.model_validate(
@@ -43,6 +46,7 @@ def values(
                     {"name": name, "quota": {"gpus": gpus}}
                     for name, gpus in (tenants or {}).items()
                 ],
+                "autoscaler": autoscaler or {},
             }
         }
     )
@@ -58,6 +62,7 @@ def settings(gpu_buffer: float = 0.0, **overrides: Any) -> Settings:
             "gkeDriverInstallerSeconds": GKE_INSTALLER,
             "containerStartSeconds": 0,
             "pullMBPerSecond": 28.0,
+            "streamingStartSeconds": 2.0,
         },
     }
     for section, value in overrides.items():

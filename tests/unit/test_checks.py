@@ -86,7 +86,7 @@ def test_unknown_top_level_key(write_values):
             "string '3'",
         ),
         ("gpu-operator: 3\n", "F:1:1: gpu-operator: expected a mapping of keys, got number 3"),
-        ("platform:\n  hpas: {}\n", "F:2:3: platform.hpas: expected a list, got mapping {}"),
+        ("platform:\n  hpas: {}\n", "F:2:3: platform.hpas: expected a list, got an empty mapping"),
         (
             "platform:\n  monitoring:\n    dcgmLabelMode: pod\n",
             "F:3:5: platform.monitoring.dcgmLabelMode: expected one of 'honorLabels' or "

@@ -3,6 +3,7 @@ cannot be written, a broken Chart.lock, repeated warnings, and the README's CLI 
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -171,11 +172,11 @@ class TestRepeatedWarnings:
         assert len(warnings) == 1000
         assert warning_lines(warnings) == [
             "warning: 1000 tenants have no route to the Kubernetes API (team-0, team-1, team-2, "
-            "... and 997 more): notebooks in their namespaces cannot create Dask clusters "
-            "(KubeCluster); list the API server's addresses in network.apiServerCIDRs (kubectl "
-            "get endpointslices -n default -l kubernetes.io/service-name=kubernetes), or let "
-            "`gpu-platform values --discover` fill them [tenant-without-api; --verbose: each "
-            "with its location]"
+            "team-3, team-4, ... and 995 more): notebooks in their namespaces cannot create Dask "
+            "clusters (KubeCluster); list the API server's addresses in network.apiServerCIDRs "
+            "(kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes), "
+            "or let `gpu-platform values --discover` fill them [tenant-without-api; --verbose: "
+            "each with its location]"
         ]
         every = warning_lines(warnings, verbose=True)
         assert len(every) == 1000
@@ -201,6 +202,58 @@ class TestRepeatedWarnings:
         err = capsys.readouterr().err.splitlines()
         assert len([line for line in err if "no route to the Kubernetes API" in line]) == lines
 
+    @pytest.mark.parametrize(
+        ("argv", "stream"),
+        [
+            (["validate"], "out"),
+            (["values"], "err"),
+            (["nodepool", "--cloud", "gke"], "err"),
+            (["render", "--out", "CHART"], "err"),
+        ],
+    )
+    def test_every_command_that_prints_them_collapses_unless_verbose(
+        self, write_values, tmp_path, capsys, argv, stream
+    ):
+        """The issue's case: 200 tenants without API server addresses printed 202 lines from
+        validate."""
+        tenants = "".join(f"    - name: team-{i}\n" for i in range(200))
+        site = write_values("platform:\n  tenants:\n" + tenants)
+        argv = [str(tmp_path / "chart") if a == "CHART" else a for a in argv]
+        for verbose, expected in (([], 1), (["--verbose"], 200)):
+            assert main([*argv, *verbose, "-f", site]) == 0
+            captured = capsys.readouterr()
+            text = captured.out if stream == "out" else captured.err
+            lines = [line for line in text.splitlines() if "route to the Kubernetes API" in line]
+            assert len(lines) == expected, text[:500]
+        assert "team-4, ... and 195 more" in main_text(["validate", "-f", site], capsys)
+
+    def test_json_and_sarif_keep_every_warning(self, write_values, capsys):
+        tenants = "".join(f"    - name: team-{i}\n" for i in range(12))
+        site = write_values("platform:\n  tenants:\n" + tenants)
+        assert main(["validate", "--format", "json", "-f", site]) == 0
+        found = json.loads(capsys.readouterr().out)
+        assert len([f for f in found if "route to the Kubernetes API" in f["message"]]) == 12
+
+    def test_lint_collapses_a_rule_repeated_over_objects(self, tmp_path, capsys):
+        hpa = (
+            "apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: "
+            "{{name: h{i}}}\nspec: {{scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, "
+            "name: d}}, minReplicas: 1, maxReplicas: 2}}\n"
+        )
+        manifests = tmp_path / "hpas.yaml"
+        manifests.write_text("---\n".join(hpa.format(i=i) for i in range(8)))
+        assert main(["lint", "--kube-version", "1.25", str(manifests)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 1, lines
+        assert lines[0].startswith(f"{manifests}:1:1: HorizontalPodAutoscaler/h0: apiVersion: ")
+        assert lines[0].endswith(
+            "[and 7 more of deprecated-api: HorizontalPodAutoscaler/h1, HorizontalPodAutoscaler"
+            "/h2, HorizontalPodAutoscaler/h3, HorizontalPodAutoscaler/h4, "
+            "HorizontalPodAutoscaler/h5, ... and 2 more; --verbose: each with its location]"
+        )
+        assert main(["lint", "-v", "--kube-version", "1.25", str(manifests)]) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 8
+
     def test_few_are_listed_whole_and_one_is_unchanged(self, write_values):
         two = write_values(
             "platform:\n  nodePools:\n    - {name: a, taints: []}\n    - {name: b, taints: []}\n"
@@ -214,3 +267,9 @@ class TestRepeatedWarnings:
         one = write_values("platform:\n  nodePools:\n    - {name: a, taints: []}\n", "one.yaml")
         (warning,) = check_files([one]).warnings
         assert warning_lines([warning]) == [warning.render()]
+
+
+def main_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    main(argv)
+    captured = capsys.readouterr()
+    return captured.out + captured.err

@@ -198,3 +198,80 @@ def test_parsed_documents_are_shared_and_never_changed():
     assert "spec.replicas: 1 -> 3" in report.text() and report.to_json()
     assert [m.obj for m in before + after] == pristine
     assert [m.obj for m in parse(BEFORE) + parse(after_text)] == pristine
+
+
+def _versioned_crd(source: str, versions: list[tuple[str, bool]]) -> Manifest:
+    """A CRD of widgets.example.com with (name, storage) versions, all served."""
+    return Manifest(
+        source,
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "scope": "Namespaced",
+                "versions": [
+                    {"name": name, "served": True, "storage": storage} for name, storage in versions
+                ],
+            },
+        },
+    )
+
+
+@pytest.mark.parametrize("source", ["app/templates/crd.yaml", "app/crds/crd.yaml"])
+class TestCrdVersionRemovals:
+    """status.storedVersions holds at least the current storage version: removing it is
+    refused; removing another version may be (it may have been stored once)."""
+
+    def _flags(self, source: str, before: list, after: list) -> tuple[set, int]:
+        report = compare([_versioned_crd(source, before)], [_versioned_crd(source, after)], "ns")
+        (crd,) = report.objects or report.crds
+        return {(f.severity, f.path) for f in crd.flags if f.path}, report.exit_code
+
+    def test_removing_the_storage_version_is_refused_with_the_migration(self, source):
+        report = compare(
+            [_versioned_crd(source, [("v1alpha1", True), ("v1", False)])],
+            [_versioned_crd(source, [("v1", True)])],
+            "ns",
+        )
+        (crd,) = report.objects or report.crds
+        (flag,) = [f for f in crd.flags if f.path == "spec.versions"]
+        assert flag.severity == "refused" and report.exit_code == 2
+        assert "v1alpha1, the current storage version" in flag.reason
+        for step in (
+            "v1alpha1 added back (served: true, storage: false) and v1 as storage",
+            "kubectl get widgets.example.com -A -o json | kubectl replace -f -",
+            "kubectl patch crd widgets.example.com --subresource=status --type=merge -p "
+            '\'{"status":{"storedVersions":["v1"]}}\'',
+        ):
+            assert step in flag.fix
+
+    def test_removing_a_served_version_may_be_refused(self, source):
+        flags, code = self._flags(source, [("v1beta1", False), ("v1", True)], [("v1", True)])
+        assert flags == {("disruptive", "spec.versions")} and code == 1
+
+    def test_moving_the_storage_version_keeps_every_version_and_is_fine(self, source):
+        flags, code = self._flags(
+            source, [("v1alpha1", True), ("v1", False)], [("v1alpha1", False), ("v1", True)]
+        )
+        assert flags == set() and code == 1
+
+    def test_detailed_exit_codes(self, source):
+        same = [_versioned_crd(source, [("v1", True)])]
+        removed = compare(
+            [_versioned_crd(source, [("v1alpha1", True), ("v1", False)])],
+            [_versioned_crd(source, [("v1", True)])],
+            "ns",
+        )
+        moved = compare(
+            [_versioned_crd(source, [("v1alpha1", True), ("v1", False)])],
+            [_versioned_crd(source, [("v1alpha1", False), ("v1", True)])],
+            "ns",
+        )
+        unchanged = compare(same, same, "ns")
+        for report in (removed, moved, unchanged):
+            report.detailed = True
+        assert (removed.exit_code, moved.exit_code, unchanged.exit_code) == (3, 2, 0)
+        assert removed.to_json()["exitCode"] == 3

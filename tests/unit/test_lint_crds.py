@@ -110,7 +110,8 @@ def test_a_raycluster_is_validated_strictly_with_its_crd(tmp_path) -> None:
     (finding,) = _lint(tmp_path, [crd_file])
     assert finding.render() == (
         f"{tmp_path / 'ray.yaml'}:13:7: RayCluster/train: spec.workerGroupSpecs[0]: "
-        "error[schema]: Additional properties are not allowed ('replica' was unexpected)"
+        "error[schema]: Additional properties are not allowed ('replica' was unexpected); did "
+        "you mean replicas?"
     )
     assert (
         _lint(tmp_path, [str(tmp_path / "crds")], RAY_CLUSTER.replace("replica: 2", "replicas: 2"))
@@ -279,5 +280,5 @@ def test_cli_crd_flag_is_repeatable(tmp_path, capsys) -> None:
         f"{other}:1:1: -: -: warning[crd]: no CustomResourceDefinition in this file (given "
         "with --crd)",
         f"{manifest}:13:7: RayCluster/train: spec.workerGroupSpecs[0]: error[schema]: "
-        "Additional properties are not allowed ('replica' was unexpected)",
+        "Additional properties are not allowed ('replica' was unexpected); did you mean replicas?",
     ]

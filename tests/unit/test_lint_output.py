@@ -63,7 +63,7 @@ def test_text_is_one_line_per_finding_on_stdout(tmp_path, capsys) -> None:
         "error[removed-api]: refers to extensions/v1beta1 Deployment, which was removed in "
         "Kubernetes 1.16, so the reference cannot resolve; use apps/v1",
         f"{path}:8:3: HorizontalPodAutoscaler/h: spec: error[schema]: Additional properties "
-        "are not allowed ('minReplica' was unexpected)",
+        "are not allowed ('minReplica' was unexpected); did you mean minReplicas?",
     ]
     assert err == f"2 errors, 0 warnings in {path}\n"
 
@@ -87,7 +87,8 @@ def test_json_carries_every_field(tmp_path, capsys) -> None:
         "path": "spec",
         "severity": "error",
         "rule": "schema",
-        "message": "Additional properties are not allowed ('minReplica' was unexpected)",
+        "message": "Additional properties are not allowed ('minReplica' was unexpected); "
+        "did you mean minReplicas?",
     }
 
 

@@ -25,7 +25,7 @@ from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.model.kube import Taint
-from gpu_platform.pipeline.model.pools import POOL_LABEL, NodePool
+from gpu_platform.pipeline.model.pools import POOL_LABEL, ClusterAutoscaler, NodePool
 
 CA = "k8s.io/cluster-autoscaler"
 DEDICATED = Taint(key="dedicated", value="ml", effect="NoExecute")
@@ -672,3 +672,52 @@ def test_cli_node_locations_give_per_zone_numbers(write_values, capsys):
     flags = eq_flags(only(out, "gcloud container node-pools create"))
     assert (flags["--num-nodes"], flags["--total-min-nodes"]) == ("2", "4")  # 2 x 3 zones >= 4
     assert "# size: 2 node(s) in each of 3 zones" in out
+
+
+# --------------------------------------------------------------------------- the autoscaler
+
+
+class TestWhatTheClusterRuns:
+    """platform.autoscaler and a pool's imageStreaming reach the cloud through the script."""
+
+    def test_image_streaming_is_a_flag_of_the_gke_pool(self):
+        streamed = pool(cloud="gke", driver="preinstalled", imageStreaming=True)
+        flags = eq_flags(only(nodepool_script([streamed], "gke"), "gcloud container node-pools"))
+        assert flags["--enable-image-streaming"] == "" and flags["--image-type"] == "COS_CONTAINERD"
+        plain = only(nodepool_script([pool(cloud="gke")], "gke"), "gcloud container node-pools")
+        assert "--enable-image-streaming" not in eq_flags(plain)
+
+    @pytest.mark.parametrize("cloud", CLOUDS)
+    def test_the_default_autoscaler_sets_nothing(self, cloud):
+        script = nodepool_script([pool(cloud=cloud)], cloud, autoscaler=ClusterAutoscaler())
+        assert "autoscaling-profile" not in script and "scale-down-unneeded-time" not in script
+
+    def test_gke_sets_the_profile_cluster_wide(self):
+        scaler = ClusterAutoscaler(profile="optimize-utilization")
+        script = nodepool_script(
+            [pool(cloud="gke")], "gke", "c1", "us-central1-a", autoscaler=scaler
+        )
+        words = only(script, "gcloud container clusters update")
+        assert words[4] == "c1" and eq_flags(words) == {
+            "--location": "us-central1-a",
+            "--autoscaling-profile": "optimize-utilization",
+        }
+
+    def test_aks_sets_the_scale_down_time_in_its_autoscaler_profile(self):
+        scaler = ClusterAutoscaler(scaleDownUnneededSeconds=90)
+        script = nodepool_script([pool(cloud="aks")], "aks", "c1", "rg", autoscaler=scaler)
+        flags = spaced_flags(only(script, "az aks update"))
+        assert flags["--resource-group"] == ["rg"] and flags["--name"] == ["c1"]
+        assert flags["--cluster-autoscaler-profile"] == ["scale-down-unneeded-time=90s"]
+        # the profile's own time, as a Go duration
+        scaler = ClusterAutoscaler(profile="optimize-utilization")
+        script = nodepool_script([pool(cloud="aks")], "aks", "c1", "rg", autoscaler=scaler)
+        assert spaced_flags(only(script, "az aks update"))["--cluster-autoscaler-profile"] == [
+            "scale-down-unneeded-time=1m"
+        ]
+
+    def test_eks_says_which_flag_its_autoscaler_needs(self):
+        scaler = ClusterAutoscaler(scaleDownUnneededSeconds=300)
+        script = nodepool_script([pool(cloud="eks")], "eks", autoscaler=scaler)
+        assert "#   --scale-down-unneeded-time=5m" in script
+        assert invocations(script, "aws") == [] and "cluster-autoscaler you install" in script

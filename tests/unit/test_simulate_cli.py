@@ -53,7 +53,7 @@ def test_settings_files_and_compare_settings(tmp_path, capsys):
     slow = tmp_path / "slow.yaml"
     slow.write_text("nodes:\n  bootSeconds: {median: 600, p90: 700}\n")
     fast = tmp_path / "fast.yaml"
-    fast.write_text("autoscaler: {profile: optimize-utilization}\n")
+    fast.write_text("autoscaler: {scanIntervalSeconds: 5}\n")
     workload = short_workload(tmp_path)
     assert main(["simulate", "--workload", workload, "--settings", str(slow), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -64,6 +64,20 @@ def test_settings_files_and_compare_settings(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"A: simulate defaults + {fast}\nB: simulate defaults + {slow}\n")
     assert "pending median" in out and "saturated" in out
+
+
+def test_what_the_cluster_runs_is_refused_in_a_settings_file(tmp_path, capsys):
+    old = tmp_path / "old.yaml"
+    old.write_text("autoscaler: {profile: optimize-utilization}\nnodes: {imageStreaming: true}\n")
+    assert main(["simulate", "--settings", str(old)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"{old}:1:14: autoscaler.profile: this is the cluster's, so it lives in the values" in err
+    )
+    assert "set platform.autoscaler.profile there" in err
+    assert (
+        f"{old}:2:9: nodes.imageStreaming:" in err and "platform.nodePools[].imageStreaming" in err
+    )
 
 
 def test_compare_values_and_settings_together(tmp_path, capsys):
@@ -126,7 +140,7 @@ def test_usage_errors(argv, message, capsys):
         ),
         (
             (
-                'count: 2\n        start: {from: "09:00"',
+                'count: 1\n        start: {from: "09:00"',
                 'count: 10000\n        start: {from: "09:00"',
             ),
             "this workload creates up to",
@@ -189,6 +203,20 @@ class TestPlotPath:
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
         assert main(["simulate", "--plot", str(locked / "day.png")]) == 2
+
+    def test_a_bad_bin_is_refused_before_the_run(self, tmp_path, capsys):
+        argv = ["simulate", "--plot", str(tmp_path / "d.png"), "--plot-bin", "soon"]
+        assert main(argv) == 2
+        assert "--plot-bin soon: expected a duration" in capsys.readouterr().err
+        assert main(["simulate", "--plot-bin", "15m"]) == 2
+        assert "give --plot FILE.png too" in capsys.readouterr().err
+
+    def test_binned_panels_are_written(self, tmp_path, capsys):
+        pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+        out = tmp_path / "day.png"
+        argv = ["simulate", "--workload", short_workload(tmp_path), "--plot", str(out)]
+        assert main([*argv, "--plot-bin", "15m"]) == 0
+        assert out.read_bytes()[:4] == b"\x89PNG"
 
     def test_the_four_panels_are_written(self, tmp_path, capsys):
         out = tmp_path / "day.png"

@@ -168,12 +168,22 @@ class TestNewNodes:
         assert waits(result) == [SCAN + BOOT + 500]
 
     def test_image_streaming_starts_containers_after_a_short_streaming_start(self):
-        result = run(values(), [cluster(at=0)], settings(nodes={"imageStreaming": True}))
+        # (the mechanism on a generic pool: validate allows streaming on GKE pools only)
+        result = run(values(pool(imageStreaming=True)), [cluster(at=0)])
         assert waits(result) == [SCAN + BOOT + DRIVER + 2.0]
 
+    def test_a_streaming_mount_is_prepared_once_per_node(self):
+        # the prepuller prepares the mount as the node joins (200 s), long before the driver is
+        # in (500 s): the pod starts when the GPUs appear, and so does a second one later
+        result = run(
+            values(pool(gpusPerNode=2, imageStreaming=True), prepull=[IMAGE]),
+            [cluster(at=0, duration=600), cluster(at=700, index=1)],
+        )
+        assert waits(result) == [SCAN + BOOT + DRIVER, 0.0]
+
     def test_per_pool_overrides(self):
-        sets = settings(pools={"gpu": {"bootSeconds": 60, "imageStreaming": True}})
-        result = run(values(), [cluster(at=0)], sets)
+        sets = settings(pools={"gpu": {"bootSeconds": 60}})
+        result = run(values(pool(imageStreaming=True)), [cluster(at=0)], sets)
         assert waits(result) == [SCAN + 60 + DRIVER + 2.0]
 
     def test_one_scale_up_adds_the_nodes_all_pending_pods_need(self):
@@ -267,19 +277,12 @@ class TestScaleDown:
         assert result.summary.extra["scale_downs"] == 1
 
     def test_optimize_utilization_removes_it_after_a_minute(self):
-        result = run(
-            values(), [self.CLUSTER], settings(autoscaler={"profile": "optimize-utilization"})
-        )
+        result = run(values(autoscaler={"profile": "optimize-utilization"}), [self.CLUSTER])
         assert result.nodes[0].deleted_at == 1620 + 60
 
     def test_an_explicit_unneeded_time_wins_over_the_profile(self):
-        result = run(
-            values(),
-            [self.CLUSTER],
-            settings(
-                autoscaler={"profile": "optimize-utilization", "scaleDownUnneededSeconds": 300}
-            ),
-        )
+        scaler = {"profile": "optimize-utilization", "scaleDownUnneededSeconds": 300}
+        result = run(values(autoscaler=scaler), [self.CLUSTER])
         assert result.nodes[0].deleted_at == 1620 + 300
 
     def test_min_nodes_stay(self):

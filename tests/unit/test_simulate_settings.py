@@ -11,6 +11,7 @@ from gpu_platform.pipeline.model.pools import NodePool
 from gpu_platform.simulate import parse_settings
 from gpu_platform.simulate.distributions import SpreadModel
 from gpu_platform.simulate.settings import Settings, driver_install_kind, effective, reference
+from support.simulate import pool, values
 
 
 def spread_of(**fields: float) -> SpreadModel:
@@ -39,28 +40,37 @@ def test_every_figure_cites_a_public_source_or_says_it_is_an_assumption(key):
 def test_the_upstream_defaults():
     s = Settings()
     assert s.autoscaler.scanIntervalSeconds == 10
-    assert s.autoscaler.unneeded_seconds() == 600
+    assert s.unneeded_seconds() == 600
     assert s.autoscaler.scaleDownDelayAfterAddSeconds == 600
     assert s.autoscaler.delay_after_delete_seconds() == 10
     assert s.placement() == "least-allocated"
 
 
-def test_the_optimize_utilization_profile():
-    s = Settings.model_validate({"autoscaler": {"profile": "optimize-utilization"}})
-    assert (s.autoscaler.unneeded_seconds(), s.placement()) == (60, "most-allocated")
+def test_the_optimize_utilization_profile_comes_from_the_values():
+    gke = values(
+        pool(cloud="gke", driver="preinstalled"), autoscaler={"profile": "optimize-utilization"}
+    )
+    s = Settings().with_values(gke)
+    assert (s.unneeded_seconds(), s.placement()) == (60, "most-allocated")
     used = effective(s)
+    assert used["autoscaler"]["profile"] == "optimize-utilization"  # type: ignore[index]
     assert used["autoscaler"]["scaleDownUnneededSeconds"] == 60  # type: ignore[index]
     assert used["scheduler"]["placement"] == "most-allocated"  # type: ignore[index]
+    # off GKE the profile sets the scale-down time only: the scheduler keeps its spread
+    eks = values(pool(cloud="eks"), autoscaler={"profile": "optimize-utilization"})
+    assert Settings().with_values(eks).placement() == "least-allocated"
 
 
 def test_explicit_values_win_over_the_profile():
-    s = Settings.model_validate(
-        {
-            "autoscaler": {"profile": "optimize-utilization", "scaleDownUnneededSeconds": 120},
-            "scheduler": {"placement": "least-allocated"},
-        }
-    )
-    assert (s.autoscaler.unneeded_seconds(), s.placement()) == (120, "least-allocated")
+    scaler = {"profile": "optimize-utilization", "scaleDownUnneededSeconds": 120}
+    s = Settings.model_validate({"scheduler": {"placement": "least-allocated"}})
+    s = s.with_values(values(pool(cloud="eks"), autoscaler=scaler))
+    assert (s.unneeded_seconds(), s.placement()) == (120, "least-allocated")
+
+
+def test_streaming_pools_come_from_the_values():
+    s = Settings().with_values(values(pool(name="a", imageStreaming=True), pool(name="b")))
+    assert (s.streaming("a"), s.streaming("b")) == (True, False)
 
 
 def test_the_scale_down_threshold_is_the_gpu_flag():
@@ -159,8 +169,26 @@ def test_who_installs_the_driver(cloud, driver, kind):
 
 def test_the_shipped_figures():
     nodes = Settings().nodes
-    assert (nodes.bootSeconds.median, nodes.bootSeconds.p90) == (210, 240)
-    assert (nodes.gkeDriverInstallerSeconds.median, nodes.driverInstallSeconds.median) == (300, 240)
+    assert nodes.bootSeconds is None  # each cloud's own figure
+    boots = {
+        cloud: (b.median, b.p90)
+        for cloud in ("gke", "eks", "aks", "generic")
+        for b in [Settings().boot(NodePool(name="p", cloud=cloud))]
+    }
+    assert boots == {
+        "gke": (120, 270),
+        "eks": (150, 330),
+        "aks": (240, 480),
+        "generic": (210, 240),
+    }
+    assert (nodes.gkeDriverInstallerSeconds.median, nodes.driverInstallSeconds.median) == (180, 240)
+    assert (nodes.streamingStartSeconds.median, nodes.streamingStartSeconds.p90) == (6, 20)
     assert nodes.containerStartSeconds.median == 2
     quota = Settings().quota
     assert (quota.retryBaseSeconds, quota.retryMaxSeconds) == (0.005, 1000)
+
+
+def test_a_boot_set_in_the_file_applies_to_every_cloud():
+    sets = parse_settings("nodes: {bootSeconds: 200}\n", "s.yaml")
+    for cloud in ("gke", "eks", "generic"):
+        assert sets.boot(NodePool(name="p", cloud=cloud)).median == 200

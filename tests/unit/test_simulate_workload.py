@@ -132,6 +132,23 @@ class TestSessions:
         plan = generate(workload(sessions(fanOut=3)), seed=0)
         assert {len(step) for s in plan.sessions for step in s.steps} == {3}
 
+    def test_phases_give_each_stretch_of_steps_its_own_fan_out(self):
+        phases = (
+            "[{steps: 2, fanOut: 1}, {steps: 3, fanOut: {min: 3, max: 5}}, {steps: 1, fanOut: 2}]"
+        )
+        plan = generate(workload(sessions(count=50, phases=phases)), seed=0)
+        widths = {tuple(len(step) for step in s.steps) for s in plan.sessions}
+        for w in widths:
+            assert len(w) == 6 and w[:2] == (1, 1) and w[5] == 2
+            assert all(3 <= x <= 5 for x in w[2:5])
+        assert {x for w in widths for x in w[2:5]} == {3, 4, 5}  # drawn uniformly
+
+    def test_a_phase_fan_out_out_of_range_is_located(self):
+        text = TYPES.format(hours=24) + sessions(phases="[{steps: 2, fanOut: {min: 0, max: 2}}]")
+        (problem,) = problems(text)
+        assert problem.startswith("w.yaml:") and "phases[0]" in problem
+        assert "fanOut runs from 1 to 100" in problem
+
     def test_until_is_carried_per_day(self):
         plan = generate(workload(sessions(until='"17:00"'), hours=48), seed=0)
         assert {s.until for s in plan.sessions} == {17 * 3600, 86400 + 17 * 3600}
@@ -187,7 +204,7 @@ class TestFormat1:
             durationMinutes: {median: 20, p90: 60}
             image: example.com/rapids:1.0
         simulation:
-          autoscaler: {profile: optimize-utilization}
+          autoscaler: {scanIntervalSeconds: 20}
           images: {example.com/rapids:1.0: 5.5}
     """
 
@@ -195,7 +212,7 @@ class TestFormat1:
         w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
         assert [t.name for t in w.tenants] == ["default"] and not w.tenants[0].quota
         assert w.images == {"example.com/rapids:1.0": 5.5}
-        assert w.settings is not None and w.settings.autoscaler.profile == "optimize-utilization"
+        assert w.settings is not None and w.settings.autoscaler.scanIntervalSeconds == 20
         text = "\n".join(p.render() for p in w.warnings)
         assert "workload format 1" in text and "work time" in text
         assert "old.yaml:11:1: simulation: warning: settings in a workload file" in text
@@ -204,11 +221,18 @@ class TestFormat1:
     def test_its_settings_apply_unless_a_settings_file_is_given(self):
         w = parse_workload(textwrap.dedent(self.V1), "old.yaml")
         day = run(values(pool()), w)
-        assert day.extra["assumptions"]["autoscaler"]["profile"] == "optimize-utilization"
-        own = parse_settings("autoscaler: {profile: balanced}\n", "s.yaml")
-        assert (
-            run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["profile"] == "balanced"
+        assert day.extra["assumptions"]["autoscaler"]["scanIntervalSeconds"] == 20
+        own = parse_settings("autoscaler: {scanIntervalSeconds: 10}\n", "s.yaml")
+        scan = run(values(pool()), w, own).extra["assumptions"]["autoscaler"]["scanIntervalSeconds"]
+        assert scan == 10
+
+    def test_a_profile_in_its_settings_points_at_the_values(self):
+        old = textwrap.dedent(self.V1).replace(
+            "scanIntervalSeconds: 20", "profile: optimize-utilization"
         )
+        (problem,) = problems(old, "old.yaml")
+        assert problem.startswith("old.yaml:12:16: simulation.autoscaler.profile: this is the")
+        assert "set platform.autoscaler.profile there" in problem
 
     def test_format_2_refuses_a_simulation_block(self):
         found = problems(

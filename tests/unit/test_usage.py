@@ -133,7 +133,7 @@ class TestSaturation:
         assert (s.saturated, s.waiting_at_end, s.oldest_wait_s) == (True, 2, 10700)
         assert s.warning() == (
             "WARNING: the GPU pools saturated: 2 GPU pod(s) were still waiting at the end, the "
-            "oldest for 3.0 h. Demand outgrew capacity, so the waits above describe a queue, "
+            "oldest for 3.0 h. Demand outgrew capacity, so the waits below describe a queue, "
             "not the platform. Fix: raise maxNodes."
         )
 
@@ -210,8 +210,8 @@ def test_side_by_side_and_plots(tmp_path):
     table = side_by_side(a, b)
     assert "pending median" in table and "to scheduled p99" in table
     assert "team-b: GPU-hours used" in table and "scale-ups" in table
-    assert table.splitlines()[-2].split() == ["saturated", "no", "YES"]
-    assert table.splitlines()[-1].startswith("B: WARNING: the GPU pools saturated")
+    assert table.splitlines()[-1].split() == ["saturated", "no", "YES"]
+    assert table.splitlines()[0].startswith("B: WARNING: the GPU pools saturated")
     for name, summaries in (("one.png", [a]), ("two.png", [a, b])):
         out = tmp_path / name
         draw(summaries, out)
@@ -224,3 +224,27 @@ def test_one_stuck_pod_among_many_is_not_saturation():
     stuck = [PodWait("a", 9000, None, None), PodWait("a", 9000, None, None)]
     assert not Saturation.of([*ran, stuck[0]], 0, 10800).saturated
     assert Saturation.of([*ran, *stuck], 0, 10800).saturated
+
+
+class TestPlotSeries:
+    def test_binned_means_are_time_weighted(self):
+        from gpu_platform.ops.plots import binned
+
+        # 2 pods waiting from 0 to 30 s, 4 from 30 to 90 s, none after; bins of 60 s to 120 s
+        edges, means = binned([0, 30, 90], [2, 4, 0], 0, 120, 60)
+        assert edges == [0, 60]
+        assert means == [pytest.approx((2 * 30 + 4 * 30) / 60), pytest.approx(4 * 30 / 60)]
+        # a last bin cut short by the end is a mean over what it holds
+        assert binned([0], [3], 0, 90, 60)[1] == [3, 3]
+
+    def test_the_node_line_is_drawn_only_where_it_says_more(self):
+        from gpu_platform.ops.plots import nodes_repeat_paid
+
+        two_gpu = day(TestBuild.PODS)
+        two_gpu.times, two_gpu.gpus_available = [0, 100, 200], [2, 4, 2]
+        two_gpu.nodes = [(0, 1), (100, 2), (200, 1)]
+        assert nodes_repeat_paid(two_gpu) == 2  # the paid line over 2: not drawn
+        mixed = day(TestBuild.PODS)
+        mixed.times, mixed.gpus_available = [0, 100], [2, 10]
+        mixed.nodes = [(0, 1), (100, 2)]  # a 2-GPU node, then an 8-GPU one
+        assert nodes_repeat_paid(mixed) is None

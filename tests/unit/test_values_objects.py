@@ -51,11 +51,11 @@ class TestRequestsWithinLimits:
 MERGED_LIST_CASES = [
     (
         "gpu-operator:\n  dcgmExporter:\n    env: {a: b}\n",
-        "F:3:5: gpu-operator.dcgmExporter.env: expected a list, got mapping {'a': 'b'}",
+        "F:3:5: gpu-operator.dcgmExporter.env: expected a list, got a mapping of 1 key",
     ),
     (
         "gpu-operator:\n  dcgmExporter:\n    env:\n      - value: '1'\n",
-        "F:4:9: gpu-operator.dcgmExporter.env[0]: each entry needs name; got {'value': '1'}",
+        "F:4:9: gpu-operator.dcgmExporter.env[0]: each entry needs name; got a mapping of 1 key",
     ),
     (
         "gpu-operator:\n  dcgmExporter:\n    env:\n      - {name: X, value: 3}\n",

@@ -13,6 +13,7 @@ SECTIONS = [
     "platform.nodePools",
     "platform.prepuller",
     "platform.tenants",
+    "platform.autoscaler",
     "platform.hpas",
     "platform.admission",
     "gpu-operator",

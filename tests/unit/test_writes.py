@@ -189,3 +189,116 @@ def test_refused_target_names_what_would_be_lost(tmp_path):
     (target / "mine.txt").write_text("x")
     with pytest.raises(WriteRefused, match="did not write: mine.txt"):
         replace_tree(target, NEW, MARKER)
+
+
+class TestOneFile:
+    """write_file (plots, the README, archives, the tools): beside, then renamed over."""
+
+    def test_a_symlink_at_the_path_is_replaced_not_followed(self, tmp_path):
+        victim = tmp_path / "elsewhere" / "passwd"
+        victim.parent.mkdir()
+        victim.write_text("root:x:0:0\n")
+        link = tmp_path / "day.png"
+        link.symlink_to(victim)
+        writes.write_file(link, b"picture")
+        assert victim.read_text() == "root:x:0:0\n"
+        assert not link.is_symlink() and link.read_bytes() == b"picture"
+
+    def test_a_planted_partial_symlink_is_never_written_through(self, tmp_path):
+        victim = tmp_path / "victim"
+        victim.write_text("keep\n")
+        for name in (".day.png.partial", ".day.png.x.partial"):
+            (tmp_path / name).symlink_to(victim)
+        writes.write_file(tmp_path / "day.png", b"picture")
+        assert victim.read_text() == "keep\n"
+        assert (tmp_path / "day.png").read_bytes() == b"picture"
+
+    def test_a_replaced_file_keeps_its_permissions_a_new_one_follows_the_umask(self, tmp_path):
+        old = tmp_path / "run.sh"
+        old.write_text("old")
+        old.chmod(0o750)
+        writes.write_file(old, b"new")
+        assert old.stat().st_mode & 0o777 == 0o750
+        mask = os.umask(0o027)
+        try:
+            writes.write_file(tmp_path / "fresh", b"x")
+        finally:
+            os.umask(mask)
+        assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o640
+
+    def test_a_failed_write_leaves_the_old_file_and_no_partial(self, tmp_path, monkeypatch):
+        path = tmp_path / "README.md"
+        path.write_text("old")
+
+        def full(*args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(writes.os, "replace", full)
+        with pytest.raises(WriteFailed, match="No space left on device"):
+            writes.write_file(path, b"new")
+        assert path.read_text() == "old"
+        assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
+
+    def test_the_plot_replaces_a_symlink_instead_of_its_target(self, tmp_path):
+        pytest.importorskip("matplotlib", reason="the plot is an optional extra")
+        from gpu_platform.ops.plots import draw
+        from gpu_platform.ops.usage import PodWait, UsageSummary
+
+        victim = tmp_path / "victim.txt"
+        victim.write_text("mine\n")
+        link = tmp_path / "day.png"
+        link.symlink_to(victim)
+        summary = UsageSummary.build(
+            "test", 0, 3600, [PodWait("a", 10, 10, 50)], [0, 3600], [1, 1], [1, 0], {"a": 1.0}
+        )
+        draw([summary], link)
+        assert victim.read_text() == "mine\n"
+        assert link.read_bytes()[:4] == b"\x89PNG" and not link.is_symlink()
+
+    def test_a_symlink_as_a_chart_folder_is_refused(self, tmp_path, capsys):
+        real = tmp_path / "real"
+        real.mkdir()
+        (tmp_path / "chart").symlink_to(real)
+        assert main(["render", "--out", str(tmp_path / "chart")]) == 2
+        assert "is a symbolic link" in capsys.readouterr().err
+        assert list(real.iterdir()) == []
+
+
+class TestFullDisk:
+    """A render that runs out of room leaves nothing behind: no .chart.staging-* folder."""
+
+    def test_an_injected_full_disk_leaves_no_staging_folder(self, tmp_path, monkeypatch):
+        real = Path.write_bytes
+        calls = {"n": 0}
+
+        def flaky(self, data):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(self, data)
+
+        monkeypatch.setattr(Path, "write_bytes", flaky)
+        for _attempt in range(2):
+            calls["n"] = 0
+            with pytest.raises(WriteFailed, match="No space left on device"):
+                replace_tree(tmp_path / "chart", NEW | {"third.txt": b"x"}, MARKER)
+        assert list(tmp_path.iterdir()) == []
+
+    def test_a_real_full_tmpfs_leaves_no_staging_folder(self, tmp_path, capsys):
+        mount = tmp_path / "small"
+        mount.mkdir()
+        made = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+            capture_output=True,
+            text=True,
+        )
+        if made.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here: {made.stderr.strip()[:80]}")
+        try:
+            for _attempt in range(2):
+                assert main(["render", "--out", str(mount / "chart")]) == 1
+            err = capsys.readouterr().err
+            assert "No space left on device" in err and "Traceback" not in err
+            assert list(mount.iterdir()) == []
+        finally:
+            subprocess.run(["umount", str(mount)], check=True)

@@ -169,7 +169,7 @@ call the named helper of their list below, never this one. */ -}}
 one item, generated from the values model, and the named helper that fills them in. */ -}}
 
 {{- define "gpu-platform.defaults.nodePools" -}}
-{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
+{"accelerator": "nvidia-tesla-t4", "cloud": "generic", "driver": "operator", "gpuResources": ["nvidia.com/gpu"], "gpusPerNode": 1, "imageStreaming": false, "labels": {}, "machineType": "", "maxNodes": 4, "minNodes": 0, "placeholders": {"gpusPerPod": 1, "replicas": 0}, "prepullImages": [], "taints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}]}
 {{- end -}}
 
 {{- /* $ -> {"items": [...]}: .Values.platform.nodePools with each item's defaults filled in. */ -}}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from gpu_platform.cli import common, parser, registry
@@ -74,7 +75,24 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+def _failure_code(detailed: bool) -> Callable[[int], int]:
+    """How a failure exits: as its own code, or 1 under ``diff --detailed-exitcode``."""
+    if not detailed:
+        return lambda code: code
+    from gpu_platform.ops.diff import DETAILED_ERROR
+
+    return lambda code: DETAILED_ERROR
+
+
+def _detailed_exitcode(argv: list[str]) -> bool:
+    """`diff --detailed-exitcode`: every failure exits 1, as helm-diff's do (2 means changes)."""
+    words = [a for a in argv if not a.startswith("-")]
+    return bool(words) and words[0] == "diff" and "--detailed-exitcode" in argv
+
+
 def _main(argv: list[str] | None) -> int:
+    # With `diff --detailed-exitcode` every failure exits 1: 2 would read as "changes".
+    failed = _failure_code(_detailed_exitcode(sys.argv[1:] if argv is None else list(argv)))
     try:
         try:
             args = _parse(argv)
@@ -90,19 +108,19 @@ def _main(argv: list[str] | None) -> int:
         if exc.errno == errno.EPIPE:
             return 0  # the reader has all it wanted (`| head -1`): end quietly, as cat does
         common.log(f"error: cannot write the output to standard output: {exc}")
-        return 1
+        return failed(1)
     except BrokenPipeError:  # stderr's reader went away: nobody is left to tell
-        return 1
+        return failed(1)
     except ValuesInvalid as exc:
         common.log(str(exc))
         common.log(f"{common.plural(len(exc.problems), 'problem')} found")
-        return 1
+        return failed(1)
     except UsageError as exc:
         common.log(str(exc))
-        return 2
+        return failed(2)
     except GpuPlatformError as exc:
         common.log(f"error: {exc}")
-        return exc.exit_code
+        return failed(exc.exit_code)
     except KeyboardInterrupt:
         return 130
 

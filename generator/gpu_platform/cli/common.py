@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.setvalues import SetArg
 
 VERBOSE = False  # set by app.main from -v/--verbose
-SHOWN_SUBJECTS = 3  # a collapsed warning names this many, then "... and N more"
 
 
 class Parser(argparse.ArgumentParser):
@@ -87,6 +86,16 @@ def set_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def helm_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--helm",
+        type=int,
+        choices=facts.HELM_MAJORS,
+        default=facts.DEFAULT_HELM_MAJOR,
+        help="helm major to use",
+    )
+
+
 def release_args(p: argparse.ArgumentParser) -> None:
     from gpu_platform import helm
     from gpu_platform.ops import template as template_ops
@@ -114,13 +123,7 @@ def release_args(p: argparse.ArgumentParser) -> None:
         help="more API versions the cluster serves, besides those the bundled "
         "charts need (repeatable)",
     )
-    p.add_argument(
-        "--helm",
-        type=int,
-        choices=facts.HELM_MAJORS,
-        default=facts.DEFAULT_HELM_MAJOR,
-        help="helm major to use",
-    )
+    helm_arg(p)
     p.add_argument(
         "--dependencies",
         choices=dependencies.MODES,
@@ -150,8 +153,8 @@ def format_arg(p: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="text",
-        help="findings on stdout as text (one per line), JSON or SARIF 2.1.0 "
-        "(default %(default)s); the summary goes to stderr",
+        help="findings on stdout as text (one per line, repeated warnings as one), JSON or "
+        "SARIF 2.1.0 (default %(default)s); the summary goes to stderr",
     )
 
 
@@ -184,33 +187,10 @@ def print_warnings(checked: Checked) -> None:
 
 
 def warning_lines(warnings: list[Problem], verbose: bool = False) -> list[str]:
-    """One line per warning with ``verbose``; otherwise a rule's repeated warnings collapse
-    into one line with their count and subjects, where its first one would have been."""
-    from gpu_platform.pipeline.rules import RULES
-    from gpu_platform.pipeline.rules.gofmt import sprintf
+    """The warnings as printed: a rule's repeated ones collapsed (see repeated)."""
+    from gpu_platform.pipeline.rules.collapsed import problem_lines
 
-    if verbose:
-        return [w.render() for w in warnings]
-    by_rule: dict[str, list[Problem]] = {}
-    for warning in warnings:
-        by_rule.setdefault(warning.rule or warning.render(), []).append(warning)
-    lines = []
-    for key, group in by_rule.items():
-        if len(group) == 1 or not group[0].rule:
-            lines += [w.render() for w in group]
-            continue
-        names = [w.subject for w in group]
-        shown = ", ".join(names[:SHOWN_SUBJECTS])
-        if len(names) > SHOWN_SUBJECTS:
-            shown += f", ... and {len(names) - SHOWN_SUBJECTS} more"
-        many = next((r.many for r in RULES if r.id == key), None)
-        text = (
-            sprintf(many, len(group), shown)
-            if many
-            else f"{len(group)} times ({shown}): {group[0].message}"
-        )
-        lines.append(f"warning: {text} [{key}; --verbose: each with its location]")
-    return lines
+    return problem_lines(warnings, verbose)
 
 
 def plural(count: int, word: str) -> str:
@@ -299,7 +279,11 @@ def drop_stdout() -> None:
 
 
 def emit_summaries(
-    summaries: list[UsageSummary], as_json: bool, plot_path: Path | None, compare: bool = False
+    summaries: list[UsageSummary],
+    as_json: bool,
+    plot_path: Path | None,
+    compare: bool = False,
+    bin_s: float | None = None,
 ) -> None:
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     from gpu_platform.ops.plots import draw
@@ -322,8 +306,33 @@ def emit_summaries(
     with contextlib.suppress(ReaderGone):  # the plot was asked for all the same
         write(text)
     if plot_path:
-        draw(summaries, plot_path)
+        draw(summaries, plot_path, bin_s)
         log(f"wrote {plot_path}")
+
+
+def plot_bin_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--plot-bin",
+        metavar="DURATION",
+        help="average the plot's waiting-pods and GPU series over bins of this long (e.g. 15m)",
+    )
+
+
+def plot_bin(args: argparse.Namespace) -> float | None:
+    """--plot-bin in seconds (a usage error when it is not a duration, or without --plot)."""
+    from gpu_platform.ops.usage import parse_duration
+
+    text = getattr(args, "plot_bin", None)
+    if text is None:
+        return None
+    seconds = parse_duration(text)
+    if seconds is None or not 1 <= seconds <= 7 * 86400:
+        raise UsageError(
+            f"--plot-bin {text}: expected a duration from 1 s to a week, e.g. 15m or 600s"
+        )
+    if getattr(args, "plot", None) is None:
+        raise UsageError("--plot-bin shapes the plot: give --plot FILE.png too")
+    return seconds
 
 
 def check_plot_path(path: Path | None) -> None:

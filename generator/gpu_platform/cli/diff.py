@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import shlex
 import sys
 from typing import TYPE_CHECKING
@@ -23,7 +25,8 @@ DESCRIPTION = (
     "grouped by kind. Flags changes Kubernetes refuses (immutable fields: workload "
     "selectors, a StatefulSet's spec outside replicas/template/updateStrategy/..., PVC spec "
     "except storage growth, Job templates, a Service's cluster IP or a switch to "
-    "ExternalName, PriorityClass value and preemptionPolicy, RoleBinding roleRef), "
+    "ExternalName, PriorityClass value and preemptionPolicy, RoleBinding roleRef, a CRD "
+    "version that `status.storedVersions` holds, with the migration steps), "
     "disruptive ones (removed objects, tenant namespaces that `keep` leaves behind, moves "
     "between namespaces, PriorityClass globalDefault) and CRDs of the charts' `crds/` "
     "folders, which Helm never upgrades or adds (with the command that applies them). "
@@ -31,8 +34,10 @@ DESCRIPTION = (
     "`--from-chart`; after: `-f`/`--set` (none: the current values again, as `helm "
     "upgrade` reuses them) and/or `--to-chart`. Exit 0 no change, 1 changes, 2 changes "
     "Kubernetes would refuse (and usage errors); a failure (invalid values, an "
-    "unreachable chart) exits 1 and prints nothing on stdout. `--format json` has a "
-    "stable schema (`gpu-platform.diff/v1`)."
+    "unreachable chart) exits 1 and prints nothing on stdout. With `--detailed-exitcode`, "
+    "helm-diff's convention for CI: 0 no change, 2 changes, 3 changes Kubernetes would "
+    "refuse (so a script that upgrades on 2 stops), 1 any error, usage errors included. "
+    "`--format json` has a stable schema (`gpu-platform.diff/v1`)."
 )
 USAGE = (
     "gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
@@ -78,6 +83,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
         default="text",
         help="text grouped by kind (default), or JSON",
     )
+    p.add_argument(
+        "--detailed-exitcode",
+        action="store_true",
+        help="exit as helm diff does: 0 no change, 2 changes, 3 refused changes, 1 any error",
+    )
 
 
 @common.usage_line
@@ -113,7 +123,16 @@ def run(args: argparse.Namespace) -> int:
     release.check()
     before_chart.check()
     after_chart.check()
-    if before_chart == after_chart and (before_files, before_sets) == (after_files, after_sets):
+    same_values = _same_files(before_files, after_files) and before_sets == after_sets
+    if before_chart == after_chart and same_values and args.from_values and args.values:
+        raise common.usage(
+            args,
+            f"nothing to compare: --from-values and -f name the same values "
+            f"({', '.join(args.values)}) and both sides use the same chart, so the upgrade "
+            "changes nothing; give the new values with -f, or compare two charts with "
+            "--from-chart/--to-chart",
+        )
+    if before_chart == after_chart and same_values:
         raise common.usage(
             args,
             "nothing to compare: give the current release's values "
@@ -163,13 +182,29 @@ def run(args: argparse.Namespace) -> int:
         report.apply_crds = _apply_crds_command(
             args, name, after_files, after_sets, report.crd_paths
         )
-    if args.format == "json":
-        print(
-            json.dumps(report.to_json(), indent=1, sort_keys=True, ensure_ascii=False, default=str)
-        )
-    else:
-        sys.stdout.write(report.text())
+    report.detailed = args.detailed_exitcode
+    try:
+        if args.format == "json":
+            print(
+                json.dumps(
+                    report.to_json(), indent=1, sort_keys=True, ensure_ascii=False, default=str
+                )
+            )
+        else:
+            sys.stdout.write(report.text())
+    except common.StdoutFailed as exc:  # a closed pipe ends the output, not the verdict
+        if exc.errno != errno.EPIPE or not args.detailed_exitcode:
+            raise
+        common.drop_stdout()
     return report.exit_code
+
+
+def _same_files(a: list[str], b: list[str]) -> bool:
+    """The same values files in the same order (``x.yaml`` and ``./x.yaml`` are one)."""
+    return len(a) == len(b) and all(
+        x == y or (x != "-" and y != "-" and os.path.realpath(x) == os.path.realpath(y))
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 def _apply_crds_command(

@@ -23,7 +23,12 @@ DESCRIPTION = (
     "resource-utilization HPA's target must request that resource (checked when the "
     "target is in the same input, any of the files; LimitRange defaults count), and "
     "targets so low that idle pods exceed them (utilization under 5 %, a GPU signal under "
-    "1 % of its range) warn. One line per finding on stdout: `FILE:LINE:COL: Kind/name: "
+    "1 % of its range) warn. Resource names no node offers (`nvidia.com/gpus`) and "
+    'unknown keys get a "did you mean"; a ServiceMonitor or PodMonitor of the DCGM '
+    "exporter that scrapes faster than `platform.monitoring.scrapeInterval` warns. "
+    "Folders are read recursively (YAML files only); a Helm chart template is named as "
+    "one (lint what it renders), and an empty file is fine. "
+    "One line per finding on stdout: `FILE:LINE:COL: Kind/name: "
     "path: severity[rule]: message` (or JSON, or SARIF 2.1.0 with rule ids and regions); "
     "the summary on stderr; exit 1 on errors (on warnings too with `--strict`). The "
     "chart's own output lints clean at `--strict` for every profile."
@@ -48,7 +53,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "repeatable), so those kinds are validated strictly",
     )
     common.format_arg(p)
-    p.add_argument("files", nargs="+", metavar="FILE", help="manifest files; - for stdin")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="manifest files, or folders (their .yaml/.yml files, recursively); - for stdin",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     checked = common.checked(args.values)
     findings = lint_paths(args.files, checked.values, args.kube_version, args.crd)
-    sys.stdout.write(lint_output(findings, args.format))
+    sys.stdout.write(lint_output(findings, args.format, common.VERBOSE))
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
     counts = f"{common.plural(errors, 'error')}, {common.plural(warnings, 'warning')}"

@@ -54,7 +54,14 @@ def run(args: argparse.Namespace) -> int:
     pools = checked.values.platform.nodePools
     zones = [z for z in args.node_locations.split(",") if z] if args.node_locations else []
     try:
-        script = nodepool_script(pools, args.cloud, args.cluster, args.location, zones)
+        script = nodepool_script(
+            pools,
+            args.cloud,
+            args.cluster,
+            args.location,
+            zones,
+            checked.values.platform.autoscaler,
+        )
     except NodepoolError as exc:  # a pool the cloud cannot take: point at its key in the file
         where = checked.loaded.origins.find(exc.path) if exc.path else None
         raise ValuesInvalid([Problem(dotted(exc.path), exc.message, where)]) from None

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from gpu_platform.cli import common
-from gpu_platform.pipeline import facts
+from gpu_platform.publish import dependencies
 
 DESCRIPTION = (
     "Builds the chart archive that installs without `helm repo add`: the "
@@ -28,17 +28,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dependencies",
-        choices=("auto", "real", "standins"),
+        choices=dependencies.MODES,
         default="auto",
         help="real charts from their repositories, stand-ins (offline), or auto",
     )
-    p.add_argument(
-        "--helm",
-        type=int,
-        choices=facts.HELM_MAJORS,
-        default=facts.DEFAULT_HELM_MAJOR,
-        help="helm major to use",
-    )
+    common.helm_arg(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("lint", "lint Kubernetes manifests: schemas, removed APIs, GPU rules"),
     ("report", "what a period cost and how long users waited, from Prometheus"),
     ("simulate", "predict GPU cost and user wait for a values file (simulated day)"),
+    ("plan", "find the cheapest configuration that keeps waits under a target (simulated)"),
     ("nodepool", "print the commands that create the GPU node pools on a cloud"),
     ("package", "build gpu-platform-<version>.tgz with its four dependencies inside"),
     ("release", "bump the version the tool and the chart share"),

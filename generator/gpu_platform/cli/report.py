@@ -44,6 +44,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plot", type=Path, metavar="FILE.png", help="draw available vs used GPUs over time"
     )
+    common.plot_bin_arg(p)
     auth = p.add_argument_group(
         "authentication and TLS (secrets only from files or environment variables)"
     )
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from gpu_platform.ops.report import build_report, check_period, parse_time, stderr_progress
 
     common.check_plot_path(args.plot)
+    bin_s = common.plot_bin(args)
     now = time.time()
     start, end = parse_time(args.start, now), parse_time(args.end, now)
     check_period(start, end, args.step)
@@ -112,5 +114,5 @@ def run(args: argparse.Namespace) -> int:
         progress=stderr_progress("querying Prometheus"),
         auth=auth,
     )
-    common.emit_summaries([summary], args.json, args.plot)
+    common.emit_summaries([summary], args.json, args.plot, bin_s=bin_s)
     return 0

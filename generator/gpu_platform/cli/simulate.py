@@ -62,10 +62,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
         help="draw the wait-time CDF, waiting pods, GPUs paid vs used with nodes, "
         "and GPU-hours per tenant",
     )
+    common.plot_bin_arg(p)
 
 
 def run(args: argparse.Namespace) -> int:
     common.check_plot_path(args.plot)
+    common.plot_bin(args)
     try:
         return _simulate(args)
     except common.ReaderGone:
@@ -90,8 +92,8 @@ def _simulate(args: argparse.Namespace) -> int:
             "gpu-platform simulate: use either --settings or --compare-settings SA SB, not both"
         )
     workload = load_workload(args.workload) if args.workload else simulation.default_workload()
-    for warning in workload.warnings:
-        common.log(warning.render())
+    for line in common.warning_lines(workload.warnings, common.VERBOSE):
+        common.log(line)
     settings = load_settings(args.settings) if args.settings else None
     progress = stderr_progress("simulating (hours)")
     if args.compare or args.compare_settings:
@@ -110,7 +112,11 @@ def _simulate(args: argparse.Namespace) -> int:
             )
         ]
     common.emit_summaries(
-        summaries, args.json, args.plot, compare=bool(args.compare or args.compare_settings)
+        summaries,
+        args.json,
+        args.plot,
+        compare=bool(args.compare or args.compare_settings),
+        bin_s=common.plot_bin(args),
     )
     return 0
 

@@ -18,8 +18,9 @@ DESCRIPTION = (
     "`kube-prometheus-stack.prometheus.prometheusSpec`); exit 1 on errors (on warnings too "
     'with `--strict`). Types are strict, as in values.schema.json: `"yes"` is not a '
     "boolean. Malformed YAML, duplicate keys (named by path and both lines), alias bombs "
-    "and oversized files get one located message, never a traceback. Every finding is "
-    "listed, warnings included, one per line."
+    "and oversized files get one located message, never a traceback. Every error is "
+    "listed, one per line; a warning one rule repeats is one line with the count and the "
+    "first five names (`--verbose`: each; JSON and SARIF list each)."
 )
 
 
@@ -33,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         checked = check_files(args.values)
     except ValuesInvalid as exc:
-        sys.stdout.write(validate_output(exc.problems, args.format))
+        sys.stdout.write(validate_output(exc.problems, args.format, common.VERBOSE))
         common.log(f"{common.plural(len(exc.problems), 'problem')} found")
         return 1
-    sys.stdout.write(validate_output(checked.warnings, args.format))
+    sys.stdout.write(validate_output(checked.warnings, args.format, common.VERBOSE))
     if args.strict and checked.warnings:
         common.log(f"{common.plural(len(checked.warnings), 'warning')}; --strict makes them fail")
         return 1

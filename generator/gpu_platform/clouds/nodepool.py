@@ -24,11 +24,17 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from gpu_platform.clouds.autoscaler import autoscaler_command
 from gpu_platform.errors import GpuPlatformError, UsageError
 from gpu_platform.pipeline.cloud_requirements import NVIDIA_DOCS
 from gpu_platform.pipeline.load import dotted
 from gpu_platform.pipeline.model.kube import Taint, matches
-from gpu_platform.pipeline.model.pools import MACHINE_TYPE_EXAMPLES, MACHINE_TYPE_PATTERNS, NodePool
+from gpu_platform.pipeline.model.pools import (
+    MACHINE_TYPE_EXAMPLES,
+    MACHINE_TYPE_PATTERNS,
+    ClusterAutoscaler,
+    NodePool,
+)
 from gpu_platform.pipeline.yamltree import PathKey
 
 CLOUDS = ("gke", "eks", "aks")
@@ -157,8 +163,11 @@ def nodepool_script(
     cluster: str = "CLUSTER",
     location: str = "LOCATION",
     node_locations: Iterable[str] = (),
+    autoscaler: ClusterAutoscaler | None = None,
 ) -> str:
-    """A bash script that creates every pool of this cloud (or generic) on ``cloud``.
+    """A bash script that creates every pool of this cloud (or generic) on ``cloud``, and sets
+    the cluster autoscaler as ``platform.autoscaler`` says when that is not every cloud's
+    default.
 
     ``location`` is the GKE zone or region, the EKS region, or the AKS resource group;
     ``node_locations`` the zones of a GKE pool (gcloud's --node-locations). Pools of another
@@ -196,6 +205,7 @@ def nodepool_script(
             continue
         lines += ["", _summary(pool, index), *_RENDERERS[cloud](pool, index, target)]
     lines += _footer(cloud, chosen)
+    lines += _autoscaler(cloud, autoscaler or ClusterAutoscaler(), target)
     for number, line in enumerate(lines, 1):
         if not _SCRIPT_LINE.fullmatch(line):  # a bug, not a user error: never print it
             raise NodepoolError(
@@ -342,6 +352,12 @@ def _footer(cloud: str, pools: list[NodePool]) -> list[str]:
     return []
 
 
+def _autoscaler(cloud: str, autoscaler: ClusterAutoscaler, target: Target) -> list[str]:
+    """platform.autoscaler in the cloud's words (clouds/autoscaler.py), formatted here."""
+    comments, words = autoscaler_command(cloud, autoscaler, target.cluster, target.location)
+    return comments + (_indent(_command(words)) if words else [])
+
+
 def _summary(pool: NodePool, index: int) -> str:
     who = "the GPU operator" if pool.driver == "operator" else "the node image"
     return (
@@ -457,6 +473,10 @@ def _gke(pool: NodePool, index: int, target: Target) -> list[str]:
     ]
     if pool.taints:
         args.append("--node-taints=" + shlex.quote(",".join(_taint_kv(t) for t in pool.taints)))
+    if pool.imageStreaming:
+        # COS nodes, images in Artifact Registry:
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming
+        args.append("--enable-image-streaming")
     where = (
         f"each of {zones} zones ({', '.join(target.node_locations)})"
         if target.node_locations

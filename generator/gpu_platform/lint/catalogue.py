@@ -24,11 +24,14 @@ HPA_MISSING_REQUEST = "hpa-missing-request"
 HPA_TARGET_TOO_LOW = "hpa-target-too-low"
 CRD = "crd"
 VALUES = "values"
+HELM_TEMPLATE = "helm-template"
+RESOURCE_NAME = "resource-name"
+GPU_SCRAPE_INTERVAL = "gpu-scrape-interval"
 
 # id -> one-line description (SARIF shortDescription).
 RULES: dict[str, str] = {
     YAML: "The file cannot be read as YAML (malformed, duplicate keys, alias bomb, not UTF-8).",
-    OBJECT: "A document is not a Kubernetes object, or a file holds no object at all.",
+    OBJECT: "A document is not a Kubernetes object (a list, a string, a number).",
     IDENTITY: "apiVersion, kind or metadata.name is missing or malformed.",
     SCHEMA: "The object breaks the strict schema of its kind (built-in or CRD).",
     UNKNOWN_KIND: "The target Kubernetes version or the CRD serves no such apiVersion and kind.",
@@ -43,4 +46,8 @@ RULES: dict[str, str] = {
     HPA_TARGET_TOO_LOW: "An HPA target so low that any activity pins it at maxReplicas.",
     CRD: "A file given with --crd that holds no usable CustomResourceDefinition.",
     VALUES: "A problem in a values file (gpu-platform validate).",
+    HELM_TEMPLATE: "A Helm chart template, not a manifest: lint what `helm template` renders.",
+    RESOURCE_NAME: "A resource name no node offers (a typo such as nvidia.com/gpus).",
+    GPU_SCRAPE_INTERVAL: "A monitor of the GPU signal that scrapes faster than the DCGM "
+    "exporter refreshes (platform.monitoring.scrapeInterval).",
 }

@@ -24,6 +24,7 @@ from typing import Any
 
 import jsonschema
 
+from gpu_platform import excerpt
 from gpu_platform.errors import UsageError
 from gpu_platform.lint import (
     api_references,
@@ -32,6 +33,8 @@ from gpu_platform.lint import (
     gpu_rules,
     hpa_rules,
     kube_schema,
+    monitor_rules,
+    sources,
     user_crds,
 )
 from gpu_platform.lint import crd_schemas as crd_vendor
@@ -55,8 +58,9 @@ class _Issue:
 
 
 def _described(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    """What a document or item is, quoting at most one short token of it (see excerpt)."""
+    shown = excerpt.document(value)
+    return shown if isinstance(value, str | list | dict) else f"{type(value).__name__} {shown}"
 
 
 def _identity_issues(obj: dict[str, Any]) -> list[_Issue]:
@@ -220,6 +224,7 @@ def _object_issues(
         api_references.reference_issues(obj, kube_version),
         gpu_rules.check_object(obj, values),
         hpa_rules.hpa_issues(obj, values),
+        monitor_rules.check_object(obj, values),
     ):
         issues.extend(_Issue(i.path, i.severity, i.message, i.rule) for i in rule_issues)
     return issues
@@ -276,7 +281,7 @@ def _document_entries(
     if data is None:
         return []  # an empty document, as kubectl skips it
     if not isinstance(data, dict):
-        shown = "a list" if isinstance(data, list) else f"a {_described(data)}"
+        shown = _described(data)
         return [
             _document_finding(
                 file,
@@ -325,23 +330,28 @@ def _source_entries(
     name: str, text: str, values: Values, kube_version: str, crds: kube_schema.CrdCatalogue
 ) -> list[_Entry | Finding]:
     documents = read_documents(text)
-    out: list[_Entry | Finding] = []
-    for doc in documents:
-        out.extend(_document_entries(name, doc, values, kube_version, crds))
-    if not any(doc.data is not None or doc.problem for doc in documents):
-        out.append(
+    template = sources.helm_action(text, reads_as_yaml=not any(d.problem for d in documents))
+    if template is not None:
+        line, column, action = template
+        return [
             Finding(
                 name,
-                1,
-                1,
+                line,
+                column,
                 "",
                 "",
                 "",
-                "error",
-                catalogue.OBJECT,
-                "no Kubernetes objects in this file (it is empty or holds only comments)",
+                "warning",
+                catalogue.HELM_TEMPLATE,
+                f"not linted: a Helm chart template, not a manifest ({excerpt.token(action)} "
+                "is Helm's, not YAML a cluster takes); lint what it renders: `helm template "
+                "RELEASE CHART | gpu-platform lint -` (this platform's chart: `gpu-platform "
+                "template | gpu-platform lint -`)",
             )
-        )
+        ]
+    out: list[_Entry | Finding] = []
+    for doc in documents:  # an empty file, or one of comments only, holds nothing to lint
+        out.extend(_document_entries(name, doc, values, kube_version, crds))
     return out
 
 
@@ -410,4 +420,5 @@ def lint_paths(
     before anything is linted."""
     _check_kube_version(kube_version)
     user_crds.crd_files(list(crd_paths))  # usage errors before any reading
-    return lint_sources([_read(path) for path in paths], values, kube_version, crd_paths)
+    files = sources.expand(paths)
+    return lint_sources([_read(path) for path in files], values, kube_version, crd_paths)

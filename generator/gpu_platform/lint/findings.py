@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gpu_platform import excerpt
+
 PathKey = tuple[str | int, ...]
 Severity = Literal["error", "warning"]
 
@@ -89,6 +91,6 @@ def kube_path(path: PathKey) -> str:
             out += f"[{part}]"
         elif _PLAIN_KEY.fullmatch(part):
             out += f".{part}" if out else part
-        else:
-            out += f'["{part}"]'
+        else:  # cut where it stops looking like a key: a path quotes no line of a file
+            out += f'["{excerpt.key(part)}"]'
     return out

@@ -9,18 +9,25 @@ Ray clusters, any operator's custom resource):
   (``nodeSelector`` with the pool label), or of at least one pool when it selects none. Only
   NoSchedule and NoExecute taints are required: PreferNoSchedule never blocks scheduling;
 - an ``nvidia.com/*`` request needs an equal limit: extended resources cannot be overcommitted,
-  and the API server rejects a request without one.
+  and the API server rejects a request without one;
+- a resource name must be one some node offers: an ``nvidia.com/`` name no GPU pool lists in
+  its ``gpuResources`` (``nvidia.com/gpus``) leaves the pod Pending for ever, and a name
+  without a domain other than Kubernetes' own (``memroy``) is refused by the API server. Both
+  say which name was probably meant; so does a qualified name close to a GPU resource
+  (``nvida.com/gpu``).
 
 The HPA rules live in ``hpa_rules``.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from gpu_platform.lint import catalogue
-from gpu_platform.lint.findings import PathKey, RuleIssue
+from gpu_platform.lint.findings import PathKey, RuleIssue, Severity
 from gpu_platform.lint.pod_specs import pod_specs
+from gpu_platform.pipeline.facts import GPU_RESOURCE
 from gpu_platform.pipeline.model.kube import Taint, Toleration, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.pools import POOL_LABEL, NodePool
 from gpu_platform.pipeline.model.values import Values
@@ -28,6 +35,9 @@ from gpu_platform.pipeline.quantity import parse_quantity
 
 GPU_PREFIX = "nvidia.com/"
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+# The resource names a container may use without a domain (Kubernetes' standard container
+# resources, IsStandardContainerResourceName), besides hugepages-<size>.
+STANDARD = ("cpu", "memory", "ephemeral-storage")
 
 
 def _mapping(node: Any) -> dict[str, Any]:
@@ -193,9 +203,56 @@ def _placement_issues(spec: dict[str, Any], base: PathKey, values: Values) -> li
     ]
 
 
+def _offered(values: Values) -> list[str]:
+    """The GPU resources the platform's pools advertise."""
+    names = {name for pool in values.platform.nodePools for name in pool.gpuResources}
+    return sorted(names or {GPU_RESOURCE})
+
+
+def _name_issue(name: str, offered: list[str]) -> tuple[Severity, str] | None:
+    """(severity, message) for a resource name no node offers, else None."""
+    if name in offered or name in STANDARD:
+        return None
+    close = difflib.get_close_matches(name, [*offered, *STANDARD], n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    if name.startswith(GPU_PREFIX):
+        return (
+            "error",
+            f"{name}: no GPU pool offers it (platform.nodePools[].gpuResources: "
+            f"{', '.join(offered)}), so the pod stays Pending{hint}",
+        )
+    if "/" not in name and not name.startswith("hugepages-"):
+        return (
+            "error",
+            f"{name}: not a resource Kubernetes knows (a name without a domain must be cpu, "
+            f"memory, ephemeral-storage or hugepages-<size>); the API server refuses it{hint}",
+        )
+    if "/" in name and close and close[0] in offered:
+        return ("warning", f"{name}: no node offers this resource{hint}")
+    return None
+
+
+def _name_issues(spec: dict[str, Any], base: PathKey, values: Values) -> list[RuleIssue]:
+    """Resource names of every container that no node offers, with the likely one."""
+    offered = _offered(values)
+    issues: list[RuleIssue] = []
+    for field in ("containers", "initContainers"):
+        containers = spec.get(field)
+        for i, container in enumerate(containers if isinstance(containers, list) else []):
+            resources = _mapping(_mapping(container).get("resources"))
+            for part in ("limits", "requests"):
+                for name in _mapping(resources.get(part)):
+                    found = _name_issue(str(name), offered)
+                    if found:
+                        where = (*base, field, i, "resources", part, str(name))
+                        issues.append(RuleIssue(where, *found, catalogue.RESOURCE_NAME))
+    return issues
+
+
 def pod_spec_issues(spec: dict[str, Any], base: PathKey, values: Values) -> list[RuleIssue]:
-    """GPU limits and GPU pool placement of one pod spec found at ``base``."""
+    """Resource names, GPU limits and GPU pool placement of one pod spec found at ``base``."""
     issues, asks = _limit_issues(spec, base)
+    issues = _name_issues(spec, base, values) + issues
     if asks:
         issues.extend(_placement_issues(spec, base, values))
     return issues

@@ -19,6 +19,7 @@ the chart tests assert on.
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ import jsonschema
 import kubernetes_validate.utils as kv
 import referencing
 from packaging.version import Version
+
+from gpu_platform import excerpt
 
 MAX_MESSAGE = 400
 
@@ -277,22 +280,58 @@ def _schema_issues(
 ) -> list[SchemaIssue]:
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
     return [
-        SchemaIssue("invalid", tuple(e.absolute_path), _short(e.message), source, _focus(e))
+        SchemaIssue("invalid", tuple(e.absolute_path), _message(e), source, _focus(e))
         for e in errors
     ]
 
 
-def _focus(error: jsonschema.exceptions.ValidationError) -> PathKey:
-    """For "additional properties" errors, the first unexpected key (the line to fix)."""
+def _unexpected(error: jsonschema.exceptions.ValidationError) -> tuple[list[Any], list[str]]:
+    """For "additional properties" errors: the unexpected keys, and the keys the schema knows."""
     if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
-        return ()
+        return [], []
     schema = error.schema if isinstance(error.schema, dict) else {}
     known = schema.get("properties") or {}
     patterns = list(schema.get("patternProperties") or {})
-    for key in error.instance:
-        if key not in known and not any(re.search(p, str(key)) for p in patterns):
-            return (key,)
-    return ()
+    extra = [
+        key
+        for key in error.instance
+        if key not in known and not any(re.search(p, str(key)) for p in patterns)
+    ]
+    return extra, [str(k) for k in known]
+
+
+def _message(error: jsonschema.exceptions.ValidationError) -> str:
+    """jsonschema's message, quoting at most one short token of the object (``excerpt``), and
+    for an unexpected key the known one it is closest to."""
+    extra, known = _unexpected(error)
+    if extra:
+        names = ", ".join(f"'{excerpt.key(str(k))}'" for k in extra)
+        text = (
+            f"Additional properties are not allowed ({names} "
+            f"{'was' if len(extra) == 1 else 'were'} unexpected)"
+        )
+        hints = [
+            (excerpt.key(str(k)), close[0])
+            for k in extra
+            for close in [difflib.get_close_matches(str(k), known, n=1, cutoff=0.75)]
+            if close
+        ]
+        if len(extra) == 1 and hints:
+            text += f"; did you mean {hints[0][1]}?"
+        elif hints:
+            text += "; did you mean " + ", ".join(f"{b} (for {a})" for a, b in hints) + "?"
+        return _short(text)
+    text = error.message
+    shown = repr(error.instance)
+    if text.startswith(shown):  # jsonschema opens most messages with the value itself
+        text = excerpt.token(error.instance) + text[len(shown) :]
+    return _short(text)
+
+
+def _focus(error: jsonschema.exceptions.ValidationError) -> PathKey:
+    """For "additional properties" errors, the first unexpected key (the line to fix)."""
+    extra, _known = _unexpected(error)
+    return (extra[0],) if extra else ()
 
 
 def check_object(obj: dict[str, Any], kube_version: str, crds: CrdCatalogue) -> list[SchemaIssue]:

@@ -2,9 +2,11 @@
 
 Both commands print findings on stdout in the chosen format and keep logs and the summary
 line on stderr, so ``gpu-platform lint --format sarif ... > lint.sarif`` is a clean file.
-Text is one line per finding (``Finding.render``, ``Problem.render``); JSON a list of objects
-with the same fields; SARIF a 2.1.0 log (``sarif``). ``validate`` findings carry the one rule
-id ``values``: its problems come from the values pipeline, which names no rule per check.
+Text is one line per finding (``Finding.render``, ``Problem.render``), a rule's repeated
+warnings collapsed into one unless ``--verbose`` (``repeated``); JSON a list of objects with
+the same fields, every finding; SARIF a 2.1.0 log (``sarif``). ``validate`` findings carry
+the one rule id ``values``: its problems come from the values pipeline, which names no rule
+per check.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 from gpu_platform.errors import Problem
 from gpu_platform.lint import catalogue, sarif
 from gpu_platform.lint.findings import Finding
+from gpu_platform.pipeline.rules.collapsed import problem_lines
+from gpu_platform.repeated import VERBOSE_HINT, collapse, subjects_text
 
 FORMATS = ("text", "json", "sarif")
 LINT_RULES = {k: v for k, v in catalogue.RULES.items() if k != catalogue.VALUES}
@@ -26,8 +30,28 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def lint_output(findings: Sequence[Finding], fmt: str) -> str:
-    """What ``lint`` prints on stdout."""
+def _lint_summary(group: list[Finding]) -> str:
+    first, more = group[0], group[1:]
+    return (
+        f"{first.render()} [and {len(more)} more of {first.rule}: "
+        f"{subjects_text([f.subject for f in more])}; {VERBOSE_HINT}]"
+    )
+
+
+def finding_lines(findings: Sequence[Finding], verbose: bool = False) -> list[str]:
+    """One line per finding, a rule's repeated warnings as one (see repeated)."""
+    return collapse(
+        findings,
+        rule=lambda f: f.rule,
+        repeatable=lambda f: f.severity == "warning",
+        render=Finding.render,
+        summary=_lint_summary,
+        verbose=verbose,
+    )
+
+
+def lint_output(findings: Sequence[Finding], fmt: str, verbose: bool = False) -> str:
+    """What ``lint`` prints on stdout (text: repeated warnings collapsed unless ``verbose``)."""
     if fmt == "json":
         return _json([f.to_json() for f in findings])
     if fmt == "sarif":
@@ -44,7 +68,7 @@ def lint_output(findings: Sequence[Finding], fmt: str) -> str:
             for f in findings
         ]
         return _json(sarif.sarif_log(results, LINT_RULES))
-    return "".join(f.render() + "\n" for f in findings)
+    return "".join(line + "\n" for line in finding_lines(findings, verbose))
 
 
 def _problem_json(problem: Problem) -> dict[str, Any]:
@@ -60,8 +84,9 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
     }
 
 
-def validate_output(problems: Sequence[Problem], fmt: str) -> str:
-    """What ``validate`` prints on stdout: errors and warnings, in source order."""
+def validate_output(problems: Sequence[Problem], fmt: str, verbose: bool = False) -> str:
+    """What ``validate`` prints on stdout: errors and warnings, in source order (text: a
+    rule's repeated warnings collapsed unless ``verbose``)."""
     ordered = sorted(problems, key=Problem.sort_key)
     if fmt == "json":
         return _json([_problem_json(p) for p in ordered])
@@ -81,4 +106,4 @@ def validate_output(problems: Sequence[Problem], fmt: str) -> str:
                 )
             )
         return _json(sarif.sarif_log(results, VALIDATE_RULES))
-    return "".join(p.render() + "\n" for p in ordered)
+    return "".join(line + "\n" for line in problem_lines(ordered, verbose))

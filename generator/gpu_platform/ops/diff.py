@@ -20,8 +20,11 @@ prints) and answers those three questions:
   compared on their own: Helm installs them on first install only and never updates or adds
   them on upgrade, so every change there must be applied by hand.
 
-The report is text grouped by kind, or JSON (schema ``gpu-platform.diff/v1``); the exit code
-is 0 for no change, 1 for changes, 2 when Kubernetes (or Helm, for a missing CRD) would refuse.
+The report is text grouped by kind, or JSON (schema ``gpu-platform.diff/v1``). Exit codes:
+by default 0 for no change, 1 for changes, 2 when Kubernetes (or Helm, for a missing CRD)
+would refuse; with ``--detailed-exitcode`` helm-diff's convention, which CI scripts expect (0 no
+change, 2 changes, 1 an error of any kind, usage included), and 3 for changes Kubernetes would
+refuse, so a script that upgrades on 2 stops before an upgrade that would fail halfway.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gpu_platform.ops import crd_versions
 from gpu_platform.pipeline.quantity import parse_quantity
 from gpu_platform.upstream.store import load_yaml_documents
 
@@ -43,6 +47,8 @@ REFUSED, DISRUPTIVE, NOTE = "refused", "disruptive", "note"
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 HOOK_ANNOTATION = "helm.sh/hook"
 HIDDEN = "<hidden>"
+# --detailed-exitcode: helm-diff's 2 for changes (1 is any error), and 3 for refused changes.
+DETAILED_CHANGES, DETAILED_ERROR, DETAILED_REFUSED = 2, 1, 3
 
 
 class _Missing:
@@ -548,6 +554,14 @@ def _immutable_data_rule(key: Key, old: Manifest, new: Manifest, found: list[Cha
     return flags
 
 
+def _crd_rule(key: Key, old: Manifest, new: Manifest, found: list[Change]) -> list[Flag]:
+    """A version the new CRD drops while status.storedVersions may hold it (crd_versions)."""
+    return [
+        Flag(REFUSED if r.certain else DISRUPTIVE, "spec.versions", r.reason, r.fix)
+        for r in crd_versions.removals(old.obj, new.obj)
+    ]
+
+
 # What Kubernetes refuses to update, kind by kind, as its update validation says
 # (ValidateStatefulSetUpdate and the Deployment, DaemonSet and ReplicaSet update validation in
 # apps; ValidatePersistentVolumeClaimUpdate and ValidateServiceUpdate in core;
@@ -567,6 +581,7 @@ RULES: dict[tuple[str, str], Callable[[Key, Manifest, Manifest, list[Change]], l
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _binding_rule,
     ("", "ConfigMap"): _immutable_data_rule,
     ("", "Secret"): _immutable_data_rule,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd_rule,
 }
 
 
@@ -650,6 +665,7 @@ class Report:
     release: dict[str, str] = field(default_factory=dict)
     sides: dict[str, dict[str, Any]] = field(default_factory=dict)
     apply_crds: str | None = None  # the command that applies the changed CRDs by hand
+    detailed: bool = False  # --detailed-exitcode: helm-diff's exit codes (see the docstring)
 
     @property
     def refused(self) -> int:
@@ -669,9 +685,12 @@ class Report:
 
     @property
     def exit_code(self) -> int:
+        changed = bool(self.objects or self.crds)
+        if self.detailed:
+            return DETAILED_REFUSED if self.refused else DETAILED_CHANGES if changed else 0
         if self.refused:
             return 2
-        return 1 if self.objects or self.crds else 0
+        return 1 if changed else 0
 
     def summary(self) -> str:
         if not self.objects and not self.crds:
@@ -991,6 +1010,7 @@ def _crd_changes(
         elif o is not None and n is not None:
             found = changes(o.obj, n.obj)
             if found:
+                note = Flag(NOTE, "", "helm upgrade keeps the old definition: apply it by hand")
                 out.append(
                     ObjectDiff(
                         key,
@@ -998,11 +1018,7 @@ def _crd_changes(
                         "changed",
                         n.source,
                         fields=found,
-                        flags=[
-                            Flag(
-                                NOTE, "", "helm upgrade keeps the old definition: apply it by hand"
-                            )
-                        ],
+                        flags=[note, *_crd_rule(key, o, n, found)],
                     )
                 )
     return out

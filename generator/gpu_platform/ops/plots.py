@@ -2,8 +2,13 @@
 
 1. how long pods waited: the pending-time CDF (log time axis, 2/5/60 s marked);
 2. when they waited: GPU pods not yet Running over time;
-3. what it cost: GPUs paid vs used, with the node count where known;
+3. what it cost: GPUs paid vs used, with the node count where it says more than the paid
+   line (nodes of different sizes; with one size the count is the paid line over its scale);
 4. who used it: GPU-hours per tenant (namespace).
+
+``bin_s`` averages the series of panels 2 and 3 over bins of that many seconds (time-weighted,
+so a bin holds the mean number of pods waiting or GPUs in use): a day of second-by-second
+steps is a solid band, an hour's mean is a curve people read.
 
 Several summaries (``--compare``) are drawn into the same four panels, on shared axes, so a
 difference is a gap between two lines rather than between two pictures.
@@ -11,11 +16,61 @@ difference is a gap between two lines rather than between two pictures.
 
 from __future__ import annotations
 
+import bisect
+import io
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gpu_platform.writes import write_file
+
 from .usage import WAIT_THRESHOLDS, UsageSummary, duration, pending_over_time
+
+
+def binned(
+    times: Sequence[float], values: Sequence[float], start: float, end: float, width: float
+) -> tuple[list[float], list[float]]:
+    """A step series (each value holds until the next time) as time-weighted means over
+    bins of ``width`` seconds from ``start``: (bin starts, means), the last bin cut at end."""
+    edges = [start + i * width for i in range(max(1, math.ceil((end - start) / width)))]
+    sums = [0.0] * len(edges)
+    for i, t in enumerate(times):
+        a = max(t, start)
+        b = min(times[i + 1] if i + 1 < len(times) else end, end)
+        while a < b:
+            k = min(int((a - start) // width), len(edges) - 1)
+            stop = min(b, start + (k + 1) * width) if k < len(edges) - 1 else b
+            sums[k] += values[i] * (stop - a)
+            a = stop
+    means = [
+        total / (min(edge + width, end) - edge) if min(edge + width, end) > edge else 0.0
+        for edge, total in zip(edges, sums, strict=True)
+    ]
+    return edges, means
+
+
+def nodes_repeat_paid(summary: UsageSummary) -> int | None:
+    """The GPUs per node when every node had as many (the node line is then the paid line
+    over that scale, so it is not drawn); None when the count says more."""
+    if not summary.nodes:
+        return None
+    node_times = [t for t, _ in summary.nodes]
+    ratios = set()
+    for t, paid in zip(summary.times, summary.gpus_available, strict=False):
+        k = bisect.bisect_right(node_times, t) - 1
+        nodes = summary.nodes[k][1] if k >= 0 else 0
+        if nodes == 0:
+            if paid:
+                return None
+            continue
+        ratios.add(paid / nodes)
+    if len(ratios) == 1:
+        (ratio,) = ratios
+        if ratio == int(ratio):
+            return int(ratio)
+    return None if ratios else 1
+
 
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
 
@@ -53,50 +108,68 @@ def _cdf(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> Non
     ax.legend(loc="lower right", fontsize=8)
 
 
-def _pending(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
+def _pending(
+    ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str], bin_s: float | None
+) -> None:
     many = len(summaries) > 1
     for i, s in enumerate(summaries):
         times, counts = pending_over_time(s)
+        series: tuple[Sequence[float], Sequence[float]] = (times, counts)
+        if bin_s:
+            series = binned(times, counts, s.start, s.end, bin_s)
         ax.step(
-            _hours(s, times),
-            counts,
+            _hours(s, [*series[0], s.end] if bin_s else series[0]),
+            [*series[1], series[1][-1]] if bin_s else series[1],
             where="post",
             color=COLORS[i % 4],
             label=_label(s, many, tags[i]),
         )
     from matplotlib.ticker import MaxNLocator
 
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if not bin_s:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(bottom=0)
-    ax.set_title("GPU pods waiting (created, not yet Running)")
+    ax.set_title(
+        "GPU pods waiting (created, not yet Running)"
+        + (f", mean per {duration(bin_s)}" if bin_s else "")
+    )
     ax.set_xlabel("hours since start")
     ax.set_ylabel("pods")
     ax.legend(loc="upper left", fontsize=8)
 
 
-def _gpus(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
+def _gpus(
+    ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str], bin_s: float | None
+) -> None:
     many = len(summaries) > 1
     nodes_ax = None
+    scales = []
     for i, s in enumerate(summaries):
         color = COLORS[i % 4]
         prefix = f"{tags[i]}: " if many else ""
-        hours = _hours(s, s.times)
+        paid, used = (s.times, s.gpus_available), (s.times, s.gpus_used)
+        if bin_s:
+            paid = binned(s.times, s.gpus_available, s.start, s.end, bin_s)
+            used = binned(s.times, s.gpus_used, s.start, s.end, bin_s)
+        scale = nodes_repeat_paid(s)
+        scales.append(scale)
+        nodes_note = f" = nodes x {scale}" if scale is not None and s.nodes else ""
         ax.step(
-            hours,
-            s.gpus_available,
+            _hours(s, paid[0]),
+            paid[1],
             where="post",
             color=color,
-            label=f"{prefix}GPUs paid ({s.gpu_hours.paid:,.0f} GPU-h)",
+            label=f"{prefix}GPUs paid{nodes_note} ({s.gpu_hours.paid:,.0f} GPU-h)",
         )
         ax.fill_between(
-            hours,
-            s.gpus_used,
+            _hours(s, used[0]),
+            used[1],
             step="post",
             color=color,
             alpha=0.25,
             label=f"{prefix}GPUs used ({s.gpu_hours.used:,.0f} GPU-h)",
         )
-        if s.nodes:
+        if s.nodes and scale is None:  # the count says what the paid line does not
             nodes_ax = nodes_ax or ax.twinx()
             times = [t for t, _ in s.nodes] + [s.end]
             counts = [n for _, n in s.nodes]
@@ -114,7 +187,11 @@ def _gpus(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> No
         nodes_ax.set_ylim(bottom=0)
         nodes_ax.legend(loc="upper right", fontsize=8)
     ax.set_ylim(bottom=0)
-    ax.set_title("GPUs paid vs used" + (", and GPU nodes" if nodes_ax else ""))
+    ax.set_title(
+        "GPUs paid vs used"
+        + (", and GPU nodes" if nodes_ax else "")
+        + (f", mean per {duration(bin_s)}" if bin_s else "")
+    )
     ax.set_xlabel("hours since start")
     ax.set_ylabel("GPUs")
     ax.legend(loc="upper left", fontsize=8)
@@ -148,8 +225,8 @@ def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
         ax.legend(loc="upper right", fontsize=8)
 
 
-def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
-    """Write the four panels for these summaries as one PNG."""
+def draw(summaries: Sequence[UsageSummary], path: Path, bin_s: float | None = None) -> None:
+    """Write the four panels for these summaries as one PNG (atomically, see writes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,8 +235,8 @@ def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
     tags = [chr(ord("A") + i) for i in range(len(summaries))]
     fig, axes = plt.subplots(2, 2, figsize=(15, 9.5))
     _cdf(axes[0, 0], summaries, tags)
-    _pending(axes[0, 1], summaries, tags)
-    _gpus(axes[1, 0], summaries, tags)
+    _pending(axes[0, 1], summaries, tags, bin_s)
+    _gpus(axes[1, 0], summaries, tags, bin_s)
     _tenants(axes[1, 1], summaries, tags)
     hours = max((s.end - s.start) / 3600 for s in summaries)
     for ax in (axes[0, 1], axes[1, 0]):
@@ -182,5 +259,82 @@ def draw(summaries: Sequence[UsageSummary], path: Path) -> None:
         )
     fig.suptitle(title, color="darkred" if saturated else "black")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    # Drawn in memory, then written beside the path and renamed over it: a symlink at --plot
+    # is replaced, never followed, and a failed draw leaves the previous picture.
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90)
     plt.close(fig)
+    write_file(path, png.getvalue())
+
+
+def draw_frontier(
+    evaluated: Sequence[tuple[float, float]],
+    frontier: Sequence[tuple[float, float]],
+    baseline: tuple[float, float],
+    chosen: tuple[float, float] | None,
+    target_s: float | None,
+    budget: float | None,
+    metric: str,
+    title: str,
+    path: Path,
+) -> None:
+    """`plan --plot`: cost against wait for every configuration of the second round, the
+    frontier through them, today's configuration and the one chosen; (GPU-hours, seconds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    ax.scatter(
+        [p for p, _ in evaluated],
+        [max(w, 0.1) for _, w in evaluated],
+        s=14,
+        color="lightgrey",
+        label="configurations tried on every seed",
+    )
+    ax.step(
+        [p for p, _ in frontier],
+        [max(w, 0.1) for _, w in frontier],
+        where="post",
+        color="tab:blue",
+        marker="o",
+        markersize=4,
+        label="frontier (nothing cheaper waits less)",
+    )
+    ax.scatter(
+        [baseline[0]],
+        [max(baseline[1], 0.1)],
+        marker="s",
+        s=60,
+        color="black",
+        zorder=3,
+        label="today",
+    )
+    if chosen is not None:
+        ax.scatter(
+            [chosen[0]],
+            [max(chosen[1], 0.1)],
+            marker="*",
+            s=220,
+            color="tab:green",
+            zorder=4,
+            label=f"cheapest meeting the target ({chosen[0]:,.0f} GPU-h, {duration(chosen[1])})",
+        )
+    if target_s is not None:
+        ax.axhline(
+            target_s, color="tab:red", linestyle="--", linewidth=0.9, label=f"{metric} target"
+        )
+    if budget is not None:
+        ax.axvline(budget, color="tab:orange", linestyle="--", linewidth=0.9, label="budget")
+    ax.set_yscale("log")
+    ax.set_xlabel("GPU-hours paid over the workload's hours")
+    ax.set_ylabel(f"{metric} pending time, s (log)")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    # As draw: in memory first, then beside the path and renamed over it.
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=90)
+    plt.close(fig)
+    write_file(path, png.getvalue())

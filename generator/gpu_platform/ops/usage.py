@@ -15,8 +15,10 @@ day compares directly with a measured one. Definitions, once:
 - overhead: the share of paid GPU-hours that were not used, in percent;
 - saturated: pods still waiting 30 min or more at the end (2 % of the period's GPU pods or
   more, so one impossible pod does not condemn a day), or waits that grow through the period
-  (the later half's median twice the earlier half's and at least 30 min): demand outgrew
-  capacity and the other figures describe a queue.
+  (the later half's median twice the earlier half's and at least 30 min), or a pool at its
+  maxNodes while GPU pods that could use it were not yet scheduled, for 5 min or more (when the
+  source knows the pools' sizes, as `simulate` does): demand outgrew capacity and the other
+  figures describe a queue. The warning opens the output.
 
 Pods a tenant's ResourceQuota refused never exist, so they are in neither figure; `simulate`
 counts those refusals separately.
@@ -25,6 +27,7 @@ counts those refusals separately.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -34,6 +37,7 @@ from gpu_platform.pipeline import facts
 WAIT_THRESHOLDS = (2.0, 5.0, 60.0)
 SATURATION_WAIT_S = 1800.0
 SATURATION_SHARE = 0.02  # of the period's GPU pods, still waiting that long at the end
+CAPPED_MIN_S = 300.0  # at maxNodes with pods waiting to be scheduled, in all, to count
 # The platform's own pods hold GPUs as warm capacity (placeholders) or pull images (prepullers):
 # neither is demand. They are told apart by their priority class (pipeline/facts.py).
 PLATFORM_POD_INFO = facts.PLATFORM_POD_INFO
@@ -138,6 +142,25 @@ class TenantFigures:
 
 
 @dataclass(frozen=True)
+class Capped:
+    """A pool at its maxNodes while GPU pods that could use it waited to be scheduled."""
+
+    pool: str
+    max_nodes: int
+    hours: float  # at maxNodes with at least one such pod unscheduled
+    pods: int  # GPU pods left unscheduled during those hours
+    tenants: list[str]  # their namespaces
+
+    def text(self) -> str:
+        who = ", ".join(self.tenants) if self.tenants else "no tenant named"
+        return (
+            f"pool {self.pool!r} sat at its maxNodes ({self.max_nodes}) for "
+            f"{duration(self.hours * 3600)} while {self.pods} GPU pod(s) waited to be "
+            f"scheduled (tenants: {who})"
+        )
+
+
+@dataclass(frozen=True)
 class Saturation:
     """Whether demand outgrew capacity, and the evidence."""
 
@@ -148,9 +171,17 @@ class Saturation:
     growing: bool  # the second half's median is 30 min or more and twice the first half's
     saturated: bool
     fix: str
+    capped: list[Capped] = field(default_factory=list)  # pools at max while pods waited
 
     @classmethod
-    def of(cls, pods: Sequence[PodWait], start: float, end: float, fix: str = "") -> Saturation:
+    def of(
+        cls,
+        pods: Sequence[PodWait],
+        start: float,
+        end: float,
+        fix: str = "",
+        capped: Sequence[Capped] = (),
+    ) -> Saturation:
         stuck = [
             p.pending(end) for p in pods if not p.ran_by(end) and (p.gone is None or p.gone >= end)
         ]
@@ -164,7 +195,8 @@ class Saturation:
             and second >= SATURATION_WAIT_S
             and (math.isnan(first) or second > 2 * first)
         )
-        saturated = len(long) >= max(1.0, SATURATION_SHARE * len(pods)) or growing
+        capped = [c for c in capped if c.hours * 3600 >= CAPPED_MIN_S]
+        saturated = len(long) >= max(1.0, SATURATION_SHARE * len(pods)) or growing or bool(capped)
         advice = fix or (
             "add capacity (raise the GPU pools' maxNodes, or add a pool) or lower the load"
         )
@@ -176,12 +208,13 @@ class Saturation:
             growing,
             saturated,
             advice if saturated else "",
+            list(capped),
         )
 
     def warning(self) -> str:
         if not self.saturated:
             return ""
-        evidence = []
+        evidence = [c.text() for c in self.capped]
         if self.waiting_at_end:
             evidence.append(
                 f"{self.waiting_at_end} GPU pod(s) were still waiting at the end, "
@@ -195,7 +228,7 @@ class Saturation:
             )
         return (
             "WARNING: the GPU pools saturated: " + "; ".join(evidence) + ". Demand outgrew "
-            "capacity, so the waits above describe a queue, not the platform. Fix: "
+            "capacity, so the waits below describe a queue, not the platform. Fix: "
             f"{self.fix}."
         )
 
@@ -233,6 +266,7 @@ class UsageSummary:
         extra: dict[str, Any] | None = None,
         nodes: list[tuple[float, int]] | None = None,
         fix: str = "",
+        capped: Sequence[Capped] = (),
     ) -> UsageSummary:
         """The summary of a period from its GPU pods and its paid/used series: the one place
         the figures are computed, for `report` and `simulate` alike."""
@@ -255,7 +289,7 @@ class UsageSummary:
             extra=dict(extra or {}),
             scheduling=WaitStats.of([p.to_scheduled(end) for p in pods]),
             tenants=tenants,
-            saturation=Saturation.of(pods, start, end, fix),
+            saturation=Saturation.of(pods, start, end, fix, capped),
             pods=list(pods),
             nodes=list(nodes or []),
         )
@@ -270,7 +304,9 @@ class UsageSummary:
 
     def to_json(self) -> dict[str, Any]:
         """Plain data; figures that do not exist (no pods) are null, never NaN."""
+        warning = self.saturation.warning() if self.saturation else ""
         out: dict[str, Any] = {
+            "warnings": [warning] if warning else [],
             "source": self.source,
             "start": self.start,
             "end": self.end,
@@ -300,6 +336,9 @@ class UsageSummary:
         """The summary for a person: durations in words, numbers rounded."""
         w, h = self.waits, self.gpu_hours
         lines = [f"{self.source} ({duration(self.end - self.start)})"]
+        warning = self.saturation.warning() if self.saturation else ""
+        if warning:  # first, where nobody misses it
+            lines.append(warning)
         waiting = self.waiting_at_end
         lines.append(
             f"  GPU pods: {w.pods}" + (f" ({waiting} not Running at the end)" if waiting else "")
@@ -316,9 +355,6 @@ class UsageSummary:
             shown = extra_text(key, value)
             if shown is not None:
                 lines.append(f"  {shown}")
-        warning = self.saturation.warning() if self.saturation else ""
-        if warning:
-            lines.append(warning)
         return "\n".join(lines) + "\n"
 
 
@@ -428,6 +464,19 @@ def _value(value: int | float | str, kind: str) -> str:
     return f"{value:.4g}"
 
 
+_WRITTEN_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(s|sec|m|min|h)?\s*$")
+
+
+def parse_duration(text: str) -> float | None:
+    """A duration as people write it on a command line (60s, 2m, 1.5min, 1h, 90), in
+    seconds; None when it is not one."""
+    match = _WRITTEN_DURATION.match(text.lower())
+    if match is None:
+        return None
+    unit = {"m": 60, "min": 60, "h": 3600}.get(match.group(2) or "s", 1)
+    return float(match.group(1)) * unit
+
+
 def duration(seconds: float) -> str:
     """A duration as a person reads it: 0.4 s, 12 s, 8 min 57 s, 8.9 h."""
     if math.isnan(seconds):
@@ -514,13 +563,13 @@ def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
         )
     )
     width = max(len(r[0]) for r in rows)
-    head = f"{'':<{width}}  {'A':>14}  {'B':>14}\n"
-    out = head + "".join(f"{k:<{width}}  {x:>14}  {y:>14}\n" for k, x, y in rows)
-    for tag, summary in (("A", a), ("B", b)):
+    out = ""
+    for tag, summary in (("A", a), ("B", b)):  # first, where nobody misses them
         warning = summary.saturation.warning() if summary.saturation else ""
         if warning:
             out += f"{tag}: {warning}\n"
-    return out
+    out += f"{'':<{width}}  {'A':>14}  {'B':>14}\n"
+    return out + "".join(f"{k:<{width}}  {x:>14}  {y:>14}\n" for k, x, y in rows)
 
 
 def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[float], list[int]]:

@@ -27,6 +27,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
+from gpu_platform import excerpt
 from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
 from gpu_platform.pipeline import helmread
 from gpu_platform.pipeline.yamltree import (
@@ -89,15 +90,19 @@ class LoadedValues:
 
 
 def dotted(path: Iterable[str | int]) -> str:
-    """Render a path as Helm users write it: ``a.b[0].c``."""
+    """Render a path as Helm users write it: ``a.b[0].c``. A key that does not look like one
+    is cut (``excerpt.key``) and bracketed, so the path stays on one line and never quotes a
+    line of a file that was not a values file."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif str(part).isascii() and str(part).isprintable() and " " not in str(part):
-            out += ("." if out else "") + str(part)
-        else:  # a key with a newline or other control character stays on one line
-            out += f"[{json.dumps(str(part))}]"
+            continue
+        shown = excerpt.key(str(part))
+        if shown == part and shown.isascii():
+            out += ("." if out else "") + shown
+        else:
+            out += f"[{json.dumps(shown)}]"
     return out
 
 
@@ -212,7 +217,9 @@ def parse_text(text: str, file: str, what: str = "values file") -> tuple[dict[st
     doc = docs[0]
     if doc.kind != "map":
         line, column = doc.mark
-        got = "a list" if doc.kind == "seq" else repr(doc.value)
+        got = "a list" if doc.kind == "seq" else excerpt.document(doc.value)
+        if isinstance(doc.value, str):  # any text file reads as one string: say so
+            got += f" and no `key: value` line (is it the {what} you meant?)"
         raise ValuesInvalid(
             [
                 Problem(

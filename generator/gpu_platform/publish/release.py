@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gpu_platform.errors import UsageError
 from gpu_platform.pipeline.emit import metadata
+from gpu_platform.writes import write_file
 
 VERSION_FILE = Path(__file__).resolve().parents[1] / "VERSION"
 _SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -54,5 +55,5 @@ def release(bump: str) -> str:
             f"changes.yaml, {new}: unknown kind(s) {', '.join(sorted(kinds))}; "
             f"use {', '.join(metadata.CHANGE_KINDS)}"
         )
-    VERSION_FILE.write_text(new + "\n", encoding="utf-8")
+    write_file(VERSION_FILE, (new + "\n").encode())
     return new

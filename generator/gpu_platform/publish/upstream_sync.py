@@ -42,7 +42,7 @@ from gpu_platform.pipeline.pins import REPO_LOCK, lock
 from gpu_platform.pipeline.registry import SubchartInfo
 from gpu_platform.publish import template_facts, template_values
 from gpu_platform.upstream import store
-from gpu_platform.writes import replace_tree
+from gpu_platform.writes import replace_tree, write_file
 
 # The vendored data lives in the upstream package (a folder of the checkout: sync writes there).
 PACKAGE_DIR = Path(store.__file__).resolve().parent
@@ -407,9 +407,9 @@ def write_derived(pins: Lock) -> None:
 
     text = fixed_lock(pins)
     if REPO_LOCK.is_file() and REPO_LOCK.read_text() != text:
-        REPO_LOCK.write_text(text)
+        write_file(REPO_LOCK, text.encode())
     if not PACKAGED_LOCK.is_file() or PACKAGED_LOCK.read_text() != text:
-        PACKAGED_LOCK.write_text(text)
+        write_file(PACKAGED_LOCK, text.encode())
     crd_schemas.write(crd_schemas.build())
 
 

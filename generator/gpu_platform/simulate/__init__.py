@@ -18,7 +18,12 @@ Modules, one job each:
 - quota: tenant GPU quotas as ResourceQuota admission applies them;
 - autoscaler: the cluster autoscaler's scale-up and scale-down;
 - accounting: GPU-hours paid and used, waits per pod, the summary;
-- engine: the SimPy processes that tie them together.
+- engine: the SimPy processes that tie them together;
+- levers, search, frontier: `gpu-platform plan`, the configurations the chart and the cluster
+  offer, the two-round search over seeded days, and the answer (frontier, values patch).
+
+The published day the settings are checked against (tests/unit/test_simulate_calibration.py)
+ships beside them: rapids_case_study.yaml and its values.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpu_platform.ops.usage import PodWait, UsageSummary, duration, percentile
+from gpu_platform.ops.usage import Capped, PodWait, UsageSummary, duration, percentile
 
 from .settings import EC2_BILLING, GCE_BILLING, POD_PHASE, QUOTA_ADMISSION, effective
 
@@ -230,7 +230,54 @@ def summarize(
         extra,
         nodes=list(zip(meter.node_times, meter.node_counts, strict=True)),
         fix=_fix(state, at_max, quotas, values, horizon),
+        capped=capped_pools(state, horizon),
     )
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        elif b > a:
+            out.append((a, b))
+    return out
+
+
+def _at_max(steps: list[tuple[float, int]], most: int, end: float) -> list[tuple[float, float]]:
+    if not steps:
+        return []
+    ends = [t for t, _ in steps[1:]] + [end]
+    return _merged([(t, u) for (t, n), u in zip(steps, ends, strict=True) if n >= most])
+
+
+def capped_pools(state: ClusterState, horizon: float) -> list[Capped]:
+    """Each pool's time at maxNodes while user pods it could take waited to be scheduled
+    (the autoscaler could add nothing for them), with those pods and their tenants."""
+    out = []
+    for pool in state.pools:
+        full = _at_max(state.meter.pool_steps.get(pool.name, []), pool.max_nodes, horizon)
+        if not full:
+            continue
+        waiting = []
+        for pod in state.pods:
+            if not pod.is_user or not state.allowed(pod, pool) or pod.gpus > pool.gpus_per_node:
+                continue
+            stop = pod.scheduled_at if pod.scheduled_at is not None else pod.ended_at
+            stop = min(horizon if stop is None else stop, horizon)
+            if stop > pod.created and any(a < stop and pod.created < b for a, b in full):
+                waiting.append((pod, (pod.created, stop)))
+        both = [
+            (max(a, c), min(b, d))
+            for a, b in full
+            for c, d in _merged([span for _, span in waiting])
+            if max(a, c) < min(b, d)
+        ]
+        hours = sum(b - a for a, b in both) / 3600
+        if hours > 0:
+            tenants = sorted({p.tenant or "" for p, _ in waiting} - {""})
+            out.append(Capped(pool.name, pool.max_nodes, round(hours, 3), len(waiting), tenants))
+    return out
 
 
 def _fix(

@@ -65,6 +65,7 @@ def first_fit(requests: list[int], capacity: int) -> list[int]:
 class Autoscaler:
     def __init__(self, state: ClusterState, settings: Settings, rng: random.Random) -> None:
         self.state = state
+        self.settings = settings
         self.config = settings.autoscaler
         self.rng = rng
         self.unneeded_since: dict[int, float] = {}  # node uid -> first scan it was unneeded
@@ -224,7 +225,7 @@ class Autoscaler:
         self.unneeded_since = {n.uid: self.unneeded_since.get(n.uid, now) for n in unneeded}
         if skip or self.in_cooldown(now):
             return []
-        wait = self.config.unneeded_seconds()
+        wait = self.settings.unneeded_seconds()
         due = sorted(
             (n for n in unneeded if self.unneeded_since[n.uid] + wait <= now),
             key=lambda n: (self.unneeded_since[n.uid], n.uid),

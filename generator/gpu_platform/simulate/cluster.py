@@ -74,7 +74,7 @@ def pool_specs(values: Values, settings: Settings) -> list[PoolSpec]:
                 gpus_per_node=pool.gpusPerNode,
                 min_nodes=pool.minNodes,
                 max_nodes=pool.maxNodes,
-                boot=settings.boot(pool.name),
+                boot=settings.boot(pool),
                 driver=settings.driver_install(pool),
                 prepull=tuple(dict.fromkeys(images)),
                 streaming=settings.streaming(pool.name),
@@ -126,6 +126,7 @@ class Node:
     pods: list[Pod] = field(default_factory=list)
     used: int = 0  # GPUs requested by bound pods
     images: dict[str, float] = field(default_factory=dict)  # image -> fully on disk at
+    mounts: dict[str, float] = field(default_factory=dict)  # image -> streaming mount ready at
     pull_free_at: float = 0.0  # when the kubelet's (serial) pull queue is free
     joined_at: float | None = None
     ready_at: float | None = None
@@ -194,6 +195,8 @@ class ClusterState:
         node.joined_at = now
         for image in node.pool.prepull:
             self._pull(node, image, now)
+            if node.pool.streaming:  # the prepuller's init container streams it
+                self._mount(node, image, now)
 
     def node_ready(self, node: Node, now: float) -> None:
         """GPUs are allocatable (driver installed, device plugin up), and seen by `report`."""
@@ -299,10 +302,15 @@ class ClusterState:
         """When a container of ``image`` bound to ``node`` at ``now`` runs: once the image
         is there (or streaming has started), plus the container start latency."""
         on_disk = self._pull(node, image, now)
-        ready = on_disk
-        if on_disk > now and node.pool.streaming:
-            ready = min(on_disk, now + self.settings.nodes.streamingStartSeconds)
+        ready = min(on_disk, self._mount(node, image, now)) if node.pool.streaming else on_disk
         return max(now, ready) + self.settings.nodes.containerStartSeconds.sample(self.rng)
+
+    def _mount(self, node: Node, image: str, now: float) -> float:
+        """Image streaming prepares one mount per image and node, the first time a container
+        of it starts there; later containers use it."""
+        if image not in node.mounts:
+            node.mounts[image] = now + self.settings.nodes.streamingStartSeconds.sample(self.rng)
+        return node.mounts[image]
 
     # ----------------------------------------------------------------- scheduling
 

@@ -91,6 +91,7 @@ class Simulation:
         label: str = "values",
     ) -> None:
         self.env = simpy.Environment()
+        settings = settings.with_values(values)  # what the cluster runs is the values'
         self.settings = settings
         self.plan = plan
         self.seed = seed

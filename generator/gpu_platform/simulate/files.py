@@ -17,6 +17,7 @@ from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError
 
+from gpu_platform import excerpt
 from gpu_platform.errors import Location, Problem, ValuesInvalid
 from gpu_platform.pipeline.load import (
     STDIN,
@@ -129,7 +130,7 @@ def _message(error: Any, root: type[BaseModel], path: tuple[str | int, ...]) -> 
     if kind == "value_error":  # our own messages show the value and the fix
         return message
     fix = _FIXES.get(kind)
-    text = f"expected {message}, got {error.get('input')!r}"
+    text = f"expected {message}, got {excerpt.token(error.get('input'))}"
     if fix:
         with contextlib.suppress(KeyError, IndexError):
             text += "; fix: " + fix.format(**error.get("ctx", {}))
@@ -170,6 +171,10 @@ def parse_workload(text: str, source: str) -> Workload:
     with file, line and dotted path. Format 1's warnings are on ``Workload.warnings``."""
     data, origins = parse_text(text, source, "workload file")
     if "version" not in data:
+        block = data.get("simulation")
+        moved = moved_to_values(block, origins, ("simulation",)) if isinstance(block, dict) else []
+        if moved:
+            raise ValuesInvalid(moved)
         workload = _from_legacy(_validate(LegacyWorkload, data, origins, source), origins, source)
     else:
         if data.get("version") == 1:
@@ -274,10 +279,53 @@ def parse_settings(text: str, source: str) -> Settings:
                 )
             ]
         )
+    moved = moved_to_values(data, origins, ())
+    if moved:
+        raise ValuesInvalid(moved)
     settings = _validate(Settings, data, origins, source)
     settings._source = source
     settings._origins = origins
     return settings
+
+
+NODES_STREAMING = ("nodes", "imageStreaming")
+# Settings that describe the cluster, not the model: they live in the values now, where
+# `gpu-platform nodepool` sets them on the cloud (settings-file key -> values key).
+MOVED_TO_VALUES = {
+    ("autoscaler", "profile"): "platform.autoscaler.profile",
+    ("autoscaler", "scaleDownUnneededSeconds"): "platform.autoscaler.scaleDownUnneededSeconds",
+    NODES_STREAMING: "platform.nodePools[].imageStreaming",
+}
+
+
+def moved_to_values(
+    data: dict[str, Any], origins: Origins, prefix: tuple[str | int, ...]
+) -> list[Problem]:
+    """Located problems for the settings a file still holds that are the values' now."""
+    problems = []
+    found: list[tuple[tuple[Any, ...], str]] = list(MOVED_TO_VALUES.items())
+    pools = data.get("pools")
+    if isinstance(pools, dict):
+        for name, override in pools.items():
+            if isinstance(override, dict) and "imageStreaming" in override:
+                found.append(
+                    ((("pools", name, "imageStreaming")), "platform.nodePools[].imageStreaming")
+                )
+    for path, key in found:
+        node: Any = data
+        for part in path[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            where = (*prefix, *path)
+            problems.append(
+                Problem(
+                    dotted(where),
+                    f"this is the cluster's, so it lives in the values now: set {key} there "
+                    "(`gpu-platform nodepool` applies it on the cloud) and remove it here",
+                    origins.find(where),
+                )
+            )
+    return problems
 
 
 def load_settings(path: str | Path) -> Settings:

@@ -139,7 +139,7 @@ def estimated_pods(workload: Workload) -> int:
                     * (1.5 if tenant.arrivals.mode == "poisson" else 1.0)
                 )
         for s in tenant.sessions:
-            pods += s.count * s.steps.max * s.fanOut * largest
+            pods += s.count * s.clusters_at_most() * largest
         pods += sum(n.count for n in tenant.notebooks)
         pods += sum(a.count * largest for a in tenant.alwaysOn)
     return math.ceil(pods * days)
@@ -274,10 +274,18 @@ def _session(
         + rng.random() * (clock_seconds(sessions.start.end) - clock_seconds(sessions.start.start))
     )
     kinds = draw.kinds(sessions.clusters)
+    if sessions.phases is not None:
+        widths = [
+            rng.randint(phase.fanOut.min, phase.fanOut.max)
+            for phase in sessions.phases
+            for _ in range(phase.steps)
+        ]
+    else:
+        widths = [sessions.fanOut] * rng.randint(sessions.steps.min, sessions.steps.max)
     steps = []
-    for _ in range(rng.randint(sessions.steps.min, sessions.steps.max)):
+    for width in widths:
         step = []
-        for _ in range(sessions.fanOut):
+        for _ in range(width):
             step.append(draw.cluster(kinds, index, start, user))
             index += 1
         steps.append(tuple(step))

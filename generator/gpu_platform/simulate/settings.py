@@ -11,8 +11,11 @@ Settings are the platform's, not the users': they live in their own file (``simu
 same day of users. Every figure is bounded (``scanIntervalSeconds: 0.001`` would run for
 minutes) and durations that vary are spreads (distributions.py): a median and a p90.
 
-Two profiles mirror GKE's autoscaling profiles: ``balanced`` (upstream cluster-autoscaler
-defaults) and ``optimize-utilization`` (faster scale-down and bin-packing placement).
+What the cluster runs is the values' (``platform.autoscaler``: the autoscaling profile and
+scale-down time; a pool's ``imageStreaming``), as `gpu-platform nodepool` sets it:
+``with_values`` binds a values file's to the settings before a run. The two profiles mirror
+GKE's: ``balanced`` (upstream cluster-autoscaler defaults) and ``optimize-utilization``
+(faster scale-down and, on GKE, bin-packing placement).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from pydantic import Field, PrivateAttr, model_validator
 from gpu_platform.errors import Location
 from gpu_platform.pipeline.load import Origins
 from gpu_platform.pipeline.model.kube import Strict
-from gpu_platform.pipeline.model.pools import NodePool
+from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool
+from gpu_platform.pipeline.model.values import Values
 
 from .distributions import Spread, SpreadModel, finite, spread
 
@@ -58,6 +62,15 @@ GKE_PROFILES = (
 # calibration case the defaults are checked against, so no default is taken from it.
 GKE_GPU_BOOT = "https://github.com/codalab/codalab-worksheets/issues/4042"
 GKE_INSTALLER_TIME = "https://github.com/GoogleCloudPlatform/cos-gpu-installer/pull/60"
+GKE_MANAGED_DRIVER = "https://github.com/cloudpilot-ai/karpenter-provider-gcp/pull/148"
+GKE_NODE_CREATE = "https://github.com/kubernetes/test-infra/pull/18607"
+CA_FAQ_GCE_BOOT = "https://github.com/kubernetes/autoscaler/pull/465"
+EKS_GPU_JOIN = "https://github.com/kubernetes/autoscaler/issues/3464"
+EKS_GPU_DEVICE_PLUGIN = "https://github.com/NVIDIA/k8s-device-plugin/issues/291"
+EKS_NODE_READY = "https://github.com/aws/karpenter-provider-aws/issues/6165"
+AKS_SCALE_UP = "https://github.com/Azure/AKS/issues/1898"
+GPU_OPERATOR_FIVE_MINUTES = "https://github.com/canonical/data-science-stack/pull/131"
+STREAMING_20S = "https://roastidio.us/topic/8750009"
 GPU_OPERATOR_STACK_READY = "https://github.com/NVIDIA/gpu-operator/issues/707"
 POD_STARTUP_SLO = (
     "https://github.com/kubernetes/community/blob/master/sig-scalability/slos/"
@@ -89,39 +102,48 @@ Placement = Literal["least-allocated", "most-allocated"]
 Expander = Literal["random", "least-waste", "most-pods"]
 DriverInstall = Literal["operator", "gke-installer", "node-image"]
 
-# What each profile changes; every other figure is the same in both.
-PROFILE_UNNEEDED_SECONDS: dict[str, float] = {"balanced": 600.0, "optimize-utilization": 60.0}
+# What each profile changes; every other figure is the same in both. GKE publishes no figures
+# for optimize-utilization beyond "removes nodes faster" and packing onto busy nodes
+# (GKE_PROFILES), and maintainers say it maps to no single flag (CA_GKE_PROFILE_ISSUE): we
+# ASSUME a 1 min unneeded time and, on GKE, most-allocated placement.
+# (PROFILE_UNNEEDED_SECONDS, the values model's: nodepool sets the same on the cloud)
 PROFILE_PLACEMENT: dict[str, Placement] = {
     "balanced": "least-allocated",
     "optimize-utilization": "most-allocated",
 }
 DAY = 24 * 3600.0
 
+# Scale-up request to node registered, per cloud (NodePool.cloud), with the public figures each
+# choice comes from; the spread is theirs. kind and generic pools take the upstream FAQ's.
+BOOT_BY_CLOUD: dict[str, tuple[float, float]] = {
+    "gke": (120.0, 270.0),
+    "eks": (150.0, 330.0),
+    "aks": (240.0, 480.0),
+    "generic": (210.0, 240.0),
+    "kind": (210.0, 240.0),
+}
+BOOT_SOURCES = (
+    "median/p90 in s: "
+    f"gke 120/270 (92 s from the scale-up to the node object, 2-3 min to Ready: {GKE_NODE_CREATE};"
+    f" 1.5-2 min to boot plus up to 30 s to register on GCE: {CA_FAQ_GCE_BOOT}; 4.5 min until "
+    f"'the VM came up' for a GPU node: {GKE_GPU_BOOT}), "
+    f"eks 150/330 with the GPU AMI's driver included (about 90 s until a GPU node's device "
+    f"plugin ran: {EKS_GPU_DEVICE_PLUGIN}; 30-40 s to Ready for plain nodes: {EKS_NODE_READY}; "
+    f"'join the cluster and pods start running within 4-6 minutes': {EKS_GPU_JOIN}), "
+    f"aks 240/480 (one public figure, about 5 min to add a node: {AKS_SCALE_UP}; an assumption "
+    "beyond it), generic and kind 210/240 ('on GCE it usually takes 3 to 4 minutes from CA "
+    f"request to when pods can be scheduled': {CA_HOW_FAST})."
+)
+
 
 class AutoscalerSettings(Strict):
     """The cluster autoscaler: when it looks, what it adds, when it removes."""
 
-    profile: Profile = Field(
-        "balanced",
-        description="balanced: upstream cluster-autoscaler defaults. optimize-utilization: GKE's "
-        "profile that 'removes nodes faster' and packs pods onto busy nodes "
-        f"({GKE_PROFILES}). GKE publishes no figures for it and maintainers say it maps to no "
-        f"single flag ({CA_GKE_PROFILE_ISSUE}); we ASSUME a 1 min unneeded time and "
-        "most-allocated placement for it.",
-    )
     scanIntervalSeconds: float = finite(
         1.0,
         600.0,
         default=10.0,
         description=f"--scan-interval: how often the loop runs ({CA_PARAMETERS}); 1 to 600 s.",
-    )
-    scaleDownUnneededSeconds: float | None = finite(
-        0.0,
-        DAY,
-        default=None,
-        description="--scale-down-unneeded-time: how long a node must be unneeded before it is "
-        f"removed; null: from the profile (balanced 10 min, {CA_PARAMETERS}; "
-        "optimize-utilization 1 min, an assumption).",
     )
     scaleDownDelayAfterAddSeconds: float = finite(
         0.0,
@@ -192,11 +214,6 @@ class AutoscalerSettings(Strict):
         "so they do both.",
     )
 
-    def unneeded_seconds(self) -> float:
-        if self.scaleDownUnneededSeconds is not None:
-            return self.scaleDownUnneededSeconds
-        return PROFILE_UNNEEDED_SECONDS[self.profile]
-
     def delay_after_delete_seconds(self) -> float:
         if self.scaleDownDelayAfterDeleteSeconds is not None:
             return self.scaleDownDelayAfterDeleteSeconds
@@ -209,7 +226,8 @@ class SchedulerSettings(Strict):
     placement: Placement | None = Field(
         None,
         description="least-allocated spreads pods, most-allocated packs them. null: from the "
-        "profile (balanced: least-allocated, the kube-scheduler default scoring "
+        "values' platform.autoscaler.profile (balanced, and any profile off GKE: "
+        "least-allocated, the kube-scheduler default scoring "
         f"({SCHEDULER_SCORING}), which scores CPU and memory only, so its GPU placement follows "
         "CPU requests that grow with pods per node; optimize-utilization: most-allocated, as "
         f"GKE documents for that profile ({GKE_PROFILES})). Ties go to the oldest node.",
@@ -219,29 +237,31 @@ class SchedulerSettings(Strict):
 class NodeSettings(Strict):
     """How long a new GPU node takes, how its driver and images arrive, how pods start."""
 
-    bootSeconds: Spread = Field(
-        default_factory=lambda: spread(210.0, 240.0, min=60.0),
-        description="From the scale-up request to the node registering, including the "
-        "cloud's provisioning: 'on GCE it usually takes 3 to 4 minutes from CA request to when "
-        f"pods can be scheduled' ({CA_HOW_FAST}); we take 3.5 min as the median and 4 min as "
-        "the p90. A number is a fixed value; a median and p90 spread nodes that start "
-        "together, as real ones do.",
+    bootSeconds: Spread | None = Field(
+        None,
+        description="From the scale-up request to the node registering (VM provisioning, boot, "
+        "kubelet registration); a number is a fixed value, a median and p90 spread nodes that "
+        "start together. null: the pool's cloud's figure, " + BOOT_SOURCES + " The "
+        "calibration day (tests/unit/test_simulate_calibration.py) is not among the sources.",
     )
     driverInstallSeconds: Spread = Field(
         default_factory=lambda: spread(240.0, 300.0, min=60.0),
         description="driver: operator. The GPU operator installs the driver (and toolkit) "
-        "after the node registers; GPUs are allocatable after it: 'around 3-5 minutes for the "
-        f"GPU stack to be ready' ({GPU_OPERATOR_STACK_READY}); median 4 min, p90 5 min.",
+        "after the node registers; GPUs are allocatable after it. Two public figures: 'around "
+        f"3-5 minutes for the GPU stack to be ready' ({GPU_OPERATOR_STACK_READY}) and 'this can "
+        f"take around 5 minutes' ({GPU_OPERATOR_FIVE_MINUTES}); median 4 min, p90 5 min.",
     )
     gkeDriverInstallerSeconds: Spread = Field(
-        default_factory=lambda: spread(300.0, 340.0, min=60.0),
-        description="driver: preinstalled on cloud: gke. Google's installer DaemonSet "
-        "(cos-gpu-installer) installs the driver after the node registers; GPUs are "
-        "allocatable after it. Installing from scratch took 5 min 40 s after an optimisation "
-        f"(was 6 min 36 s; {GKE_INSTALLER_TIME}); a precompiled driver is faster, so we take "
-        "5 min as the median and 5 min 40 s as the p90. Cluster-autoscaler allows for 'up to "
-        f"15 minutes' before a GPU node reports allocatable GPUs ({CA_GPU_ALLOCATABLE}). Other "
-        "clouds' preinstalled drivers come with the node image and are part of bootSeconds.",
+        default_factory=lambda: spread(180.0, 300.0, min=45.0),
+        description="driver: preinstalled on cloud: gke. Google's installer DaemonSet (the "
+        "preloaded COS installer `gpu-platform nodepool` applies) installs the driver after "
+        "the node registers; GPUs are allocatable after it. Three public figures: about a "
+        f"minute from Ready to allocatable GPUs with GKE's managed driver ({GKE_MANAGED_DRIVER}), "
+        f"4.5 min after the VM came up ({GKE_GPU_BOOT}), 5 min 40 s for cos-gpu-installer to "
+        f"build and install from scratch ({GKE_INSTALLER_TIME}). We take 3 min as the median "
+        "(a preloaded driver skips the build) and 5 min as the p90. Cluster-autoscaler allows "
+        f"'up to 15 minutes' before a GPU node reports allocatable GPUs ({CA_GPU_ALLOCATABLE}). "
+        "Other clouds' preinstalled drivers come with the node image and are part of boot.",
     )
     containerStartSeconds: Spread = Field(
         default_factory=lambda: spread(2.0, 3.3, max=10.0),
@@ -264,19 +284,14 @@ class NodeSettings(Strict):
         description=f"The kubelet pulls one image at a time by default ({SERIAL_PULLS}); "
         "pulls on a node queue behind each other, the prepuller's included.",
     )
-    imageStreaming: bool = Field(
-        False,
-        description="GKE image streaming: containers start after a short streaming "
-        "start while the image downloads in the background; later pods on the node start at "
-        f"once when the download is done ({GKE_IMAGE_STREAMING}).",
-    )
-    streamingStartSeconds: float = finite(
-        0.0,
-        3600.0,
-        default=2.0,
-        description="'ImagePulling to Running in a couple of seconds (regardless of "
-        f"container size)' ({GKE_IMAGE_STREAMING}). The application itself may read more "
-        "before it is useful; that is not modelled.",
+    streamingStartSeconds: Spread = Field(
+        default_factory=lambda: spread(6.0, 20.0, max=120.0),
+        description="GKE image streaming: from the first container of an image on a node to "
+        "its streaming mount being ready; containers of that image start from then on (a "
+        "prepuller's pod prepares it as the node joins). Two public figures: 'ImagePulling to "
+        f"Running in a couple of seconds (regardless of container size)' ({GKE_IMAGE_STREAMING})"
+        f" and a deep-learning image created in 20 s instead of 3 min 50 s ({STREAMING_20S}). "
+        "Median 6 s, p90 20 s. What the application reads later is not modelled.",
     )
 
 
@@ -326,7 +341,6 @@ class PoolOverride(Strict):
     pullMBPerSecond: float | None = finite(
         1.0, 100_000.0, default=None, description="Overrides nodes.pullMBPerSecond."
     )
-    imageStreaming: bool | None = Field(None, description="Overrides nodes.imageStreaming.")
 
 
 class Settings(Strict):
@@ -351,6 +365,33 @@ class Settings(Strict):
 
     _source: str = PrivateAttr("<settings>")
     _origins: Origins = PrivateAttr(default_factory=Origins)
+    # what the cluster runs, from the values (with_values)
+    _profile: Profile = PrivateAttr("balanced")
+    _unneeded: float | None = PrivateAttr(None)
+    _streaming: frozenset[str] = PrivateAttr(frozenset())
+    _gke: bool = PrivateAttr(False)
+
+    def with_values(self, values: Values) -> Settings:
+        """These settings for the cluster the values describe: its autoscaling profile,
+        scale-down time and the pools with image streaming."""
+        bound = self.model_copy()
+        platform = values.platform
+        bound._profile = platform.autoscaler.profile
+        unneeded = platform.autoscaler.scaleDownUnneededSeconds
+        bound._unneeded = None if unneeded is None else float(unneeded)
+        bound._streaming = frozenset(p.name for p in platform.nodePools if p.imageStreaming)
+        bound._gke = any(p.cloud == "gke" for p in platform.nodePools)
+        return bound
+
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    def unneeded_seconds(self) -> float:
+        """--scale-down-unneeded-time: the values', else the profile's."""
+        if self._unneeded is not None:
+            return self._unneeded
+        return PROFILE_UNNEEDED_SECONDS[self._profile]
 
     @property
     def source(self) -> str:
@@ -362,15 +403,20 @@ class Settings(Strict):
     def placement(self) -> Placement:
         if self.scheduler.placement is not None:
             return self.scheduler.placement
-        return PROFILE_PLACEMENT[self.autoscaler.profile]
+        return PROFILE_PLACEMENT[self._profile] if self._gke else "least-allocated"
 
     def _pool(self, pool: str, name: str) -> object:
         override = self.pools.get(pool)
         given = getattr(override, name) if override is not None else None
         return getattr(self.nodes, name) if given is None else given
 
-    def boot(self, pool: str) -> SpreadModel:
-        value = self._pool(pool, "bootSeconds")
+    def boot(self, pool: NodePool) -> SpreadModel:
+        """Request to registered for the pool's nodes: its override, nodes.bootSeconds, or
+        its cloud's figure."""
+        value = self._pool(pool.name, "bootSeconds")
+        if value is None:
+            median, p90 = BOOT_BY_CLOUD[pool.cloud]
+            return spread(median, p90, min=30.0)
         assert isinstance(value, SpreadModel)
         return value
 
@@ -390,7 +436,7 @@ class Settings(Strict):
         return float(self._pool(pool, "pullMBPerSecond"))  # type: ignore[arg-type]
 
     def streaming(self, pool: str) -> bool:
-        return bool(self._pool(pool, "imageStreaming"))
+        return pool in self._streaming
 
 
 def driver_install_kind(pool: NodePool) -> DriverInstall:
@@ -447,9 +493,15 @@ def shown(default: object) -> str:
 def effective(settings: Settings) -> dict[str, object]:
     """The settings as a run used them: profile-dependent nulls replaced by their values."""
     data = settings.model_dump(mode="json")
-    data["autoscaler"]["scaleDownUnneededSeconds"] = settings.autoscaler.unneeded_seconds()
+    data["autoscaler"]["profile"] = settings.profile  # the values'
+    data["autoscaler"]["scaleDownUnneededSeconds"] = settings.unneeded_seconds()
+    data["nodes"]["imageStreaming"] = sorted(settings._streaming)  # pools, the values'
     data["autoscaler"]["scaleDownDelayAfterDeleteSeconds"] = (
         settings.autoscaler.delay_after_delete_seconds()
     )
     data["scheduler"]["placement"] = settings.placement()
+    if settings.nodes.bootSeconds is None:
+        data["nodes"]["bootSecondsByCloud"] = {
+            cloud: {"median": median, "p90": p90} for cloud, (median, p90) in BOOT_BY_CLOUD.items()
+        }
     return data

@@ -29,6 +29,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     StringConstraints,
+    field_validator,
     model_validator,
 )
 
@@ -171,6 +172,29 @@ class Window(Strict):
         return self
 
 
+class Phase(Strict):
+    """A stretch of a session's steps with its own fan-out (a quiet start, a rush, ...)."""
+
+    steps: int = Field(ge=1, le=1000, description="Steps in this phase.")
+    fanOut: IntRange = Field(
+        description="Clusters started together at each step of the phase, drawn uniformly "
+        "per step (a number: fixed)."
+    )
+
+    @field_validator("fanOut", mode="before")
+    @classmethod
+    def _fixed(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"min": value, "max": value}
+        return value
+
+    @model_validator(mode="after")
+    def _some(self) -> Phase:
+        if self.fanOut.min < 1 or self.fanOut.max > 100:
+            raise ValueError("fanOut runs from 1 to 100 clusters a step")
+        return self
+
+
 class Sessions(Strict):
     """Users who each run a chain of clusters: the next starts when the previous is deleted
     plus a think time."""
@@ -188,6 +212,12 @@ class Sessions(Strict):
         description="Clusters the session runs one after another.",
     )
     fanOut: int = Field(1, ge=1, le=100, description="Clusters started together at each step.")
+    phases: list[Phase] | None = Field(
+        None,
+        max_length=100,
+        description="The steps as phases, in order, each with its own fan-out (for a day "
+        "whose width changes: a quiet morning, an after-lunch rush); replaces steps and fanOut.",
+    )
     thinkMinutes: Spread = Field(
         default_factory=lambda: spread(5.0, 15.0),
         description="Minutes from a step's clusters being deleted to the next step.",
@@ -200,9 +230,17 @@ class Sessions(Strict):
     def _bounded(self) -> Sessions:
         if self.steps.min < 1:
             raise ValueError("steps.min is 0: a session runs at least one cluster")
+        if self.phases is not None and sum(p.steps for p in self.phases) > 1000:
+            raise ValueError("phases add up to more than 1000 steps")
         if self.thinkMinutes.upper > MAX_MINUTES:
             raise ValueError("thinkMinutes may exceed a week; lower its max or p90")
         return self
+
+    def clusters_at_most(self) -> int:
+        """The most clusters one session can start (steps times fan-out, over its phases)."""
+        if self.phases is not None:
+            return sum(p.steps * p.fanOut.max for p in self.phases)
+        return self.steps.max * self.fanOut
 
 
 class Notebooks(Strict):

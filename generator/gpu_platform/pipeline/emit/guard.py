@@ -19,6 +19,7 @@ import jinja2
 from gpu_platform.pipeline.emit.context import jinja_env, template_context
 from gpu_platform.pipeline.rules import RULES, Rule
 from gpu_platform.pipeline.rules.gofmt import quote
+from gpu_platform.pipeline.rules.shapes import LIST_VARIABLES
 
 # What every fragment may use. The sizing lines mirror pipeline/sizing.py's formula (float64
 # arithmetic in the same order; every ceil rounds to 6 places first, see sizing.whole; tests
@@ -36,10 +37,7 @@ PRELUDE = """\
 {{- $dcgmLabels := include "gpu-platform.dcgmLabels" $ | fromJson -}}
 {{- $nsLabel := $dcgmLabels.namespace -}}
 {{- $podLabel := $dcgmLabels.pod -}}
-{{- $pools := (include "gpu-platform.nodePools" $ | fromJson).items -}}
-{{- $tenants := (include "gpu-platform.tenants" $ | fromJson).items -}}
-{{- $hpas := (include "gpu-platform.hpas" $ | fromJson).items -}}
-{{- $signals := (include "gpu-platform.gpuSignals" $ | fromJson).items -}}
+[[ list_variables ]]
 {{- $signalNames := list -}}
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
 {{- $anyOperatorPool := false -}}
@@ -129,7 +127,11 @@ def validate_yaml(header: str) -> str:
         "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
         "It renders nothing when all is well.\n*/ -}}\n"
     )
-    parts = [doc, env.from_string(PRELUDE).render(**context)]
+    lists = "\n".join(
+        f'{{{{- {var} := (include "{items.helper_name}" $ | fromJson).items -}}}}'
+        for items, var in LIST_VARIABLES.items()
+    )
+    parts = [doc, env.from_string(PRELUDE).render(list_variables=lists, **context)]
     parts += [fragment(r, env, context) for r in guarded()]
     parts.append(env.from_string(FOOTER).render(**context))
     return "".join(parts)

@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from gpu_platform import excerpt
 from gpu_platform.pipeline import quantity
 
 DURATION_PATTERN = r"^[1-9][0-9]*(ms|s|m|h)$"
@@ -197,9 +198,8 @@ LABEL_VALUE_PATTERN = rf"^({_K8S_NAME})?$"
 
 
 def describe_input(value: str) -> str:
-    """A refused value, printable on one line whatever it holds (repr escapes newlines)."""
-    text = ascii(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A refused value, on one line and short whatever it holds (see excerpt)."""
+    return excerpt.token(value)
 
 
 def matches(patterns: str | tuple[str, ...], value: str) -> bool:

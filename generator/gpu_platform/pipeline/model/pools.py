@@ -1,5 +1,6 @@
 """GPU node pools: their names, clouds, machine shapes, taints and labels, the GPU resources
-they advertise, warm capacity, and the image prepuller that serves them.
+they advertise, warm capacity, and the image prepuller that serves them; and the cluster
+autoscaler that grows and shrinks them, as the cloud runs it.
 """
 
 from __future__ import annotations
@@ -215,6 +216,12 @@ class NodePool(Strict):
     placeholders: Placeholders = Field(
         default_factory=Placeholders, description="Warm GPUs kept by placeholder pods."
     )
+    imageStreaming: bool = Field(
+        False,
+        description="GKE image streaming on this pool's nodes (gcloud --enable-image-streaming; "
+        "COS nodes, images in Artifact Registry): containers start while the image streams in. "
+        "GKE pools only; `gpu-platform nodepool` sets it and `simulate` models it.",
+    )
     gpuResources: list[GpuResourceName] = Field(
         default_factory=lambda: [facts.GPU_RESOURCE],
         description="Extended resources this pool's nodes advertise: nvidia.com/gpu (whole "
@@ -248,3 +255,46 @@ class NodePool(Strict):
 
 def default_pools() -> list[NodePool]:
     return [NodePool(name="gpu")]
+
+
+# --------------------------------------------------------------------------- the autoscaler
+
+# --scale-down-unneeded-time each profile means: balanced is cluster-autoscaler's default (10
+# min); optimize-utilization "removes nodes faster", with no published figure: 1 min, an
+# assumption (https://github.com/kubernetes/autoscaler/issues/2798).
+PROFILE_UNNEEDED_SECONDS: dict[str, int] = {"balanced": 600, "optimize-utilization": 60}
+
+
+class ClusterAutoscaler(Strict):
+    """How the cloud runs the cluster autoscaler. No chart object reads this:
+    `gpu-platform nodepool` prints the cloud's command that sets it, and `simulate` and
+    `plan` model the cluster it describes."""
+
+    profile: Literal["balanced", "optimize-utilization"] = Field(
+        "balanced",
+        description="GKE's autoscaling profile (gcloud container clusters update "
+        "--autoscaling-profile): optimize-utilization removes nodes sooner and packs pods onto "
+        "busy nodes (https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-autoscaler"
+        "#autoscaling_profiles). On EKS and AKS it sets the scale-down time the profile implies "
+        "(1 min) and the scheduler keeps its default spread.",
+    )
+    scaleDownUnneededSeconds: int | None = Field(
+        None,
+        ge=0,
+        le=86400,
+        description="cluster-autoscaler's --scale-down-unneeded-time, in seconds (AKS: "
+        "--cluster-autoscaler-profile scale-down-unneeded-time; EKS: the flag of your "
+        "cluster-autoscaler). null: the profile's (balanced 600, optimize-utilization 60). GKE "
+        "offers only the profile, so GKE pools need null.",
+    )
+
+    @property
+    def scale_down_seconds(self) -> int:
+        if self.scaleDownUnneededSeconds is not None:
+            return self.scaleDownUnneededSeconds
+        return PROFILE_UNNEEDED_SECONDS[self.profile]
+
+    @property
+    def default(self) -> bool:
+        """What every cloud does unasked: nothing to set."""
+        return self.profile == "balanced" and self.scaleDownUnneededSeconds is None

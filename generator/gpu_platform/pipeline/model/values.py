@@ -17,7 +17,12 @@ from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.kube import Strict
 from gpu_platform.pipeline.model.monitoring import Monitoring
-from gpu_platform.pipeline.model.pools import NodePool, Prepuller, default_pools
+from gpu_platform.pipeline.model.pools import (
+    ClusterAutoscaler,
+    NodePool,
+    Prepuller,
+    default_pools,
+)
 from gpu_platform.pipeline.model.tenants import Admission, Tenant
 
 # --------------------------------------------------------------------------- platform
@@ -40,6 +45,10 @@ class Platform(Strict):
     tenants: list[Tenant] = Field(
         default_factory=list,
         description="Teams sharing the cluster, each in its own isolated namespace.",
+    )
+    autoscaler: ClusterAutoscaler = Field(
+        default_factory=ClusterAutoscaler,
+        description="The cluster autoscaler as the cloud runs it (nodepool, simulate, plan).",
     )
     crdUpgradeJobs: bool = Field(
         True,

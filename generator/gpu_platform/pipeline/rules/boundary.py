@@ -33,6 +33,7 @@ def advertised_gpu_resources(values: Values) -> list[str]:
 
 @rule(
     id="tenant-egress-any",
+    by_hand="CIDR arithmetic (which sets of ranges open every address) has no shape",
     summary="a tenant's egress may not open every address unless acknowledged",
     reads=(
         "platform.tenants[].network.egressCIDRs",
@@ -63,6 +64,7 @@ def tenant_egress_any(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="tenant-gpu-quota-not-gpu",
+    by_hand="a key of a map compared with one fact; simpler as two lines than a shape",
     summary="quota.gpuResources does not name nvidia.com/gpu (quota.gpus counts it)",
     reads=("platform.tenants[].quota.gpuResources",),
     fmt="%s is quota'd by quota.gpus; remove it here",
@@ -88,6 +90,7 @@ def tenant_gpu_quota_not_gpu(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="tenant-gpu-quota-advertised",
+    by_hand="names checked against what the pools and gpu-operator's settings advertise together",
     summary="quota.gpuResources names only resources a pool advertises",
     reads=("platform.tenants[].quota.gpuResources", "platform.nodePools[].gpuResources"),
     fmt="no pool advertises %s (platform.nodePools[].gpuResources: %s); add it to the pools "
@@ -116,6 +119,7 @@ def tenant_gpu_quota_advertised(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="mig-mixed-needs-pools",
+    by_hand="reads gpu-operator's MIG strategy beside the pools' resources",
     summary="MIG strategy mixed needs the pools to list the MIG profiles they advertise",
     reads=("gpu-operator.mig.strategy", "platform.nodePools[].gpuResources"),
     fmt="MIG strategy mixed advertises nvidia.com/mig-<profile> resources, but no pool lists "
@@ -156,6 +160,7 @@ def _sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
 
 @rule(
     id="shared-gpus-need-pools",
+    by_hand="reads the device plugin's sharing config beside the pools' resources",
     summary="time-slicing or MPS with renameByDefault needs the pools to list <name>.shared",
     reads=("gpu-operator.devicePlugin.config.data", "platform.nodePools[].gpuResources"),
     fmt="%s renameByDefault advertises %s, which no pool lists in "

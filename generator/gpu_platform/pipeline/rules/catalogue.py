@@ -69,6 +69,11 @@ class Rule:
     # each): this Go format string with the count (%d) and the subjects (%s), e.g.
     # "%d tenants have no route to the Kubernetes API (%s)"; without it, a generic line.
     many: str | None = None
+    # Where the check and the guard come from: a shape (``shapes.py``: both written from one
+    # declaration), or ``by_hand``, why this rule is a hand-written pair (a derived key is
+    # stated as data in ``derive.py``; its rule is generated there).
+    shape: Any = None
+    by_hand: str | None = None
 
     def __post_init__(self) -> None:
         if (self.guard is None) == (self.no_guard is None) and self.severity == "error":
@@ -99,17 +104,22 @@ class Rule:
 RULES: list[Rule] = []
 
 
+def register(made: Rule) -> Rule:
+    """Add a rule to the catalogue; ids are unique."""
+    if any(r.id == made.id for r in RULES):
+        raise ValueError(f"rule id {made.id!r} is used twice")
+    RULES.append(made)
+    return made
+
+
 def rule(**fields: Any) -> Callable[[Callable[[Context], Iterable[Hit]]], Rule]:
-    """Register the decorated check as a rule (``@rule(id=..., summary=..., fmt=..., ...)``)."""
+    """Register the decorated check as a hand-written rule (``@rule(id=..., summary=...,
+    fmt=..., guard=..., by_hand=...)``)."""
 
-    def register(check: Callable[[Context], Iterable[Hit]]) -> Rule:
-        made = Rule(check=check, **fields)
-        if any(r.id == made.id for r in RULES):
-            raise ValueError(f"rule id {made.id!r} is used twice")
-        RULES.append(made)
-        return made
+    def wrap(check: Callable[[Context], Iterable[Hit]]) -> Rule:
+        return register(Rule(check=check, **fields))
 
-    return register
+    return wrap
 
 
 def errors(ctx: Context) -> list[Problem]:

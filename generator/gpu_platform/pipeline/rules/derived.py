@@ -113,12 +113,14 @@ for _derivation in DERIVATIONS:
             check=_check(_derivation),
             guard=_guard(_derivation),
             tags=("derived",),
+            shape=_derivation,
         )
     )
 
 
 @rule(
     id="dcgm-exporter-interval",
+    by_hand="searches a merged env list of the subchart for one entry",
     summary=f"the DCGM exporter's `{DCGM_INTERVAL_ENV}` must equal the scrape interval (ms)",
     reads=("platform.monitoring.scrapeInterval", "gpu-operator.dcgmExporter.env"),
     fmt=f"{DCGM_INTERVAL_ENV} is %q but follows platform.monitoring.scrapeInterval (%s ms); "
@@ -150,6 +152,7 @@ def dcgm_exporter_interval(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="dcgm-exporter-interval-missing",
+    by_hand="searches a merged env list of the subchart for one entry",
     summary=f"the DCGM exporter's env must set `{DCGM_INTERVAL_ENV}` (its default is 30 s)",
     reads=("gpu-operator.dcgmExporter.env",),
     fmt=f"has no {DCGM_INTERVAL_ENV}, so the exporter collects every 30 s whatever the scrape "
@@ -172,6 +175,7 @@ def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="operator-tolerates-pools",
+    by_hand="Kubernetes' toleration matching over merged subchart lists",
     summary="gpu-operator's DaemonSets and the NFD workers must tolerate every pool taint",
     reads=(
         "platform.nodePools[].taints",

@@ -9,37 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpu_platform.pipeline.components import HPAS
 from gpu_platform.pipeline.model.hpas import PodsMetric
-from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+from gpu_platform.pipeline.rules.shapes import NotAbove, Unique, declare
 
 DASK_KINDS = ("DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler")
 SCALABLE_KINDS = ("Deployment", "StatefulSet")
 SCALABLE_API = "apps/v1"
 
 
-@rule(
+declare(
     id="hpa-unique",
     summary="two HPAs may not share a namespace and name",
     reads=("platform.hpas[].namespace", "platform.hpas[].name"),
     fmt="an HPA named %q is already listed for this namespace; Kubernetes would keep only one",
-    guard="""\
-{{- $seen := dict -}}
-{{- range $i, $h := $hpas -}}
-{{- $key := printf "%s/%s" (toString $h.namespace) (toString $h.name) -}}
-{{- if hasKey $seen $key -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.hpas[%d].name" $i) (toString $h.name)) -}}
-{{- end -}}
-{{- $_ := set $seen $key true -}}
-{{- end -}}""",
+    shape=Unique(HPAS, key=("namespace", "name"), at="name"),
 )
-def hpa_unique(ctx: Context) -> Iterable[Hit]:
-    hpas = ctx.values.platform.hpas
-    for index in duplicates([f"{h.namespace}/{h.name}" for h in hpas]):
-        yield Hit(("platform", "hpas", index, "name"), (hpas[index].name,))
 
 
 @rule(
     id="hpa-not-dask",
+    by_hand="membership of a nested field in a fact list; one loop reads clearer than a shape",
     summary="an HPA may not target a Dask resource (use a DaskAutoscaler)",
     reads=("platform.hpas[].scaleTargetRef.kind",),
     fmt="an HPA cannot scale a %s: Dask resources expose no label selector in their scale "
@@ -61,6 +52,7 @@ def hpa_not_dask(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-target-scalable",
+    by_hand="two fields judged together (apiVersion and kind), Dask targets left to hpa-not-dask",
     summary="an HPA targets an apps/v1 Deployment or StatefulSet (removed API versions refused)",
     reads=("platform.hpas[].scaleTargetRef",),
     fmt="expected apiVersion apps/v1 with kind Deployment or StatefulSet, got %s %s",
@@ -83,26 +75,18 @@ def hpa_target_scalable(ctx: Context) -> Iterable[Hit]:
             yield Hit(("platform", "hpas", i, "scaleTargetRef"), (ref.apiVersion, ref.kind))
 
 
-@rule(
+declare(
     id="hpa-replica-bounds",
     summary="an HPA's minReplicas is at most its maxReplicas",
     reads=("platform.hpas[].minReplicas", "platform.hpas[].maxReplicas"),
     fmt="minReplicas %d is above maxReplicas %d",
-    guard="""\
-{{- range $i, $h := $hpas -}}
-{{- if gt (int $h.minReplicas) (int $h.maxReplicas) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.hpas[%d].minReplicas" $i) (int $h.minReplicas) (int $h.maxReplicas)) -}}
-{{- end -}}
-{{- end -}}""",
+    shape=NotAbove(HPAS, low="minReplicas", high="maxReplicas"),
 )
-def hpa_replica_bounds(ctx: Context) -> Iterable[Hit]:
-    for i, hpa in enumerate(ctx.values.platform.hpas):
-        if hpa.minReplicas > hpa.maxReplicas:
-            yield Hit(("platform", "hpas", i, "minReplicas"), (hpa.minReplicas, hpa.maxReplicas))
 
 
 @rule(
     id="hpa-namespace-exists",
+    by_hand="the namespaces the chart creates come from two places (release, tenants)",
     summary="an HPA lives in the release namespace or a tenant's (namespaces the chart creates)",
     reads=("platform.hpas[].namespace", "platform.tenants[].name"),
     fmt="namespace %q is not created by this chart, so on a fresh cluster the HPA cannot be "
@@ -127,6 +111,7 @@ def hpa_namespace_exists(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-metric-served",
+    by_hand="walks each HPA's metrics, Pods metrics only, against the signals",
     summary="an HPA's custom metric is one of platform.monitoring.gpuSignals",
     reads=("platform.hpas[].metrics[].pods.metric.name", "platform.monitoring.gpuSignals"),
     fmt="no adapter rule serves the metric %q; available: %s (add a signal under "
@@ -156,6 +141,7 @@ def hpa_metric_served(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-metric-adapter",
+    by_hand="an HPA list against a subchart switch",
     summary="an HPA on a GPU signal needs prometheus-adapter enabled",
     reads=("platform.hpas[].metrics[].pods.metric.name", "prometheus-adapter.enabled"),
     fmt="uses the GPU signal %q but prometheus-adapter.enabled is false, so no custom metrics "
@@ -187,6 +173,7 @@ def hpa_metric_adapter(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-pods-target",
+    by_hand="a discriminated union of metric sources",
     summary="a Pods metric targets an AverageValue",
     reads=("platform.hpas[].metrics[].pods.target",),
     fmt="a Pods metric needs target.type AverageValue with averageValue, got type %s",
@@ -214,6 +201,7 @@ def hpa_pods_target(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-resource-target",
+    by_hand="a discriminated union of metric sources",
     summary="a Resource metric targets a Utilization (with averageUtilization) or AverageValue",
     reads=("platform.hpas[].metrics[].resource.target",),
     fmt="a Resource metric needs type Utilization with averageUtilization (percent of requests) "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline.derive import DERIVATIONS, get_path
 from gpu_platform.pipeline.load import Origins, dotted
-from gpu_platform.pipeline.rules.messages import _describe, _type_word
+from gpu_platform.pipeline.rules.messages import _describe, described_with_type
 from gpu_platform.pipeline.yamltree import PathKey
 
 if TYPE_CHECKING:  # jsonschema loads only for a file that writes a merged list (30 ms)
@@ -34,7 +34,7 @@ def _message(error: SchemaError) -> str:
     if error.validator == "type":
         return (
             f"expected {_SCHEMA_TYPES.get(str(what), str(what))}, got "
-            f"{_type_word(error.instance)} {_describe(error.instance)}"
+            f"{described_with_type(error.instance)}"
         )
     if error.validator == "required":
         missing = [k for k in what if isinstance(error.instance, dict) and k not in error.instance]

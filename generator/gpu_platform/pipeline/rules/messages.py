@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from gpu_platform import excerpt
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.load import Origins, dotted
@@ -81,8 +82,15 @@ def _real_path(loc: tuple[Any, ...], data: Any) -> PathKey:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return excerpt.token(value)
+
+
+def described_with_type(value: Any) -> str:
+    """A refused value after "got": its type word and token (``string 'x'``), or for a list
+    or mapping its shape alone (``a mapping of 2 keys``)."""
+    if isinstance(value, list | dict):
+        return excerpt.shape(value)
+    return f"{_type_word(value)} {excerpt.token(value)}"
 
 
 # pydantic error types -> what the user should have written (the schema's type, in words).
@@ -190,11 +198,16 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
                     "; quote it if you meant text (unquoted, y, yes, on, true and n, no, off, "
                     "false are booleans to Helm)"
                 )
-            return f"expected {expected}, got {_type_word(given)} {_describe(given)}{hint}"
+            return f"expected {expected}, got {described_with_type(given)}{hint}"
     msg = str(error.get("msg", "invalid value"))
     msg = msg.replace("Input should be", "expected").replace("Value error, ", "")
     if kind.endswith("_type") or kind.endswith("_parsing") or "type" in kind:
-        return f"{msg}, got {type(given).__name__} {_describe(given)}"
+        got = (
+            _describe(given)
+            if isinstance(given, list | dict)
+            else f"{type(given).__name__} {_describe(given)}"
+        )
+        return f"{msg}, got {got}"
     return msg
 
 

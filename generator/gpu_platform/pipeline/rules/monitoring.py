@@ -12,14 +12,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.components import GPU_SIGNALS
 from gpu_platform.pipeline.derive import get_path
-from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 from gpu_platform.pipeline.rules.gofmt import to_json
+from gpu_platform.pipeline.rules.shapes import Unique, declare
 
 SPEC = ("prometheus", "prometheusSpec")
 # The labels of the operator's DCGM ServiceMonitor besides its additionalLabels
 # (docs/upstream-facts.md, "The DCGM ServiceMonitor the operator creates").
 DCGM_MONITOR_LABELS = {"app": "nvidia-dcgm-exporter"}
+# The name of the exporter Service's metrics port (same source).
+DCGM_PORT = "gpu-metrics"
 # The labels of this chart's PrometheusRule that do not depend on the release.
 RULE_LABELS = {
     "app.kubernetes.io/name": "gpu-platform",
@@ -29,24 +33,13 @@ RULE_LABELS = {
 }
 
 
-@rule(
+declare(
     id="signal-unique",
     summary="GPU signal names are unique (each is one custom metric)",
     reads=("platform.monitoring.gpuSignals[].name",),
     fmt="signal name %q is used twice; names must differ",
-    guard="""\
-{{- $seen := dict -}}
-{{- range $i, $s := $signals -}}
-{{- if hasKey $seen (toString $s.name) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.monitoring.gpuSignals[%d].name" $i) (toString $s.name)) -}}
-{{- end -}}
-{{- $_ := set $seen (toString $s.name) true -}}
-{{- end -}}""",
+    shape=Unique(GPU_SIGNALS, key=("name",), at="name"),
 )
-def signal_unique(ctx: Context) -> Iterable[Hit]:
-    signals = ctx.values.platform.monitoring.gpuSignals
-    for index in duplicates([s.name for s in signals]):
-        yield Hit(("platform", "monitoring", "gpuSignals", index, "name"), (signals[index].name,))
 
 
 def _selector(ctx: Context, which: str) -> Any:
@@ -66,6 +59,7 @@ def _unsatisfied(selector: Any, labels: dict[str, str]) -> bool:
 
 @rule(
     id="monitor-selector-keeps-dcgm",
+    by_hand="Kubernetes' label selector semantics against fixed labels",
     summary="an explicit serviceMonitorSelector must select the DCGM exporter's ServiceMonitor",
     reads=(
         "kube-prometheus-stack.prometheus.prometheusSpec.serviceMonitorSelector",
@@ -115,6 +109,7 @@ def monitor_selector_keeps_dcgm(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="rule-selector-keeps-rules",
+    by_hand="Kubernetes' label selector semantics against fixed labels",
     summary="an explicit ruleSelector must select this chart's PrometheusRule",
     reads=("kube-prometheus-stack.prometheus.prometheusSpec.ruleSelector",),
     fmt="selects PrometheusRules by %s, which this chart's rules (labels %s) do not match, so "

@@ -9,52 +9,34 @@ from typing import Any
 
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, requirements_table
+from gpu_platform.pipeline.components import NODE_POOLS
 from gpu_platform.pipeline.derive import driver_enabled, get_path
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
 from gpu_platform.pipeline.rules.gofmt import to_json
+from gpu_platform.pipeline.rules.shapes import NotAbove, Unique, declare
 from gpu_platform.pipeline.yamltree import PathKey
 
-
-@rule(
+declare(
     id="pool-unique",
     summary="pool names are unique",
     reads=("platform.nodePools[].name",),
     fmt="pool name %q is used twice; pool names must differ",
-    guard="""\
-{{- $seen := dict -}}
-{{- range $i, $pool := $pools -}}
-{{- if hasKey $seen (toString $pool.name) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].name" $i) (toString $pool.name)) -}}
-{{- end -}}
-{{- $_ := set $seen (toString $pool.name) true -}}
-{{- end -}}""",
+    shape=Unique(NODE_POOLS, key=("name",), at="name"),
 )
-def pool_unique(ctx: Context) -> Iterable[Hit]:
-    pools = ctx.values.platform.nodePools
-    for index in duplicates([p.name for p in pools]):
-        yield Hit(("platform", "nodePools", index, "name"), (pools[index].name,))
 
 
-@rule(
+declare(
     id="pool-node-bounds",
     summary="a pool's minNodes is at most its maxNodes",
     reads=("platform.nodePools[].minNodes", "platform.nodePools[].maxNodes"),
     fmt="minNodes %d is above maxNodes %d",
-    guard="""\
-{{- range $i, $pool := $pools -}}
-{{- if gt (int $pool.minNodes) (int $pool.maxNodes) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].minNodes" $i) (int $pool.minNodes) (int $pool.maxNodes)) -}}
-{{- end -}}
-{{- end -}}""",
+    shape=NotAbove(NODE_POOLS, low="minNodes", high="maxNodes"),
 )
-def pool_node_bounds(ctx: Context) -> Iterable[Hit]:
-    for i, pool in enumerate(ctx.values.platform.nodePools):
-        if pool.minNodes > pool.maxNodes:
-            yield Hit(("platform", "nodePools", i, "minNodes"), (pool.minNodes, pool.maxNodes))
 
 
 @rule(
     id="placeholder-fits-node",
+    by_hand="a bound only when placeholders exist, with the pool's name in the message",
     summary="a placeholder asks for no more GPUs than a node of its pool has",
     reads=("platform.nodePools[].placeholders.gpusPerPod", "platform.nodePools[].gpusPerNode"),
     fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
@@ -80,6 +62,7 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="placeholders-fit-pool",
+    by_hand="products of four counts, judged only when the placeholder fits a node",
     summary="a pool's placeholders need no more GPUs than the pool can ever have",
     reads=("platform.nodePools[].placeholders", "platform.nodePools[].maxNodes"),
     fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
@@ -116,6 +99,7 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="prepull-names-unique",
+    by_hand="uniqueness over two lists merged per pool (the platform's and the pool's)",
     summary="the images a pool's prepuller pulls have distinct names (they become init "
     "containers of one pod)",
     reads=("platform.prepuller.images[].name", "platform.nodePools[].prepullImages[].name"),
@@ -161,6 +145,7 @@ def prepull_names_unique(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="pools-one-cloud",
+    by_hand="one value shared by every item, the generic cloud excepted",
     summary="every pool runs on the same cloud (or is generic)",
     reads=("platform.nodePools[].cloud",),
     fmt="pools name several clouds (%s); one cluster runs on one cloud: use the same cloud (or "
@@ -200,6 +185,7 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
 
 @rule(
     id="cloud-driver-settings",
+    by_hand="walks the cloud requirements table (cloud_requirements) against gpu-operator's values",
     summary="each pool's cloud and driver mode get the gpu-operator settings they need (e.g. "
     "toolkit.enabled: false on the EKS NVIDIA AMI)",
     reads=("platform.nodePools[].cloud", "platform.nodePools[].driver", "gpu-operator.*"),
@@ -272,6 +258,7 @@ def foreign_settings(ctx: Context) -> list[tuple[str, Any, str]]:
 
 @rule(
     id="cloud-foreign-settings",
+    by_hand="walks the cloud requirements table (cloud_requirements) against gpu-operator's values",
     summary="no gpu-operator setting another cloud needs is left over (layering one cloud's "
     "profile over another's)",
     reads=("gpu-operator.*", "platform.nodePools[].cloud"),
@@ -316,3 +303,60 @@ def cloud_foreign_settings(ctx: Context) -> Iterable[Hit]:
         return
     for key, value, mode in foreign_settings(ctx):
         yield Hit(("gpu-operator", *key.split(".")), (value, mode, mode.split("/")[0]))
+
+
+@rule(
+    id="pool-image-streaming-gke",
+    by_hand="a switch allowed only for one cloud and one driver mode, two fields of the item",
+    summary="image streaming only on GKE pools of COS nodes (driver: preinstalled)",
+    reads=(
+        "platform.nodePools[].imageStreaming",
+        "platform.nodePools[].cloud",
+        "platform.nodePools[].driver",
+    ),
+    fmt="pool %q runs on %s with driver %s, but image streaming is a GKE feature of COS nodes "
+    "(gcloud --enable-image-streaming), which GKE pools with driver: preinstalled use (the "
+    "operator's driver needs Ubuntu); set cloud: gke and driver: preinstalled, or "
+    "imageStreaming: false",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- if and $pool.imageStreaming (or (ne (toString $pool.cloud) "gke") (ne (toString $pool.driver) "preinstalled")) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].imageStreaming" $i) (toString $pool.name) (toString $pool.cloud) (toString $pool.driver)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def pool_image_streaming_gke(ctx: Context) -> Iterable[Hit]:
+    # https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming (requirements)
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        if pool.imageStreaming and (pool.cloud != "gke" or pool.driver != "preinstalled"):
+            yield Hit(
+                ("platform", "nodePools", i, "imageStreaming"), (pool.name, pool.cloud, pool.driver)
+            )
+
+
+@rule(
+    id="autoscaler-gke-profile-only",
+    by_hand="a platform setting refused when any pool runs on one cloud",
+    summary="GKE sets the scale-down time through its profile only",
+    reads=("platform.autoscaler.scaleDownUnneededSeconds", "platform.nodePools[].cloud"),
+    fmt="GKE offers no scale-down time of its own (pool %q runs on gke): set it through "
+    "platform.autoscaler.profile (balanced 10 min, optimize-utilization 1 min) and leave this "
+    "null",
+    guard="""\
+{{- $unneeded := $p.autoscaler.scaleDownUnneededSeconds -}}
+{{- if not (kindIs "invalid" $unneeded) -}}
+{{- range $pools -}}
+{{- if eq (toString .cloud) "gke" -}}
+{{- $errors = append $errors (printf [[ fmt ]] "platform.autoscaler.scaleDownUnneededSeconds" (toString .name)) -}}
+{{- break -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def autoscaler_gke_profile_only(ctx: Context) -> Iterable[Hit]:
+    platform = ctx.values.platform
+    if platform.autoscaler.scaleDownUnneededSeconds is None:
+        return
+    gke = next((p for p in platform.nodePools if p.cloud == "gke"), None)
+    if gke is not None:
+        yield Hit(("platform", "autoscaler", "scaleDownUnneededSeconds"), (gke.name,))

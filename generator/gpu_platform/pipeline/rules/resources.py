@@ -22,6 +22,7 @@ def _above(request: str | None, limit: str | None) -> bool:
 
 @rule(
     id="prepuller-requests-within-limits",
+    by_hand="Kubernetes quantities compared, cpu and memory",
     summary="the prepuller's requests are not above its limits",
     reads=("platform.prepuller.resources",),
     fmt="%s is above its limit %s (%s), so the API server refuses every prepuller pod; " + FIX,
@@ -53,6 +54,7 @@ _TENANT_FIELDS = (("cpu", "cpu"), ("memory", "memory"), ("ephemeralStorage", "ep
 
 @rule(
     id="tenant-default-request-within-limit",
+    by_hand="Kubernetes quantities compared, with null limits allowed",
     summary="a tenant's default requests are not above its default limits",
     reads=("platform.tenants[].limits.defaultRequest", "platform.tenants[].limits.default"),
     fmt="%s is above the default limit %s (%s), so the API server refuses the tenant's "

@@ -6,31 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
+from gpu_platform.pipeline.components import NODE_POOLS, TENANTS
+from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+from gpu_platform.pipeline.rules.shapes import MemberOf, Unique, declare
 
-
-@rule(
+declare(
     id="tenant-unique",
     summary="a tenant is listed once (it owns one namespace)",
     reads=("platform.tenants[].name",),
     fmt="tenant %q is listed twice; each tenant owns one namespace",
-    guard="""\
-{{- $seen := dict -}}
-{{- range $i, $t := $tenants -}}
-{{- if hasKey $seen (toString $t.name) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.tenants[%d].name" $i) (toString $t.name)) -}}
-{{- end -}}
-{{- $_ := set $seen (toString $t.name) true -}}
-{{- end -}}""",
+    shape=Unique(TENANTS, key=("name",), at="name"),
 )
-def tenant_unique(ctx: Context) -> Iterable[Hit]:
-    tenants = ctx.values.platform.tenants
-    for index in duplicates([t.name for t in tenants]):
-        yield Hit(("platform", "tenants", index, "name"), (tenants[index].name,))
 
 
 @rule(
     id="tenant-not-release-namespace",
+    by_hand="only Helm knows the release namespace: the guard alone enforces it",
     summary="a tenant is never the release's own namespace",
     reads=("platform.tenants[].name",),
     fmt="%q is this release's namespace: its default-deny policies and Pod Security would apply "
@@ -47,26 +38,10 @@ def tenant_not_release_namespace(ctx: Context) -> Iterable[Hit]:
     return ()
 
 
-@rule(
+declare(
     id="tenant-pools-exist",
     summary="the pools a tenant names exist",
     reads=("platform.tenants[].nodePools", "platform.nodePools[].name"),
     fmt="no GPU pool is named %q (pools: %s)",
-    guard="""\
-{{- $poolNames := list -}}{{- range $pools }}{{ $poolNames = append $poolNames (toString .name) }}{{ end -}}
-{{- range $i, $t := $tenants -}}
-{{- range $j, $name := $t.nodePools -}}
-{{- if not (has (toString $name) $poolNames) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.tenants[%d].nodePools[%d]" $i $j) (toString $name) (default "(none)" (join ", " $poolNames))) -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}""",
+    shape=MemberOf(TENANTS, names="nodePools", targets=NODE_POOLS, target="name"),
 )
-def tenant_pools_exist(ctx: Context) -> Iterable[Hit]:
-    names = [p.name for p in ctx.values.platform.nodePools]
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        for j, name in enumerate(tenant.nodePools):
-            if name not in names:
-                yield Hit(
-                    ("platform", "tenants", i, "nodePools", j), (name, ", ".join(names) or "(none)")
-                )

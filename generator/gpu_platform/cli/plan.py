@@ -1,0 +1,126 @@
+"""`gpu-platform plan`: the cheapest configuration that keeps waits under a target.
+
+The search is simulate/search.py, the answer simulate/frontier.py; this module reads the
+command line, runs them, and writes what they give.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import time
+from pathlib import Path
+
+from gpu_platform.cli import common
+from gpu_platform.errors import UsageError, ValuesInvalid
+
+DESCRIPTION = (
+    "Searches the levers the chart and the cluster really offer (per pool: placeholders, "
+    "minNodes, maxNodes, GPUs per node with the cloud's machine type; platform.autoscaler's "
+    "profile and scale-down time) with `simulate` over several seeds, and prints the "
+    "cost-against-wait frontier, today's configuration, and the cheapest one meeting the "
+    "target as a values patch that `validate` accepts. Same seeds, same answer. Exit 1 when "
+    "no configuration meets the target: the closest one and what stands in the way are "
+    "printed. See [Plan](#plan)."
+)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    common.values_arg(p)
+    p.add_argument("--workload", metavar="FILE", help="workload file (default: the shipped day)")
+    p.add_argument("--settings", metavar="FILE", help="platform settings file (see simulate)")
+    p.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="PCT=WAIT",
+        help="wait target: p99, p95, p90 or median of pending time, e.g. p99=60s or p95=2m",
+    )
+    p.add_argument(
+        "--budget", type=float, metavar="GPU_HOURS", help="GPU-hours paid over the workload's hours"
+    )
+    p.add_argument(
+        "--seeds", type=int, default=3, metavar="N", help="days per configuration (1-20)"
+    )
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="the first seed")
+    p.add_argument(
+        "--jobs", type=int, metavar="N", help="processes (default: up to 2, the CPUs there are)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the frontier")
+    p.add_argument(
+        "--write-patch", type=Path, metavar="FILE", help="also write the values patch to FILE"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_platform import simulate as simulation
+    from gpu_platform.ops.report import stderr_progress
+    from gpu_platform.simulate import frontier, load_settings, load_workload
+    from gpu_platform.simulate.search import parse_target, search
+
+    common.check_plot_path(args.plot)
+    target = parse_target(args.target, args.budget)
+    if not 1 <= args.seeds <= 20:
+        raise UsageError(f"--seeds {args.seeds}: from 1 to 20 days per configuration")
+    if args.jobs is not None and not 1 <= args.jobs <= 64:
+        raise UsageError(f"--jobs {args.jobs}: from 1 to 64 processes")
+    workload = load_workload(args.workload) if args.workload else simulation.default_workload()
+    for warning in workload.warnings:
+        common.log(warning.render())
+    checked = common.checked(args.values)
+    common.print_warnings(checked)
+    settings = load_settings(args.settings) if args.settings else workload.settings
+    settings = settings or simulation.Settings()
+    problems = workload.problems_with(checked.values, settings)
+    if problems:
+        raise ValuesInvalid(problems)
+    started = time.monotonic()
+    answer = search(
+        checked.values,
+        workload,
+        settings,
+        target,
+        seeds=range(args.seed, args.seed + args.seeds),
+        jobs=args.jobs,
+        progress=stderr_progress("searching (configurations)"),
+    )
+    chosen = frontier.validated(args.values, checked.values, answer.meeting)
+    if args.json:
+        data = frontier.to_json(answer, workload.hours, chosen)
+        text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    else:
+        text = frontier.text(answer, workload.hours, time.monotonic() - started, chosen)
+    with contextlib.suppress(common.ReaderGone):
+        common.write(text)
+    if args.write_patch and chosen is not None:
+        from gpu_platform.writes import write_file
+
+        write_file(args.write_patch, chosen[1].encode("utf-8"))
+        common.log(f"wrote {args.write_patch}")
+    if args.plot:
+        _plot(args.plot, answer, chosen, workload.name)
+    return 0 if chosen is not None else 1
+
+
+def _plot(path: Path, answer: object, chosen: object, name: str) -> None:
+    from gpu_platform.ops.plots import draw_frontier
+    from gpu_platform.simulate.search import Answer, Outcome
+
+    assert isinstance(answer, Answer)
+    best = chosen[0] if isinstance(chosen, tuple) else None
+    assert best is None or isinstance(best, Outcome)
+    metric = answer.target.metric
+    draw_frontier(
+        [(o.paid, o.wait(metric)) for o in answer.evaluated],
+        [(o.paid, o.wait(metric)) for o in answer.frontier],
+        (answer.baseline.paid, answer.baseline.wait(metric)),
+        (best.paid, best.wait(metric)) if best else None,
+        answer.target.wait_s,
+        answer.target.budget_gpu_hours,
+        metric,
+        f"plan: {name} ({answer.target.text()})",
+        path,
+    )
+    common.log(f"wrote {path}")

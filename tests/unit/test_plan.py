@@ -1,0 +1,185 @@
+"""`gpu-platform plan`: the frontier, the cheapest configuration meeting a target as a values
+patch `validate` accepts, a clear answer when nothing meets it, located errors for bad
+targets, and the same answer for the same seeds however many processes search.
+
+The days: a short morning of one team (a few sessions of one-worker Dask clusters) on the
+chart's default pool (0-4 nodes of 1 GPU, generic cloud: one machine shape), a grid of 36
+configurations, small enough to search in a few seconds in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gpu_platform.cli import main
+from gpu_platform.errors import UsageError
+from gpu_platform.pipeline.run import check_defaults, check_files
+from gpu_platform.simulate import Settings, load_workload
+from gpu_platform.simulate.levers import candidates
+from gpu_platform.simulate.search import Target, layers, parse_target, search
+
+REPO = Path(__file__).resolve().parents[2]
+VALUES = check_defaults().values
+IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
+MORNING = f"""\
+version: 2
+name: a morning
+hours: 6
+clusters:
+  - {{name: explore, workers: {{min: 1, max: 1}}, schedulerGpus: 0,
+     workMinutes: {{median: 20, p90: 40}}, image: {IMAGE}}}
+tenants:
+  - name: team-a
+    quota: false
+    sessions:
+      - {{name: analysis, count: 3, start: {{from: "01:00", to: "02:00"}},
+         steps: {{min: 3, max: 5}}, thinkMinutes: {{median: 5, p90: 12}}}}
+images: {{{IMAGE}: 13.9}}
+"""
+
+
+@pytest.fixture(scope="module")
+def morning(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plan") / "morning.yaml"
+    path.write_text(MORNING)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def answer(morning):
+    workload = load_workload(morning)
+    return search(VALUES, workload, Settings(), Target("p95", 20 * 60), seeds=(0, 1), jobs=1)
+
+
+class TestTargets:
+    @pytest.mark.parametrize(
+        ("waits", "budget", "message"),
+        [
+            (["p98=60s"], None, "--target p98=60s: expected PERCENTILE=DURATION with PERCENTILE"),
+            (["p99"], None, "--target p99: expected PERCENTILE=DURATION"),
+            (["p99=soon"], None, "--target p99=soon: 'soon' is not a duration"),
+            (["p99=0s"], None, "a wait from over 0 s to a week"),
+            ([], -3.0, "--budget -3: expected the GPU-hours paid"),
+            ([], None, "give a target: --target p99=60s"),
+        ],
+    )
+    def test_bad_targets_say_what_to_write(self, waits, budget, message):
+        with pytest.raises(UsageError, match=None) as info:
+            parse_target(waits, budget)
+        assert message in str(info.value)
+
+    def test_durations_read_as_people_write_them(self):
+        assert parse_target(["p95=2m"], None) == Target("p95", 120.0, None)
+        assert parse_target(["median=90"], 50) == Target("median", 90.0, 50.0)
+        assert parse_target(["P99=1.5min"], None).wait_s == 90.0
+
+    def test_a_bad_target_on_the_command_line_is_a_usage_error(self, capsys):
+        assert main(["plan", "--target", "p99=fast"]) == 2
+        err = capsys.readouterr().err
+        assert "--target p99=fast: 'fast' is not a duration" in err and "Traceback" not in err
+
+
+class TestSearch:
+    def test_the_grid_is_only_what_the_chart_offers(self):
+        grid = candidates(VALUES, wider=False)
+        assert len(grid) == 36  # placeholders 0/1/2/4, minNodes 0/1/2, three autoscaler choices
+        for levers in grid:
+            (pool,) = levers.pools
+            assert pool.gpus_per_node == 1 and pool.max_nodes == 4
+            assert pool.placeholders <= pool.max_nodes  # placeholders fit the pool
+
+    def test_gke_offers_its_profiles_and_no_scale_down_time(self):
+        gke = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
+        choices = {(c.profile, c.unneeded_seconds) for c in candidates(gke, wider=False)}
+        assert choices == {("balanced", None), ("optimize-utilization", None)}
+        shapes = {p.gpus_per_node for c in candidates(gke, wider=False) for p in c.pools}
+        assert shapes == {1, 2, 4}  # the T4 counts GKE documents a machine type for
+
+    def test_the_frontier_trades_cost_for_wait(self, answer):
+        frontier = answer.frontier
+        assert len(frontier) >= 2
+        paid = [o.paid for o in frontier]
+        waits = [o.wait("p95") for o in frontier]
+        assert paid == sorted(paid) and waits == sorted(waits, reverse=True)
+        assert len(set(waits)) == len(waits)  # each point waits strictly less than the one before
+        # nothing evaluated is both cheaper and quicker than a frontier point
+        for o in answer.evaluated:
+            assert not any(f.paid > o.paid and f.wait("p95") > o.wait("p95") for f in frontier)
+
+    def test_the_choice_is_the_cheapest_that_meets_the_target(self, answer):
+        best = answer.best
+        assert best is not None and best.wait("p95") <= 20 * 60 and not best.saturated
+        assert all(o.paid >= best.paid for o in answer.meeting)
+        assert best in answer.frontier
+
+    def test_layers_partition_what_was_evaluated(self, answer):
+        parts = layers(answer.evaluated, "p95")
+        assert sum(len(layer) for layer in parts) == len(answer.evaluated)
+
+    def test_same_seeds_same_answer_whatever_the_processes(self, morning):
+        workload, target = load_workload(morning), Target("p99", 60.0)
+        one = search(VALUES, workload, Settings(), target, seeds=(3,), jobs=1)
+        two = search(VALUES, workload, Settings(), target, seeds=(3,), jobs=2)
+        assert one.frontier == two.frontier and one.best == two.best
+        other = search(VALUES, workload, Settings(), target, seeds=(4,), jobs=1)
+        assert [o.paid for o in other.frontier] != [o.paid for o in one.frontier]
+
+
+class TestCommand:
+    def test_the_answer_is_a_patch_validate_accepts(self, tmp_path, capsys, morning):
+        patch = tmp_path / "plan.yaml"
+        argv = ["plan", "--workload", morning, "--target", "p95=20m", "--seeds", "2", "--jobs", "1"]
+        assert main([*argv, "--write-patch", str(patch)]) == 0
+        out = capsys.readouterr().out
+        assert "frontier (cheapest first; * meets the target):" in out
+        assert "cheapest meeting p95 wait <= 20 min" in out and "values patch" in out
+        text = patch.read_text()
+        assert text.startswith("# generated by `gpu-platform plan`") and text in out.replace(
+            "\n  ", "\n"
+        ).replace("values patch (`gpu-platform validate` accepts it on top of your files):\n  ", "")
+        checked = check_files([str(patch)])  # the chart's defaults plus the patch
+        assert checked.values.platform.nodePools[0].name == "gpu"
+        assert main(["validate", "-f", str(patch)]) == 0
+
+    def test_an_unreachable_target_names_the_closest_and_why(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]
+        assert main([*argv, "--json"]) == 1
+        data = json.loads(capsys.readouterr().out)
+        assert data["reachable"] is False and "best" not in data
+        assert data["closest"]["pending_seconds"]["p99"] > 5
+        # a pod that needs a new node: boot (3.5 min) + the operator's driver (4 min) + pull
+        assert "a pod that needs a new node waits about gpu" in data["why"]
+        assert "the most warm capacity tried (4 GPUs of placeholders)" in data["why"]
+
+    def test_the_text_of_an_unreachable_target(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert "UNREACHABLE: no configuration tried meets p99 wait <= 5.0 s." in out
+        assert "closest:" in out and "why:" in out and "not searched:" in out
+
+    def test_a_budget_alone_picks_the_shortest_wait_within_it(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--budget", "1000", "--seeds", "1", "--jobs", "1"]
+        assert main([*argv, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        best = data["best"]
+        assert best["gpu_hours_paid"] <= 1000
+        waits = [
+            f["pending_seconds"]["p99"] for f in data["frontier"] if f["gpu_hours_paid"] <= 1000
+        ]
+        assert best["pending_seconds"]["p99"] == min(waits)
+
+    def test_the_frontier_plot(self, tmp_path, capsys, morning):
+        pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+        png = tmp_path / "frontier.png"
+        argv = ["plan", "--workload", morning, "--target", "p95=20m", "--seeds", "1"]
+        argv += ["--jobs", "1", "--plot", str(png)]
+        assert main(argv) == 0
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_readme_shows_a_frontier():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "gpu-platform plan" in readme and "frontier (cheapest first" in readme
