@@ -247,6 +247,18 @@ JUNK: tuple[Junk, ...] = (
             "GPUCluster spec.dcgmExporter.env[] (nvidia.com/v1alpha1)",
         ),
     ),
+    # a misspelt toleration field in the other list the platform adds to (its pool taints)
+    Junk(
+        f"{GPU}:\n  daemonsets:\n    tolerations:\n"
+        "      - {key: dedicated, operator: Exists, effct: NoSchedule}\n",
+        f"{GPU}.daemonsets.tolerations[0].effct",
+        (f"{GPU}.daemonsets.tolerations[0].effect",),
+        (
+            "GPUCluster spec.daemonsets.tolerations[] (nvidia.com/v1alpha1)",
+            "ClusterPolicy spec.daemonsets.tolerations[] (nvidia.com/v1)",
+            "NVIDIADriver spec.tolerations[] (nvidia.com/v1alpha1)",
+        ),
+    ),
     Junk(
         _nested(f"{GPU}.driver.repoConfig.configMapNam", "repo-config"),
         f"{GPU}.driver.repoConfig.configMapNam",
