@@ -18,7 +18,7 @@ FUZZ_SCALE ?= 10
 # would compile its ~300 modules again (0.1 s of CPU a start).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test test-floor venv-python fuzz venv test-venv tools system-packages render check lint clean
+.PHONY: demo test test-quick test-floor venv-python fuzz venv test-venv tools system-packages render check lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +37,14 @@ test-venv: $(TEST_STAMP)
 tools: venv
 	$(BIN)/gpu-platform tools install
 
-# promtool/prometheus and docker-registry for the tests (Debian's packages; root or sudo).
+# promtool/prometheus, docker-registry, and zsh and fish (whose completion the tests load)
+# for the tests (Debian's packages; root or sudo).
 system-packages:
 	@missing=""; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v docker-registry >/dev/null 2>&1 || missing="$$missing docker-registry"; \
+	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
+	command -v fish >/dev/null 2>&1 || missing="$$missing fish"; \
 	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
@@ -75,6 +78,13 @@ test: venv-python test-venv tools system-packages lint
 	$(BIN)/gpu-platform render --check
 	$(BIN)/gpu-platform upstream sync --check
 	$(BIN)/python -m pytest -q
+
+# The inner loop: the unit tests, the broken-input corpus and the component render tests, with
+# Helm 3 only, leaving out what `slow` marks (property runs, a process per case); about 60 s of
+# CPU. `make test` stays the whole suite, as CI runs it.
+test-quick: venv-python test-venv tools
+	GPU_PLATFORM_TEST_MAJORS=3 $(BIN)/python -m pytest -q -m "not slow" \
+	  tests/unit tests/corpus tests/render/components
 
 # The whole suite on the oldest Python the README names: Debian 12's python3 is 3.11.2.
 FLOOR_PYTHON ?= /usr/bin/python3

@@ -10,6 +10,7 @@ render and policy tests share these session fixtures, so the chart is built once
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +19,16 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.publish.standins import offline_charts, package
 from support.chartrepo import LocalChartRepo, real_repos_requested
+from support.versions import MAJORS
 
 REPO = Path(__file__).resolve().parents[1]
 CHART = REPO / "charts" / "gpu-platform"
-MAJORS = (3, 4)
 PROFILES = sorted((REPO / "values").glob("*.yaml"))
+
+
+# Renders are not served from the render cache in tests (a test that reads the `$> helm` line
+# or counts helm calls must see them run); tests/render/test_render_cache.py turns it on.
+os.environ["GPU_PLATFORM_RENDER_CACHE"] = "off"
 
 
 @pytest.fixture
@@ -78,7 +84,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     """Report how many generated values files the property tests ran, and their outcomes; a
     count named "LABEL: what" (the broken-input corpus) gets a line of its own."""
-    from properties import COUNTS
+    from support.counts import COUNTS
 
     groups: dict[str, dict[str, int]] = {}
     for what, count in sorted(COUNTS.items()):

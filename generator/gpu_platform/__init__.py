@@ -25,7 +25,9 @@ on one floor, importing only the floors below it:
 - ``publish/``: the chart archive, releases, and refreshing the vendored upstream data.
 - ``cli/`` (top): one module per command; the only place errors become exit codes.
 
-Beside them: ``helm`` (the only place helm runs), ``tools`` (fetches helm and kubectl),
-``writes`` (writes that lose nothing), ``errors``; ``testing/`` holds the harness the tests and
-benchmarks share (a real Prometheus), left out of the wheel.
+Beside them: ``helm`` (the only place helm runs) and ``helm_flags`` (every ``helm template``
+flag and what the tool does with it), ``tools`` (fetches helm and kubectl), ``cachedir`` (the
+cache folder and the tool's fingerprint that keys what it keeps), ``writes`` (writes that lose
+nothing), ``errors``; ``starter/`` holds the values file ``init`` prints; ``testing/`` holds
+the harness the tests and benchmarks share (a real Prometheus), left out of the wheel.
 """

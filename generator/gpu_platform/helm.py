@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from gpu_platform import tools
@@ -70,7 +70,7 @@ def run(
     """Run ``helm args...`` (the pinned binary of ``major``, or ``helm``); raise on failure."""
     argv = [helm or binary(major), *args]
     if not quiet:
-        print("$> helm " + " ".join(args), file=sys.stderr)
+        print("$> helm " + " ".join(_masked(args)), file=sys.stderr)
     try:
         proc = subprocess.run(
             argv,
@@ -85,6 +85,25 @@ def run(
     if check and proc.returncode != 0:
         raise HelmError(["helm", *args], proc.returncode, proc.stderr or proc.stdout)
     return proc
+
+
+# Flags whose value is a secret: the echoed command line shows that one was given, not it.
+SECRET_FLAGS = ("--password", "--kube-token")
+
+
+def _masked(args: Sequence[str]) -> list[str]:
+    out = []
+    hide = False
+    for arg in args:
+        name, eq, _value = arg.partition("=")
+        if hide:
+            out.append("***")
+        elif eq and name in SECRET_FLAGS:
+            out.append(f"{name}=***")
+        else:
+            out.append(arg)
+        hide = arg in SECRET_FLAGS
+    return out
 
 
 def kube_version(version: str) -> str:
@@ -114,22 +133,26 @@ def template(
     major: int = 3,
     env: Mapping[str, str] | None = None,
     kube: str = DEFAULT_KUBE_VERSION,
-    release: str = "gpu-platform",
+    release: str | None = "gpu-platform",
     namespace: str = "gpu-platform",
     include_crds: bool = False,
     api_versions: Sequence[str] = (),
     show_only: Sequence[str] = (),
     output_dir: Path | None = None,
+    extra: Sequence[str] = (),
+    stderr: Callable[[str], None] | None = None,
 ) -> str:
-    """``helm template``; ``api_versions`` are added to the bundled charts' own."""
+    """``helm template``; ``api_versions`` are added to the bundled charts' own, ``extra``
+    flags go as given (``release`` None: one of them names the release, -g). What Helm says
+    on stderr besides its output (a deprecated flag) goes to ``stderr``."""
     args = [
         "template",
-        release,
+        *([release] if release is not None else []),
         str(chart),
         "--namespace",
         namespace,
         "--kube-version",
-        kube_version(kube),
+        kube,  # as given: Helm 4 keeps 1.29 as v1.29 in .Capabilities, Helm 3 makes it v1.29.0
     ]
     for api in (*extra_api_versions(), *api_versions):
         args += ["--api-versions", api]
@@ -141,4 +164,7 @@ def template(
         args += ["--output-dir", str(output_dir)]
     for v in values:
         args += ["-f", str(v)]
-    return run(args, major=major, env=env).stdout
+    done = run([*args, *extra], major=major, env=env)
+    if stderr is not None and done.stderr:
+        stderr(done.stderr)
+    return done.stdout

@@ -136,6 +136,16 @@ def _from_path(spec: BinarySpec) -> str | None:
     return None
 
 
+def _not_fetchable() -> str | None:
+    """Why the pinned binaries (Linux x86-64 builds) cannot run here, or None."""
+    import platform
+
+    machine = platform.machine().lower()
+    if sys.platform.startswith("linux") and machine in ("x86_64", "amd64"):
+        return None
+    return f"the tool fetches Linux x86-64 builds, and this is {sys.platform} {machine}"
+
+
 def locate(name: str) -> str:
     """Path of a usable binary (``helm3``, ``helm4`` or ``kubectl``), fetching it if needed."""
     spec = BY_NAME[name]
@@ -145,6 +155,13 @@ def locate(name: str) -> str:
     on_path = _from_path(spec)
     if on_path:
         return on_path
+    why = _not_fetchable()
+    if why is not None:
+        wanted = spec.version_prefix.rstrip(".").lstrip("v")
+        raise ToolError(
+            f"no {spec.path_command} {wanted} on PATH, and {why}: install "
+            f"{spec.path_command} {wanted}.x from its official releases and put it on PATH"
+        )
     install([spec])
     return str(local)
 

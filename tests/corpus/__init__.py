@@ -24,6 +24,7 @@ CAUSES = {
     "output": "output paths that cannot be written",
     "period": "report periods and steps",
     "arguments": "command-line arguments",
+    "boundary": "values that would open the tenant boundary, or that Helm reads otherwise",
 }
 
 

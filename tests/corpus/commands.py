@@ -51,7 +51,7 @@ BUDGET = (
 )
 T_USAGE = (
     "usage: gpu-platform template [NAME] [CHART] [-f VALUES] [--set K=V] [-n NAMESPACE] "
-    "[--show-only PATH] [--output-dir DIR] [options]\ngpu-platform template: "
+    "[--show-only PATH] [--output-dir DIR] [helm template flags] [options]\ngpu-platform template: "
 )
 D_USAGE = (
     "usage: gpu-platform diff [NAME] [--from-values FILE] [--from-chart CHART] [-f VALUES] "
@@ -404,6 +404,46 @@ CASES = [
         D_USAGE + f"old.yaml: {NOT_UTF8}",
         files={"old.yaml": b"\xff\xfe", "site.yaml": "platform: {}\n"},
     ),
+    # -- images ------------------------------------------------------------------------------
+    usage(
+        "images-missing",
+        "unreadable",
+        ("images", "-f", "nope.yaml"),
+        "nope.yaml: no such values file",
+    ),
+    problem(
+        "images-tag", "tag", ("images", "-f", "site.yaml"), {"site.yaml": VAULT}, VAULT_FINDING
+    ),
+    usage(
+        "images-kube-version-not-a-version",
+        "arguments",
+        ("images", "-f", "site.yaml", "--kube-version", "1.29-$(rm -rf ~)"),
+        "--kube-version '1.29-$(rm -rf ~)': not a Kubernetes version (expected X.Y or X.Y.Z, "
+        "e.g. 1.33 or 1.33.2)",
+        files={"site.yaml": "platform: {}\n"},
+    ),
+    # -- gpu-stack ---------------------------------------------------------------------------
+    usage(
+        "gpu-stack-missing",
+        "unreadable",
+        ("gpu-stack", "-f", "nope.yaml"),
+        "nope.yaml: no such values file",
+    ),
+    problem(
+        "gpu-stack-merge",
+        "merge",
+        ("gpu-stack", "-f", "site.yaml"),
+        {"site.yaml": AMBIGUOUS},
+        AMBIGUOUS_FINDING,
+    ),
+    usage(
+        "gpu-stack-format",
+        "arguments",
+        ("gpu-stack", "-f", "site.yaml", "--format", "yaml"),
+        "gpu-platform gpu-stack: argument --format: invalid choice: 'yaml' (choose from "
+        "'values', 'clusterpolicy')",
+        files={"site.yaml": "platform: {}\n"},
+    ),
     # -- nodepool ----------------------------------------------------------------------------
     usage(
         "nodepool-without-cloud",
@@ -574,6 +614,21 @@ CASES = [
         ("report", "--prometheus", "ftp://x", "--start", "0", "--end", "3600"),
         "--prometheus ftp://x: expected an http:// or https:// URL, e.g. http://localhost:9090",
     ),
+    # -- init: it takes no arguments ------------------------------------------------------------
+    usage(
+        "init-with-an-argument",
+        "arguments",
+        ("init", "site.yaml"),
+        "gpu-platform: unrecognized arguments: site.yaml",
+    ),
+    # -- completion: a shell it does not write for -----------------------------------------------
+    usage(
+        "completion-unknown-shell",
+        "arguments",
+        ("completion", "tcsh"),
+        "gpu-platform completion: argument shell: invalid choice: 'tcsh' (choose from 'bash', "
+        "'zsh', 'fish')",
+    ),
     # -- upstream: a source folder is input too; --check writes nothing ------------------------
     usage(
         "upstream-without-action",
@@ -643,14 +698,14 @@ CASES = [
         "tools-path-without-name",
         "arguments",
         ("tools", "path"),
-        "gpu-platform tools path: name one of helm3, helm4, kubectl",
+        "gpu-platform tools path: name one of helm3, helm4, kubectl, helm",
     ),
     usage(
         "tools-unknown-tool",
         "arguments",
         ("tools", "path", "docker"),
-        "gpu-platform tools: argument name: invalid choice: 'docker' (choose from 'helm3', "
-        "'helm4', 'kubectl')",
+        "gpu-platform tools: argument name: invalid choice: 'docker' (choose from 'helm', "
+        "'helm3', 'helm4', 'kubectl')",
     ),
     usage(
         "tools-unknown-action",
@@ -658,5 +713,26 @@ CASES = [
         ("tools", "frob"),
         "gpu-platform tools: argument action: invalid choice: 'frob' (choose from 'install', "
         "'path')",
+    ),
+    # -- images and gpu-stack (issue 21): the values file and the command line -------------
+    usage(
+        "images-missing-file",
+        "unreadable",
+        ("images", "-f", "nope.yaml"),
+        "nope.yaml: no such values file",
+    ),
+    problem(
+        "gpu-stack-refused-values",
+        "syntax",
+        ("gpu-stack", "-f", "site.yaml"),
+        {"site.yaml": "platform:\n  nodePools:\n    - name: a\n      gpusPerNode: 0\n"},
+        "site.yaml:4:7: platform.nodePools[0].gpusPerNode: expected a number at least 1, got 0",
+    ),
+    usage(
+        "gpu-stack-unknown-format",
+        "arguments",
+        ("gpu-stack", "--format", "nope"),
+        "gpu-platform gpu-stack: argument --format: invalid choice: 'nope' (choose from "
+        "'values', 'clusterpolicy')",
     ),
 ]

@@ -19,7 +19,7 @@ import pytest
 from gpu_platform import writes
 from gpu_platform.cli import main, registry
 from gpu_platform.pipeline import load
-from properties import COUNTS
+from support.counts import COUNTS
 
 from corpus import CAUSES, Case, commands, lint_files, simulate_files, values_files
 

@@ -202,7 +202,9 @@ CASES = [
         "null-subchart",
         "syntax",
         "kube-prometheus-stack:\n",
-        "site.yaml:1:1: kube-prometheus-stack: expected a mapping of keys, got null None",
+        "site.yaml:1:1: kube-prometheus-stack: expected a mapping of keys, got null; Helm reads "
+        'null as "delete this key", which drops the chart\'s default (and values.schema.json '
+        "then refuses the file): leave the key out for its default",
     ),
     invalid(
         "unknown-key",
@@ -220,9 +222,9 @@ CASES = [
         "bad-dns-label",
         "syntax",
         "platform:\n  tenants: [{name: Team_A}]\n",
-        "site.yaml:2:14: platform.tenants[0].name: expected a DNS label (lower-case "
-        "letters, digits and '-', at most 63, starting and ending with a letter or digit), "
-        "got 'Team_A'",
+        "site.yaml:2:14: platform.tenants[0].name: expected a DNS label: lower-case "
+        "letters, digits and '-', at most 63, starting and ending with a letter or digit (the "
+        "tenant's namespace, e.g. team-vision), got 'Team_A'",
     ),
     # -- merge keys: supported, their problems located at the anchor's lines -------------------
     invalid(
@@ -518,5 +520,56 @@ CASES = [
         "nonfinite",
         "gpu-operator:\n  x: !!float .nan\n",
         f"site.yaml:2:3: gpu-operator.x: expected a finite number, got nan; {FINITE}",
+    ),
+    invalid(
+        "null-admission",
+        "boundary",
+        "platform:\n  tenants: [{name: a}]\n  admission: null\n",
+        "site.yaml:3:3: platform.admission: expected a mapping of keys, got null; Helm reads "
+        'null as "delete this key", which drops the chart\'s default (and values.schema.json '
+        "then refuses the file): leave the key out for its default",
+    ),
+    invalid(
+        "egress-halves",
+        "boundary",
+        "platform:\n  tenants:\n    - name: a\n"
+        "      network: {egressCIDRs: [0.0.0.0/1, 128.0.0.0/1]}\n",
+        "site.yaml:4:17: platform.tenants[0].network.egressCIDRs: 0.0.0.0/1, 128.0.0.0/1 "
+        "together open egress to every IPv4 address, which on some network plugins includes "
+        "every tenant's pods and the platform's Prometheus; list the destinations, or set "
+        "network.acknowledgeAnyEgress: true",
+    ),
+    invalid(
+        "dns-to-everyone",
+        "boundary",
+        "platform:\n  tenants:\n    - name: a\n      network: {dnsCIDRs: ['::/0']}\n",
+        "site.yaml:4:28: platform.tenants[0].network.dnsCIDRs[0]: ::/0 is wider than /64 "
+        "(network.widestPrefix.ipv6), so it opens port 53 to every host in it, not only to the "
+        "servers; list the servers' addresses, or set network.acknowledgeWideRanges: true",
+    ),
+    invalid(
+        "zero-width-user",
+        "boundary",
+        'platform:\n  tenants:\n    - {name: a, users: ["ada\\u200b@example.com"]}\n',
+        "site.yaml:3:25: platform.tenants[0].users[0]: expected a name as your identity "
+        "provider issues it: no control, invisible (zero-width, bidi) or fullwidth "
+        "characters, no space at either end, at most 1024, got 'ada\\u200b@example.com'",
+    ),
+    invalid(
+        "image-with-a-newline",
+        "boundary",
+        'platform:\n  prepuller:\n    pauseImage: "registry.k8s.io/pause:3.10\\n"\n',
+        "site.yaml:3:5: platform.prepuller.pauseImage: expected an image reference: "
+        "[registry[:port]/]path[:tag][@digest], lower-case path parts (e.g. "
+        "nvcr.io/nvidia/cuda:12.4.1-base), got 'registry.k8s.io/pause:3.10\\n'",
+    ),
+    invalid(
+        "storage-class-with-a-space",
+        "boundary",
+        "platform:\n  monitoring:\n    sizing: {storageClassName: fast ssd}\n",
+        "site.yaml:3:14: platform.monitoring.sizing.storageClassName: expected a StorageClass "
+        "name, a DNS subdomain: lower-case letters, digits, '-' and '.', at most 253, each part "
+        "starting and ending with a letter or digit (e.g. premium-rwo), or empty for the "
+        "cluster's default, got 'fast ssd'",
     ),
 ]

@@ -218,6 +218,8 @@ class TestRendered:
             "gpu-platform-pool-t4",
             "gpu-platform-pool-a100",
             "gpu-platform-pool-open",
+            "gpu-platform-tenant-keda",  # tests/policy/test_keda_admission.py
+            "gpu-platform-tenant-keda-auth",
         }
         assert set(bindings) == policies
         for name, spec in bindings.items():
@@ -275,7 +277,9 @@ class TestRendered:
     def test_policies_validate_strictly(self, major, kube):
         objects = _render(BOUNDARY, major, kube=kube)
         ours = _admission_objects(objects)
-        assert len(ours) == 10
+        # two shared policies, one per pool (three), and tenant-keda and tenant-keda-auth (the
+        # offline render assumes the cluster serves keda.sh): seven, each with its binding
+        assert len(ours) == 14
         assert validate_objects(ours, kube) == []
         assert validate_objects(objects, kube) == []
 
@@ -291,7 +295,7 @@ class TestRendered:
             ),
         )
         ours = _admission_objects(objects)
-        assert {o["apiVersion"] for o in ours} == {beta} and len(ours) == 10
+        assert {o["apiVersion"] for o in ours} == {beta} and len(ours) == 14
         assert validate_objects(ours, "1.29") == []
 
     def test_nothing_on_a_129_cluster_without_it_unless_required(self, major):
@@ -303,9 +307,11 @@ class TestRendered:
                 major,
                 kube="1.29",
             )
-        assert (
-            "platform.admission.required is true but Kubernetes v1.29.0 serves no "
-            "ValidatingAdmissionPolicy API" in exc.value.stderr
+        # Helm 3 prints --kube-version 1.29 as v1.29.0, Helm 4 as given (v1.29)
+        assert re.search(
+            r"platform\.admission\.required is true but Kubernetes v1\.29(\.0)? serves no "
+            "ValidatingAdmissionPolicy API",
+            exc.value.stderr,
         )
 
     def test_switched_off(self, major):
@@ -510,6 +516,48 @@ class TestGpuResources:
     def test_other_extended_resources_are_not_ours_to_judge(self, admission):
         other = pod(gpus={"example.com/fpga": "1"})
         assert refusals(admission, "team-b", "pods", other) == []
+
+
+def with_priority(obj: dict, value: int) -> dict:
+    """The pod as the Priority admission plugin leaves it before validation: spec.priority
+    resolved from its PriorityClass (0 without a class and without a global default)."""
+    out = copy.deepcopy(obj)
+    out["spec"]["priority"] = value
+    return out
+
+
+class TestPriority:
+    """Tenants' pods stay at or below the user rung, so no tenant's class preempts another's
+    GPU pods (the chart's ladder: user 0 > prepuller -5 > placeholder -10)."""
+
+    MESSAGE = (
+        "a pod's priority (its PriorityClass's value) may be at most 0 in tenant namespaces, "
+        "so no tenant preempts another's GPU pods; use the class gpu-platform-user or none"
+    )
+
+    @pytest.mark.parametrize("value", [0, -5, -10])
+    def test_the_ladder_is_admitted(self, admission, value):
+        worker = with_priority(pod(node_selector={POOL: "t4"}), value)
+        assert refusals(admission, "team-a", "pods", worker) == []
+
+    @pytest.mark.parametrize("value", [1, 1000, 1_000_000_000, 2_000_001_000])
+    def test_a_higher_class_is_refused_operator_or_not(self, admission, value):
+        worker = with_priority(pod(node_selector={POOL: "t4"}), value)
+        for user in ("alice", OPERATOR):
+            assert refusals(admission, "team-a", "pods", worker, user=user) == [self.MESSAGE]
+
+    def test_the_ceiling_is_a_knob(self, major):
+        text = BOUNDARY.replace(
+            "platform:\n", "platform:\n  admission: {maxTenantPriority: 1000}\n"
+        )
+        raised = Admission(_render(text, major))
+        worker = pod(node_selector={POOL: "t4"})
+        assert refusals(raised, "team-a", "pods", with_priority(worker, 1000)) == []
+        (message,) = refusals(raised, "team-a", "pods", with_priority(worker, 1001))
+        assert "at most 1000" in message
+
+    def test_a_pod_without_a_resolved_priority_is_not_judged_by_it(self, admission):
+        assert refusals(admission, "team-a", "pods", pod(node_selector={POOL: "t4"})) == []
 
 
 def test_every_message_is_one_line_and_every_expression_core_cel(objects):

@@ -103,7 +103,7 @@ def metric(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def hpa(draw: st.DrawFn, name: str, tenants: list[str]) -> dict[str, Any]:
     low = draw(st.integers(1, 3))
-    return {
+    entry: dict[str, Any] = {
         "name": name,
         "namespace": draw(st.sampled_from(["", *tenants])),
         "scaleTargetRef": {
@@ -115,6 +115,64 @@ def hpa(draw: st.DrawFn, name: str, tenants: list[str]) -> dict[str, Any]:
         "maxReplicas": low + draw(st.integers(0, 4)),
         "metrics": draw(st.lists(metric(), min_size=1, max_size=2)),
     }
+    path = draw(st.sampled_from([None, "adapter", "keda"]))
+    if path is not None:
+        entry["path"] = path
+    return entry
+
+
+def keda_ready(data: dict[str, Any]) -> None:
+    """Make the KEDA-path entries of a drawn file what KEDA accepts (the faults break them on
+    purpose): plain-number thresholds, each metric once, a handover step of their path."""
+    platform = data["platform"]
+    default = platform.get("podAutoscaling", {}).get("path", "adapter")
+    for entry in platform["hpas"]:
+        path = entry.get("path") or default
+        if path == "keda":
+            seen: set[str] = set()
+            metrics = []
+            for m in entry["metrics"]:
+                key = m["pods"]["metric"]["name"] if m["type"] == "Pods" else "cpu"
+                if key in seen:
+                    continue
+                seen.add(key)
+                if m["type"] == "Pods" and m["pods"]["target"]["averageValue"] == "500m":
+                    m["pods"]["target"]["averageValue"] = 0.5
+                metrics.append(m)
+            entry["metrics"] = metrics
+        entry["handover"] = (
+            {"adapter": "prepare", "keda": "adopt"}[path] if entry.get("handover") else "none"
+        )
+
+
+@st.composite
+def pod_autoscaling(draw: st.DrawFn) -> dict[str, Any]:
+    """The KEDA path's settings: the derived ones or values that keep the signal fresh."""
+    out: dict[str, Any] = {"path": draw(st.sampled_from(["adapter", "keda"]))}
+    keda: dict[str, Any] = {}
+    if draw(st.booleans()):
+        keda["pollingInterval"] = draw(st.sampled_from([15, 30, 60]))
+    if draw(st.booleans()):
+        keda["fallback"] = {
+            "failureThreshold": draw(st.sampled_from([8, 12])),
+            "behavior": draw(st.sampled_from(["static", "currentReplicasIfHigher"])),
+        }
+    if draw(st.booleans()):
+        keda["prometheus"] = draw(
+            st.sampled_from(
+                [
+                    {"serverAddress": "http://thanos-query.monitoring.svc:9090"},
+                    {
+                        "serverAddress": "https://mimir.example.com/prometheus",
+                        "authModes": "bearer",
+                        "secretName": "mimir-token",
+                    },
+                ]
+            )
+        )
+    if keda:
+        out["keda"] = keda
+    return out
 
 
 SIGNAL_SETS = [
@@ -188,6 +246,10 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
         ],
         "crdUpgradeJobs": draw(st.booleans()),
     }
+    if draw(st.booleans()):
+        platform["podAutoscaling"] = draw(pod_autoscaling())
+    for entry in platform["hpas"]:
+        entry["handover"] = draw(st.booleans())  # keda_ready picks the step of its path
     advertised = sorted({r for p in platform["nodePools"] for r in p["gpuResources"]})
     for t in tenants:
         quota: dict[str, Any] = {"gpus": draw(st.integers(0, 8))}
@@ -236,6 +298,9 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
         data["kube-prometheus-stack"] = {
             "prometheus": {"prometheusSpec": {"scrapeInterval": interval}}
         }
+    if draw(st.booleans()):
+        data["keda"] = {"enabled": True}
+    keda_ready(data)
     return data
 
 
@@ -286,6 +351,25 @@ def _hpa(d: dict[str, Any], **ref: Any) -> None:
 
 def _pool0(d: dict[str, Any], **fields: Any) -> None:
     d["platform"]["nodePools"][0].update(fields)
+
+
+def _gpu_metric(value: Any = 40, name: str = "gpu_utilization_current") -> dict[str, Any]:
+    return {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": name},
+            "target": {"type": "AverageValue", "averageValue": value},
+        },
+    }
+
+
+def _keda(d: dict[str, Any], *path: str, value: Any) -> None:
+    """Set platform.podAutoscaling.keda.<path> and add a KEDA-path entry on a GPU signal."""
+    node = d["platform"].setdefault("podAutoscaling", {}).setdefault("keda", {})
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    _hpa(d, path="keda", metrics=[_gpu_metric()])
 
 
 # One mistake each, aimed at a rule of the catalogue.
@@ -366,6 +450,7 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "hpa-metric-adapter": lambda d: (
         _hpa(
             d,
+            path="adapter",
             metrics=[
                 {
                     "type": "Pods",
@@ -378,6 +463,27 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         ),
         _set(d, "prometheus-adapter", ("enabled",), False),
     ),
+    # the KEDA path
+    "hpa-handover-path": lambda d: _hpa(d, path="keda", handover="prepare"),
+    "hpa-keda-threshold": lambda d: _hpa(d, path="keda", metrics=[_gpu_metric("500m")]),
+    "hpa-keda-pod-names": lambda d: _hpa(
+        d, path="keda", ref={"name": "w" * 47}, metrics=[_gpu_metric()]
+    ),
+    "hpa-keda-metrics-distinct": lambda d: _hpa(
+        d, path="keda", metrics=[_gpu_metric(), _gpu_metric(2)]
+    ),
+    "keda-fallback-threshold": lambda d: _keda(d, "fallback", "failureThreshold", value=0),
+    "keda-fallback-in-time": lambda d: (
+        d["platform"]["monitoring"]
+        .setdefault("rules", {})
+        .__setitem__("hpaMetricUnavailableFor", "30s"),
+        _hpa(d, path="keda", metrics=[_gpu_metric()]),
+    ),
+    "keda-external-metrics": lambda d: (
+        _set(d, "keda", ("enabled",), True),
+        _set(d, "prometheus-adapter", ("rules", "external"), [{"seriesQuery": "up"}]),
+    ),
+    "keda-prometheus-auth": lambda d: _keda(d, "prometheus", "authModes", value="basic"),
     "signal-unique": lambda d: d["platform"]["monitoring"].__setitem__(
         "gpuSignals",
         [
@@ -389,7 +495,7 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         d,
         "kube-prometheus-stack",
         ("prometheus", "prometheusSpec", "serviceMonitorSelector"),
-        {"matchLabels": {"release": "x"}},
+        {"matchLabels": {"team": "x"}},
     ),
     "rule-selector-keeps-rules": lambda d: _set(
         d,
@@ -397,10 +503,21 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         ("prometheus", "prometheusSpec", "ruleSelector"),
         {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
     ),
-    "derived-set-wrong": lambda d: _set(
-        d, "kube-prometheus-stack", ("prometheus", "prometheusSpec", "evaluationInterval"), "2m"
+    "derived-set-wrong": lambda d: _set(d, "prometheus-adapter", ("metricsRelistInterval",), "2m"),
+    "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("rules", "default"), True),
+    # bring your own Prometheus without naming it; a mirror that leaves an image behind
+    "prometheus-named": lambda d: _set(d, "kube-prometheus-stack", ("enabled",), False),
+    "mirror-reaches-subcharts": lambda d: (
+        d.setdefault("global", {}).__setitem__("imageRegistry", "mirror.example.com"),
+        _set(d, "gpu-operator", ("operator", "repository"), "nvcr.io/nvidia"),
     ),
-    "derived-fixed-wrong": lambda d: _set(d, "prometheus-adapter", ("prometheus", "port"), 9091),
+    "pull-secrets-reach-subcharts": lambda d: (
+        d.setdefault("global", {}).__setitem__("imagePullSecrets", [{"name": "pull"}]),
+        _set(d, "prometheus-adapter", ("image", "pullSecrets"), []),
+    ),
+    "placeholder-resource-advertised": lambda d: _pool0(
+        d, placeholders={"replicas": 1, "resource": "nvidia.com/mig-1g.10gb"}
+    ),
     "dcgm-exporter-interval": lambda d: _set(
         d,
         "gpu-operator",
@@ -425,7 +542,15 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         },
     ),
     # the tenant boundary
-    "tenant-egress-any": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/0"]}),
+    "tenant-egress-any": lambda d: _tenant(
+        d, network={"egressCIDRs": ["10.0.0.0/8", "0.0.0.0/1", "128.0.0.0/1"]}
+    ),
+    "cidr-network": lambda d: _tenant(d, network={"egressCIDRs": ["10.0.0.1/8", "2001:db8::1/32"]}),
+    "tenant-defaults-within-max": lambda d: _tenant(d, limits={"max": {"memory": "8Gi"}}),
+    "tenant-cpu-limit-default": lambda d: _tenant(d, limits={"default": {"cpu": None}}),
+    "tenant-ranges-narrow": lambda d: _tenant(
+        d, network={"apiServerCIDRs": ["10.0.0.0/16"], "dnsCIDRs": ["2001:db8::/48"]}
+    ),
     "tenant-gpu-quota-not-gpu": lambda d: _tenant(d, quota={"gpus": 1, "gpuResources": {GPU: 2}}),
     "tenant-gpu-quota-advertised": lambda d: _tenant(
         d, quota={"gpuResources": {"nvidia.com/mig-7g.80gb": 1}}

@@ -1,56 +1,62 @@
 """What `gpu-platform validate` refuses, a plain `helm template -f` refuses too, word for word.
 
-Generated values files (tests/properties/strategies.py) go through both paths:
+Generated values files (tests/properties/strategies.py: valid files broken by the catalogue's
+faults; half of them with hostile edits from tests/properties/hostile.py: nulls at any key,
+numbers of every size and form, Unicode in names, sets of CIDRs) go through both paths:
 
-- Python side (cheap, many cases): the model and values.schema.json accept the same files
-  (so a plain install refuses a type error too, in Helm's words); every finding is located;
-  the resolved values validate again and resolve to themselves.
-- Helm side, with Helm 3 and Helm 4: the generated guard (templates/validate.yaml) refuses
-  exactly the files validate refuses, with exactly the same "path: message" lines. Helm is
+- Python side (cheap, many cases): the model (with the subchart key check) and
+  values.schema.json, applied as Helm applies it (to the values coalesced over values.yaml,
+  with Go's patterns), refuse the same files (so a plain install refuses a type error too, in
+  Helm's words); the resolved values validate again, resolve to themselves and pass the schema.
+- Helm side, with Helm 3 and Helm 4: a file the tool refuses at the type level Helm's schema
+  check refuses; otherwise the generated guard (templates/validate.yaml) refuses
+  exactly the files validate refuses, with exactly the same "path: message" lines; and what
+  `gpu-platform values` writes for a file validate accepts renders. Helm is
   given the site file plus what the tool computes for the keys the user left to it (the plain
   path additionally refuses stale derived keys the tool would recompute; that refusal is the
   guard's alone, and tests/render covers it). The guard runs in a chart of the generated
   files without the subcharts (the guard reads no subchart default it does not carry), and
   a second property proves that chart and the full one judge alike.
-- For files both accept, the resolved file and the plain path render the same objects.
+- For files both accept, the resolved file and the plain path render the same objects, and
+  every object passes the Kubernetes schemas.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
+import yaml
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.helm import isolated_env
 from gpu_platform.pipeline.derive import DERIVATIONS, dcgm_env, get_path, set_path
-from gpu_platform.pipeline.emit.values import values_schema
+from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import RULES
-from gpu_platform.pipeline.run import check_data
+from gpu_platform.pipeline.run import as_helm_merges, check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from support.k8svalidate import load_manifests
+from support.counts import COUNTS
+from support.fuzz import DERANDOMIZE, examples
+from support.guardchart import write_guard_chart
+from support.k8svalidate import load_manifests, validate_objects
 from support.names import name_problems
+from support.render import DEFAULT_KUBE_VERSION
+from support.repo import REPO
+from support.schemacheck import schema_errors
+from support.versions import MAJORS
 
-from . import COUNTS, DERANDOMIZE, examples
+from .hostile import hostile
 from .strategies import FAULTS, site
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
-GUARD_FILES = (
-    "values.yaml",
-    "values.schema.json",
-    "templates/_helpers.tpl",
-    "templates/validate.yaml",
-)
 PYTHON_EXAMPLES = examples(1000)
 HELM_EXAMPLES = examples(200)
 RENDER_EXAMPLES = examples(20)
@@ -64,10 +70,10 @@ SETTINGS: dict[str, Any] = {
         HealthCheck.data_too_large,
     ],
 }
-SCHEMA = values_schema()
 # Rules the tool repairs (it writes the key) or cannot know (the release namespace): the guard
 # alone refuses them, so both paths never see the same file; tests/render covers each.
 GUARD_ONLY = {
+    "adapter-query-credentials",
     "dcgm-exporter-interval-missing",
     "operator-tolerates-pools",
     "tenant-not-release-namespace",
@@ -92,23 +98,44 @@ def test_every_guarded_rule_is_drawn_as_a_fault() -> None:
     assert sorted(set(FAULTS) - known - {"derived-set-wrong", "derived-fixed-wrong"}) == []
 
 
-def python_verdict(data: dict[str, Any]) -> list[str]:
-    """validate's errors as "path: message" lines (empty: valid)."""
+@dataclass(frozen=True)
+class Verdict:
+    """How one path judged a file: refused before any rule (by the model or subchart key
+    check, by values.schema.json), and the rules' "path: message" lines."""
+
+    typed: bool
+    lines: tuple[str, ...] = ()
+
+    @property
+    def accepted(self) -> bool:
+        return not self.typed and not self.lines
+
+
+def python_verdict(data: dict[str, Any]) -> Verdict:
+    """validate's verdict: type-level refusals, else the rules' errors (empty: valid)."""
     try:
         check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
     except ValuesInvalid as exc:
-        return sorted(f"{p.path}: {p.message}" for p in exc.problems if p.severity == "error")
-    return []
+        errors = [p for p in exc.problems if p.severity == "error"]
+        if any(not p.rule for p in errors):
+            return Verdict(True)
+        return Verdict(False, tuple(sorted(f"{p.path}: {p.message}" for p in errors)))
+    return Verdict(False)
 
 
 def left_to_the_tool(data: dict[str, Any]) -> dict[str, Any]:
     """The derived keys the user did not write, as the tool computes them (merged lists keep
     the user's entries, as the tool does; a wrong entry of the user's stays wrong)."""
-    values = Values.model_validate(copy.deepcopy(data))
+    try:
+        values = Values.model_validate(as_helm_merges(copy.deepcopy(data)))
+    except ValidationError:
+        return {}  # the schema refuses the file before any derived key matters
     overlay: dict[str, Any] = {}
     for derivation in DERIVATIONS:
         written, given = get_path(data.get(derivation.chart), derivation.path)
         if written and not derivation.merged:
+            continue
+        if not derivation.applies(values):
             continue
         value = derivation.compute(values)
         if derivation.compute is dcgm_env and written and isinstance(given, list):
@@ -122,85 +149,108 @@ def left_to_the_tool(data: dict[str, Any]) -> dict[str, Any]:
     return overlay
 
 
-def helm_verdict(chart: Path, files: list[Path], major: int, home: Path) -> list[str]:
-    """The guard's "path: message" lines, from helm's error (empty: rendered)."""
+def helm_verdict(chart: Path, files: list[Path], major: int, home: Path) -> Verdict:
+    """Helm's verdict: refused by values.schema.json, else the guard's "path: message" lines
+    (empty: rendered)."""
     try:
         helm.template(chart, files, major=major, env=isolated_env(home))
     except helm.HelmError as exc:
         text = exc.stderr
+        if "values don't meet the specifications of the schema" in text:
+            return Verdict(True)
         assert "these values are inconsistent:" in text, text[-2000:]
         body = text.split("these values are inconsistent:\n", 1)[1].split("\n\nFix:", 1)[0]
-        return sorted(line[4:] for line in body.splitlines() if line.startswith("  - "))
-    return []
+        return Verdict(
+            False, tuple(sorted(line[4:] for line in body.splitlines() if line.startswith("  - ")))
+        )
+    return Verdict(False)
 
 
 @pytest.fixture(scope="module")
 def guard_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The generated chart's values, schema and guard, without templates or subcharts."""
-    chart = tmp_path_factory.mktemp("guard") / "gpu-platform"
-    for rel in GUARD_FILES:
-        (chart / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CHART / rel, chart / rel)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: gpu-platform\nversion: 0.0.0\n")
-    return chart
+    return write_guard_chart(tmp_path_factory.mktemp("guard"))
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> Path:
+    """JSON (a YAML Helm reads exactly), in UTF-8: go-yaml takes no surrogate-pair escapes."""
     path = folder / name
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+@st.composite
+def drawn(draw: st.DrawFn) -> dict[str, Any]:
+    """A site file (valid, or broken by the catalogue's faults), half the time with hostile
+    edits on top (nulls, numbers, Unicode names, CIDR sets: tests/properties/hostile.py)."""
+    data = draw(site())
+    if draw(st.booleans()):
+        data = draw(hostile(data))
+        COUNTS["hostile files drawn"] += 1
+    return data
 
 
 @settings(max_examples=PYTHON_EXAMPLES, **SETTINGS)
 @given(
-    data=site(),
+    data=drawn(),
     fault=st.sampled_from([None, None, None, "int-as-string", "unknown-key", "bad-enum"]),
 )
 def test_python_side(data: dict[str, Any], fault: str | None) -> None:
     COUNTS["python cases"] += 1
-    if fault == "int-as-string":
-        data["platform"]["nodePools"][0]["gpusPerNode"] = "2"
-    elif fault == "unknown-key":
-        data["platform"]["nodePools"][0]["gpuPerNode"] = 2
-    elif fault == "bad-enum":
-        data["platform"]["monitoring"]["dcgmLabelMode"] = "pod"
-    try:
-        Values.model_validate(copy.deepcopy(data))
-        model_ok = True
-    except ValidationError:
-        model_ok = False
-    schema_errors = list(jsonschema.Draft7Validator(SCHEMA).iter_errors(data))
-    # Subchart keys are closed by the schema and checked by the key check, not by the model.
-    assert model_ok == (not schema_errors), (fault, [e.message for e in schema_errors][:3])
-    try:
-        checked = check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
-    except ValuesInvalid as exc:
+    platform = data.get("platform")
+    pools = platform.get("nodePools") if isinstance(platform, dict) else None
+    if fault and isinstance(pools, list) and pools and isinstance(pools[0], dict):
+        if fault == "int-as-string":
+            pools[0]["gpusPerNode"] = "2"
+        elif fault == "unknown-key":
+            pools[0]["gpuPerNode"] = 2
+        else:
+            pools[0]["driver"] = "sometimes"
+    else:
+        fault = None
+    verdict = python_verdict(data)
+    # Helm checks the schema against the user's values coalesced over values.yaml, with Go's
+    # patterns; the model and the subchart key check refuse the same files.
+    errors = schema_errors(data)
+    assert verdict.typed == bool(errors), (fault, errors[:3], json.dumps(data)[:2000])
+    if not verdict.accepted:
         COUNTS["python refused"] += 1
-        for problem in exc.problems:
-            assert problem.path or problem.message.startswith("malformed")
-            assert "Traceback" not in problem.message
         if fault:
-            assert any(p.path.startswith("platform.") for p in exc.problems)
+            assert verdict.typed
         return
     assert fault is None
+    checked = check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
     again = check_data(LoadedValues(copy.deepcopy(checked.resolved), Origins(), []))
     assert again.resolved == checked.resolved, "resolving the resolved values changes them"
+    # what `gpu-platform values` writes, the schema accepts (whole, as Helm merges it)
+    assert schema_errors(yaml.safe_load(helmyaml.dump(checked.resolved))) == []
     COUNTS["python accepted"] += 1
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @settings(max_examples=HELM_EXAMPLES, **SETTINGS)
-@given(data=site())
+@given(data=drawn())
 def test_guard_says_what_validate_says(
     guard_chart: Path, tmp_path_factory, major: int, data: dict[str, Any]
 ) -> None:
+    """Both refuse a file at the type level, or the guard prints validate's lines; and what
+    `gpu-platform values` writes for a file validate accepts, Helm renders."""
     COUNTS[f"helm{major} guard cases"] += 1
     work = tmp_path_factory.mktemp("case")
     files = [_write(work, "site.yaml", data), _write(work, "derived.yaml", left_to_the_tool(data))]
     expected = python_verdict(data)
     got = helm_verdict(guard_chart, files, major, work / "home")
     assert got == expected, json.dumps(data)
-    COUNTS[f"helm{major} guard refused" if expected else f"helm{major} guard accepted"] += 1
+    if expected.typed:
+        COUNTS[f"helm{major} schema refused"] += 1
+    elif expected.lines:
+        COUNTS[f"helm{major} guard refused"] += 1
+    else:
+        checked = check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
+        resolved = work / "resolved.yaml"
+        resolved.write_text(helmyaml.dump(checked.resolved), encoding="utf-8")
+        assert helm_verdict(guard_chart, [resolved], major, work / "home").accepted
+        COUNTS[f"helm{major} accepted, resolved output rendered"] += 1
 
 
 # Helm's release names: a DNS-1123 subdomain of at most 53 characters, and long ones (45-53)
@@ -212,7 +262,7 @@ RELEASE_NAMES = st.one_of(
 )
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @settings(max_examples=RENDER_EXAMPLES, **SETTINGS)
 @given(data=site(), release=RELEASE_NAMES)
 def test_full_chart_judges_and_renders_alike(
@@ -235,16 +285,17 @@ def test_full_chart_judges_and_renders_alike(
         objects = load_manifests(helm.template(chart, files, major=major, env=env, release=release))
     except helm.HelmError as exc:
         assert "these values are inconsistent:" in exc.stderr
-        assert helm_verdict(guard_chart, files, major, work / "home") != []
+        assert not helm_verdict(guard_chart, files, major, work / "home").accepted
         COUNTS[f"helm{major} full chart refused"] += 1
         return
-    assert helm_verdict(guard_chart, files, major, work / "home") == []
+    assert helm_verdict(guard_chart, files, major, work / "home").accepted
     checked = check_data(LoadedValues(copy.deepcopy(data), Origins(), []))
     resolved = _write(work, "resolved.yaml", checked.resolved)
     same = load_manifests(helm.template(chart, [resolved], major=major, env=env, release=release))
     key = lambda o: json.dumps(o, sort_keys=True)  # noqa: E731
     assert sorted(map(key, objects)) == sorted(map(key, same))
     assert name_problems(objects) == [], release
+    assert validate_objects(same, DEFAULT_KUBE_VERSION) == [], json.dumps(data)
     COUNTS[f"helm{major} full chart rendered alike"] += 1
 
 
@@ -271,6 +322,6 @@ BASE_SITE: dict[str, Any] = {
 def test_each_fault_is_refused(fault: str) -> None:
     """Each fault, alone on a valid file, is refused (a fault that breaks nothing tests nothing)."""
     data = copy.deepcopy(BASE_SITE)
-    assert python_verdict(data) == []
+    assert python_verdict(data).accepted
     FAULTS[fault](data)
-    assert python_verdict(data) != [], json.dumps(data)
+    assert not python_verdict(data).accepted, json.dumps(data)

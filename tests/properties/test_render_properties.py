@@ -18,9 +18,9 @@ from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.run import check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.counts import COUNTS
+from support.fuzz import DERANDOMIZE, examples
 from support.k8svalidate import load_manifests, validate_objects
-
-from . import COUNTS, DERANDOMIZE, examples
 
 NAMES = ["gpu", "t4", "a100", "spot", "l4-pool", "x"]
 TAINTS = st.sampled_from(

@@ -68,7 +68,12 @@ class TestArchive:
         notes = chart["annotations"]
         assert notes["artifacthub.io/license"] == "Apache-2.0"
         images = yaml.safe_load(notes["artifacthub.io/images"])
-        assert {"name": "gpu-platform: pause", "image": "registry.k8s.io/pause:3.10"} in images
+        # byo's image list names each image by what runs it
+        pause = {
+            "name": "gpu-platform: pause (placeholders, prepullers)",
+            "image": "registry.k8s.io/pause:3.10",
+        }
+        assert pause in images
         assert all(":" in i["image"].rsplit("/", 1)[-1] for i in images), "every image tagged"
         changes = yaml.safe_load(notes["artifacthub.io/changes"])
         assert changes and {c["kind"] for c in changes} <= set(metadata.CHANGE_KINDS)
@@ -132,3 +137,34 @@ def test_a_missing_version_is_a_clear_helm_error(archive: Packaged, tmp_path: Pa
             major=4,
             env=isolated_env(tmp_path / "home"),
         )
+
+
+def test_stand_ins_are_refused_unless_asked_for(tmp_path, monkeypatch, capsys, archive, tool_cache):
+    """Offline, `package` builds no archive of stand-ins unless --allow-stand-ins asks: one
+    line says why and what to do, and nothing is written."""
+    import socket
+
+    from gpu_platform.cli import main
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    monkeypatch.setenv("GPU_PLATFORM_CACHE", str(tmp_path / "fresh-cache"))
+    for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(key, dead)
+    for key in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    for extra in ([], ["--dependencies", "standins"]):
+        code = main(["package", "--out", str(tmp_path / "dist"), *extra])
+        out, err = capsys.readouterr()
+        assert code == 1 and out == ""
+        (line,) = [e for e in err.splitlines() if not e.startswith("$> ")]
+        assert line.startswith("error: the archive would hold STAND-INS for gpu-operator, ")
+        assert line.endswith("or pass --allow-stand-ins")
+        assert not (tmp_path / "dist").exists()
+    if not archive.standins:
+        return  # the real repositories are reachable here: no stand-ins to allow
+    monkeypatch.setenv("GPU_PLATFORM_CACHE", str(tool_cache))  # the stand-ins, built already
+    code = main(["package", "--out", str(tmp_path / "dist"), "--allow-stand-ins"])
+    out, err = capsys.readouterr()
+    assert code == 0 and out.strip().endswith("gpu-platform-0.1.0.tgz") and "STAND-INS" in err

@@ -17,9 +17,8 @@ from pathlib import Path
 from gpu_platform.cli import readme
 from gpu_platform.pipeline import registry
 from gpu_platform.upstream import store
-from support.repo import git, snapshot, tracked
+from support.repo import REPO, git, snapshot, tracked
 
-REPO = Path(__file__).resolve().parents[2]
 # Files that are the pins, or are written from them.
 GENERATED = (
     "Chart.lock",

@@ -30,11 +30,11 @@ from support import registry as oci
 from support.chartrepo import real_repos_requested
 from support.internet import LocalInternet, static_server
 from support.k8svalidate import load_manifests, validate_objects
+from support.repo import REPO
+from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 SITE = REPO / "values" / "gke-t4-rapids.yaml"
-MAJORS = (3, 4)
 
 pytestmark = pytest.mark.skipif(oci.available() is not None, reason=str(oci.available()))
 

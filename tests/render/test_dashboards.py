@@ -108,11 +108,11 @@ class TestDashboards:
         text = json.dumps(board)
         if mode == "exported":
             assert "exported_pod" in text and "{{exported_pod}}" in text
-            assert 'exported_namespace!=\\"gpu-platform\\"' in text
+            assert 'exported_namespace!~\\"gpu-platform\\"' in text
         else:
             assert "exported_" not in text and "{{pod}}" in text
-            assert 'namespace!=\\"gpu-platform\\"' in text  # idle GPUs, placeholders
-        assert "__RELEASE_NAMESPACE__" not in text
+            assert 'namespace!~\\"gpu-platform\\"' in text  # idle GPUs, placeholders
+        assert "__PLATFORM_NAMESPACES__" not in text
 
     @pytest.mark.skipif(PROMTOOL is None, reason="no promtool (make prometheus installs it)")
     def test_every_query_parses(self, major, tmp_path, mode):

@@ -10,6 +10,7 @@ OCI registry. Exit codes: 0 no change, 1 changes, 2 refused changes or usage.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import socket
@@ -29,9 +30,9 @@ from gpu_platform.pipeline.run import check_data
 from gpu_platform.publish import package
 from gpu_platform.publish.package import Packaged
 from support import registry as oci
+from support.repo import REPO
+from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
-MAJORS = (3, 4)
 STANDINS = ["--dependencies", "standins"]
 
 
@@ -634,7 +635,9 @@ def own_versions(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     -10 to -20 and whose prepuller DaemonSets select on one more label."""
     root = tmp_path_factory.mktemp("own")
     values = load_values([str(REPO / "values" / "gke-t4-rapids.yaml")])
-    built: Packaged = package.build(check_data(values), root / "v1", mode="standins")
+    built: Packaged = package.build(
+        check_data(values), root / "v1", mode="standins", allow_standins=True
+    )
     with tarfile.open(built.archive) as tar:
         archives.extract(tar, root / "src")
     chart = root / "src" / "gpu-platform"
@@ -822,7 +825,8 @@ def test_a_missing_values_file_is_a_usage_error(capsys, tmp_path):
         "-f",
         str(REPO / "values" / "kind.yaml"),
     )
-    assert code == 2 and out == "" and "\nusage: gpu-platform diff [NAME]" in err
+    assert code == 2 and out == ""
+    assert re.search(r"(^|\n)usage: gpu-platform diff \[NAME\]", err)
     assert err.rstrip().endswith("absent.yaml: no such values file")
 
 

@@ -21,8 +21,8 @@ from gpu_platform import tools
 from gpu_platform.pipeline import registry
 from gpu_platform.upstream import store
 from support.chartrepo import real_repos_requested
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "charts", "tmpcharts")
 
 LOCK_ENTRY = "- name: dummy-chart\n  repository: https://charts.example.com\n  version: 1.2.3\n"

@@ -33,9 +33,8 @@ from gpu_platform.pipeline.emit.values import values_yaml
 from gpu_platform.pipeline.run import check_files
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from properties import COUNTS
-
-MAJORS = (3, 4)
+from support.counts import COUNTS
+from support.versions import MAJORS
 
 # Characters YAML gives a meaning to, letters and digits that make words and numbers, and
 # characters that are line breaks or invisible to one reader or another.

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from gpu_platform import helm
 from support.render import REPO
+from support.versions import MAJORS
 
 # A tenant naming a pool that does not exist: refused by validate and by the guard.
 REFUSED = """\
@@ -49,7 +50,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_helm_lint_does_not_fail_on_a_template_fail(tmp_path: Path, major: int) -> None:
     """Helm's behaviour, not ours: lint logs the fail and reports the chart as passing."""
     chart = tmp_path / "failing"

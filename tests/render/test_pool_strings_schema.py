@@ -17,8 +17,9 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.run import check_files
+from support.repo import REPO
+from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "gpu-platform"
 
 POOL = "platform:\n  nodePools:\n    - name: gpu\n"
@@ -61,7 +62,7 @@ def helm_template(major: int, chart: Path, values: Path) -> subprocess.Completed
     )
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_helm_and_the_tool_refuse(case: str, major: int, schema_chart: Path, tmp_path: Path):
     values = tmp_path / "pr.yaml"
@@ -77,7 +78,7 @@ def test_helm_and_the_tool_refuse(case: str, major: int, schema_chart: Path, tmp
     assert "match pattern" in result.stderr.lower(), result.stderr
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_helm_and_the_tool_accept_what_kubernetes_allows(
     major: int, schema_chart: Path, tmp_path: Path
 ):

@@ -3,12 +3,19 @@
 Helm 3 and 4 store a release as base64(gzip(JSON)) inside a Secret, whose data is base64 again.
 The JSON holds the rendered manifest, the user's values and this chart's own files (templates,
 values.yaml, values.schema.json; subcharts' files are not serialised). With the stand-in charts
-the manifest holds only our own objects, so the test holds *our* share to a quarter of the limit,
+the manifest holds only our own objects, so the test holds *our* share to 5/16 of the limit,
 leaving the rest to the upstream charts (kube-prometheus-stack's dashboards are the known large
-part), plus what values.schema.json carries on the upstream charts' behalf: the field names and
-types of the CRD fields they render our values into (about 23 KiB of the record, measured at 200
-tenants; the rest of that 32 KiB is headroom for a pin move). With GPU_PLATFORM_REAL_REPOS=1 the
-manifest is the real one and the whole record must fit.
+part; KEDA's CRD templates, when keda.enabled, about 80 KiB), plus what values.schema.json carries
+on the upstream charts' behalf: the field names and types of the CRD fields they render our
+values into (23 KiB of the record before KEDA joined; 31 KiB with KEDA's monitors typed too,
+measured as the chart's files with the untyped schema in its place, 222 against 254 KiB; the
+200-tenant record was 343 KiB then). With GPU_PLATFORM_REAL_REPOS=1 the manifest is the real
+one and the whole record must fit.
+
+Our share was held to a quarter (256 KiB) until KEDA joined: 248 KiB at 200 tenants before,
+284 KiB with it, almost all of it this chart's own files (values.schema.json closes every
+subchart's key tree, KEDA's included: +14 KiB; the guard's and the admission policies' KEDA
+rules: +10 KiB).
 """
 
 from __future__ import annotations
@@ -24,8 +31,15 @@ from support.chartrepo import real_repos_requested
 from support.render import REPO, resolved_values
 
 LIMIT = 1024 * 1024
+# Our share: five sixteenths of the limit (320 KiB). A quarter until issue 21, then 32 KiB for
+# the chart's own DCGM ServiceMonitor, the bring-your-own and mirror helpers and their guard and
+# NOTES.txt's next steps (about 13 KiB of the 200-tenant record), and about 10 KiB for the KEDA
+# path's templates, helpers and guard (issue 27): 298 KiB measured when both landed. The real
+# upstream charts' share is what the real-repos run measures against the whole limit.
+OUR_SHARE = LIMIT * 5 // 16
+# The CRD fields values.schema.json types the upstream charts' maps by (see the docstring).
 UPSTREAM_CRD_FIELDS = 32 * 1024
-BUDGET = LIMIT if real_repos_requested() else LIMIT // 4 + UPSTREAM_CRD_FIELDS
+BUDGET = LIMIT if real_repos_requested() else OUR_SHARE + UPSTREAM_CRD_FIELDS
 
 
 def release_record_bytes(chart: Path, values: Path, manifest: str) -> int:

@@ -499,11 +499,11 @@ def test_cost_expressions_are_pipeline_promql(mode):
     platform = 'kube_pod_info{priority_class=~"gpu-platform-placeholder|gpu-platform-prepuller"}'
     assert promql.platform_pods_of("gpu-platform") == platform
     if mode == "honorLabels":
-        busy = 'DCGM_FI_DEV_GPU_UTIL{namespace!="",namespace!="gpu-platform",pod!=""} > 0'
+        busy = 'DCGM_FI_DEV_GPU_UTIL{namespace!="",namespace!~"gpu-platform",pod!=""} > 0'
     else:
         busy = (
             'label_replace(label_replace(DCGM_FI_DEV_GPU_UTIL{exported_namespace!="",'
-            'exported_namespace!="gpu-platform",exported_pod!=""} > 0, "namespace", "$1", '
+            'exported_namespace!~"gpu-platform",exported_pod!=""} > 0, "namespace", "$1", '
             '"exported_namespace", "(.+)"), "pod", "$1", "exported_pod", "(.+)")'
         )
     groups = {g["name"]: g["rules"] for g in rule["spec"]["groups"]}

@@ -1,7 +1,10 @@
-"""The scenario files, charts/gpu-platform/ci/NN-*-values.yaml: hand-written inputs of the
-render and policy tests and of chart-testing (`ct` reads ci/*-values.yaml). Plain Helm's schema
-and the tool accept each; `gpu-platform render` keeps them and never reports them stale; a
-`helm package` of the chart leaves them out."""
+"""The scenario files in charts/gpu-platform/ci/: hand-written inputs of the render and policy
+tests. NN-*-values.yaml install with plain Helm as they are, as chart-testing expects of
+ci/*-values.yaml (`ct lint` runs `helm lint` with each; ct itself is a Go binary no package
+registry reachable here carries, so `TestChartTesting` runs what it runs per file: `helm lint`
+and `helm template`, Helm 3 and 4); NN-*-site.yaml are the tool's inputs (keys only it
+derives). Plain Helm's schema and the tool accept each; `gpu-platform render` keeps them and
+never reports them stale; a `helm package` of the chart leaves them out."""
 
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ EXPECTED = [
     "04-gke-values.yaml",
     "05-eks-values.yaml",
     "06-aks-values.yaml",
-    "07-exported-labels-values.yaml",
+    "07-exported-labels-site.yaml",
 ]
 
 
@@ -60,6 +63,24 @@ class TestAccepted:
         checked = check_files([str(path)])
         unexpected = [w.render() for w in checked.warnings if "apiServerCIDRs" not in w.render()]
         assert unexpected == []
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in scenarios() if p.name.endswith("-values.yaml")], ids=lambda p: p.name
+)
+class TestChartTesting:
+    """What `ct lint` does with each ci/*-values.yaml, but for the version and maintainer
+    checks (Chart.yaml's, covered by tests/publish) and yamllint: Helm alone, no tool."""
+
+    def test_helm_lint(self, built_chart, chart_repo, path: Path):
+        major, chart = built_chart
+        helm.run(
+            ["lint", "--strict", str(chart), "-f", str(path)], major=major, env=chart_repo.env()
+        )
+
+    def test_helm_template(self, built_chart, chart_repo, path: Path):
+        major, chart = built_chart
+        helm.template(chart, [path], major=major, env=chart_repo.env())
 
 
 class TestChartFolder:

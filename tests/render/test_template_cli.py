@@ -14,13 +14,15 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from gpu_platform import helm
+from gpu_platform import helm, tools
 from gpu_platform.cli import main
+from gpu_platform.errors import ValuesInvalid
 from gpu_platform.helm import isolated_env
 from gpu_platform.ops import template as template_ops
 from gpu_platform.pipeline import registry
@@ -30,12 +32,13 @@ from gpu_platform.pipeline.setvalues import ordered
 from gpu_platform.publish import package
 from gpu_platform.publish.package import Packaged
 from support import registry as oci
+from support.apiserver import stand_in_api_server
 from support.internet import LocalInternet, static_server
 from support.k8svalidate import load_manifests, validate_objects
 from support.render import VALUES_PROBE, probe_chart
+from support.repo import REPO
+from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[2]
-MAJORS = (3, 4)
 STANDINS = ["--dependencies", "standins"]
 
 
@@ -50,7 +53,9 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def archive(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Packaged:
-    return package.build(check_defaults(), tmp_path_factory.mktemp("dist"), mode="standins")
+    return package.build(
+        check_defaults(), tmp_path_factory.mktemp("dist"), mode="standins", allow_standins=True
+    )
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -99,6 +104,72 @@ def test_set_flags_merge_exactly_as_real_helm(tmp_path, major, case):
     by_helm = json.loads(out.split("values: ", 1)[1])
     ours = template_ops.load([str(base)], ordered(sets, strings, files)).data
     assert json.loads(json.dumps(ours)) == by_helm
+
+
+# --set-json and --set-literal, with --set between them: Helm's order is files, --set-json,
+# --set, --set-string, --set-file, --set-literal, whatever the command line's order.
+JSON_LITERAL_CASES = [
+    (['a=1,b={"x":[1,2.5,null]} , c=', 'pools[1]={"name":"j"}', "t= true"], []),
+    (['idx[2]="s",n[0].o=[1]', "num=-0.5e3"], ["meta.kept=lit,eral\\x={y}"]),
+    (["list=[]"], ["pools[0].name=first", "a.b=x=y"]),
+]
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+@pytest.mark.parametrize("case", range(len(JSON_LITERAL_CASES)))
+def test_set_json_and_literal_merge_exactly_as_real_helm(tmp_path, major, case):
+    jsons, literals = JSON_LITERAL_CASES[case]
+    base = tmp_path / "base.yaml"
+    base.write_text(BASE_FILE)
+    chart = probe_chart(tmp_path / "probe", VALUES_PROBE)
+    argv = ["template", "r", str(chart)]
+    for item in literals:
+        argv += ["--set-literal", item]
+    argv += ["--set", "meta.kept=2", "-f", str(base)]
+    for item in jsons:
+        argv += ["--set-json", item]
+    out = helm.run(argv, major=major, env=isolated_env(tmp_path / "home")).stdout
+    by_helm = json.loads(out.split("values: ", 1)[1])
+    sets = ordered(["meta.kept=2"], jsons=jsons, literals=literals)
+    ours = template_ops.load([str(base)], sets, major).data
+    assert json.loads(json.dumps(ours)) == by_helm
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+def test_a_json_object_is_merged_by_helm4_and_refused_by_helm3(tmp_path, major):
+    base = tmp_path / "base.yaml"
+    base.write_text(BASE_FILE)
+    chart = probe_chart(tmp_path / "probe", VALUES_PROBE)
+    whole = ' {"meta": {"extra": [1]}, "list": null} '
+    proc = helm.run(
+        ["template", "r", str(chart), "-f", str(base), "--set-json", whole],
+        major=major,
+        env=isolated_env(tmp_path / "home"),
+        check=False,
+    )
+    sets = ordered(jsons=[whole])
+    if major == 3:
+        assert proc.returncode == 1 and "failed parsing --set-json data" in proc.stderr
+        with pytest.raises(ValuesInvalid, match=r"--set-json"):
+            template_ops.load([str(base)], sets, major)
+        return
+    by_helm = json.loads(proc.stdout.split("values: ", 1)[1])
+    assert json.loads(json.dumps(template_ops.load([str(base)], sets, major).data)) == by_helm
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+def test_a_set_json_error_is_an_error_in_helm_too(tmp_path, major):
+    chart = probe_chart(tmp_path / "probe", VALUES_PROBE)
+    for bad in ("a=NaN", "a=1e999", "a={", "a=[1,", "a=tru", "a", "a=1,b"):
+        proc = helm.run(
+            ["template", "r", str(chart), "--set", "list={1}", "--set-json", bad],
+            major=major,
+            env=isolated_env(tmp_path / "home"),
+            check=False,
+        )
+        assert proc.returncode != 0, bad
+        with pytest.raises(ValuesInvalid, match=r"--set-json "):
+            template_ops.load([], ordered(["list={1}"], jsons=[bad]), major)
 
 
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
@@ -216,6 +287,25 @@ def test_values_may_be_what_helm_get_values_prints(capsys, tmp_path):
     assert [o["metadata"]["name"] for o in by_kind(load_manifests(out), "Namespace")] == ["alpha"]
 
 
+def test_values_from_a_url_and_a_comma_list(capsys, tmp_path):
+    """-f takes an http(s) URL and comma-separated files, as Helm's -f does."""
+    (tmp_path / "a.yaml").write_text("platform:\n  tenants:\n  - name: alpha\n")
+    (tmp_path / "b.yaml").write_text("platform:\n  monitoring:\n    scrapeInterval: 2s\n")
+    local = f"{tmp_path / 'a.yaml'},{tmp_path / 'b.yaml'}"
+    code, by_path, err = run(capsys, "template", "r", "-f", local, *STANDINS)
+    assert code == 0, err
+    with static_server(tmp_path) as port:
+        url = f"http://127.0.0.1:{port}"
+        code, by_url, err = run(
+            capsys, "template", "r", f"--values={url}/a.yaml", "-f", f"{url}/b.yaml", *STANDINS
+        )
+        assert code == 0, err
+        assert load_manifests(by_url) == load_manifests(by_path)
+        code, out, err = run(capsys, "template", "r", "-f", f"{url}/missing.yaml", *STANDINS)
+    assert code == 2 and out == ""
+    assert f"{url}/missing.yaml: the server answered 404" in err and "Traceback" not in err
+
+
 def test_summary_still_works(capsys):
     code, out, _ = run(
         capsys, "template", "-f", str(REPO / "values" / "kind.yaml"), "--summary", *STANDINS
@@ -226,17 +316,55 @@ def test_summary_still_works(capsys):
 # --------------------------------------------------------------------------- --output-dir
 
 
-def test_output_dir_writes_helms_layout_and_loses_nothing(capsys, tmp_path):
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
+def test_output_dir_is_exactly_helms_tree(capsys, tmp_path, major):
+    """The tree and the `wrote` lines are what bare helm writes for the same chart and values,
+    with nothing of the tool's own beside them (kubectl apply -R reads every file)."""
+    chart = tmp_path / "gpu-platform"
+    shutil.copytree(REPO / "charts" / "gpu-platform", chart, ignore=shutil.ignore_patterns("ci"))
+    template_ops.dependencies.install_into(chart, template_ops.dependencies.fetch("standins"))
+    resolved = tmp_path / "resolved.yaml"
+    resolved.write_text(template_ops.helm_only_yaml(check_defaults().resolved))
+    flags = ["--include-crds", "--release-name", "--helm", str(major)]
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    code, out, err = run(capsys, "template", "r", str(chart), "--output-dir", str(ours), *flags)
+    assert code == 0, err
+    bare = helm.run(
+        ["template", "r", str(chart), "--output-dir", str(theirs), "-f", str(resolved)]
+        + ["--kube-version", helm.DEFAULT_KUBE_VERSION, "--include-crds", "--release-name"]
+        + ["--namespace", template_ops.DEFAULT_NAMESPACE]
+        + [a for api in helm.extra_api_versions() for a in ("--api-versions", api)],
+        major=major,
+        env=isolated_env(tmp_path / "home"),
+    )
+    assert _tree(ours) == _tree(theirs)
+    assert "r/gpu-platform/templates/scheduling/priorityclass.yaml" in _tree(ours)
+    assert out == bare.stdout.replace(str(theirs), str(ours))
+    assert f"wrote {len(_tree(ours))} files to {ours}" in err
+
+
+def test_output_dir_replaces_only_helms_files(capsys, tmp_path):
     out_dir = tmp_path / "rendered"
+    out_dir.mkdir()
+    (out_dir / "kustomization.yaml").write_text("resources: []\n")  # someone's, left alone
     code, out, err = run(capsys, "template", "r", "--output-dir", str(out_dir), *STANDINS)
-    assert code == 0 and out == "" and f"files to {out_dir}" in err
-    written = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
-    assert "gpu-platform/templates/scheduling/priorityclass.yaml" in written
-    assert "gpu-platform/charts/dask-kubernetes-operator/templates/deployment.yaml" in written
-    assert template_ops.OUTPUT_MARKER in written
+    assert code == 0, err
+    first = _tree(out_dir)
+    assert "gpu-platform/templates/scheduling/priorityclass.yaml" in first
+    assert "gpu-platform/charts/dask-kubernetes-operator/templates/deployment.yaml" in first
+    assert first["kustomization.yaml"] == b"resources: []\n"
+    assert not [rel for rel in first if "gpu-platform" in rel.split("/")[-1]], "no marker"
     # Again with --show-only (which Helm itself cannot combine with --output-dir): the files
-    # the tool wrote before and does not write now are gone, nothing else.
-    code, _, err = run(
+    # an earlier render wrote and this one does not are removed, and nothing else.
+    code, out, err = run(
         capsys,
         "template",
         "r",
@@ -247,28 +375,57 @@ def test_output_dir_writes_helms_layout_and_loses_nothing(capsys, tmp_path):
         *STANDINS,
     )
     assert code == 0, err
-    now = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
-    assert now == [
-        template_ops.OUTPUT_MARKER,
+    assert sorted(_tree(out_dir)) == [
         "gpu-platform/templates/scheduling/priorityclass.yaml",
+        "kustomization.yaml",
     ]
-    # A file the tool did not write: refused, and nothing changes.
-    (out_dir / "notes.md").write_text("mine")
+    assert out.count("wrote ") == 3, "one line per document, as helm prints them"
+    # A file of someone else's where Helm would write: refused, and nothing changes.
+    mine = out_dir / "gpu-platform" / "templates" / "scheduling" / "priorityclass.yaml"
+    mine.write_text("# my notes\n")
+    before = _tree(out_dir)
     code, out, err = run(capsys, "template", "r", "--output-dir", str(out_dir), *STANDINS)
     assert code == 2 and out == ""
-    assert "holds files gpu-platform did not write: notes.md" in err
-    assert "$> helm" not in err, "refused before anything is rendered"
-    assert (out_dir / "notes.md").read_text() == "mine"
-    assert sorted(p.name for p in out_dir.rglob("*.yaml")) == ["priorityclass.yaml"]
+    assert "would replace files it did not write: gpu-platform/templates/scheduling" in err
+    assert _tree(out_dir) == before
 
 
-def test_output_dir_refuses_a_folder_of_someone_elses(capsys, tmp_path):
-    theirs = tmp_path / "manifests"
-    theirs.mkdir()
-    (theirs / "deploy.yaml").write_text("kind: Deployment\n")
-    code, _, err = run(capsys, "template", "r", "--output-dir", str(theirs), *STANDINS)
-    assert code == 2 and "was not written by gpu-platform" in err and "deploy.yaml" in err
-    assert [p.name for p in theirs.iterdir()] == ["deploy.yaml"]
+def test_kubectl_applies_the_output_dir_as_it_is(capsys, tmp_path):
+    """`kubectl apply --dry-run=client -R -f DIR` takes every file of the tree as manifests
+    (a stand-in API server answers discovery and finds none of the objects)."""
+    out_dir = tmp_path / "rendered"
+    code, _, err = run(
+        capsys, "template", "r", "--output-dir", str(out_dir), "--include-crds", *STANDINS
+    )
+    assert code == 0, err
+    objects = [o for text in _tree(out_dir).values() for o in load_manifests(text.decode())]
+    kinds = sorted({(o["apiVersion"], o["kind"], o["kind"] not in CLUSTER_KINDS) for o in objects})
+    with stand_in_api_server(tmp_path / "api", [], kinds) as api:
+        proc = subprocess.run(
+            [tools.locate("kubectl"), "apply", "--dry-run=client", "--validate=false", "-R"]
+            + ["-f", str(out_dir), "--kubeconfig", str(api.kubeconfig(tmp_path / "kube"))],
+            capture_output=True,
+            text=True,
+        )
+    assert proc.returncode == 0, proc.stderr
+    created = [line for line in proc.stdout.splitlines() if line.endswith("(dry run)")]
+    assert len(created) == len(objects) > 20
+
+
+CLUSTER_KINDS = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "PriorityClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "APIService",
+    "ClusterPolicy",
+    "NodeFeatureRule",
+}
 
 
 # ----------------------------------------------------------------- a chart named by the user
@@ -313,7 +470,7 @@ def test_flags_reach_a_named_chart_with_resolved_values(capsys, tmp_path, major)
     (probe,) = load_manifests(out)
     assert probe["metadata"] == {"name": "rel-probe", "namespace": "ops"}
     assert probe["data"] == {
-        "kube": "v1.29.0",
+        "kube": "v1.29.0" if major == 3 else "v1.29",  # each major's own reading of 1.29
         "extra": "true",
         "bundled": "true",
         "scrape": "5s",

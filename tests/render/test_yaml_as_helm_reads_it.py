@@ -23,11 +23,10 @@ from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.yamltree import HELM_READS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from properties import COUNTS
+from support.counts import COUNTS
 from support.k8svalidate import validate_objects
 from support.render import VALUES_PROBE, probe_chart, render
-
-MAJORS = (3, 4)
+from support.versions import MAJORS
 
 # Keys and values that read alike in YAML 1.1 (Helm) and 1.2 (this tool): no y/n/yes/on.
 MERGES = """\

@@ -58,12 +58,13 @@ def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 class Request:
     """What an admission request carries that the policies may read."""
 
-    resource: str  # plural, core group: "pods", "services"
+    resource: str  # plural: "pods", "services", "scaledobjects"
     namespace: str
     obj: dict[str, Any]
     operation: str = "CREATE"
     old: dict[str, Any] | None = None
     user: str = "alice"
+    group: str = ""  # the API group: "" (core), "keda.sh"
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Policy:
             if (
                 request.resource in rule["resources"]
                 and request.operation in rule["operations"]
-                and "" in rule["apiGroups"]
+                and request.group in rule["apiGroups"]
             ):
                 return True
         return False

@@ -8,6 +8,10 @@ the legacy discovery documents (``/api``, ``/apis``, ``/apis/discovery.k8s.io/v1
 asks for aggregated discovery first and falls back on a plain JSON answer, as it does with an
 older API server) and the EndpointSlice list, filtered by the label selector it was sent.
 Every request is recorded; anything else gets the API server's 404 Status.
+
+Given ``kinds`` (apiVersion, kind, namespaced), it also lists them in discovery, so a
+client-side dry run (``kubectl apply --dry-run=client``) maps every object, finds none of them
+(404) and reports each as created.
 """
 
 from __future__ import annotations
@@ -98,11 +102,39 @@ _DISCOVERY = {
 }
 
 
+def _discovery(kinds: list[tuple[str, str, bool]]) -> dict[str, dict[str, Any]]:
+    """The discovery documents with ``kinds`` added to their group versions."""
+    docs = json.loads(json.dumps(_DISCOVERY))
+    for api_version, kind, namespaced in kinds:
+        group, _, version = api_version.rpartition("/")
+        path = f"/apis/{api_version}" if group else f"/api/{version}"
+        if path not in docs:
+            docs[path] = _resources(api_version, [])
+            entry = {"groupVersion": api_version, "version": version}
+            docs["/apis"]["groups"].append(
+                {"name": group, "versions": [entry], "preferredVersion": entry}
+            )
+        plural = kind.lower() + ("es" if kind.endswith("s") else "s")
+        listed = docs[path]["resources"]
+        if all(r["kind"] != kind for r in listed):
+            listed.append(
+                {
+                    "name": plural,
+                    "singularName": kind.lower(),
+                    "namespaced": namespaced,
+                    "kind": kind,
+                    "verbs": ["create", "get", "list", "patch"],
+                }
+            )
+    return docs
+
+
 @dataclass
 class StandInApiServer:
     """What the stand-in serves and what it was asked."""
 
     slices: list[dict[str, Any]]
+    kinds: list[tuple[str, str, bool]] = field(default_factory=list)
     url: str = ""
     ca: Path | None = None
     requests: list[str] = field(default_factory=list)  # "GET /path?query"
@@ -163,8 +195,9 @@ def _handler(state: StandInApiServer) -> type[BaseHTTPRequestHandler]:
                 self._status(401, "Unauthorized", "Unauthorized")
                 return
             url = urlsplit(self.path)
-            if url.path in _DISCOVERY:
-                self._send(200, _DISCOVERY[url.path])
+            discovery = _discovery(state.kinds)
+            if url.path in discovery:
+                self._send(200, discovery[url.path])
                 return
             if url.path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices":
                 selector = parse_qs(url.query).get("labelSelector", [""])[0]
@@ -190,10 +223,15 @@ def _handler(state: StandInApiServer) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def stand_in_api_server(folder: Path, slices: list[dict[str, Any]]) -> Iterator[StandInApiServer]:
-    """Serve ``slices`` as the ``kubernetes`` Service's EndpointSlices over HTTPS."""
+def stand_in_api_server(
+    folder: Path,
+    slices: list[dict[str, Any]],
+    kinds: list[tuple[str, str, bool]] | None = None,
+) -> Iterator[StandInApiServer]:
+    """Serve ``slices`` as the ``kubernetes`` Service's EndpointSlices over HTTPS (and
+    ``kinds`` in discovery)."""
     ca, cert, key = write_ca_and_cert(folder, ["kubernetes.default.svc"])
-    state = StandInApiServer(slices, ca=ca)
+    state = StandInApiServer(slices, kinds or [], ca=ca)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(cert, key)

@@ -34,9 +34,12 @@ def _name(common: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
 
-def write_ca_and_cert(folder: Path, hosts: list[str]) -> tuple[Path, Path, Path]:
+def write_ca_and_cert(
+    folder: Path, hosts: list[str], client: bool = False
+) -> tuple[Path, Path, Path]:
     """A throwaway CA and one server certificate for ``hosts`` (and 127.0.0.1): paths of the
-    CA certificate, the server certificate chain and the server key."""
+    CA certificate, the server certificate chain and the server key. ``client``: the
+    certificate also identifies a TLS client (mutual TLS)."""
     folder.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -78,7 +81,11 @@ def write_ca_and_cert(folder: Path, hosts: list[str]) -> tuple[Path, Path, Path]
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+            x509.ExtendedKeyUsage(
+                [x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]
+                + ([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH] if client else [])
+            ),
+            critical=False,
         )
         .sign(ca_key, hashes.SHA256())
     )

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from gpu_platform.pipeline import registry
 
-REPO = Path(__file__).resolve().parents[2]
+from support.repo import REPO
+
 CORPUS = REPO / "tests" / "realistic-values"
 FILES = sorted(CORPUS.glob("*/*.yaml"))
 
@@ -28,6 +29,7 @@ GPU = "gpu-operator"
 NFD = f"{GPU}.node-feature-discovery"
 ADAPTER = "prometheus-adapter"
 DASK = "dask-kubernetes-operator"
+KEDA = "keda"
 
 
 def unknown(chart: str) -> str:
@@ -214,6 +216,21 @@ JUNK: tuple[Junk, ...] = (
         ),
     ),
     Junk(_nested(f"{DASK}.kopfArg", "[]"), f"{DASK}.kopfArg", (f"{DASK}.kopfArgs",)),
+    # KEDA: one replica count per Deployment, none at the top
+    Junk(
+        _nested(f"{KEDA}.replicaCount", "2"),
+        f"{KEDA}.replicaCount",
+        (
+            f"{KEDA}.metricsServer.replicaCount",
+            f"{KEDA}.operator.replicaCount",
+            f"{KEDA}.webhooks.replicaCount",
+        ),
+    ),
+    Junk(
+        _nested(f"{KEDA}.operator.replicaCont", "2"),
+        f"{KEDA}.operator.replicaCont",
+        (f"{KEDA}.operator.replicaCount",),
+    ),
     # Below here the chart renders the map whole into a custom resource, whose CRD prunes a
     # field it does not name (the fields, from the templates and the vendored CRDs).
     Junk(

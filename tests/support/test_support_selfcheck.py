@@ -89,12 +89,24 @@ def test_standins_carry_upstream_data(charts: dict[str, Path]) -> None:
         assert meta["annotations"][STANDIN_ANNOTATION] == "true"
         assert (chart / "values.yaml").read_bytes() == store.read_bytes(info.name, "values.yaml")
         vendored_crds = store.crd_files(info.name, info.crd_dirs)
-        assert sorted(vendored_crds) == sorted(
-            p.relative_to(chart).as_posix()
-            for d in info.crd_dirs
-            for p in (chart / d).glob("*.yaml")
+        if info.crd_templates:
+            # CRDs the real chart ships as templates: back as templates, behind its switch
+            folder = chart / info.crd_templates[0]
+            assert sorted(f"crds/{p.name}" for p in folder.glob("*.yaml")) == sorted(vendored_crds)
+            for rel in vendored_crds:
+                text = (folder / rel.removeprefix("crds/")).read_text()
+                assert text.startswith(f"{{{{- if .Values.{info.crd_switch} }}}}\n")
+                assert store.read_text(info.name, rel) in text
+            assert not (chart / "crds").exists()
+        else:
+            assert sorted(vendored_crds) == sorted(
+                p.relative_to(chart).as_posix()
+                for d in info.crd_dirs
+                for p in (chart / d).glob("*.yaml")
+            )
+        assert sorted(p.name for p in (chart / "templates").iterdir()) == sorted(
+            ["standin-values.yaml", *(["crds"] if info.crd_templates else [])]
         )
-        assert [p.name for p in (chart / "templates").iterdir()] == ["standin-values.yaml"]
         # nested subcharts come along with their values, schemas and CRDs, as dependencies
         assert [d["name"] for d in meta.get("dependencies", [])] == [
             d["name"] for d in upstream.get("dependencies", []) if d["name"] in info.nested

@@ -35,8 +35,8 @@ from gpu_platform.pipeline.yamltree import compose, fast_events
 from gpu_platform.simulate import engine, parse_settings, parse_workload
 from gpu_platform.upstream import store
 from pydantic import ValidationError
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 
 
@@ -97,6 +97,7 @@ def test_no_real_manifest_stream_comes_near_the_limits() -> None:
     assert max(d.height for d in docs) * 3 < MANIFEST_LIMITS.depth
 
 
+@pytest.mark.slow  # a 460,000-key file through every reader
 def test_a_file_of_460000_keys_is_refused_in_bounded_memory() -> None:
     """Refused where its nodes pass the budget, holding only what it read so far (it took
     944 MB and minutes when every key was read and checked)."""
@@ -157,6 +158,7 @@ def test_standard_input_is_read_no_further_than_the_cap(monkeypatch: pytest.Monk
 # --------------------------------------------------------------------------- depth
 
 
+@pytest.mark.slow  # 100,000 levels through every reader
 @pytest.mark.parametrize("opening", ["[", "{a: "])
 def test_no_reader_recurses_however_deep_the_file(opening: str) -> None:
     """Under a recursion limit far below the nesting, 100,000 levels are refused by every

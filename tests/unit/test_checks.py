@@ -96,7 +96,7 @@ def test_unknown_top_level_key(write_values):
         (
             "platform:\n  prepuller:\n    images: [{name: a, image: 'busybox'}]\n",
             "F:3:24: platform.prepuller.images[0].image: image 'busybox' has no tag; pin a version "
-            "such as busybox:1.2.3",
+            "such as busybox:1.2.3 (or a digest, busybox@sha256:...)",
         ),
         (
             "gpu-operator:\n  enabled: 3\n",

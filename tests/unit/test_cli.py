@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from gpu_platform.cli import main
-
-REPO = Path(__file__).resolve().parents[2]
+from support.repo import REPO
 
 
 def test_committed_chart_is_up_to_date():
@@ -60,7 +58,7 @@ def test_validate_exit_codes(write_values, capsys):
 
 
 def test_validate_strict_fails_on_warnings(write_values):
-    path = write_values("gpu-operator:\n  enabled: false\n")
+    path = write_values("platform:\n  nodePools: [{name: gpu, taints: []}]\n")  # untainted
     assert main(["validate", "-f", path]) == 0
     assert main(["validate", "--strict", "-f", path]) == 1
 
@@ -90,6 +88,7 @@ def test_no_traceback_on_garbage(tmp_path):
     assert f"{bad}: not UTF-8 text" in proc.stderr
 
 
+@pytest.mark.slow  # two simulated days and a plot
 def test_simulate_compare_json_and_plot(tmp_path, capsys):
     """`simulate --compare` runs one seeded day against two files; the same seed repeats it."""
     import json

@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from gpu_platform import helm_flags
 from gpu_platform.cli import main, readme, registry
 from gpu_platform.cli.common import warning_lines
 from gpu_platform.cli.parser import commands
 from gpu_platform.pipeline import pins
 from gpu_platform.pipeline.run import check_files
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 GKE = str(REPO / "values" / "gke-t4-rapids.yaml")
 KIND = str(REPO / "values" / "kind.yaml")
@@ -39,7 +40,7 @@ class TestHelp:
         text = capsys.readouterr().out
         assert text.startswith("usage: gpu-platform [-h] [--version] [-v] COMMAND ...\n")
         assert "``" not in text and "the only place" not in text  # no developer docstring
-        listed = [m.group(1) for m in re.finditer(r"^    (\w+) +\S.*$", text, re.MULTILINE)]
+        listed = [m.group(1) for m in re.finditer(r"^    ([\w-]+) +\S.*$", text, re.MULTILINE)]
         assert listed == COMMANDS
         for name, _parser, help_line in commands():
             assert f"    {name:<12} {help_line}\n" in text  # all of it, on one line
@@ -55,13 +56,14 @@ class TestHelp:
             "kube-prometheus-stack",
             "prometheus-adapter",
             "dask-kubernetes-operator",
+            "keda",
         ]
 
     def test_the_readme_table_lists_every_command_and_flag_of_the_help(self, capsys):
         block = readme.block_text(README.read_text(), "cli")
         rows = {
             m.group(1): m.group(0)
-            for m in re.finditer(r"^\| `gpu-platform (\w+)[^|]*.*$", block, re.MULTILINE)
+            for m in re.finditer(r"^\| `gpu-platform ([\w-]+)[^|]*.*$", block, re.MULTILINE)
         }
         assert list(rows) == COMMANDS
         for name in COMMANDS:
@@ -69,6 +71,8 @@ class TestHelp:
             help_text = capsys.readouterr().out
             flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", help_text.split("options:")[1]))
             flags -= {"--help", "--verbose"}  # every command has them; the prose says so
+            if name == "template":  # Helm's flags the tool passes on are Helm's to document
+                flags -= {f.long for f in helm_flags.FLAGS if f.role in ("helm", "home", "chart")}
             missing = [
                 f
                 for f in sorted(flags)
@@ -100,6 +104,7 @@ def _short_form_listed(flag: str, help_text: str, row: str) -> bool:
         ["template", "--help"],
     ],
 )
+@pytest.mark.slow  # a CLI process per case: make test, not make test-quick
 def test_a_closed_pipe_ends_quietly(argv):
     # `... | head -1`: the reader is gone before anything is written (closed at once, so the
     # whole output meets a closed pipe whatever the pipe's buffer)
@@ -115,6 +120,7 @@ def test_a_closed_pipe_ends_quietly(argv):
 @pytest.mark.parametrize(
     "argv", [["values", "-f", KIND], ["--version"], ["--help"], ["simulate", "--defaults"]]
 )
+@pytest.mark.slow  # a CLI process per case
 def test_an_unwritable_output_is_one_error(argv):
     with open("/dev/full", "w") as full:
         proc = _cli(*argv, stdout=full)
@@ -189,6 +195,7 @@ class TestRepeatedWarnings:
             "fill them"
         )
 
+    @pytest.mark.slow  # values of 1000 tenants, three times
     @pytest.mark.parametrize(
         ("argv", "lines"),
         [

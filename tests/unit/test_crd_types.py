@@ -187,9 +187,15 @@ def test_a_list_the_platform_adds_to_is_bounded_by_its_crd(tmp_path, capsys):
         "gpu-operator.dcgmExporter.env[1]",
     ]
     entry = {"name": "A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
-    validator = Draft7Validator(values_schema())
-    assert not validator.is_valid({"gpu-operator": {"dcgmExporter": {"env": [entry]}}})
-    assert validator.is_valid({"gpu-operator": {"dcgmExporter": {"env": [{"name": "A"}]}}})
+    # only the block is probed: Helm's values, coalesced over values.yaml, carry every key the
+    # schema requires (the root's sections, the block's enabled)
+    validator = Draft7Validator({**values_schema(), "required": []})
+
+    def env(*entries: object) -> dict[str, object]:
+        return {"gpu-operator": {"enabled": True, "dcgmExporter": {"env": list(entries)}}}
+
+    assert not validator.is_valid(env(entry))
+    assert validator.is_valid(env({"name": "A"}))
     # the values reference still names the list's type, not the bounds the CRD adds
     row = next(r for r in values_reference().splitlines() if "`gpu-operator.dcgmExporter.env`" in r)
     assert row.split("|")[2].strip() == "list of object"

@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 import yaml
 from gpu_platform.cli import main
 from gpu_platform.ops import apiserver
 from support.apiserver import endpoint_slice, stand_in_api_server
-
-REPO = Path(__file__).resolve().parents[2]
+from support.repo import REPO
 
 SITE = textwrap.dedent("""\
     platform:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.emit.values import (
     schema_json,
@@ -15,8 +13,7 @@ from gpu_platform.pipeline.emit.values import (
 )
 from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
-
-REPO = Path(__file__).resolve().parents[2]
+from support.schemacheck import schema, schema_errors
 
 
 def _leaves(schema, path=""):
@@ -41,10 +38,14 @@ def test_every_schema_property_has_a_description():
 
 
 def test_every_property_outside_list_items_has_a_default():
+    """Every value has its default; a mapping of keys has its keys' (and lists them in
+    required) rather than a copy of its whole subtree."""
     missing = [
         p
         for p, prop in _leaves(values_schema())
-        if "[]" not in p and "default" not in prop and not p.startswith("global")
+        if "[]" not in p
+        and not p.startswith("global")
+        and ("properties" in prop) == ("default" in prop)
     ]
     assert missing == []
 
@@ -57,22 +58,21 @@ def test_values_yaml_parses_back_to_the_resolved_defaults():
 
 
 def test_schema_validates_the_defaults_and_rejects_unknown_keys():
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = values_schema()
-    jsonschema.validate(check_defaults().resolved, schema)
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"platform": {"nope": 1}}, schema)
+    assert schema() == values_schema()
+    assert schema_errors(check_defaults().resolved, coalesced=False) == []
+    assert schema_errors({"platform": {"nope": 1}}) != []
     # A key no subchart reads is refused as `gpu-platform validate` refuses it; free-form spots
     # and keys upstream documents only as comments are not.
     misnested = {"kube-prometheus-stack": {"serviceMonitorSelectorNilUsesHelmValues": False}}
-    with pytest.raises(jsonschema.ValidationError, match="serviceMonitorSelectorNilUses"):
-        jsonschema.validate(misnested, schema)
-    jsonschema.validate(
-        {
-            "gpu-operator": {"daemonsets": {"labels": {"team": "ml"}}},
-            "kube-prometheus-stack": {"grafana": {"adminPassword": "x"}},
-        },
-        schema,
+    assert any("serviceMonitorSelectorNilUses" in e for e in schema_errors(misnested))
+    assert (
+        schema_errors(
+            {
+                "gpu-operator": {"daemonsets": {"labels": {"team": "ml"}}},
+                "kube-prometheus-stack": {"grafana": {"adminPassword": "x"}},
+            }
+        )
+        == []
     )
 
 
@@ -80,6 +80,48 @@ def test_reference_lists_every_schema_path():
     ref = values_reference()
     for path, _prop in _leaves(values_schema()):
         assert f"`{path}`" in ref, path
+
+
+# Draft-07's keywords (json-schema.org/draft-07/json-schema-validation), and OpenAPI's
+# discriminator, an annotation every validator ignores.
+DRAFT7 = {
+    "$schema", "$comment", "$id", "$ref", "title", "description", "default", "examples",
+    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "items", "additionalItems",
+    "maxItems", "minItems", "uniqueItems", "contains", "maxProperties", "minProperties",
+    "required", "properties", "patternProperties", "additionalProperties", "dependencies",
+    "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not", "format",
+    "definitions", "readOnly", "writeOnly", "discriminator",
+}  # fmt: skip
+VALUE_KEYWORDS = {"default", "examples", "enum", "const", "required", "discriminator"}
+
+
+def _keywords(node, path=""):
+    """(path, keyword) of every keyword of every schema node below ``node``."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _keywords(item, f"{path}[{index}]")
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        yield path, key
+        if key in ("properties", "patternProperties", "definitions"):
+            for name, sub in value.items():
+                yield from _keywords(sub, f"{path}/{name}")
+        elif key not in VALUE_KEYWORDS:
+            yield from _keywords(value, f"{path}/{key}")
+
+
+def test_the_schema_speaks_only_json_schema():
+    """A keyword JSON Schema does not know is ignored: pydantic once left an optional count's
+    bounds as ``ge``/``le`` (platform.monitoring.sizing.gpusPerNode: 1000000 installed on
+    plain Helm while the tool refused it; ci/mutated_values.py found it)."""
+    unknown = [f"{p}: {k}" for p, k in _keywords(values_schema()) if k not in DRAFT7]
+    assert unknown == []
+    sizing = values_schema()["properties"]["platform"]["properties"]["monitoring"]
+    per_node = sizing["properties"]["sizing"]["properties"]["gpusPerNode"]
+    assert {"type": "integer", "minimum": 1, "maximum": 64} in per_node["anyOf"]
 
 
 def test_schema_is_json_and_stable():
@@ -99,11 +141,37 @@ def test_the_throwaway_chart_holds_what_the_chart_holds():
     assert set(full) - set(throwaway) == {"README.md"}
     assert set(throwaway) <= set(full)
     differ = sorted(rel for rel in throwaway if throwaway[rel] != full[rel])
-    assert differ == ["values.schema.json", "values.yaml"]
+    assert differ == ["Chart.yaml", "values.schema.json", "values.yaml"]
     assert json.loads(throwaway["values.schema.json"]) == json.loads(full["values.schema.json"])
     assert load_yaml(throwaway["values.yaml"]) == load_yaml(full["values.yaml"])
+    chart = load_yaml(full["Chart.yaml"])
+    assert set(chart.pop("annotations")) == {
+        "artifacthub.io/license",
+        "artifacthub.io/images",
+        "artifacthub.io/changes",
+    }
+    assert load_yaml(throwaway["Chart.yaml"]) == chart, "only Artifact Hub's annotations differ"
     throwaway["templates/validate.yaml"] = "changed"
     assert (
         chart_files(checked, throwaway=True)["templates/validate.yaml"]
         == full["templates/validate.yaml"]
     ), "a caller's change leaks into the next chart"
+
+
+def test_the_throwaway_files_the_cache_keeps_are_built_afresh_alike(tmp_path, monkeypatch):
+    """What the cache folder keeps for a tool (its fingerprint) equals a build from the
+    sources; a kept file that is damaged is built again, not trusted."""
+    from gpu_platform import cachedir
+    from gpu_platform.pipeline.emit import chart
+
+    monkeypatch.setenv("GPU_PLATFORM_CACHE", str(tmp_path))
+    chart._fixed_files.cache_clear()
+    first = chart._fixed_files(compact=True)
+    (kept,) = (tmp_path / "gpu-platform" / "chart-files").iterdir()
+    assert kept.name == f"{cachedir.fingerprint()}.json"
+    chart._fixed_files.cache_clear()
+    assert chart._fixed_files(compact=True) == first == chart.build_fixed_files(compact=True)
+    kept.write_text('{"templates/validate.yaml": ')  # cut short
+    chart._fixed_files.cache_clear()
+    assert chart._fixed_files(compact=True) == first
+    chart._fixed_files.cache_clear()

@@ -11,17 +11,16 @@ import io
 import json
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 import yaml as pyyaml
 from gpu_platform.cli import main
 from gpu_platform.pipeline.emit.helmyaml import ambiguous, dump, float_text, flow, helm_only_yaml
 from gpu_platform.pipeline.run import check_defaults
+from support.repo import REPO
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
-REPO = Path(__file__).resolve().parents[2]
 VALUES_YAML = REPO / "charts" / "gpu-platform" / "values.yaml"
 
 # The yamllint configuration for everything the tool writes for Helm: yamllint's defaults, but

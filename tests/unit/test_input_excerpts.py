@@ -8,13 +8,11 @@ kubeconfig whose keys a workload file also has. No line of any of them may reach
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from gpu_platform import excerpt
 from gpu_platform.cli import main
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 KIND = str(REPO / "values" / "kind.yaml")
 SECRET = "Zm9vYmFyLXNlY3JldC10b2tlbi12YWx1ZQ"
 

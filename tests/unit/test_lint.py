@@ -21,8 +21,8 @@ from gpu_platform.pipeline.model.pools import POOL_LABEL
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 KUBE = "1.29"
 DEFAULTS = check_defaults().values
 
@@ -900,7 +900,7 @@ def test_vendored_file_is_deterministic_and_packaged() -> None:
     assert crd_vendor.encode(data) == crd_vendor.encode(crd_vendor.decode(crd_vendor.encode(data)))
     kinds = {(api, kind) for api, by_kind in data["schemas"].items() for kind in by_kind}
     # Every CRD the bundled charts ship: kube-prometheus-stack's ten, gpu-operator's five and
-    # its NFD subchart's three, and the Dask operator's four.
+    # its NFD subchart's three, the Dask operator's four and KEDA's six.
     assert kinds == {
         ("kubernetes.dask.org/v1", k)
         for k in ("DaskCluster", "DaskWorkerGroup", "DaskJob", "DaskAutoscaler")
@@ -927,7 +927,15 @@ def test_vendored_file_is_deterministic_and_packaged() -> None:
     } | {
         ("nfd.k8s-sigs.io/v1alpha1", k)
         for k in ("NodeFeature", "NodeFeatureGroup", "NodeFeatureRule")
-    }
+    } | {
+        ("keda.sh/v1alpha1", k)
+        for k in (
+            "ScaledObject",
+            "ScaledJob",
+            "TriggerAuthentication",
+            "ClusterTriggerAuthentication",
+        )
+    } | {("eventing.keda.sh/v1alpha1", k) for k in ("CloudEventSource", "ClusterCloudEventSource")}
     assert crd_vendor.PACKAGED.stat().st_size < 100_000  # descriptions dropped: stays small
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     package_data = pyproject["tool"]["setuptools"]["package-data"]["gpu_platform"]

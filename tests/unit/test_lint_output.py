@@ -195,10 +195,10 @@ def test_validate_json_and_sarif(tmp_path, capsys, sarif_validator) -> None:
 def test_validate_warnings_go_to_stdout_and_fail_with_strict(
     tmp_path, capsys, sarif_validator
 ) -> None:
-    path = _write(tmp_path, "gpu-operator:\n  enabled: false\n", "site.yaml")
+    path = _write(tmp_path, "platform:\n  nodePools: [{name: gpu, taints: []}]\n", "site.yaml")
     code, out, err = _run(capsys, "validate", "-f", path)
     assert code == 0 and err == f"valid: {path}\n"
-    assert out.startswith(f"{path}:2:3: gpu-operator.enabled: warning: gpu-operator is disabled")
+    assert out.startswith(f'{path}:2:27: platform.nodePools[0].taints: warning: pool "gpu" has')
     code, out, err = _run(capsys, "validate", "--strict", "--format", "sarif", "-f", path)
     assert code == 1 and err == "1 warning; --strict makes them fail\n"
     log = json.loads(out)

@@ -40,7 +40,10 @@ from gpu_platform.pipeline.model.pools import NodePool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed"),
+    pytest.mark.slow,  # 240 scripts run under stub CLIs: make test, not make test-quick
+]
 
 CLUSTER, ZONE, REGION, GROUP = "prod-1", "us-central1-a", "us-west-2", "rg-gpu"
 LOCATION = {"gke": ZONE, "eks": REGION, "aks": GROUP}

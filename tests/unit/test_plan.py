@@ -19,8 +19,8 @@ from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import Settings, load_workload
 from gpu_platform.simulate.levers import candidates
 from gpu_platform.simulate.search import Target, layers, parse_target, search
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 VALUES = check_defaults().values
 IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
 MORNING = f"""\

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.simulate import default_workload_text
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 GKE = str(REPO / "values" / "gke-t4-rapids.yaml")
 
 

@@ -23,6 +23,8 @@ from support.simulate import IMAGE, OTHER_IMAGE, cluster, values
 from support.simulate import run as run_day
 from support.simulate import settings as sim_settings
 
+pytestmark = pytest.mark.slow  # hypothesis draws many simulated days: make test only
+
 EXAMPLES = settings(
     max_examples=40, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

@@ -4,7 +4,6 @@ the shipped defaults give a plausible, unsaturated day; a saturated day says so 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
@@ -19,9 +18,9 @@ from gpu_platform.simulate import (
     parse_workload,
     run,
 )
+from support.repo import REPO
 from support.simulate import pool, values
 
-REPO = Path(__file__).resolve().parents[2]
 GKE = check_files([str(REPO / "values" / "gke-t4-rapids.yaml")]).values
 ZERO = check_files([str(REPO / "values" / "scale-from-zero.yaml")]).values
 DEFAULTS = check_defaults().values

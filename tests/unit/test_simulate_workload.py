@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import statistics
 import textwrap
-from pathlib import Path
 
 import pytest
 from gpu_platform.errors import UsageError, ValuesInvalid
@@ -19,9 +18,8 @@ from gpu_platform.simulate import (
     parse_workload,
     run,
 )
+from support.repo import REPO
 from support.simulate import pool, values
-
-REPO = Path(__file__).resolve().parents[2]
 
 TYPES = """\
 version: 2

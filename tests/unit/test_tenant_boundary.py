@@ -4,25 +4,18 @@ values.schema.json (so plain Helm) refuses with it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import jsonschema
 import pytest
-from gpu_platform.pipeline.model.kube import covers_everything
+from gpu_platform.pipeline import addresses
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.boundary import advertised_gpu_resources
 from gpu_platform.pipeline.run import check_files
+from support.schemacheck import schema_errors
 from support.values import problems
-
-SCHEMA = json.loads(
-    (
-        Path(__file__).resolve().parents[2] / "charts" / "gpu-platform" / "values.schema.json"
-    ).read_text()
-)
 
 
 def schema_accepts(platform: dict) -> bool:
-    return not list(jsonschema.Draft7Validator(SCHEMA).iter_errors({"platform": platform}))
+    return not schema_errors({"platform": platform})
 
 
 def one_tenant(**fields: object) -> dict:
@@ -93,48 +86,120 @@ class TestTenantNames:
 
 class TestCidrs:
     @pytest.mark.parametrize(
-        ("cidr", "words"),
+        "cidr",
         [
-            ("10.20.0.0", "expected a CIDR such as 10.20.0.0/16"),
-            ("10.20.0.0/33", "expected a CIDR such as 10.20.0.0/16"),
-            ("300.1.1.1/32", "expected a CIDR such as 10.20.0.0/16"),
-            ("storage.example.com", "expected a CIDR such as 10.20.0.0/16"),
-            ("10.20.0.1/16", "'10.20.0.1/16' has host bits set; write the network, 10.20.0.0/16"),
+            "10.20.0.0",
+            "10.20.0.0/33",
+            "300.1.1.1/32",
+            "storage.example.com",
+            ":::/64",
+            "1::2::3/64",
         ],
     )
-    def test_malformed_cidrs_are_refused(self, write_values, cidr, words):
+    def test_malformed_cidrs_are_refused_by_both(self, write_values, cidr):
         for key in ("egressCIDRs", "apiServerCIDRs", "dnsCIDRs"):
             (out,) = problems(
                 write_values,
                 f"platform:\n  tenants:\n    - name: a\n      network: {{{key}: ['{cidr}']}}\n",
             )
-            assert f"platform.tenants[0].network.{key}[0]: {words}" in out
-        if "host bits" not in words:
-            assert not schema_accepts(one_tenant(network={"egressCIDRs": [cidr]}))
+            assert f"platform.tenants[0].network.{key}[0]: expected a CIDR such as" in out
+        assert not schema_accepts(one_tenant(network={"egressCIDRs": [cidr]}))
 
-    @pytest.mark.parametrize("cidr", ["0.0.0.0/0", "::/0"])
-    def test_any_egress_needs_an_acknowledgement(self, write_values, cidr):
+    @pytest.mark.parametrize(
+        ("cidr", "network"), [("10.20.0.1/16", "10.20.0.0/16"), ("2001:db8::1/32", "2001:db8::/32")]
+    )
+    def test_host_bits_are_the_guards(self, write_values, cidr, network):
         (out,) = problems(
             write_values,
-            f"platform:\n  tenants:\n    - name: a\n"
-            f"      network: {{egressCIDRs: [10.20.0.0/16, '{cidr}']}}\n",
+            f"platform:\n  tenants:\n    - name: a\n      network: {{egressCIDRs: ['{cidr}']}}\n",
         )
-        assert out == (
-            f"F:4:45: platform.tenants[0].network.egressCIDRs[1]: {cidr} opens "
-            "egress to every address, which on some network plugins includes "
+        assert out.endswith(
+            f"platform.tenants[0].network.egressCIDRs[0]: {cidr} has host bits set, so it means "
+            f"{network}, not the address it names; write the network"
+        )
+        # the schema sees a well-formed CIDR; the guard (rule cidr-network) refuses it
+        assert schema_accepts(one_tenant(network={"egressCIDRs": [cidr]}))
+
+    @pytest.mark.parametrize(
+        ("cidrs", "family"),
+        [
+            (["10.20.0.0/16", "0.0.0.0/0"], "IPv4"),
+            (["::/0"], "IPv6"),
+            (["0.0.0.0/1", "128.0.0.0/1"], "IPv4"),
+            (["::/1", "8000::/1", "2001:db8::/32"], "IPv6"),
+        ],
+    )
+    def test_any_egress_needs_an_acknowledgement(self, write_values, cidrs, family):
+        listed = ", ".join(cidrs)
+        (out,) = problems(
+            write_values,
+            "platform:\n  tenants:\n    - name: a\n"
+            f"      network: {{egressCIDRs: [{', '.join(repr(c) for c in cidrs)}]}}\n",
+        )
+        assert out.endswith(
+            f"platform.tenants[0].network.egressCIDRs: {listed} together open "
+            f"egress to every {family} address, which on some network plugins includes "
             "every tenant's pods and the platform's Prometheus; list the "
             "destinations, or set network.acknowledgeAnyEgress: true"
         )
         path = write_values(
             f"platform:\n  tenants:\n    - name: a\n      network:\n"
-            f"        egressCIDRs: ['{cidr}']\n"
+            f"        egressCIDRs: {cidrs!r}\n"
             "        acknowledgeAnyEgress: true\n"
         )
         check_files([path])
 
     def test_what_counts_as_everything(self):
-        assert covers_everything("0.0.0.0/0") and covers_everything("::/0")
-        assert not covers_everything("0.0.0.0/1") and not covers_everything("10.0.0.0/8")
+        assert addresses.covers_all(["0.0.0.0/0"], 4) and addresses.covers_all(["::/0"], 6)
+        assert addresses.covers_all(["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/2"], 4)
+        assert not addresses.covers_all(["0.0.0.0/1", "128.0.0.0/2"], 4)
+        assert not addresses.covers_all(["0.0.0.0/0"], 6)
+        assert not addresses.covers_all(["10.0.0.0/8"], 4)
+
+    @pytest.mark.parametrize(
+        ("key", "cidr", "opens"),
+        [
+            ("apiServerCIDRs", "10.0.0.0/16", "ports 443 and 6443"),
+            ("dnsCIDRs", "0.0.0.0/0", "port 53"),
+            ("apiServerCIDRs", "2001:db8::/48", "ports 443 and 6443"),
+        ],
+    )
+    def test_wide_api_and_dns_ranges_need_an_acknowledgement(self, write_values, key, cidr, opens):
+        family = "ipv6" if ":" in cidr else "ipv4"
+        widest = 64 if family == "ipv6" else 24
+        (out,) = problems(
+            write_values,
+            f"platform:\n  tenants:\n    - name: a\n      network: {{{key}: ['{cidr}']}}\n",
+        )
+        assert out.endswith(
+            f"platform.tenants[0].network.{key}[0]: {cidr} is wider than /{widest} "
+            f"(network.widestPrefix.{family}), so it opens {opens} to every host in it, not only "
+            "to the servers; list the servers' addresses, or set "
+            "network.acknowledgeWideRanges: true"
+        )
+        for fix in ({"acknowledgeWideRanges": True}, {"widestPrefix": {family: 0}}):
+            path = write_values(
+                "platform:\n  tenants:\n    - name: a\n      network: "
+                + json.dumps({key: [cidr], **fix})
+                + "\n"
+            )
+            check_files([path])
+
+    def test_egress_to_the_metadata_service_is_a_warning(self, write_values):
+        path = write_values(
+            "platform:\n  tenants:\n    - name: a\n"
+            "      network: {egressCIDRs: [169.254.0.0/16, 10.0.0.0/8], "
+            "acknowledgeWideRanges: false}\n"
+        )
+        warnings = [p for p in check_files([path]).warnings if p.rule == "tenant-egress-metadata"]
+        assert [(w.path, w.message) for w in warnings] == [
+            (
+                "platform.tenants[0].network.egressCIDRs[0]",
+                'tenant "a": 169.254.0.0/16 reaches the cloud metadata service '
+                "(169.254.169.254), where a pod can read the node's cloud credentials; leave "
+                "that address out of egressCIDRs",
+            )
+        ]
 
 
 class TestGpuResources:
@@ -255,8 +320,74 @@ class TestDefaults:
         ) == ("200Gi", "1Ti", 20)
         assert tenant.limits.default.memory == "16Gi"
         assert tenant.limits.default.ephemeralStorage == "20Gi"
-        assert tenant.limits.default.cpu is None
+        # limits are capped too: a default CPU limit (the quota counts limits.cpu), and the
+        # largest a container may set
+        assert tenant.limits.default.cpu == "4"
+        assert (tenant.limits.max.cpu, tenant.limits.max.memory) == ("32", "64Gi")
+        assert (tenant.quota.limitsCpu, tenant.quota.limitsMemory) == ("64", "256Gi")
+        assert (tenant.quota.services, tenant.quota.daskClusters, tenant.quota.pods) == (
+            20,
+            10,
+            100,
+        )
         assert tenant.network.acknowledgeAnyEgress is False
+        assert tenant.network.acknowledgeWideRanges is False
         platform = Values.model_validate({}).platform
         assert platform.admission.enabled is True and platform.admission.required is False
+        assert platform.admission.maxTenantPriority == 0
         assert platform.nodePools[0].gpuResources == ["nvidia.com/gpu"]
+
+
+class TestCeilings:
+    def test_defaults_above_the_largest_limits_are_refused(self, write_values):
+        out = problems(
+            write_values,
+            "platform:\n  tenants:\n    - name: a\n      limits: {max: {cpu: '2', memory: 8Gi}}\n",
+        )
+        assert [line.split(": ", 1)[1] for line in out] == [
+            "platform.tenants[0].limits.default.cpu: 4 is above the largest limit 2 "
+            "(platform.tenants[0].limits.max.cpu), so the API server refuses the tenant's "
+            "LimitRange; lower the default or raise the largest limit",
+            "platform.tenants[0].limits.default.memory: 16Gi is above the largest limit 8Gi "
+            "(platform.tenants[0].limits.max.memory), so the API server refuses the tenant's "
+            "LimitRange; lower the default or raise the largest limit",
+        ]
+
+    def test_a_cpu_ceiling_needs_a_default_cpu_limit(self, write_values):
+        (out,) = problems(
+            write_values,
+            "platform:\n  tenants:\n    - name: a\n      limits: {default: {cpu: null}, "
+            "max: {cpu: null}}\n",
+        )
+        assert out.endswith(
+            "platform.tenants[0].limits.default.cpu: is null, but quota.limitsCpu makes every "
+            "container need a CPU limit, so the API server would refuse each pod that sets "
+            "none; give limits.default.cpu a value, or set quota.limitsCpu to null too"
+        )
+        path = write_values(
+            "platform:\n  tenants:\n    - name: a\n      quota: {limitsCpu: null}\n"
+            "      limits: {default: {cpu: null}, max: {cpu: null}}\n"
+        )
+        check_files([path])
+
+    def test_mig_and_shared_quotas_beyond_the_pools_warn(self, write_values):
+        path = write_values(
+            "platform:\n  nodePools:\n    - name: a100\n      gpusPerNode: 8\n      maxNodes: 2\n"
+            "      gpuResources: [nvidia.com/gpu, nvidia.com/mig-3g.40gb, nvidia.com/gpu.shared]\n"
+            "  tenants:\n    - name: a\n      quota: {gpuResources: {nvidia.com/mig-3g.40gb: 33, "
+            "nvidia.com/gpu.shared: 64}}\n"
+            "gpu-operator:\n  mig: {strategy: mixed}\n  devicePlugin:\n    config:\n"
+            "      name: sharing\n      data:\n        any: |\n          version: v1\n"
+            "          sharing:\n            timeSlicing:\n              renameByDefault: true\n"
+            "              resources:\n              - {name: nvidia.com/gpu, replicas: 4}\n"
+        )
+        found = [
+            p.message
+            for p in check_files([path]).warnings
+            if p.rule == "gpu-resource-quota-beyond-pools"
+        ]
+        # 2 nodes x 8 GPUs: 2 instances of a 3-slice profile each (32), 4 replicas each (64)
+        assert found == [
+            'tenant "a": quota of 33 nvidia.com/mig-3g.40gb but the tenant\'s pools can have '
+            "at most 32 (2 per GPU: 3 of its 7 slices each)"
+        ]

@@ -6,6 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
+import pytest
 from gpu_platform import tools
 
 
@@ -82,3 +83,21 @@ def test_a_file_changed_while_hashed_is_not_remembered(tmp_path: Path, monkeypat
     assert not (tmp_path / ".helm3.verified").exists()
     monkeypatch.setattr(tools, "_sha256", real)
     assert not tools._verified(path, pin)
+
+
+def test_elsewhere_than_linux_x86_64_it_asks_for_your_own(tmp_path, monkeypatch):
+    """On macOS or ARM the pinned Linux x86-64 binaries would not run: no download, one clear
+    message naming the version to install."""
+    import platform
+    import sys
+
+    from gpu_platform import tools
+    from gpu_platform.errors import ToolError
+
+    monkeypatch.setattr(tools, "TOOLS_DIR", tmp_path)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(platform, "machine", lambda: "arm64")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no helm of the user's
+    monkeypatch.setattr(tools, "install", lambda specs: pytest.fail("nothing is fetched"))
+    with pytest.raises(ToolError, match=r"^no helm 3\.17 on PATH, and the tool fetches Linux "):
+        tools.locate("helm3")

@@ -51,7 +51,7 @@ def test_check_names_a_hand_edit(monkeypatch):
         return data + b"\n# edited by hand\n" if (c, r) == (chart, rel) else data
 
     monkeypatch.setattr(store, "read_bytes", edited)
-    stale = sync.check(None)
+    stale = sync.check(None).stale
     assert stale == [
         f"{chart}/{rel}: edited by hand (digest differs from the manifest); "
         "run `gpu-platform upstream sync`"
@@ -62,7 +62,7 @@ def test_check_names_a_version_the_lock_no_longer_pins(monkeypatch):
     manifest = store.manifest()
     manifest["charts"]["prometheus-adapter"]["version"] = "0.0.1"
     monkeypatch.setattr(store, "manifest", lambda: manifest)
-    stale = sync.check(None)
+    stale = sync.check(None).stale
     pinned = registry.info("prometheus-adapter").version
     assert (
         f"prometheus-adapter: vendored 0.0.1, Chart.lock pins {pinned}; run "
@@ -83,7 +83,7 @@ def _unpacked(tmp_path: Path) -> Path:
 
 def test_sync_from_unpacked_charts_reproduces_the_data(tmp_path):
     source = _unpacked(tmp_path)
-    assert sync.check(source, network=False) == []
+    assert sync.check(source, network=False) == sync.Report([], [])
     target = tmp_path / "data"
     fetched = {}
     for info in registry.SUBCHARTS:
@@ -135,3 +135,31 @@ def test_vendored_dask_chart_equals_the_real_one_from_pypi():
     assert sorted(fresh) == store.files(info.name)
     for rel, data in fresh.items():
         assert sync.same(rel, data, store.read_bytes(info.name, rel)), rel
+
+
+@pytest.mark.slow  # helm and pip try every source
+def test_sources_out_of_reach_are_unreachable_not_stale(tmp_path, monkeypatch, capsys):
+    """`upstream sync --check --fetch` with no network: every chart is named unreachable, none
+    stale (the vendored data is as the manifest says), and the check fails."""
+    import socket
+
+    from gpu_platform.cli import main
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(key, dead)
+    for key in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    assert main(["upstream", "sync", "--check", "--fetch"]) == 1
+    err = "\n".join(e for e in capsys.readouterr().err.splitlines() if not e.startswith("$> "))
+    assert "stale" not in err
+    assert err.startswith("unreachable: these charts could not be read")
+    named = [line for line in err.splitlines() if line.startswith("  ")]
+    assert [line.split()[0] for line in named] == [i.name for i in registry.SUBCHARTS]
+    assert main(["upstream", "sync", "--check", "--from", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err
+    assert "unreachable" in err and "stale" not in err and "(no such folder)" in err

@@ -32,9 +32,17 @@ def _selected(argv: list[str]) -> list[str]:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """Parse the command line; ``template`` and ``diff`` take NAME and CHART between options,
-    as helm does (argparse alone stops collecting positionals at the first option)."""
+    as helm does (argparse alone stops collecting positionals at the first option). A command
+    with a ``parse(words, args)`` of its own (``template`` reads Helm's syntax) gets its words
+    after argparse has read the top level."""
     words = sys.argv[1:] if argv is None else list(argv)
-    built = parser.build(_selected(words))
+    selected = _selected(words)
+    built = parser.build(selected)
+    if len(selected) == 1 and hasattr(registry.module(selected[0]), "parse"):
+        at = words.index(selected[0])
+        args = built.parse_args(words[: at + 1])
+        parsed: argparse.Namespace = registry.module(selected[0]).parse(words[at + 1 :], args)
+        return parsed
     args, extra = built.parse_known_args(words)
     if extra and hasattr(args, "positionals") and not any(e.startswith("-") for e in extra):
         args.positionals = [*args.positionals, *extra]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gpu_platform.pipeline.setvalues import SetArg
 
 VERBOSE = False  # set by app.main from -v/--verbose
+Log = Callable[[str], None]
 
 
 class Parser(argparse.ArgumentParser):
@@ -128,7 +129,7 @@ def release_args(p: argparse.ArgumentParser) -> None:
         "--dependencies",
         choices=dependencies.MODES,
         default="auto",
-        help="the generated chart's four subcharts: real (from their "
+        help="the generated chart's subcharts: real (from their "
         "repositories), standins (offline), or auto (default)",
     )
 

@@ -121,13 +121,16 @@ def _cell(text: str) -> str:
 
 def cli() -> str:
     """The CLI table, from the argparse parser itself: each command's synopsis (every flag it
-    takes) and its description (its help where it has none), so it matches ``--help``."""
+    takes, or the module's ``SYNOPSIS`` where that would be Helm's whole list) and its
+    description (its help where it has none), so it matches ``--help``."""
+    from gpu_platform.cli import registry
     from gpu_platform.cli.parser import commands, synopsis  # the parser builds from here
 
     rows = ["| Command | What it does |", "|---|---|"]
-    for _name, parser, help_line in commands():
+    for name, parser, help_line in commands():
         about = parser.description or (help_line[:1].upper() + help_line[1:] + ".")
-        rows.append(f"| `{_cell(synopsis(parser))}` | {_cell(about)} |")
+        line = getattr(registry.module(name), "SYNOPSIS", None) or synopsis(parser)
+        rows.append(f"| `{_cell(line)}` | {_cell(about)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -173,8 +176,33 @@ def plain_helm(rules: Iterable[Rule] | None = None) -> str:
             "refuse, not warn):",
             "",
         ]
-        lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in warned]
+        advised = [r for r in warned if "derived" in r.tags]
+        lines += [f"- {_cell(r.summary)} (`{r.id}`)" for r in warned if r not in advised]
+        if advised:
+            lines.append(
+                f"- a derived key holds another value than its knob gives, where that may "
+                f"be your choice ({len(advised)} keys; a plain install keeps yours): "
+                + ", ".join(f"`{r.id.split(':', 1)[1]}`" for r in advised)
+            )
     return "\n".join(lines) + "\n"
+
+
+def upgrades_and_crds() -> str:
+    from gpu_platform.pipeline.emit import guide
+
+    return guide.upgrades_and_crds()
+
+
+def bring_your_own() -> str:
+    from gpu_platform.pipeline.emit import guide
+
+    return guide.bring_your_own()
+
+
+def uninstall() -> str:
+    from gpu_platform.pipeline.emit import guide
+
+    return guide.uninstall()
 
 
 BLOCKS: dict[str, Callable[[], str]] = {
@@ -186,6 +214,9 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "install-oci": install_oci,
     "install-checkout": install_checkout,
     "upgrade": upgrade,
+    "upgrades-and-crds": upgrades_and_crds,
+    "uninstall": uninstall,
+    "bring-your-own": bring_your_own,
 }
 
 

@@ -14,7 +14,8 @@ DESCRIPTION = (
     "subcharts, CRDs, and from its templates the maps they render whole and the keys they "
     "read beyond the defaults) into `generator/gpu_platform/upstream/` in one atomic swap. "
     "`--check` writes nothing and exits 1 naming what is stale (`--fetch` also compares "
-    "with the charts themselves)."
+    "with the charts themselves, and names the charts it could not reach as unreachable, "
+    "not stale)."
 )
 
 
@@ -41,11 +42,18 @@ def run(args: argparse.Namespace) -> int:
     from gpu_platform.publish import upstream_sync as sync
 
     if args.check:
-        stale = sync.check(args.source, network=args.fetch)
-        if stale:
+        report = sync.check(args.source, network=args.fetch)
+        if report.stale:
             common.log("the vendored upstream data is stale:")
-            common.log(sync.describe(stale))
+            common.log(sync.describe(report.stale))
             common.log("fix: run `gpu-platform upstream sync` (with --from DIR offline) and commit")
+        if report.unreachable:
+            common.log(
+                "unreachable: these charts could not be read, so the vendored data was not "
+                "compared with them:"
+            )
+            common.log(sync.describe(report.unreachable))
+        if report.stale or report.unreachable:
             return 1
         compared = (
             "compared with " + (str(args.source) if args.source else "the repositories")

@@ -28,7 +28,8 @@ from gpu_platform.clouds.autoscaler import autoscaler_command
 from gpu_platform.errors import GpuPlatformError, UsageError
 from gpu_platform.pipeline.cloud_requirements import NVIDIA_DOCS
 from gpu_platform.pipeline.load import dotted
-from gpu_platform.pipeline.model.kube import Taint, matches
+from gpu_platform.pipeline.model.grammar import matches
+from gpu_platform.pipeline.model.kube import Taint
 from gpu_platform.pipeline.model.pools import (
     MACHINE_TYPE_EXAMPLES,
     MACHINE_TYPE_PATTERNS,

@@ -82,6 +82,21 @@ SOURCES = (
         ),
     ),
     Source("gpu-operator", "charts/node-feature-discovery/crds", ("nfd-api-crds.yaml",)),
+    Source(
+        "keda",
+        "crds",
+        tuple(
+            f"crd-{name}.yaml"
+            for name in (
+                "cloudeventsources",
+                "clustercloudeventsources",
+                "clustertriggerauthentications",
+                "scaledjobs",
+                "scaledobjects",
+                "triggerauthentications",
+            )
+        ),
+    ),
 )
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from gpu_platform.lint import catalogue
 from gpu_platform.lint.findings import RuleIssue
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.rules.monitoring import DCGM_MONITOR_LABELS, DCGM_PORT
 
 GROUP = "monitoring.coreos.com"
 ENDPOINTS = {"ServiceMonitor": "endpoints", "PodMonitor": "podMetricsEndpoints"}
@@ -28,9 +28,9 @@ def _mapping(node: Any) -> dict[str, Any]:
 
 def _selects_dcgm(spec: dict[str, Any], endpoints: list[Any]) -> bool:
     labels = _mapping(_mapping(spec.get("selector")).get("matchLabels"))
-    if all(labels.get(k) == v for k, v in DCGM_MONITOR_LABELS.items()):
+    if all(labels.get(k) == v for k, v in facts.DCGM_SERVICE_LABELS.items()):
         return True
-    return any(_mapping(e).get("port") == DCGM_PORT for e in endpoints)
+    return any(_mapping(e).get("port") == facts.DCGM_PORT for e in endpoints)
 
 
 def _ms(text: Any) -> int | None:

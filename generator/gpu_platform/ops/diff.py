@@ -922,6 +922,10 @@ def compare(before: list[Manifest], after: list[Manifest], namespace: str) -> Re
                 )
             )
     _moves(objects)
+    from gpu_platform.ops.diff_handover import crd_template_flags, handover_flags
+
+    handover_flags(objects, old_objects, new_objects)
+    crd_template_flags(objects, new_objects)
     crds = _crd_changes(
         [m for m in before if m.in_crds_folder], [m for m in after if m.in_crds_folder], after
     )

@@ -15,9 +15,10 @@ plain Helm, and why:
   named by path, ``oci://`` reference or URL, never by a ``repo/chart`` alias.
 - **One message per failure.** Helm 4 logs an error and prints it again; a failed pull says
   which chart could not be reached and what to use instead, in one line.
-- **``--output-dir`` loses nothing.** Helm's own writes into any folder; here the folder is
-  replaced whole with ``writes.replace_tree``, which refuses a folder holding files the tool
-  did not write.
+- **``--output-dir`` loses nothing** (``output_dir``): the tree is exactly Helm's, written
+  without replacing a file Helm did not write, and without leaving an earlier render's.
+- **Every other ``helm template`` flag means what it means to Helm** (``gpu_platform.helm_flags``
+  says which the tool reads and which it passes on as given).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from gpu_platform.errors import (
     UsageError,
     ValuesInvalid,
 )
+from gpu_platform.ops import output_dir as output_tree
+from gpu_platform.ops import values_url
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.emit.chart import chart_files, write_chart
@@ -47,12 +50,9 @@ from gpu_platform.pipeline.run import Checked, check_data
 from gpu_platform.pipeline.setvalues import SetArg
 from gpu_platform.pipeline.setvalues import apply as apply_sets
 from gpu_platform.publish import dependencies
-from gpu_platform.writes import WriteRefused, check_target, replace_tree
 
 DEFAULT_RELEASE = facts.DEFAULT_RELEASE
 DEFAULT_NAMESPACE = facts.DEFAULT_NAMESPACE
-# Written into an --output-dir beside the manifests: the files this tool put there.
-OUTPUT_MARKER = ".gpu-platform-template.json"
 # What `helm get values` prints above the YAML (without -o yaml; with --all).
 RELEASE_VALUES_HEADERS = ("USER-SUPPLIED VALUES:", "COMPUTED VALUES:")
 
@@ -75,9 +75,11 @@ class Release:
     kube_version: str = helm.DEFAULT_KUBE_VERSION
     api_versions: tuple[str, ...] = ()  # besides those the bundled charts need
     major: int = 3
+    # --generate-name or --name-template=...: Helm names the release (``name`` is then unused)
+    naming: tuple[str, ...] = ()
 
     def check(self) -> None:
-        if len(self.name) > 53 or not _RELEASE_NAME.fullmatch(self.name):
+        if not self.naming and (len(self.name) > 53 or not _RELEASE_NAME.fullmatch(self.name)):
             raise UsageError(
                 f"release name {self.name!r}: Helm accepts lower-case letters, "
                 "digits, '-' and '.', starting and ending with a letter or digit, "
@@ -99,24 +101,45 @@ class Chart:
     version: str | None = None  # for oci:// references
     plain_http: bool = False
     version_flag: str = field(default="--version", compare=False)  # for messages
+    repo: str | None = None  # --repo URL: ``ref`` is a chart's name in that repository
+    # The other flags of how to fetch it (--username=..., --ca-file=..., --verify, ...): given
+    # to helm pull for a remote chart, to helm template for a local one.
+    fetch: tuple[str, ...] = ()
 
     @property
     def remote(self) -> bool:
-        return bool(self.ref and self.ref.startswith(_REMOTE))
+        return bool(self.ref and (self.repo or self.ref.startswith(_REMOTE)))
+
+    def pull_args(self) -> list[str]:
+        args = [*self.fetch]
+        if self.repo:
+            args.append(f"--repo={self.repo}")
+        if self.version:
+            args.append(f"--version={self.version}")
+        if self.plain_http:
+            args.append("--plain-http")
+        return args
 
     def describe(self) -> str:
         if self.ref is None:
             return "the chart generated from the values"
-        return self.ref + (f" version {self.version}" if self.version else "")
+        where = f" from {self.repo}" if self.repo else ""
+        return self.ref + where + (f" version {self.version}" if self.version else "")
 
-    def check(self) -> None:
-        """Refuse, before any work, a chart this tool cannot reach with its own Helm home."""
+    def check(self, own_repositories: bool = False) -> None:
+        """Refuse, before any work, a chart this tool cannot reach with its own Helm home
+        (``own_repositories``: the user named a repositories file, so repo/chart resolves)."""
         if self.ref is None:
             if self.version:
                 raise UsageError(
                     f"{self.version_flag} names a version of a chart given as "
                     "oci://...; the generated chart is always this tool's "
                     f"version {metadata.version()}"
+                )
+            if self.repo or self.fetch:
+                raise UsageError(
+                    "--repo and the chart download flags apply to a CHART named on the "
+                    "command line; the generated chart is built here"
                 )
             return
         if self.remote:
@@ -125,12 +148,15 @@ class Chart:
         if path.is_dir():
             if not (path / "Chart.yaml").is_file():
                 raise UsageError(f"{self.ref}: a folder without Chart.yaml is not a chart")
+        elif own_repositories and "/" in self.ref and not self.ref.startswith((".", "/")):
+            return  # repo/chart, from the repositories file the user named
         elif not path.is_file():
             hint = (
                 (
                     "; gpu-platform uses a Helm home of its own, so repository aliases from "
                     "your Helm configuration (repo/chart) are not available: name the chart by "
-                    "path, oci:// reference or https:// URL"
+                    "path, oci:// reference or https:// URL, use --repo URL, or name your "
+                    "repositories file with --repository-config"
                 )
                 if "/" in self.ref
                 else ""
@@ -170,14 +196,19 @@ def _strip_header(text: str) -> str:
     return text
 
 
+def _read(path: str) -> str:
+    """A values file, standard input (``-``) or, as Helm takes it, an http(s) URL."""
+    return values_url.read(path) if values_url.is_url(path) else read_file(path)
+
+
 def release_values_text(path: str) -> str:
     """A ``helm get values`` file as YAML, checked to be one mapping (located errors)."""
-    text = _strip_header(read_file(path))
+    text = _strip_header(_read(path))
     parse_text(text, "<stdin>" if path == "-" else path)
     return text
 
 
-def load(files: Sequence[str] = (), sets: Sequence[SetArg] = ()) -> LoadedValues:
+def load(files: Sequence[str] = (), sets: Sequence[SetArg] = (), major: int = 3) -> LoadedValues:
     """The user's values: ``-f`` files merged as Helm merges them (a file may be ``helm get
     values`` output: its header line is skipped), then the ``--set`` flags."""
     loaded = LoadedValues({}, Origins(), [])
@@ -185,7 +216,7 @@ def load(files: Sequence[str] = (), sets: Sequence[SetArg] = ()) -> LoadedValues
     for path in files:
         name = "<stdin>" if path == "-" else path
         try:
-            data, origins = parse_text(_strip_header(read_file(path)), name)
+            data, origins = parse_text(_strip_header(_read(path)), name)
         except ValuesInvalid as exc:
             problems.extend(exc.problems)
             continue
@@ -193,13 +224,13 @@ def load(files: Sequence[str] = (), sets: Sequence[SetArg] = ()) -> LoadedValues
         loaded.files.append(name)
     if problems:
         raise ValuesInvalid(problems)
-    apply_sets(loaded, sets)
+    apply_sets(loaded, sets, major=major)
     return loaded
 
 
-def check(files: Sequence[str] = (), sets: Sequence[SetArg] = ()) -> Checked:
+def check(files: Sequence[str] = (), sets: Sequence[SetArg] = (), major: int = 3) -> Checked:
     """The checked values of these files and flags (the chart defaults when none)."""
-    return check_data(load(files, sets))
+    return check_data(load(files, sets, major))
 
 
 def _error_lines(stderr: str) -> list[str]:
@@ -221,16 +252,16 @@ def _tool_reason(exc: ToolError) -> str:
     return f"{head} ({errors[-1]})" if errors else head
 
 
-def _fetch(chart: Chart, work: Path, env: dict[str, str], major: int) -> Path:
-    """Pull a remote chart into ``work`` (one clear message when it cannot be reached)."""
+def _fetch(
+    chart: Chart, work: Path, env: dict[str, str], major: int, home: Sequence[str] = ()
+) -> Path:
+    """Pull a remote chart into ``work`` (one clear message when it cannot be reached). The
+    archive is named as the reference ends, so a name Helm generates (``-g``) starts as it
+    would from the reference itself."""
     assert chart.ref is not None
     target = work / "pulled"
     target.mkdir()
-    args = ["pull", chart.ref, "--destination", str(target)]
-    if chart.version:
-        args += ["--version", chart.version]
-    if chart.plain_http:
-        args.append("--plain-http")
+    args = ["pull", chart.ref, "--destination", str(target), *chart.pull_args(), *home]
     try:
         helm.run(args, major=major, env=env)
     except HelmError as exc:
@@ -244,7 +275,10 @@ def _fetch(chart: Chart, work: Path, env: dict[str, str], major: int) -> Path:
     pulled = sorted(target.glob("*.tgz"))
     if len(pulled) != 1:
         raise TemplateFailed(f"helm pull {chart.ref} wrote {len(pulled)} archives, expected one")
-    return pulled[0]
+    named = work / "chart" / (chart.ref.rstrip("/").rsplit("/", 1)[-1] or "chart")
+    named.parent.mkdir()
+    os.rename(pulled[0], named)
+    return named
 
 
 def _chart_path(
@@ -255,6 +289,7 @@ def _chart_path(
     major: int,
     mode: dependencies.Mode,
     log: Callable[[str], None],
+    home: Sequence[str] = (),
 ) -> Path:
     if chart.ref is None:
         if not isinstance(values, Checked):
@@ -276,7 +311,7 @@ def _chart_path(
         dependencies.install_into(path, deps)
         return path
     if chart.remote:
-        return _fetch(chart, work, env, major)
+        return _fetch(chart, work, env, major, home)
     return Path(chart.ref)
 
 
@@ -323,6 +358,14 @@ def _collect(folder: Path) -> dict[str, bytes]:
     }
 
 
+def _plugins(major: int, given: Sequence[str]) -> dict[str, str]:
+    """Helm 4 finds a post-renderer among the plugins: the user's, not the tool's Helm home."""
+    if major < 4 or not any(a.startswith("--post-renderer=") for a in given):
+        return {}
+    found = helm.run(["env", "HELM_PLUGINS"], major=major, quiet=True).stdout.strip()
+    return {"HELM_PLUGINS": found} if found else {}
+
+
 def render(
     release: Release,
     chart: Chart,
@@ -333,19 +376,26 @@ def render(
     output_dir: Path | None = None,
     mode: dependencies.Mode = "auto",
     log: Callable[[str], None] = lambda m: None,
+    helm_args: Sequence[str] = (),
+    home_args: Sequence[str] = (),
 ) -> Rendered:
     """Run ``helm template`` for this release, chart and values in a Helm home of the tool's
-    own; with ``output_dir`` the rendered files replace that folder (see module docstring)."""
+    own; with ``output_dir`` the rendered files go there (see module docstring).
+
+    ``helm_args`` go to ``helm template`` as given (``--no-hooks``, ``--post-renderer=...``;
+    ``--release-name`` too, which shapes the output tree); ``home_args`` name the user's own
+    Helm files (``--registry-config=...``) for every helm call of the render."""
     release.check()
-    chart.check()
-    env = dependencies.helm_env()
+    chart.check(own_repositories=any(a.startswith("--repository-config=") for a in home_args))
+    env = {**dependencies.helm_env(), **_plugins(release.major, helm_args)}
     with tempfile.TemporaryDirectory(prefix="gpu-platform-template-") as tmp:
         work = Path(tmp)
-        path = _chart_path(chart, values, work, env, release.major, mode, log)
+        path = _chart_path(chart, values, work, env, release.major, mode, log, home_args)
         files = _value_files(chart, values, work)
         staged = work / "output" if output_dir is not None else None
-        if output_dir is not None:
-            _check_output_dir(output_dir)
+        extra = [*release.naming, *helm_args, *home_args]
+        if chart.ref is not None and not chart.remote:
+            extra += chart.pull_args()
         try:
             # Helm given both --output-dir and --show-only writes every file, then fails with
             # "could not find template"; so with --output-dir the filter is applied here.
@@ -355,39 +405,43 @@ def render(
                 major=release.major,
                 env=env,
                 kube=release.kube_version,
-                release=release.name,
+                release=None if release.naming else release.name,
                 namespace=release.namespace,
                 include_crds=include_crds,
                 api_versions=release.api_versions,
                 show_only=() if staged else show_only,
                 output_dir=staged,
+                extra=extra,
+                stderr=lambda said: _log_lines(log, said),
             )
         except HelmError as exc:
             raise TemplateFailed(_explain(exc, chart)) from None
         if output_dir is None or staged is None:
             return Rendered(text)
         written = _only(_collect(staged) if staged.is_dir() else {}, show_only, chart)
-        try:
-            replace_tree(output_dir, written, marker=OUTPUT_MARKER)
-        except WriteRefused as exc:
-            raise _refused(output_dir, exc) from None
-        return Rendered("", sorted(written))
+        for rel in output_tree.write(output_dir, written):
+            log(f"removed {output_dir / rel} (an earlier render wrote it; this one does not)")
+        prefix = os.path.normpath(output_dir)
+        return Rendered("".join(_wrote_lines(text, staged, prefix, written)), sorted(written))
 
 
-def _refused(output_dir: Path, exc: WriteRefused) -> WriteRefused:
-    reason = str(exc).split(". Nothing was written")[0]
-    return WriteRefused(
-        f"--output-dir: {reason}. Nothing was written: name a new or empty "
-        "folder, or one an earlier `gpu-platform template --output-dir` wrote"
-    )
+def _log_lines(log: Callable[[str], None], text: str) -> None:
+    """What Helm says on stderr besides its output (a deprecated flag, --debug), line by line."""
+    for line in text.splitlines():
+        log(line)
 
 
-def _check_output_dir(output_dir: Path) -> None:
-    """Refuse a folder that is not ours before anything is rendered."""
-    try:
-        check_target(Path(os.path.abspath(output_dir)), OUTPUT_MARKER)
-    except WriteRefused as exc:
-        raise _refused(output_dir, exc) from None
+def _wrote_lines(stdout: str, staged: Path, prefix: str, kept: dict[str, bytes]) -> list[str]:
+    """Helm's output with --output-dir (a ``wrote <file>`` line per document, then what it
+    prints besides), naming the user's folder and only the files kept."""
+    out = []
+    for line in stdout.splitlines(keepends=True):
+        rel = line.rstrip("\n").removeprefix(f"wrote {staged}/")
+        if rel == line.rstrip("\n"):
+            out.append(line)
+        elif rel in kept:
+            out.append(f"wrote {prefix}/{rel}\n")
+    return out
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
@@ -398,15 +452,23 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(out)
 
 
+def _template_path(rel: str, data: bytes) -> str:
+    """The chart path a written file holds (``templates/x.yaml``), from Helm's ``# Source:``
+    line (``<chart>/templates/x.yaml``), wherever --release-name put the file."""
+    source = data.split(b"\n", 2)[1].decode("utf-8", "replace") if data.count(b"\n") > 1 else ""
+    source = source.removeprefix("# Source: ")
+    return source.partition("/")[2] or rel.partition("/")[2]
+
+
 def _only(files: dict[str, bytes], show_only: Sequence[str], chart: Chart) -> dict[str, bytes]:
-    """The --output-dir files of the --show-only chart paths (``<chart>/<path>`` on disk)."""
+    """The --output-dir files of the --show-only chart paths."""
     if not show_only:
         return files
     kept: dict[str, bytes] = {}
     for pattern in show_only:
         matcher = _glob(pattern.strip("/"))
         found = {
-            rel: data for rel, data in files.items() if matcher.fullmatch(rel.partition("/")[2])
+            rel: data for rel, data in files.items() if matcher.fullmatch(_template_path(rel, data))
         }
         if not found:
             raise TemplateFailed(

@@ -99,7 +99,12 @@ COMPONENTS: tuple[Component, ...] = (
         (TENANTS,),
     ),
     Component("admission", "The tenant boundary as ValidatingAdmissionPolicies."),
-    Component("hpa", "autoscaling/v2 HPAs on GPU and CPU metrics.", (HPAS,)),
+    Component(
+        "hpa",
+        "Autoscalers on GPU and CPU metrics: autoscaling/v2 HPAs (adapter path) or KEDA "
+        "ScaledObjects (KEDA path).",
+        (HPAS,),
+    ),
     Component(
         "monitoring", "GPU recording rules and alerts, and the Grafana dashboards.", (GPU_SIGNALS,)
     ),

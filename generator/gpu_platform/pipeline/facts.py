@@ -37,6 +37,22 @@ DCGM_LABELS: dict[str, tuple[str, str]] = {
 }
 assert tuple(DCGM_LABELS) == get_args(DcgmLabelMode)
 
+# The DCGM exporter's Service as the GPU operator creates it (its assets/state-dcgm-exporter):
+# the labels this chart's ServiceMonitor selects it by, the port it scrapes, and the job name
+# its series carry (the ServiceMonitor sets it, whichever exporter it scrapes; the rules and
+# the exporter-down alert match on it). NVIDIA's standalone dcgm-exporter chart labels its
+# Service app.kubernetes.io/name=dcgm-exporter and names the port metrics (its
+# deployment/templates/service.yaml and _helpers.tpl).
+DCGM_SERVICE_LABELS = {"app": "nvidia-dcgm-exporter"}
+DCGM_PORT = "gpu-metrics"
+DCGM_JOB = "nvidia-dcgm-exporter"
+STANDALONE_DCGM_SERVICE_LABELS = {"app.kubernetes.io/name": "dcgm-exporter"}
+STANDALONE_DCGM_PORT = "metrics"
+
+# The dashboards' label when the values name none: what kube-prometheus-stack's Grafana sidecar
+# selects (grafana.sidecar.dashboards.label / labelValue in its values).
+DASHBOARD_LABELS = {"grafana_dashboard": "1"}
+
 # Labels every GPU node pool and tenant namespace carries; `gpu-platform nodepool` creates the
 # nodes with the pool label, the chart selects and tolerates by it.
 POOL_LABEL = "gpu-platform.io/pool"
@@ -59,9 +75,30 @@ GPU_RESOURCE_DOMAIN = "nvidia.com/"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 SHARED_SUFFIX = ".shared"
 
+# The Dask operator's DaskCluster, as a ResourceQuota counts it (count/<resource>.<group>).
+DASK_CLUSTERS_RESOURCE = "daskclusters.kubernetes.dask.org"
+
 # Namespaces no tenant may take: Kubernetes' own and the kube- prefix it reserves.
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 RESERVED_NAMESPACE_PREFIX = "kube-"
+
+# kube-controller-manager's HPA defaults (--horizontal-pod-autoscaler-sync-period and
+# --horizontal-pod-autoscaler-tolerance): how often an HPA reads its metrics, and the change
+# below which it keeps the replica count.
+HPA_SYNC_S = 15
+HPA_TOLERANCE = 0.1
+
+# Pod names a workload controller generates (k8s.io/apimachinery util/rand and the apiserver's
+# generateName): a Deployment's pods are <deployment>-<pod-template-hash>-<5 random>, hash
+# and suffix drawn from this alphabet (the hash is at most 10 characters, a uint32's digits);
+# the apiserver cuts a generateName prefix to 58 characters (63 minus the 5 random ones), so a
+# Deployment name of more than 46 leaves pods whose names no longer start with it. A
+# StatefulSet's pods are <statefulset>-<ordinal>.
+POD_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+POD_TEMPLATE_HASH_MAX = 10
+POD_NAME_SUFFIX = 5
+GENERATED_PREFIX_MAX = 58
+DEPLOYMENT_NAME_MAX_FOR_POD_MATCH = GENERATED_PREFIX_MAX - POD_TEMPLATE_HASH_MAX - 2
 
 # ValidatingAdmissionPolicy: GA (admissionregistration.k8s.io/v1, on by default) from 1.30; in
 # 1.28-1.29 only v1beta1 behind a feature gate and runtime-config.
@@ -116,14 +153,28 @@ def platform_priority_classes(fullname: str) -> tuple[str, ...]:
 PLATFORM_POD_REGEX = ".*-(" + "|".join(PLATFORM_RUNGS) + ")"
 PLATFORM_POD_INFO = f'kube_pod_info{{priority_class=~"{PLATFORM_POD_REGEX}"}}'
 
-# The restricted Pod Security Standard for a container; every container of the chart uses it,
-# and tenants' pod defaults carry it.
+# The restricted Pod Security Standard for a container; every container of the chart uses it
+# (with the user IDs of platform.podSecurity, unless the platform assigns them), and tenants'
+# pod defaults carry it.
 RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
     "runAsNonRoot": True,
-    "runAsUser": 65534,
-    "runAsGroup": 65534,
     "allowPrivilegeEscalation": False,
     "readOnlyRootFilesystem": True,
     "capabilities": {"drop": ["ALL"]},
     "seccompProfile": {"type": "RuntimeDefault"},
 }
+
+# OpenShift's API group for SecurityContextConstraints: served only by OpenShift, whose
+# restricted-v2 SCC assigns each namespace a UID range and refuses a fixed runAsUser outside it
+# (https://docs.openshift.com/container-platform/4.11/authentication/managing-security-context-constraints.html).
+OPENSHIFT_SCC_API = "security.openshift.io/v1"
+
+# Label keys the chart writes itself: commonLabels and podLabels may not use them (selectors
+# and policies rely on them, and a key written twice is invalid YAML).
+RESERVED_LABEL_PREFIXES = (
+    "app.kubernetes.io/",
+    "helm.sh/",
+    "gpu-platform.io/",
+    "pools.gpu-platform.io/",
+    "pod-security.kubernetes.io/",
+)

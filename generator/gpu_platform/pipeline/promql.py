@@ -1,4 +1,13 @@
-"""The GPU cost PromQL, written once: paid, allocated, busy and pending GPUs.
+"""The platform's PromQL, written once: the GPU signals (one expression per signal, read by
+prometheus-adapter's rules and by KEDA's Prometheus triggers) and the GPU cost (paid,
+allocated, busy and pending GPUs).
+
+A GPU signal is one DCGM series, each sample clamped and averaged over the signal's window, its
+GPUs combined per pod by the signal's aggregation. The adapter asks for one value per pod and
+fills in the series and label matchers itself (``<<.Series>>{<<.LabelMatchers>>}``); KEDA asks
+one query for one number per scaled workload, so its query selects the workload's pods by the
+names their controller gives them and sums the per-pod values (an HPA with an AverageValue
+target divides that sum by its replicas, as it averages a Pods metric).
 
 The chart's PrometheusRule (its template receives these expressions through the Jinja context),
 `gpu-platform report` and the dashboards' queries all come from here; the dashboards otherwise
@@ -18,7 +27,85 @@ and passes the exact class names, report and the dashboards cannot and pass the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.gofmt import json_number
+
+if TYPE_CHECKING:
+    from gpu_platform.pipeline.model.monitoring import GpuSignal
+
+# --------------------------------------------------------------------------- GPU signals
+
+# What prometheus-adapter substitutes for a rule's series and label matchers.
+ADAPTER_SELECTOR = "<<.Series>>{<<.LabelMatchers>>}"
+
+
+def number(value: float) -> str:
+    """A PromQL number as Helm's toJson writes it in the chart's twin (40, 0.5, 1000000):
+    one form on both install paths (gofmt.json_number)."""
+    return json_number(value)
+
+
+def signal_expr(signal: GpuSignal, selector: str, scrape_interval: str) -> str:
+    """One value per GPU series: each sample clamped (DCGM can report out of range), then
+    averaged over the signal's window (a subquery at the scrape resolution when clamped, so the
+    clamp applies to every sample, not to the average)."""
+    expr = selector
+    clamped = signal.clampMin is not None or signal.clampMax is not None
+    if signal.clampMin is not None and signal.clampMax is not None:
+        expr = f"clamp({expr}, {number(signal.clampMin)}, {number(signal.clampMax)})"
+    elif signal.clampMin is not None:
+        expr = f"clamp_min({expr}, {number(signal.clampMin)})"
+    elif signal.clampMax is not None:
+        expr = f"clamp_max({expr}, {number(signal.clampMax)})"
+    if signal.window:
+        window = f"[{signal.window}:{scrape_interval}]" if clamped else f"[{signal.window}]"
+        expr = f"avg_over_time({expr}{window})"
+    return expr
+
+
+def adapter_metrics_query(signal: GpuSignal, scrape_interval: str) -> str:
+    """The adapter rule's metricsQuery: one value per pod (the adapter groups by its pod label)."""
+    expr = signal_expr(signal, ADAPTER_SELECTOR, scrape_interval)
+    return f"{signal.aggregation}({expr}) by (<<.GroupBy>>)"
+
+
+def workload_pods(kind: str, name: str) -> str:
+    """A regular expression (PromQL anchors it) for the names of a workload's pods: a
+    Deployment's <name>-<pod-template-hash>-<suffix>, a StatefulSet's <name>-<ordinal>. A
+    sibling whose name starts with this one's (train, train-x) never matches: its pods have one
+    more dash-separated part."""
+    if kind == "StatefulSet":
+        return f"{name}-[0-9]+"
+    alphabet = facts.POD_NAME_ALPHABET
+    return (
+        f"{name}-[{alphabet}]{{1,{facts.POD_TEMPLATE_HASH_MAX}}}-[{alphabet}]"
+        f"{{{facts.POD_NAME_SUFFIX}}}"
+    )
+
+
+def keda_query(
+    signal: GpuSignal,
+    scrape_interval: str,
+    labels: tuple[str, str],
+    namespace: str,
+    kind: str,
+    name: str,
+) -> str:
+    """KEDA's Prometheus-trigger query for one workload: the per-pod signal of each of its pods
+    (as the adapter serves it), summed into one number; no series at all gives an empty result,
+    which the trigger reports as an error (ignoreNullValues false) so KEDA's fallback applies.
+    ``labels``: the namespace and pod label names of the DCGM label mode."""
+    ns_label, pod_label = labels
+    selector = (
+        f'{signal.series}{{{ns_label}="{namespace}",{pod_label}=~"{workload_pods(kind, name)}"}}'
+    )
+    expr = signal_expr(signal, selector, scrape_interval)
+    return f"sum({signal.aggregation}({expr}) by ({pod_label}))"
+
+
+# --------------------------------------------------------------------------- GPU cost
 
 GPU = f'resource="{facts.GPU_RESOURCE_KSM}"'
 POD = "namespace, pod, uid"  # the labels that identify a pod in kube-state-metrics

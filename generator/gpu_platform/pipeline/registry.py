@@ -44,15 +44,21 @@ class SubchartInfo:
     documented_extra: tuple[tuple[str, ...], ...] = ()
     # Folders (inside the chart) that hold its CRDs, vendored for stand-ins, lint and tests.
     crd_dirs: tuple[str, ...] = ()
+    # Folders of CRDs the chart ships as Helm templates (installed and upgraded with the
+    # release, behind a values switch) rather than in crds/: `upstream sync` renders each with
+    # the chart's defaults and vendors the result under crds/ (so list "crds" in crd_dirs).
+    crd_templates: tuple[str, ...] = ()
+    # The values key that switches those templates on (a stand-in renders them behind it).
+    crd_switch: str = ""
     # API versions the chart's objects need on the target cluster, for `helm template`.
     api_versions: tuple[str, ...] = ()
     # Chart.yaml fields the publisher stamps at release, each with the placeholder (a regex) a
     # source built from git carries instead; only that placeholder is ever replaced.
     stamped: tuple[tuple[str, str], ...] = ()
     wheel: Wheel | None = None
-    # The main images it runs by default: dotted paths to image mappings in its default values
-    # (below a nested chart's name for that chart's images), for Artifact Hub's list.
-    images: tuple[str, ...] = ()
+    # Installed unless the values say otherwise (`<name>.enabled`); an optional component a
+    # cluster may already run itself defaults to off.
+    enabled: bool = True
 
     @property
     def field_name(self) -> str:
@@ -81,7 +87,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         api_versions=("nvidia.com/v1", "nvidia.com/v1alpha1", "nfd.k8s-sigs.io/v1alpha1"),
         # NVIDIA's release job runs `helm package --version TAG --app-version TAG`.
         stamped=(("version", r"v1\.0\.0-devel"), ("appVersion", r"main-latest")),
-        images=("operator", "driver", "toolkit", "devicePlugin", "dcgmExporter"),
     ),
     SubchartInfo(
         name="kube-prometheus-stack",
@@ -91,12 +96,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         documented_extra=(("prometheus-windows-exporter",),),
         crd_dirs=("charts/crds/crds",),
         api_versions=("monitoring.coreos.com/v1", "monitoring.coreos.com/v1alpha1"),
-        images=(
-            "prometheusOperator.image",
-            "prometheus.prometheusSpec.image",
-            "alertmanager.alertmanagerSpec.image",
-            "grafana.image",
-        ),
     ),
     SubchartInfo(
         name="prometheus-adapter",
@@ -104,7 +103,6 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         description="Serves the GPU signals as custom metrics to HPAs.",
         # Without it the chart falls back to the APIService v1beta1 removed in Kubernetes 1.22.
         api_versions=("apiregistration.k8s.io/v1",),
-        images=("image",),
     ),
     SubchartInfo(
         name="dask-kubernetes-operator",
@@ -112,13 +110,24 @@ SUBCHARTS: tuple[SubchartInfo, ...] = (
         description="Dask operator: DaskCluster, DaskWorkerGroup, DaskJob, DaskAutoscaler.",
         crd_dirs=("crds",),
         api_versions=("kubernetes.dask.org/v1",),
-        images=("image",),
         stamped=(("version", r".*set\.by\.chartpress.*"),),
         wheel=Wheel(
             distribution="dask-kubernetes",
             chart_path="dask_kubernetes/operator/deployment/helm/dask-kubernetes-operator/",
             stamped_values={'"set-by-chartpress"': '"{version}"'},
         ),
+    ),
+    SubchartInfo(
+        name="keda",
+        repo_alias="kedacore",
+        description="KEDA: ScaledObjects on the GPU signals through its Prometheus scaler and "
+        "external metrics server (the KEDA path); off by default, or a cluster's own KEDA.",
+        # The chart renders its CRDs as templates (crds.install), so Helm upgrades them.
+        crd_dirs=("crds",),
+        crd_templates=("templates/crds",),
+        crd_switch="crds.install",
+        api_versions=("keda.sh/v1alpha1",),
+        enabled=False,
     ),
 )
 

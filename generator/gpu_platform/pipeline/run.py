@@ -8,7 +8,9 @@ still run on the rest).
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,7 +20,7 @@ from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DERIVATIONS, resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins, load_values
-from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.model.values import Platform, Values
 from gpu_platform.pipeline.rules import catalogue
 from gpu_platform.pipeline.rules.catalogue import Context
 from gpu_platform.pipeline.rules.merged import merged_list_problems
@@ -51,9 +53,37 @@ def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
     return [*problems, *merged_list_problems(data, origins)]
 
 
+@cache
+def _platform_defaults() -> dict[str, Any]:
+    """The platform section of values.yaml (the model's defaults)."""
+    return Platform().model_dump(by_alias=True, mode="json")
+
+
+def _fill(given: dict[str, Any], defaults: dict[str, Any]) -> None:
+    for key, default in defaults.items():
+        if not isinstance(default, dict) or not isinstance(given.get(key), dict):
+            continue
+        for name, value in default.items():
+            given[key].setdefault(name, deepcopy(value))
+        _fill(given[key], default)
+
+
+def as_helm_merges(data: dict[str, Any]) -> dict[str, Any]:
+    """The values with values.yaml's keys filled into every mapping of the platform section
+    the user wrote part of, as Helm coalesces them (``prepuller.resources: {requests: ...}``
+    keeps the chart's limits), so the model judges what a plain install would get. Lists
+    are Helm's to replace, and nulls the model's to refuse; neither is touched."""
+    platform = data.get("platform")
+    if not isinstance(platform, dict):
+        return data
+    platform = deepcopy(platform)
+    _fill({"platform": platform}, {"platform": _platform_defaults()})
+    return {**data, "platform": platform}
+
+
 def check_data(loaded: LoadedValues) -> Checked:
     """Validate merged values; raise ValuesInvalid with every problem found, in one run."""
-    data = loaded.data
+    data = as_helm_merges(loaded.data)
     origins = loaded.origins
     problems: list[Problem] = list(subchart_problems(data, origins))
     try:

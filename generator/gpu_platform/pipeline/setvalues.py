@@ -1,4 +1,5 @@
-"""Helm's ``--set``, ``--set-string`` and ``--set-file`` as one more layer of the user's values.
+"""Helm's ``--set`` flags (``--set``, ``--set-string``, ``--set-file``, ``--set-json``,
+``--set-literal``) as one more layer of the user's values.
 
 ``gpu-platform template`` and ``diff`` take these flags with Helm's meaning, but the values model
 is the source of truth: every value must pass the same checks as a ``-f`` file, and a problem
@@ -9,8 +10,9 @@ as Helm applies them, and the result goes through the checks like any file.
 Helm's rules, as its documentation ("The Format and Limitations of --set") describes them and
 as real ``helm template --set`` output confirms (the render tests compare both):
 
-- Helm applies all ``-f`` files first, then every ``--set``, then every ``--set-string``, then
-  every ``--set-file``, each in command-line order, whatever order the flags were given in.
+- Helm applies all ``-f`` files first, then every ``--set-json``, ``--set``, ``--set-string``,
+  ``--set-file`` and ``--set-literal``, in that order, each kind in command-line order, whatever
+  order the flags were given in (Helm's ``pkg/cli/values`` ``MergeValues``).
 - ``a.b.c=v`` sets a nested key; maps on the way are created, or used when they exist (a key
   that holds anything but a map there is an error). ``a\\.b=v`` is the key ``a.b``: a
   backslash makes the next character literal, in keys and values alike (``v\\,w`` is ``v,w``).
@@ -24,10 +26,18 @@ as real ``helm template --set`` output confirms (the render tests compare both):
 - ``a=`` sets the empty string; ``a`` with no ``=`` is an error, as are names nested more than
   30 deep and list indexes above 65536. Items nested in items (``a[0][0]...``) have no limit
   in Helm; here they stop where a values file's nesting does (``MAX_VALUES_DEPTH``).
+- ``--set-json a=JSON`` takes each value as one JSON document (Go's decoder: spaces around it
+  and a comma after it end it; ``a=`` alone is null); numbers beyond a float64, ``NaN`` and
+  ``Infinity`` are errors, as in Go. Helm 4 also takes a whole JSON object
+  (``--set-json '{"a": {"b": 1}}'``), merged as a values file is; Helm 3 reads that as a
+  malformed ``key=value``.
+- ``--set-literal a.b=TEXT`` sets one key to the rest of the argument, commas, braces and
+  backslashes included; its key has no escapes and no commas end it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -40,12 +50,13 @@ from gpu_platform.pipeline.load import (
     LoadedValues,
     Origins,
     dotted,
+    merge_into,
     read_file,
 )
 from gpu_platform.pipeline.yamltree import PathKey
 
 # The flags in the order Helm applies them (after every -f file).
-FLAGS = ("--set", "--set-string", "--set-file")
+FLAGS = ("--set-json", "--set", "--set-string", "--set-file", "--set-literal")
 MAX_NESTED_NAMES = 30  # Helm's limit on a.b.c... depth
 MAX_INDEX = 65536  # Helm's largest list index
 _INT64 = (-(2**63), 2**63 - 1)
@@ -64,14 +75,21 @@ class SetArg:
 
 
 def ordered(
-    sets: Iterable[str] = (), strings: Iterable[str] = (), files: Iterable[str] = ()
+    sets: Iterable[str] = (),
+    strings: Iterable[str] = (),
+    files: Iterable[str] = (),
+    jsons: Iterable[str] = (),
+    literals: Iterable[str] = (),
 ) -> list[SetArg]:
-    """The flags in Helm's order of application: all --set, then --set-string, --set-file."""
-    return (
-        [SetArg("--set", s) for s in sets]
-        + [SetArg("--set-string", s) for s in strings]
-        + [SetArg("--set-file", s) for s in files]
-    )
+    """The flags in Helm's order of application (``FLAGS``)."""
+    given = {
+        "--set-json": jsons,
+        "--set": sets,
+        "--set-string": strings,
+        "--set-file": files,
+        "--set-literal": literals,
+    }
+    return [SetArg(flag, text) for flag in FLAGS for text in given[flag]]
 
 
 def typed(text: str) -> Any:
@@ -121,13 +139,19 @@ class _Parser:
     """Apply one flag's argument to ``data``, recording the paths it set."""
 
     def __init__(
-        self, text: str, data: dict[str, Any], reader: Callable[[str], Any], origins: Origins
+        self,
+        text: str,
+        data: dict[str, Any],
+        reader: Callable[[str], Any],
+        origins: Origins,
+        mode: str = "",
     ) -> None:
         self.text = text
         self.pos = 0
         self.data = data
         self.reader = reader
         self.origins = origins
+        self.mode = mode  # "json" or "literal" read values their own way; "" uses reader
         self.leaves: list[PathKey] = []  # values set (their old origins below are dropped)
         self.created: list[PathKey] = []  # maps and lists created on the way
 
@@ -140,7 +164,7 @@ class _Parser:
             self.pos += 1
             if char in stops:
                 return "".join(out), char
-            if char == "\\":
+            if char == "\\" and self.mode != "literal":
                 if self.pos >= len(self.text):
                     return "".join(out), None
                 out.append(self.text[self.pos])
@@ -226,9 +250,32 @@ class _Parser:
             )
         return value
 
+    def _own_value(self, path: PathKey) -> Any:
+        """The value after ``=`` of --set-literal (the rest of the text) or --set-json."""
+        if self.mode == "literal":
+            value = self.text[self.pos :]
+            self.pos = len(self.text)
+            return value
+        if self._blank_then_comma():  # `a=` or `a= ,`: Helm's JSON reader makes it null
+            return None
+        value, self.pos = json_value(self.text, self.pos, path)
+        self._blank_then_comma()
+        return value
+
+    def _blank_then_comma(self) -> bool:
+        """Skip spaces; consume a comma. True at a comma or the end (Helm's emptyVal)."""
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+        if self.pos >= len(self.text):
+            return True
+        if self.text[self.pos] == ",":
+            self.pos += 1
+            return True
+        return False
+
     # -- Helm's grammar ----------------------------------------------------------------
     def key(self, data: dict[str, Any], path: PathKey, depth: int) -> str:
-        name, stop = self._until("=[,.")
+        name, stop = self._until("=[." if self.mode == "literal" else "=[,.")
         here = (*path, name)
         if stop is None:
             if not name:
@@ -249,6 +296,9 @@ class _Parser:
             self._set(data, name, items, here, leaf=False)
             return status
         if stop == "=":
+            if self.mode:
+                self._set(data, name, self._own_value(here), here)
+                return _MORE
             kind, items = self._value_list(here)
             if kind == _LIST:
                 self._set(data, name, items, here)
@@ -290,6 +340,8 @@ class _Parser:
         if stop is None:
             return items, _END
         if stop == "=":
+            if self.mode:
+                return self._set_index(items, index, self._own_value(here), path), _MORE
             kind, values = self._value_list(here)
             if kind == _LIST:
                 return self._set_index(items, index, values, path), _MORE
@@ -327,6 +379,73 @@ class _Parser:
         if status == _END:
             return items, _END
         return self._set_index(items, index, inner, path), _MORE
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (Go's decoder refuses it)")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is beyond a float64 (Go's decoder refuses it)")
+    return number
+
+
+_JSON = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def json_value(text: str, pos: int, path: PathKey) -> tuple[Any, int]:
+    """One JSON document from ``text[pos:]`` as Go's decoder reads it (what follows is left),
+    and where it ends; bounded as a values file is."""
+    try:
+        value, end = _JSON.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise _Failed(f"not JSON at character {exc.pos + 1}: {exc.msg}", path) from None
+    except ValueError as exc:
+        raise _Failed(str(exc), path) from None
+    except RecursionError:
+        value, end = None, -1
+    if end < 0 or len(path) + _depth(value) > MAX_VALUES_DEPTH:
+        raise _Failed(
+            f"the JSON is nested more than {MAX_VALUES_DEPTH} deep, the limit of a values file",
+            path,
+        )
+    return value, end
+
+
+def _json_object(arg: SetArg, loaded: LoadedValues) -> bool:
+    """Helm 4's ``--set-json '{...}'``: merged as a values file is. False if not that form."""
+    text = arg.text.strip()
+    if not text.startswith("{"):
+        return False
+    where = Location(str(arg))
+    try:
+        value, end = json_value(text, 0, ())
+    except _Failed as exc:
+        raise ValuesInvalid([Problem("", exc.message, where)]) from None
+    if end != len(text) or not isinstance(value, dict):
+        raise ValuesInvalid([Problem("", "expected one JSON object and nothing after it", where)])
+    overlay = Origins()
+
+    def mark(node: Any, path: PathKey) -> None:
+        overlay.set(path, where)
+        if isinstance(node, dict | list):
+            for key, child in node.items() if isinstance(node, dict) else enumerate(node):
+                mark(child, (*path, key))
+
+    for key, child in value.items():
+        mark(child, (key,))
+    merge_into(loaded.data, value, loaded.origins, overlay)
+    return True
 
 
 def _segment(text: str, start: int, end: int) -> str:
@@ -372,19 +491,25 @@ def _check_utf8(arg: SetArg) -> None:
         )
 
 
-def apply(loaded: LoadedValues, args: Iterable[SetArg], *, base: Path | None = None) -> None:
-    """Apply the flags to ``loaded`` in place (its data and origins), as Helm would after
-    the ``-f`` files. Raises ValuesInvalid located at the flag's assignment."""
+def apply(
+    loaded: LoadedValues, args: Iterable[SetArg], *, base: Path | None = None, major: int = 3
+) -> None:
+    """Apply the flags to ``loaded`` in place (its data and origins), as Helm ``major`` would
+    after the ``-f`` files. Raises ValuesInvalid located at the flag's assignment."""
     base = base or Path.cwd()
     for arg in sorted(args, key=lambda a: FLAGS.index(a.flag)):
         _check_utf8(arg)
+        if arg.flag == "--set-json" and major >= 4 and _json_object(arg, loaded):
+            loaded.files.append(str(arg))
+            continue
         if arg.flag == "--set-file":
             reader: Callable[[str], Any] = _file_reader(base)
         elif arg.flag == "--set-string":
             reader = str
         else:
             reader = typed
-        parser = _Parser(arg.text, loaded.data, reader, loaded.origins)
+        mode = {"--set-json": "json", "--set-literal": "literal"}.get(arg.flag, "")
+        parser = _Parser(arg.text, loaded.data, reader, loaded.origins, mode)
         while True:
             start = parser.pos
             parser.leaves, parser.created = [], []

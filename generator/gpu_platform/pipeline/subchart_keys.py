@@ -100,7 +100,7 @@ def merged_defaults(top: Any, nested: dict[str, Any]) -> dict[str, Any]:
     for sub, sub_defaults in nested.items():
         parent_overrides = tree.get(sub) if isinstance(tree.get(sub), dict) else {}
         base = sub_defaults if isinstance(sub_defaults, dict) else {}
-        tree[sub] = _deep_merge(base, parent_overrides or {})
+        tree[sub] = deep_merge(base, parent_overrides or {})
     return tree
 
 
@@ -115,11 +115,12 @@ def defaults(chart: str) -> dict[str, Any]:
     return merged_defaults(top, nested)
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` coalesced into ``base`` as Helm does it: maps merge, anything else replaces."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+            out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
     return out

@@ -1,4 +1,4 @@
-"""The four bundled charts as archives, fetched once per pin and kept in a cache.
+"""The bundled charts as archives, fetched once per pin and kept in a cache.
 
 ``package`` puts them inside the chart archive and ``template`` renders against them, so both
 need the same thing: the pinned charts, real where this machine reaches their repositories,
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_platform import helm
+from gpu_platform import cachedir, helm
 from gpu_platform.errors import GpuPlatformError
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline.lockfile import digest
@@ -46,8 +46,7 @@ class Dependencies:
 
 
 def cache_root() -> Path:
-    base = os.environ.get("GPU_PLATFORM_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    return Path(base) / "gpu-platform" if base else Path.home() / ".cache" / "gpu-platform"
+    return cachedir.root()
 
 
 def _key() -> str:

@@ -1,6 +1,6 @@
 """The bundled charts as Helm can use them on any machine: real where possible, stand-ins else.
 
-``gpu-platform package`` puts the four dependencies inside the chart archive, and the tests and
+``gpu-platform package`` puts the dependencies inside the chart archive, and the tests and
 ``make demo`` render the umbrella with real Helm. Where the real chart repositories are out of
 reach, the charts are built here:
 
@@ -10,7 +10,10 @@ reach, the charts are built here:
   values schemas, nested subcharts and CRDs (all vendored), and one template, a ConfigMap
   holding ``.Values``, so a render shows exactly what the umbrella hands that chart after
   Helm's merging. Its Chart.yaml says STAND-IN and carries the ``gpu-platform.io/stand-in``
-  annotation, so no one mistakes it for the real thing.
+  annotation, so no one mistakes it for the real thing. A chart that ships its CRDs as
+  templates (KEDA: installed and upgraded with the release, behind ``crds.install``) gets its
+  vendored CRDs back as templates behind the same switch, so Helm treats them as it treats the
+  real chart's.
 """
 
 from __future__ import annotations
@@ -84,6 +87,14 @@ def _standin_chart_yaml(info: SubchartInfo) -> str:
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
 
 
+def _crd_template(info: SubchartInfo, rel: str, data: bytes) -> tuple[str, bytes]:
+    """A CRD the real chart renders as a template: back where it was, behind its switch."""
+    name = rel.removeprefix("crds/")
+    switch = f"{{{{- if .Values.{info.crd_switch} }}}}\n" if info.crd_switch else ""
+    end = "{{- end }}\n" if info.crd_switch else ""
+    return f"{info.crd_templates[0]}/{name}", switch.encode() + data + end.encode()
+
+
 def standin(info: SubchartInfo, dest: Path) -> Path:
     """Write the stand-in chart folder for ``info`` at ``dest/<name>``."""
     out = dest / info.name
@@ -94,9 +105,12 @@ def standin(info: SubchartInfo, dest: Path) -> Path:
             # Chart.lock describes dependencies the stand-in does not all carry; the template
             # facts are the project's, about templates the stand-in does not have
             continue
+        data = store.read_bytes(info.name, rel)
+        if info.crd_templates and rel.startswith("crds/"):
+            rel, data = _crd_template(info, rel, data)
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(store.read_bytes(info.name, rel))
+        path.write_bytes(data)
     (out / "Chart.yaml").write_text(_standin_chart_yaml(info))
     (out / "templates").mkdir(parents=True, exist_ok=True)
     (out / "templates" / "standin-values.yaml").write_text(_template(info.name))

@@ -56,6 +56,18 @@ class SyncError(GpuPlatformError):
     """A source is missing, unreachable or does not match the pin."""
 
 
+class Unreachable(SyncError):
+    """No source of a chart could be read (the network, a missing --from folder)."""
+
+
+@dataclass
+class Report:
+    """What ``check`` found: what differs (stale) and what it could not compare with."""
+
+    stale: list[str]
+    unreachable: list[str]
+
+
 Files = dict[str, bytes]
 
 
@@ -167,8 +179,8 @@ def fetch(
                 try:
                     return Fetched(_from_wheel(info, version, Path(tmp)), f"PyPI {requirement}")
                 except GpuPlatformError as exc:
-                    tried.append(f"PyPI {requirement} ({exc})")
-    raise SyncError(
+                    tried.append(f"PyPI {requirement} ({str(exc).splitlines()[-1].strip()})")
+    raise Unreachable(
         f"no source for {info.name} {version}: tried "
         + "; ".join(tried)
         + ". Pass --from DIR with the unpacked charts"
@@ -290,6 +302,7 @@ def chart_data(
     when not given)."""
     if kinds is None:
         kinds = packaged_kinds()
+    fetched = published(info, fetched)
     files = select(info, fetched)
     files["Chart.yaml"] = stamp(info, version, files["Chart.yaml"])
     verify(info, version, files)
@@ -301,6 +314,58 @@ def chart_data(
         # facts vendored from this very version's templates stay true.
         files[store.FACTS_FILE] = store.read_bytes(info.name, store.FACTS_FILE)
     return files
+
+
+def published(info: SubchartInfo, fetched: Files) -> Files:
+    """The chart's files as published: the CRDs it ships as templates rendered under
+    ``crds/`` (the vendored data, laid out as a chart, has them rendered already)."""
+    if info.crd_templates and not any(rel.startswith("crds/") for rel in fetched):
+        return {**fetched, **render_crd_templates(info, fetched)}
+    return fetched
+
+
+def render_crd_templates(info: SubchartInfo, fetched: Files) -> Files:
+    """The CRDs a chart ships as templates, rendered by real Helm with the chart's defaults,
+    under ``crds/<file>`` (one file per template, Helm's ``# Source:`` line included).
+
+    The files are Go templates (``{{- if .Values.crds.install }}``, labels from helpers), so
+    no YAML reader can load them as they are; rendering them is what Helm does at install."""
+    from gpu_platform import helm
+
+    templates = sorted(
+        rel
+        for folder in info.crd_templates
+        for rel in fetched
+        if rel.startswith(folder + "/") and rel.endswith((".yaml", ".yml"))
+    )
+    if not templates:
+        raise SyncError(
+            f"{info.name}: the source has no CRDs, neither templates in "
+            f"{', '.join(info.crd_templates)} nor rendered ones in crds/"
+        )
+    out: Files = {}
+    with tempfile.TemporaryDirectory(prefix="gpu-platform-crds-") as tmp:
+        chart = Path(tmp) / info.name
+        for rel, data in fetched.items():
+            path = chart / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        for rel in templates:
+            rendered = helm.run(
+                ["template", info.name, str(chart), "--show-only", rel],
+                env=helm.isolated_env(Path(tmp) / "helm-home"),
+                quiet=True,
+            ).stdout
+            out[f"crds/{rel.rsplit('/', 1)[-1]}"] = _unframed(rendered, info.name, rel)
+    return out
+
+
+def _unframed(rendered: str, chart: str, rel: str) -> bytes:
+    """One rendered template without Helm's framing (its ``---`` and ``# Source:`` lines)."""
+    framing = f"---\n# Source: {chart}/{rel}\n"
+    if not rendered.startswith(framing):
+        raise SyncError(f"{chart}: helm rendered {rel} as something else than one document")
+    return rendered[len(framing) :].encode()
 
 
 def _vendored_at(chart: str, version: str) -> bool:
@@ -375,11 +440,14 @@ def sync(
         pin = pins.by_name(info.name)
         sources[info.name] = fetch(info, pin.version, pin.repository, source_dir, network=network)
         log(f"{info.name} {pin.version}: from {sources[info.name].source}")
-    kinds = custom_kinds({name: got.files for name, got in sources.items()})
+    as_published = {
+        name: published(registry.info(name), got.files) for name, got in sources.items()
+    }
+    kinds = custom_kinds(as_published)
     for info in registry.SUBCHARTS:
         pin = pins.by_name(info.name)
         got = sources[info.name]
-        fetched[info.name] = chart_data(info, pin.version, got.files, kinds)
+        fetched[info.name] = chart_data(info, pin.version, as_published[info.name], kinds)
         versions[info.name] = pin.version
         if not template_count(fetched[info.name]):
             log(
@@ -413,21 +481,24 @@ def write_derived(pins: Lock) -> None:
     crd_schemas.write(crd_schemas.build())
 
 
-def check(source_dir: Path | None, *, network: bool = False) -> list[str]:
-    """What is stale (empty: the vendored data matches the pins and its manifest)."""
+def check(source_dir: Path | None, *, network: bool = False) -> Report:
+    """What is stale (none: the vendored data matches the pins and its manifest) and, with a
+    source or the network, which charts could not be read to compare with (unreachable)."""
     from gpu_platform.lint import crd_schemas
 
     pins = lock()
     stale = list(registry.mismatch(pins))
+    unreachable: list[str] = []
     recorded = store.manifest().get("charts", {})
     sources: dict[str, Fetched] = {}
     if source_dir is not None or network:
         for info in registry.SUBCHARTS:
             pin = pins.by_name(info.name)
             try:
-                sources[info.name] = fetch(
-                    info, pin.version, pin.repository, source_dir, network=network
-                )
+                raw = fetch(info, pin.version, pin.repository, source_dir, network=network)
+                sources[info.name] = Fetched(published(info, raw.files), raw.source)
+            except Unreachable as exc:
+                unreachable.append(str(exc).removeprefix("no source for "))
             except SyncError as exc:
                 stale.append(str(exc))
     # the custom resources of the charts at hand (the vendored ones for any not fetched)
@@ -477,7 +548,7 @@ def check(source_dir: Path | None, *, network: bool = False) -> list[str]:
         stale.append("the package's copy of Chart.lock differs from the root Chart.lock")
     if crd_schemas.packaged() != crd_schemas.build():
         stale.append(f"{crd_schemas.FILE_NAME}: out of date with the vendored CRDs")
-    return stale
+    return Report(stale, unreachable)
 
 
 def same(rel: str, a: bytes | None, b: bytes | None) -> bool:

@@ -35,7 +35,8 @@ from pydantic import (
 
 from gpu_platform.errors import Location, Problem
 from gpu_platform.pipeline.load import Origins, dotted
-from gpu_platform.pipeline.model.kube import DnsLabel, Image, Strict
+from gpu_platform.pipeline.model.grammar import DnsLabel, Image
+from gpu_platform.pipeline.model.kube import Strict
 from gpu_platform.pipeline.model.values import Values
 
 from .distributions import Spread, finite, spread

@@ -33,6 +33,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from gpu_platform.pipeline import facts
+
 PROMETHEUS_BIN = shutil.which("prometheus") or "/usr/bin/prometheus"
 DRIVER_VERSION = "580.95.05"
 # The `mode` label of each scrape job: honorLabels and exported series side by side.
@@ -408,7 +410,7 @@ OPERATOR_TARGET_LABELS = {
     "service": "nvidia-dcgm-exporter",
     "endpoint": "gpu-metrics",
 }
-OPERATOR_JOB = "nvidia-dcgm-exporter"
+OPERATOR_JOB = facts.DCGM_JOB  # the job the chart's ServiceMonitor relabels to
 
 
 def servicemonitor_job(
@@ -836,8 +838,8 @@ class AdapterEmulator:
         return {r["metric"][self.pod_label]: float(r["value"][1]) for r in self.prom.query(query)}
 
 
-HPA_TOLERANCE = 0.1  # kube-controller-manager --horizontal-pod-autoscaler-tolerance default
-HPA_SYNC_S = 15.0  # --horizontal-pod-autoscaler-sync-period default
+HPA_TOLERANCE = facts.HPA_TOLERANCE  # kube-controller-manager's defaults, written in facts
+HPA_SYNC_S = float(facts.HPA_SYNC_S)
 
 
 def hpa_replicas(

@@ -14,6 +14,9 @@ class TestPolicies:
             "gpu-platform-tenant-pods",
             "gpu-platform-pool-t4",
             "gpu-platform-pool-a100",
+            # the render assumes the cluster serves keda.sh (tests/policy/test_keda_admission.py)
+            "gpu-platform-tenant-keda",
+            "gpu-platform-tenant-keda-auth",
         }
         bindings = {
             b["spec"]["policyName"] for b in of_kind(two_pools, "ValidatingAdmissionPolicyBinding")

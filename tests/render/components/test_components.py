@@ -14,7 +14,7 @@ from gpu_platform.pipeline.components import COMPONENTS
 from gpu_platform.pipeline.facts import COMPONENT_LABEL
 from gpu_platform.pipeline.model.values import Values
 from support.chartrepo import real_repos_requested
-from support.render import CHART, render_sources, scenario, scenarios
+from support.render import CHART, render_sources, scenario, scenario_name, scenarios
 
 SOURCES = Path(components.__file__).parent / "emit" / "sources" / "templates"
 
@@ -77,8 +77,7 @@ class TestNamedHelpers:
 @pytest.mark.parametrize("path", scenarios(), ids=lambda p: p.name)
 class TestComponentLabel:
     def test_every_object_of_a_component_carries_its_label(self, path: Path):
-        name = path.name[3:].removesuffix("-values.yaml")
-        rendered = render_sources(scenario(name))
+        rendered = render_sources(scenario(scenario_name(path)))
         own = [(src, obj) for src, obj in rendered if src.startswith("templates/")]
         assert own
         for src, obj in own:
@@ -99,6 +98,7 @@ OWN_DEFAULTS = [
     ("ConfigMap", "gpu-platform-dashboard-dcgm"),
     ("ConfigMap", "gpu-platform-dashboard-overview"),
     ("PrometheusRule", "gpu-platform-gpu-rules"),
+    ("ServiceMonitor", "gpu-platform-dcgm-exporter"),
 ]
 SUBCHART_DEFAULTS = [  # the real Dask operator chart, stand-ins for the other three
     ("ServiceAccount", "gpu-platform-dask-kubernetes-operator"),

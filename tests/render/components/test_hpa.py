@@ -1,8 +1,18 @@
-"""templates/hpa/: autoscaling/v2 HPAs on a GPU signal (Pods metric) and on CPU."""
+"""templates/hpa/: autoscaling/v2 HPAs on a GPU signal (Pods metric) and on CPU on the adapter
+path; KEDA ScaledObjects (and the ClusterTriggerAuthentication of an authenticated Prometheus)
+on the KEDA path."""
 
 from __future__ import annotations
 
-from support.render import of_kind
+from typing import Any
+
+import pytest
+from gpu_platform import helm as gpu_helm
+from gpu_platform.errors import HelmError
+from gpu_platform.pipeline import kedapath, registry
+from gpu_platform.pipeline.model.values import Values
+from support.k8svalidate import validate_objects
+from support.render import KUBE_VERSIONS, of_kind, render_chart, scenario
 
 
 class TestHpas:
@@ -23,3 +33,264 @@ class TestHpas:
         assert cpu["minReplicas"] == 1  # the model's default
         assert cpu["scaleTargetRef"]["apiVersion"] == "apps/v1"
         assert "behavior" not in cpu
+
+
+# --------------------------------------------------------------------------- the KEDA path
+
+RELEASE_NS = "gpu-platform"
+AUTH_NAME = "gpu-platform-keda-prometheus"  # <fullname>-keda-prometheus for this release
+
+
+def entry(name: str, **fields: Any) -> dict[str, Any]:
+    """A KEDA-path entry on a GPU signal (and whatever ``fields`` add or replace)."""
+    return {
+        "name": name,
+        "path": "keda",
+        "scaleTargetRef": {"kind": "Deployment", "name": name},
+        "maxReplicas": 4,
+        "metrics": [
+            {
+                "type": "Pods",
+                "pods": {
+                    "metric": {"name": "gpu_utilization_over_time"},
+                    "target": {"type": "AverageValue", "averageValue": 40},
+                },
+            }
+        ],
+        **fields,
+    }
+
+
+def keda_values(*entries: dict[str, Any], **platform: Any) -> dict[str, Any]:
+    return {
+        "platform": {"tenants": [{"name": "team-a"}], "hpas": list(entries), **platform},
+        "keda": {"enabled": True},
+    }
+
+
+SIGNALS = [
+    {"name": "util", "series": "DCGM_FI_DEV_GPU_UTIL", "clampMin": 0, "clampMax": 100},
+    {"name": "engine_1m", "series": "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "window": "1m"},
+    {"name": "fb_max", "series": "DCGM_FI_DEV_FB_USED", "aggregation": "max", "clampMin": 0.5},
+    {
+        "name": "mem_min",
+        "series": "DCGM_FI_DEV_MEM_COPY_UTIL",
+        "aggregation": "min",
+        "clampMax": 99.5,
+        "window": "30s",
+    },
+]
+
+
+def _gpu(signal: str, value: Any) -> dict[str, Any]:
+    return {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": signal},
+            "target": {"type": "AverageValue", "averageValue": value},
+        },
+    }
+
+
+# Label modes, intervals, clamps and windows, both workload kinds, the release namespace and a
+# tenant's, resource triggers, an authenticated Prometheus elsewhere.
+CASES = {
+    "defaults": keda_values(entry("workers")),
+    "exported-5s-custom-signals": keda_values(
+        entry("workers", namespace="team-a", metrics=[_gpu(s["name"], 0.5) for s in SIGNALS]),
+        entry(
+            "infer",
+            scaleTargetRef={"kind": "StatefulSet", "name": "infer"},
+            metrics=[
+                _gpu("util", 40),
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 70},
+                    },
+                },
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "memory",
+                        "target": {"type": "AverageValue", "averageValue": "8Gi"},
+                    },
+                },
+            ],
+        ),
+        monitoring={"dcgmLabelMode": "exported", "scrapeInterval": "5s", "gpuSignals": SIGNALS},
+    ),
+    "authenticated-2m": keda_values(
+        entry("workers", namespace="team-a"),
+        monitoring={
+            "scrapeInterval": "2m",
+            "rules": {"hpaMetricUnavailableFor": "30m"},
+        },
+        podAutoscaling={
+            "keda": {
+                "pollingInterval": 60,
+                "prometheus": {
+                    "serverAddress": "https://mimir.example.com/prometheus",
+                    "authModes": "basic",
+                    "secretName": "mimir",
+                    "unsafeSsl": True,
+                },
+            }
+        },
+    ),
+}
+
+
+def _scaled_objects(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in of_kind(objects, "ScaledObject")}
+
+
+class TestScaledObjects:
+    @pytest.mark.parametrize("case", sorted(CASES))
+    def test_what_the_chart_renders_is_what_kedapath_derives(self, major, case):
+        """The template's Go (gpu-platform.keda.query, .keda.settings) against
+        pipeline/kedapath.py, trigger by trigger, on every case."""
+        data = CASES[case]
+        values = Values.model_validate(data)
+        objects = render_chart(data, major=major)
+        rendered = _scaled_objects(objects)
+        assert set(rendered) == {e.name for _, e in kedapath.on_keda(values)}
+        assert of_kind(objects, "HorizontalPodAutoscaler") == []
+        auth = AUTH_NAME if values.platform.podAutoscaling.keda.prometheus.authModes else ""
+        for _, hpa in kedapath.on_keda(values):
+            spec = rendered[hpa.name]["spec"]
+            assert spec["triggers"] == kedapath.triggers(values, hpa, RELEASE_NS, auth)
+            assert spec["pollingInterval"] == kedapath.polling_s(values)
+            assert spec["fallback"] == {
+                "failureThreshold": kedapath.failure_threshold(values),
+                "replicas": hpa.minReplicas,
+                "behavior": "currentReplicasIfHigher",
+            }
+            assert spec["advanced"]["horizontalPodAutoscalerConfig"]["name"] == hpa.name
+            assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (
+                hpa.minReplicas,
+                hpa.maxReplicas,
+            )
+            assert rendered[hpa.name]["metadata"]["namespace"] == (hpa.namespace or RELEASE_NS)
+
+    @pytest.mark.parametrize(
+        ("interval", "polling", "threshold"),
+        # polling: the interval, at least the HPA's 15 s; threshold: the HPA's reads and KEDA's
+        # polls within a lost scrape's gap of two intervals (hand-computed)
+        [("1s", 15, 2), ("10s", 15, 4), ("30s", 30, 6), ("90s", 90, 14)],
+    )
+    def test_polling_and_fallback_follow_the_scrape_interval(
+        self, major, interval, polling, threshold
+    ):
+        data = keda_values(
+            entry("workers"),
+            monitoring={"scrapeInterval": interval, "rules": {"hpaMetricUnavailableFor": "1h"}},
+        )
+        (so,) = of_kind(render_chart(data, major=major), "ScaledObject")
+        assert so["spec"]["pollingInterval"] == polling
+        assert so["spec"]["fallback"]["failureThreshold"] == threshold
+
+    def test_resource_only_entries_have_no_fallback(self, major):
+        """KEDA's webhook refuses a fallback without a trigger other than cpu or memory."""
+        cpu = {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 60},
+            },
+        }
+        (so,) = of_kind(
+            render_chart(keda_values(entry("w", metrics=[cpu])), major=major), "ScaledObject"
+        )
+        assert "fallback" not in so["spec"]
+        assert so["spec"]["triggers"] == [
+            {"type": "cpu", "metricType": "Utilization", "metadata": {"value": "60"}}
+        ]
+
+    def test_the_platform_path_and_an_entrys_own(self, major):
+        adapter = entry("on-adapter", path="adapter")
+        default = {k: v for k, v in entry("by-default").items() if k != "path"}
+        objects = render_chart(
+            keda_values(adapter, default, podAutoscaling={"path": "keda"}), major=major
+        )
+        assert [h["metadata"]["name"] for h in of_kind(objects, "HorizontalPodAutoscaler")] == [
+            "on-adapter"
+        ]
+        assert set(_scaled_objects(objects)) == {"by-default"}
+
+    @pytest.mark.parametrize("kube", KUBE_VERSIONS)
+    def test_every_object_validates_against_kedas_crds(self, major, kube, maximal):
+        for data in CASES.values():
+            objects = render_chart(data, major=major, kube_version=kube)
+            assert validate_objects(objects, kube) == []
+        objects = render_chart(scenario("maximal"), major=major, kube_version=kube)
+        assert {o["kind"] for o in objects} >= {"ScaledObject", "ClusterTriggerAuthentication"}
+        assert validate_objects(objects, kube) == []
+
+    def test_an_authenticated_prometheus_gets_one_cluster_trigger_authentication(self, maximal):
+        (auth,) = of_kind(maximal, "ClusterTriggerAuthentication")
+        assert auth["metadata"]["name"] == AUTH_NAME
+        assert auth["spec"] == {
+            "secretTargetRef": [
+                {"parameter": "bearerToken", "name": "mimir-token", "key": "bearerToken"}
+            ]
+        }
+        (so,) = of_kind(maximal, "ScaledObject")
+        gpu = so["spec"]["triggers"][0]
+        assert gpu["authenticationRef"] == {
+            "kind": "ClusterTriggerAuthentication",
+            "name": AUTH_NAME,
+        }
+        assert gpu["metadata"]["authModes"] == "bearer"
+        assert gpu["metadata"]["serverAddress"] == "https://mimir.example.com/prometheus"
+
+    def test_triggers_query_the_prometheus_the_adapter_reads(self, major):
+        """Without KEDA's own serverAddress, the triggers follow
+        platform.monitoring.prometheus.query.url (the user's Prometheus) on both sides."""
+        url = "http://prometheus-k8s.monitoring.svc:9090"
+        data = keda_values(entry("workers"), monitoring={"prometheus": {"query": {"url": url}}})
+        (so,) = of_kind(render_chart(data, major=major), "ScaledObject")
+        assert so["spec"]["triggers"][0]["metadata"]["serverAddress"] == url
+        assert kedapath.server_address(Values.model_validate(data), RELEASE_NS) == url
+
+    def test_no_keda_api_stops_the_install_with_the_order_to_follow(self, major, monkeypatch):
+        """Helm maps every object before creating any: KEDA's CRDs (templates of its chart)
+        and a ScaledObject cannot install together, so the chart says what to do first."""
+        without = tuple(a for a in registry.api_versions() if not a.startswith("keda.sh"))
+        monkeypatch.setattr(gpu_helm, "extra_api_versions", lambda: without)
+        with pytest.raises(HelmError) as exc:
+            render_chart(keda_values(entry("no-api-yet")), major=major)
+        assert "serves no keda.sh/v1alpha1 API (KEDA's CRDs). Install KEDA first" in (
+            exc.value.stderr
+        )
+        # With every entry on the adapter path the same cluster installs.
+        objects = render_chart(keda_values(entry("no-api-yet", path="adapter")), major=major)
+        assert len(of_kind(objects, "HorizontalPodAutoscaler")) == 1
+
+
+class TestHandover:
+    def test_prepare_keeps_the_hpa_when_helm_stops_rendering_it(self, major):
+        objects = render_chart(
+            keda_values(entry("w", path="adapter", handover="prepare")), major=major
+        )
+        (hpa,) = of_kind(objects, "HorizontalPodAutoscaler")
+        assert hpa["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+
+    def test_adopt_takes_the_hpa_over_by_name(self, major):
+        objects = render_chart(keda_values(entry("w", handover="adopt")), major=major)
+        (so,) = of_kind(objects, "ScaledObject")
+        assert so["metadata"]["annotations"] == {
+            "scaledobject.keda.sh/transfer-hpa-ownership": "true",
+            "helm.sh/resource-policy": "keep",
+        }
+        # KEDA's webhook wants the adopted HPA's name here (verifyHpas).
+        assert so["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["name"] == "w"
+
+    def test_none_annotates_nothing(self, major):
+        objects = render_chart(keda_values(entry("a"), entry("b", path="adapter")), major=major)
+        for obj in [
+            *of_kind(objects, "ScaledObject"),
+            *of_kind(objects, "HorizontalPodAutoscaler"),
+        ]:
+            assert "annotations" not in obj["metadata"]

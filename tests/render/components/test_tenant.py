@@ -50,12 +50,16 @@ class TestNamespaceQuotaLimits:
             "requests.nvidia.com/gpu": "4",
             "requests.cpu": "32",
             "requests.memory": "128Gi",
+            "limits.cpu": "64",
+            "limits.memory": "256Gi",
             "requests.ephemeral-storage": "200Gi",
             "requests.storage": "1Ti",
             "persistentvolumeclaims": "20",
             "pods": "100",
+            "services": "20",
             "services.loadbalancers": "0",
             "services.nodeports": "0",
+            "count/daskclusters.kubernetes.dask.org": "10",
         }
         # the Dask scheduler has no authentication: nothing may face outside the cluster
         assert quota["team-b"]["services.loadbalancers"] == "0"
@@ -68,8 +72,14 @@ class TestNamespaceQuotaLimits:
             "memory": "1Gi",
             "ephemeral-storage": "1Gi",
         }
-        # memory and disk are bounded per container by default; CPU is not (no throttling)
-        assert limits["team-a"]["default"] == {"memory": "16Gi", "ephemeral-storage": "20Gi"}
+        # every container gets limits (the quota counts limits too), and none may set its own
+        # above the LimitRange's max: no container takes a shared node from everyone else
+        assert limits["team-a"]["default"] == {
+            "cpu": "4",
+            "memory": "16Gi",
+            "ephemeral-storage": "20Gi",
+        }
+        assert limits["team-a"]["max"] == {"cpu": "32", "memory": "64Gi"}
         ranges = {r["metadata"]["namespace"] for r in of_kind(two_pools, "LimitRange")}
         assert ranges == {"team-a", "team-b"}
 

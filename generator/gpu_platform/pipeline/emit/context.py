@@ -19,15 +19,35 @@ from typing import Any
 
 import jinja2
 
-from gpu_platform.pipeline import components, facts, promql, quantity, registry, sizing
+from gpu_platform.pipeline import (
+    components,
+    facts,
+    kedapath,
+    promql,
+    quantity,
+    query,
+    registry,
+    sizing,
+)
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
-from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, GIB, SELECTOR_FLAGS, get_path
+from gpu_platform.pipeline.derive import (
+    DCGM_INTERVAL_ENV,
+    GIB,
+    PROMETHEUS_PORT,
+    PROMETHEUS_SERVICE,
+    SELECTOR_FLAGS,
+    get_path,
+)
 from gpu_platform.pipeline.emit.helmyaml import dump_yaml
+from gpu_platform.pipeline.gofmt import quote
+from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
 from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
+from gpu_platform.pipeline.rules import images as image_rules
+from gpu_platform.pipeline.rules import keda as keda_rules
 from gpu_platform.pipeline.rules import monitoring as monitoring_rules
-from gpu_platform.pipeline.rules.gofmt import quote
+from gpu_platform.pipeline.rules import network as network_rules
 
 # What a refused plain install is told to do.
 FIX = (
@@ -66,6 +86,11 @@ def _json(data: Any) -> str:
     return quote(json.dumps(data, sort_keys=True))
 
 
+def _go_pairs(pairs: dict[str, str]) -> str:
+    """A Go dict literal's arguments: "k1" "v1" "k2" "v2"."""
+    return " ".join(f"{quote(k)} {quote(v)}" for k, v in pairs.items())
+
+
 def _operator_defaults() -> dict[str, Any]:
     """gpu-operator's defaults for the keys the cloud rules read: the guard uses them where
     the merged values lack a key, so it judges alike with or without the subcharts loaded."""
@@ -100,6 +125,7 @@ def template_context() -> dict[str, Any]:
         ).rstrip("\n"),
         "admission_group": facts.ADMISSION_API_GROUP,
         "admission_ga": facts.ADMISSION_GA_KUBE_VERSION,
+        "dask_clusters": facts.DASK_CLUSTERS_RESOURCE,
         # GPU resources
         "gpu_resource": facts.GPU_RESOURCE,
         "gpu_domain": facts.GPU_RESOURCE_DOMAIN,
@@ -107,17 +133,50 @@ def template_context() -> dict[str, Any]:
         "shared_suffix": facts.SHARED_SUFFIX,
         # the GPU signal: label modes, the DCGM monitor's and the rules' labels
         "dcgm_labels": facts.DCGM_LABELS,
-        "dcgm_monitor_labels_json": _json(monitoring_rules.DCGM_MONITOR_LABELS),
-        "rule_labels_json": _json(monitoring_rules.RULE_LABELS),
+        "dcgm_service_labels": facts.DCGM_SERVICE_LABELS,
+        "dcgm_port": facts.DCGM_PORT,
+        "dcgm_job": facts.DCGM_JOB,
+        "dashboard_labels": facts.DASHBOARD_LABELS,
+        "selector_test": monitoring_rules.GO_SELECTOR,
+        "release_keys": _go_words(monitoring_rules.RELEASE_KEYS),
+        # where the adapter queries (pipeline/query.py) and the images a mirror must reach
+        "query_split": query.GO_SPLIT,
+        "bundled_url": quote(query.BUNDLED_URL),
+        "slots": image_rules.guard_table(),
+        "openshift_api": facts.OPENSHIFT_SCC_API,
         # grammars: quantity suffixes and duration units as Go numbers
         "quantity_units": {
             suffix: _go_float(factor) for suffix, factor in quantity.SUFFIX_FACTORS.items()
         },
         "duration_units_ms": DURATION_UNITS_MS,
+        # tenants' address ranges: the fields a CIDR rule reads, and what each opens
+        "network_fields": _go_words(network_rules.FIELDS),
+        "network_opens": " ".join(f"{quote(k)} {quote(v)}" for k, v in network_rules.OPENS.items()),
         # HPAs
         "dask_kinds": _go_words(hpa_rules.DASK_KINDS),
         "scalable_kinds": _go_words(hpa_rules.SCALABLE_KINDS),
         "scalable_api": hpa_rules.SCALABLE_API,
+        # the KEDA path (pipeline/kedapath.py, rules/keda.py)
+        "keda_api": kedapath.API_VERSION,
+        "keda_trigger": kedapath.TRIGGER_TYPE,
+        "transfer_annotation": kedapath.TRANSFER_ANNOTATION,
+        "keep_annotation": kedapath.KEEP_ANNOTATION,
+        "keep": kedapath.KEEP,
+        "auth_kind": kedapath.AUTH_KIND,
+        "auth_suffix": kedapath.AUTH_SUFFIX,
+        "auth_parameters_json": _json(AUTH_PARAMETERS),
+        "prometheus_service": PROMETHEUS_SERVICE,
+        "prometheus_port": PROMETHEUS_PORT,
+        "deployment_pods": quote(promql.workload_pods("Deployment", "%s")),
+        "statefulset_pods": quote(promql.workload_pods("StatefulSet", "%s")),
+        "hpa_sync_s": facts.HPA_SYNC_S,
+        "hpa_sync_ms": facts.HPA_SYNC_S * 1000,
+        "hpa_sync_ms_less_one": facts.HPA_SYNC_S * 1000 - 1,
+        "lost_scrape_gap": kedapath.LOST_SCRAPE_GAP,
+        "handover_paths": _go_pairs(keda_rules.HANDOVER_PATH),
+        "handover_whys": _go_pairs(keda_rules.HANDOVER_WHY),
+        "plain_number": quote(keda_rules.PLAIN_NUMBER),
+        "name_max": facts.DEPLOYMENT_NAME_MAX_FOR_POD_MATCH,
         # GPU cost PromQL (pipeline/promql.py), with the Helm-time parts as template text: the
         # release's own priority classes, the workload GPU series (label mode) above 0.
         "promql": promql,

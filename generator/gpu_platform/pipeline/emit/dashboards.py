@@ -19,10 +19,11 @@ from gpu_platform.pipeline import facts, promql
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 OVERVIEW_UID = "gpu-platform-overview"
 DCGM_UID = "gpu-platform-dcgm"
-# Replaced with the release namespace when the chart's ConfigMap template reads the file: GPUs
-# held by nothing (honorLabels: the exporter's own pod) and the platform's placeholders live
-# there and are not workloads.
-RELEASE_NAMESPACE = "__RELEASE_NAMESPACE__"
+# Replaced with the platform's namespaces (a regex: the release's, and the DCGM exporter's when
+# the cluster's own GPU operator runs it) when the chart's ConfigMap template reads the file:
+# GPUs held by nothing (honorLabels: the exporter's own pod) and the platform's placeholders
+# live there and are not workloads.
+RELEASE_NAMESPACE = "__PLATFORM_NAMESPACES__"
 
 
 def _target(expr: str, legend: str = "", instant: bool = False) -> dict[str, Any]:
@@ -230,7 +231,7 @@ def dcgm(mode: str) -> dict[str, Any]:
             [
                 _target(
                     f'avg by ({ns}, {pod}) (clamp(DCGM_FI_DEV_GPU_UTIL{{{node},{pod}!="",'
-                    f'{ns}!="{RELEASE_NAMESPACE}"}}, 0, 100))',
+                    f'{ns}!~"{RELEASE_NAMESPACE}"}}, 0, 100))',
                     f"{{{{{ns}}}}}/{{{{{pod}}}}}",
                 )
             ],

@@ -17,13 +17,12 @@ from typing import Any
 import jinja2
 
 from gpu_platform.pipeline.emit.context import jinja_env, template_context
+from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.rules import RULES, Rule
-from gpu_platform.pipeline.rules.gofmt import quote
 from gpu_platform.pipeline.rules.shapes import LIST_VARIABLES
 
-# What every fragment may use. The sizing lines mirror pipeline/sizing.py's formula (float64
-# arithmetic in the same order; every ceil rounds to 6 places first, see sizing.whole; tests
-# compare them on many inputs).
+# What every fragment may use. The Prometheus sizing comes from the chart's helper
+# (gpu-platform.sizing, the formula of pipeline/sizing.py in Go).
 PRELUDE = """\
 {{- $errors := list -}}
 {{- $p := .Values.platform -}}
@@ -38,49 +37,24 @@ PRELUDE = """\
 {{- $nsLabel := $dcgmLabels.namespace -}}
 {{- $podLabel := $dcgmLabels.pod -}}
 [[ list_variables ]]
+[[ query_split ]]
 {{- $signalNames := list -}}
 {{- range $signals }}{{ $signalNames = append $signalNames (toString .name) }}{{ end -}}
+{{- /* The KEDA path (pipeline/kedapath.py): each entry's path, and the derived numbers. */ -}}
+{{- $defaultPath := toString (dig "podAutoscaling" "path" "adapter" $p) -}}
+{{- $kedaValues := dig "podAutoscaling" "keda" dict $p -}}
+{{- $kedaSettings := include "gpu-platform.keda.settings" $ | fromJson -}}
+{{- $kedaGpu := false -}}
+{{- range $hpas -}}
+{{- if eq (toString (.path | default $defaultPath)) "keda" -}}
+{{- range .metrics }}{{ if eq (toString .type) "Pods" }}{{ $kedaGpu = true }}{{ end }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- $anyOperatorPool := false -}}
 {{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
-{{- /* The sizing formula, operation for operation as pipeline/sizing.py computes it (plan). */ -}}
-{{- $z := $mon.sizing -}}
-{{- $poolNodes := 0 -}}{{- $poolGpus := 0 -}}{{- $widest := 1 -}}
-{{- range $pools -}}
-{{- $poolNodes = add $poolNodes (int64 .maxNodes) -}}
-{{- $poolGpus = add $poolGpus (mul (int64 .maxNodes) (int64 .gpusPerNode)) -}}
-{{- $widest = max $widest (int64 .gpusPerNode) -}}
-{{- end -}}
-{{- $hasNodes := not (kindIs "invalid" $z.gpuNodes) -}}
-{{- $hasPerNode := not (kindIs "invalid" $z.gpusPerNode) -}}
-{{- $gpuNodes := $poolNodes -}}{{- $gpus := $poolGpus -}}
-{{- if and $hasNodes $hasPerNode -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) (int64 $z.gpusPerNode) -}}
-{{- else if $hasNodes -}}{{- $gpuNodes = int64 $z.gpuNodes -}}{{- $gpus = mul (int64 $z.gpuNodes) $widest -}}
-{{- else if $hasPerNode -}}{{- $gpus = mul $poolNodes (int64 $z.gpusPerNode) -}}
-{{- end -}}
-{{- $series := float64 (add (mul $gpus (int64 $z.seriesPerGpu)) (int64 $z.otherSeries)) -}}
-{{- $intervalS := divf (float64 $intervalMs) 1000.0 -}}
-{{- $retentionS := divf (include "gpu-platform.durationMs" (toString $z.retention) | float64) 1000.0 -}}
-{{- $block := [[ block_range_s ]] -}}
-{{- $limit := maxf $block (minf (divf $retentionS 10.0) [[ max_block_range_s ]]) -}}
-{{- $widestBlock := $block -}}
-{{- range until 20 -}}{{- if le (mulf $widestBlock 3.0) $limit -}}{{- $widestBlock = mulf $widestBlock 3.0 -}}{{- end -}}{{- end -}}
-{{- $samples := divf $block $intervalS -}}
-{{- $perSeries := addf (addf (mulf $samples (float64 $z.bytesPerSample)) (float64 $z.indexBytesPerSeries)) (mulf (divf $samples [[ samples_per_chunk ]].0) (float64 $z.indexBytesPerChunk)) -}}
-{{- $blockBytes := mulf (divf (addf $retentionS $widestBlock) $block) (mulf $series $perSeries) -}}
-{{- $walPerS := mulf (divf $series $intervalS) (float64 $z.walBytesPerSample) -}}
-{{- $walBytes := mulf $walPerS (addf (mulf [[ head_span ]] $block) (mulf [[ wal_segment_weight ]] (minf (divf [[ wal_segment_bytes ]] $walPerS) $block))) -}}
-{{- $headPerS := mulf (divf $series $intervalS) (float64 $z.bytesPerSample) -}}
-{{- $headBytes := mulf $headPerS (addf (mulf [[ head_span ]] $block) (minf (divf [[ head_chunk_file_bytes ]] $headPerS) $block)) -}}
-{{- $retentionGib := max 1 (int64 (ceil (round (divf (addf (addf $blockBytes $walBytes) $headBytes) [[ gib ]].0) 6))) -}}
-{{- $pvcGib := int64 (ceil (round (mulf (float64 $retentionGib) (float64 $z.walHeadroom)) 6)) -}}
-{{- $chunks := divf (mulf [[ head_span ]] $block) (mulf [[ samples_per_chunk ]].0 $intervalS) -}}
-{{- $memPerSeries := addf (mulf (float64 $z.memoryPerSeriesKiB) 1024.0) (mulf (float64 $z.memoryPerHeadChunkBytes) $chunks) -}}
-{{- $memoryMib := int64 (ceil (round (divf (addf (mulf (float64 $z.memoryBaseMiB) [[ mib ]].0) (mulf $series $memPerSeries)) [[ mib ]].0) 6)) -}}
-{{- /* prometheus-adapter's relist interval (sizing.relist_interval_ms) */ -}}
-{{- $relistMs := max [[ relist_floor_ms ]] (mul [[ relist_scrapes ]] $intervalMs) -}}
-{{- $ingest := divf (addf (mulf (divf $series $intervalS) (float64 $z.cpuMicrosPerSample)) (mulf (divf (float64 $gpuNodes) $intervalS) (float64 $z.cpuMicrosPerGpuScrape))) 1000000.0 -}}
-{{- $relistCores := divf (divf (mulf $series (float64 $z.cpuMicrosPerRelistedSeries)) (divf (float64 $relistMs) 1000.0)) 1000000.0 -}}
-{{- $cpuMilli := max [[ cpu_floor_m ]] (int64 (ceil (round (mulf (addf $ingest $relistCores) 1000.0) 6))) -}}
+{{- /* The Prometheus sizing (gpu-platform.sizing, pipeline/sizing.py's formula). */ -}}
+{{- $sizing := include "gpu-platform.sizing" $ | fromJson -}}
+{{- $relistMs := int64 $sizing.relistMs -}}
 """
 
 # helm lint renders in "lint mode", where `fail` (and `required`) only log an [INFO] line and

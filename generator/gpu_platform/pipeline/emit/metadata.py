@@ -3,8 +3,8 @@
 Written once here and emitted into Chart.yaml by ``render`` (so ``helm show chart`` and
 Artifact Hub show it): the project's home, sources, maintainers, icon and license, the
 version the tool and the chart share (the ``VERSION`` file), the changes of this version
-(``changes.yaml``), and the images the bundle runs by default (our own from the values model,
-the subcharts' from their vendored default values, tags as the charts resolve them).
+(``changes.yaml``), and the images the bundle runs by default (``pipeline/images/listing.py``: the
+list `gpu-platform images` prints, at the chart's defaults).
 """
 
 from __future__ import annotations
@@ -50,48 +50,10 @@ def changes(of_version: str | None = None) -> list[dict[str, str]]:
     ]
 
 
-def _dig(tree: Any, dotted: str) -> Any:
-    node = tree
-    for key in dotted.split("."):
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
-
-
-def _image(spec: Any, app_version: str) -> str | None:
-    """An image reference from a chart's image mapping; an empty tag means appVersion."""
-    if not isinstance(spec, dict):
-        return None
-    repository = spec.get("repository") or spec.get("name")
-    if not repository:
-        return None
-    if spec.get("image"):
-        repository = f"{repository}/{spec['image']}"
-    if spec.get("registry"):
-        repository = f"{spec['registry']}/{repository}"
-    tag = spec.get("tag") or spec.get("version") or app_version
-    return f"{repository}:{tag}"
-
-
-def subchart_images() -> list[dict[str, str]]:
-    """The main images of every bundled chart at its pinned defaults."""
-    from gpu_platform.pipeline import registry
-    from gpu_platform.pipeline.subchart_keys import defaults
-
-    out: list[dict[str, str]] = []
-    for info in registry.SUBCHARTS:
-        tree = defaults(info.name)
-        for path in info.images:
-            owner = path.split(".", 1)[0] if path.split(".", 1)[0] in info.nested else ""
-            app = str(store.chart_yaml(info.name, owner).get("appVersion", ""))
-            ref = _image(_dig(tree, path), app)
-            if ref:
-                what = path.removesuffix(".image").removesuffix("image")
-                out.append({"name": f"{info.name}: {what}" if what else info.name, "image": ref})
-    return out
-
-
-def artifacthub_annotations(own_images: list[dict[str, str]]) -> dict[str, str]:
-    """Artifact Hub's annotations (values are YAML documents, as Artifact Hub reads them)."""
+def artifacthub_annotations(images: list[dict[str, str]]) -> dict[str, str]:
+    """Artifact Hub's annotations (values are YAML documents, as Artifact Hub reads them);
+    ``images``: every image the chart runs at its defaults (pipeline/images/listing.py, the list
+    `gpu-platform images` prints)."""
     import yaml
 
     def block(data: Any) -> str:
@@ -99,7 +61,7 @@ def artifacthub_annotations(own_images: list[dict[str, str]]) -> dict[str, str]:
 
     result = {
         "artifacthub.io/license": LICENSE,
-        "artifacthub.io/images": block(own_images + subchart_images()),
+        "artifacthub.io/images": block(images),
     }
     if changes():
         result["artifacthub.io/changes"] = block(changes())

@@ -6,7 +6,9 @@ Prometheus, the PrometheusAgent, the Alertmanager and the ThanosRuler. Written o
 spot, the schema grows tenfold, and Helm 4 compiles every copy (seconds per `helm
 template`); written once under ``definitions`` and referred to with ``$ref`` (JSON Schema
 draft-07, read by both Helm majors), each is compiled once. Only parts of at least
-``MIN_SIZE`` characters are shared, so small ones stay where a reader looks for them.
+``MIN_SIZE`` characters are shared, so small ones stay where a reader looks for them, and
+never one with a description (the platform's own derived keys, which the values reference
+lists where they sit).
 """
 
 from __future__ import annotations
@@ -100,7 +102,10 @@ def share(schema: dict[str, Any], roots: list[str]) -> dict[str, Any]:
 
     def rewrite(node: dict[str, Any], *, top: bool = False) -> dict[str, Any]:
         shape = shapes.shape(node)
-        if not top and shapes.count.get(shape, 0) > 1 and shapes.size[shape] >= MIN_SIZE:
+        # a part with a description is one of ours (a derived key), documented where it sits:
+        # the values reference reads it there
+        repeated = shapes.count.get(shape, 0) > 1 and shapes.size[shape] >= MIN_SIZE
+        if not top and repeated and "description" not in node:
             if shape not in names:
                 body = rewrite(node, top=True)
                 text = json.dumps(body, sort_keys=True, separators=(",", ":"))

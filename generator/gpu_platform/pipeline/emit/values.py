@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from gpu_platform.pipeline import crd_types, registry
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derive import DERIVATIONS
+from gpu_platform.pipeline.derive import DERIVATIONS, EXTENSION_KEYS
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.emit.schema_share import share
 from gpu_platform.pipeline.model.values import Values
@@ -65,18 +65,28 @@ def _annotate(node: CommentedMap, model: type[BaseModel] | None, indent: int) ->
             _annotate(node[key], sub, indent + 2)
 
 
+_KIND_WORDS = {
+    "locked": "derived",
+    "merged": "derived, merged with yours",
+    "advisory": "derived, yours if you set it",
+    "default": "derived, yours if you set it",
+}
+
+
 def _mark_derived(root: CommentedMap) -> None:
     for derivation in DERIVATIONS:
         node: Any = root[derivation.chart]
         depth = 1
         for key in derivation.path[:-1]:
-            node = node[key]
+            node = node.get(key) if isinstance(node, dict) else None
             depth += 1
+        if not isinstance(node, CommentedMap) or derivation.path[-1] not in node:
+            continue  # not derived at the chart's defaults (a mirror's repositories)
         source = derivation.source
         origin = f"from {source}" if not source.startswith("(") else source.strip("()")
         node.yaml_set_comment_before_after_key(
             derivation.path[-1],
-            before=_wrap(f"derived ({origin}): {derivation.why}", 2 * depth),
+            before=_wrap(f"{_KIND_WORDS[derivation.kind]} ({origin}): {derivation.why}", 2 * depth),
             indent=2 * depth,
         )
 
@@ -84,7 +94,7 @@ def _mark_derived(root: CommentedMap) -> None:
 def values_yaml(resolved: dict[str, Any]) -> str:
     """The chart's values.yaml: resolved values in model order, commented from the model."""
     ordered: dict[str, Any] = {}
-    for key in ("platform", *registry.NAMES, "global"):
+    for key in ("platform", *EXTENSION_KEYS, *registry.NAMES, "global"):
         if key in resolved:
             ordered[key] = resolved[key]
     root = helmyaml.commented(ordered)
@@ -150,7 +160,7 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
     props["enabled"] = {
         "type": "boolean",
         "description": "Install this component.",
-        "default": True,
+        "default": registry.info(chart).enabled,
     }
     schema: dict[str, Any] = {
         "type": "object",
@@ -159,7 +169,9 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
         "additionalProperties": False,
     }
     for derivation in DERIVATIONS:
-        if derivation.chart != chart:
+        if derivation.chart != chart or derivation.kind == "default":
+            # A key gpu-platform writes only as a default (a mirror's repository) stays
+            # upstream's, as the subchart's key tree has it (documented upstream).
             continue
         node = schema
         for key in derivation.path[:-1]:
@@ -190,10 +202,40 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+# Pydantic leaves a bound of an optional count (``Whole | None`` with ``ge``/``le``) under its
+# own names inside the anyOf branch, where JSON Schema ignores them: plain Helm then accepted
+# gpusPerNode: 1000000, which the tool refuses. Renamed to the keywords that say the same.
+_BOUND_KEYWORDS = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+}
+
+
+def _json_bounds(node: Any) -> Any:
+    """``node`` with pydantic's bound names as JSON Schema's (never a property's name)."""
+    if isinstance(node, list):
+        return [_json_bounds(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("properties", "patternProperties", "$defs", "definitions"):
+            out[key] = {name: _json_bounds(sub) for name, sub in value.items()}
+        elif key in _BOUND_KEYWORDS and isinstance(value, int | float):
+            out[_BOUND_KEYWORDS[key]] = value
+        else:
+            out[key] = _json_bounds(value)
+    return out
+
+
 def _fill_defaults(schema: dict[str, Any], defaults: Any) -> None:
-    """Give every property on the path from the root its default (default_factory included).
-    Properties are copied before they change: a subchart's typed parts may be one object at
-    several spots."""
+    """Give every value on the path from the root its default (default_factory included). A
+    mapping of keys gets none of its own: its keys carry theirs, and its ``required`` says
+    which always exist (a mapping's default would repeat its whole subtree at every level,
+    and Helm stores this file in every release record). Properties are copied before they
+    change: a subchart's typed parts may be one object at several spots."""
     if not isinstance(defaults, dict) or "properties" not in schema:
         return
     schema["properties"] = props = dict(schema["properties"])
@@ -201,30 +243,57 @@ def _fill_defaults(schema: dict[str, Any], defaults: Any) -> None:
         if key not in defaults:
             continue
         props[key] = prop = dict(prop)
-        if "default" not in prop:
-            prop["default"] = defaults[key]
         if "properties" in prop:
+            prop.pop("default", None)
             _fill_defaults(prop, defaults[key])
+        elif "default" not in prop:
+            prop["default"] = defaults[key]
+
+
+def _require_defaults(schema: dict[str, Any], defaults: Any) -> None:
+    """Every key values.yaml gives a value (not null) is required, down every mapping.
+
+    Helm reads a user's ``key: null`` as "delete this key": it coalesces the user's values
+    over values.yaml, drops the key, and only then checks values.schema.json, so a schema
+    that merely types the key never sees the null, and ``platform.admission: null`` would
+    install without the tenant boundary. Required, the key's absence is refused. Lists are
+    not coalesced (Helm keeps a null inside a list item, and the item's types refuse it), so
+    this stops at lists; a key whose default is null may be deleted (null is its value)."""
+    if not isinstance(defaults, dict):
+        return
+    props = schema.get("properties", {})
+    already = schema.get("required", [])
+    wanted = [k for k in props if defaults.get(k) is not None and k not in already]
+    if wanted:
+        schema["required"] = [*already, *wanted]
+    for key, prop in props.items():
+        if "properties" in prop:
+            _require_defaults(prop, defaults.get(key))
 
 
 def values_schema() -> dict[str, Any]:
     """values.schema.json: draft-07, our sections closed, subchart blocks open but typed."""
     schema = Values.model_json_schema(by_alias=True, mode="validation")
-    schema = _strip_titles(schema)
+    schema = _json_bounds(_strip_titles(schema))
     defs = schema.pop("$defs", {})
     schema = _inline(schema, defs)
     for chart in registry.NAMES:
         schema["properties"][chart] = _typed_subchart(chart)
-    schema["properties"]["global"] = {
-        "type": "object",
-        "description": "Helm globals, shared by subcharts.",
-        "additionalProperties": True,
-    }
-    order = ("platform", *registry.NAMES, "global")
+    order = ("platform", *EXTENSION_KEYS, *registry.NAMES, "global")
     schema["properties"] = {key: schema["properties"][key] for key in order}
     from gpu_platform.pipeline.run import check_defaults
 
-    _fill_defaults(schema, check_defaults().resolved)
+    defaults = check_defaults().resolved
+    _fill_defaults(schema, defaults)
+    # Our own keys (the platform section, the extension points, global) are required where
+    # values.yaml gives them a value; a subchart block only its enabled (below), since a null
+    # on a derived key inside it is the guard's to name.
+    ours = {"properties": {k: schema["properties"][k] for k in ("platform", *EXTENSION_KEYS)}}
+    ours["properties"]["global"] = schema["properties"]["global"]
+    _require_defaults(ours, defaults)
+    schema["required"] = [*ours.get("required", []), *registry.NAMES]
+    for chart in registry.NAMES:
+        schema["properties"][chart]["required"] = ["enabled"]
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$comment": "generated by `gpu-platform render`; do not edit. source: "
@@ -336,14 +405,25 @@ def _rows(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tup
     return rows
 
 
+# The chart-wide extension points (nameOverride, commonLabels, ...) share one section.
+CONVENTIONS_SECTION = "chart-wide"
+CONVENTIONS_ABOUT = (
+    "The chart's standard extension points: names, labels, annotations, pull secrets."
+)
+
+
 def _section(path: str, sections: set[str]) -> str:
     """The section a key is listed under: its top-level block, or for ``platform`` the knob
     group it belongs to (``platform.tenants``), keys directly under ``platform`` staying in
     ``platform``."""
     head = path.split(".")[0].split("[")[0]
-    match = re.match(r"platform\.([A-Za-z0-9]+)", path)
-    if head == "platform" and match and f"platform.{match.group(1)}" in sections:
-        return f"platform.{match.group(1)}"
+    if head in EXTENSION_KEYS:
+        return CONVENTIONS_SECTION
+    match = re.match(r"platform\.([A-Za-z0-9]+)(\.[A-Za-z0-9]+)?", path)
+    if head == "platform" and match:
+        for candidate in (match.group(0), f"platform.{match.group(1)}"):
+            if candidate in sections:
+                return candidate
     return head
 
 
@@ -362,16 +442,22 @@ def values_reference() -> str:
         if row[0] not in seen:
             seen.add(row[0])
             rows.append(row)
-    # A platform knob with keys of its own below it gets its own section.
+    # A platform knob with keys of its own below it gets its own section, and so does a
+    # group of the monitoring knob (prometheus, sizing, rules): one table each.
     sections = {
         f"platform.{m.group(1)}"
         for path, *_ in rows
         if (m := re.match(r"platform\.([A-Za-z0-9]+)[.\[]", path))
+    } | {
+        f"platform.monitoring.{m.group(1)}"
+        for path, *_ in rows
+        if (m := re.match(r"platform\.monitoring\.([A-Za-z0-9]+)\.", path))
     }
     grouped: dict[str, list[tuple[str, ...]]] = {}
     for row in rows:
         grouped.setdefault(_section(row[0], sections), []).append(row)
     about = {path: desc for path, _kind, _default, desc in rows}
+    about[CONVENTIONS_SECTION] = CONVENTIONS_ABOUT
     toc = [
         f"- [`{name}`](#{_anchor(name)}): {about.get(name, '')} "
         f"({len(group)} key{'' if len(group) == 1 else 's'})"

@@ -12,12 +12,13 @@ from pydantic import (
     model_serializer,
 )
 
+from gpu_platform.pipeline.model.grammar import DnsSubdomain, NamespaceOrEmpty
 from gpu_platform.pipeline.model.kube import (
     MAX_QUOTA_COUNT,
-    DnsLabel,
     MetricName,
     QuantityOrNumber,
     Strict,
+    Whole,
 )
 
 # --------------------------------------------------------------------------- HPAs
@@ -26,7 +27,7 @@ from gpu_platform.pipeline.model.kube import (
 class ScaleTargetRef(Strict):
     apiVersion: str = Field("apps/v1", description="API version of the scaled workload.")
     kind: str = Field(description="Deployment or StatefulSet.")
-    name: DnsLabel = Field(description="Name of the workload.")
+    name: DnsSubdomain = Field(description="Name of the workload (a DNS subdomain).")
 
 
 class MetricIdentifier(Strict):
@@ -37,7 +38,7 @@ class MetricTarget(Strict):
     type: Literal["Utilization", "AverageValue", "Value"] = Field(
         description="Target type (autoscaling/v2)."
     )
-    averageUtilization: int | None = Field(
+    averageUtilization: Whole | None = Field(
         None, ge=1, le=MAX_QUOTA_COUNT, description="Percent of requests, for Resource metrics."
     )
     averageValue: QuantityOrNumber | None = Field(
@@ -75,8 +76,8 @@ class HpaScalingPolicy(Strict):
     """One autoscaling/v2 scaling policy, with the bounds the API server enforces."""
 
     type: Literal["Pods", "Percent"] = Field(description="Pods or Percent.")
-    value: int = Field(gt=0, description="How many pods (or percent) per period.")
-    periodSeconds: int = Field(gt=0, le=1800, description="The period, 1-1800 s.")
+    value: Whole = Field(gt=0, description="How many pods (or percent) per period.")
+    periodSeconds: Whole = Field(gt=0, le=1800, description="The period, 1-1800 s.")
 
 
 class _OmitUnset(Strict):
@@ -91,7 +92,7 @@ class _OmitUnset(Strict):
 class HpaScalingRules(_OmitUnset):
     """scaleUp or scaleDown: Kubernetes fills whatever is left out with its defaults."""
 
-    stabilizationWindowSeconds: int | None = Field(
+    stabilizationWindowSeconds: Whole | None = Field(
         None, ge=0, le=3600, description="Window of past recommendations, 0-3600 s."
     )
     selectPolicy: Literal["Max", "Min", "Disabled"] | None = Field(
@@ -107,15 +108,37 @@ class HpaBehavior(_OmitUnset):
     scaleDown: HpaScalingRules | None = Field(None, description="How fast to remove replicas.")
 
 
-class Hpa(Strict):
-    """A HorizontalPodAutoscaler (autoscaling/v2) for a Deployment or StatefulSet."""
+AutoscalingPath = Literal["adapter", "keda"]
+# How an entry moves between the paths without a moment unscaled (README, "Autoscaling"):
+# prepare keeps the adapter's HPA when Helm stops rendering it; adopt makes the ScaledObject
+# take that very HPA over (KEDA's transfer-hpa-ownership) while Helm keeps it.
+Handover = Literal["none", "prepare", "adopt"]
 
-    name: DnsLabel = Field(description="Name of the HPA.")
-    namespace: str = Field("", description="Namespace of the target; empty: release namespace.")
+
+class Hpa(Strict):
+    """An autoscaler for a Deployment or StatefulSet: a HorizontalPodAutoscaler (autoscaling/v2)
+    on the adapter path, a KEDA ScaledObject (whose HPA carries the same name) on the KEDA
+    path."""
+
+    name: DnsSubdomain = Field(description="Name of the HPA (a DNS subdomain).")
+    namespace: NamespaceOrEmpty = Field(
+        "", description="Namespace of the target; empty: release namespace."
+    )
     scaleTargetRef: ScaleTargetRef = Field(description="The workload to scale.")
-    minReplicas: int = Field(1, ge=1, le=MAX_QUOTA_COUNT, description="Fewest replicas.")
-    maxReplicas: int = Field(ge=1, le=MAX_QUOTA_COUNT, description="Most replicas.")
+    minReplicas: Whole = Field(1, ge=1, le=MAX_QUOTA_COUNT, description="Fewest replicas.")
+    maxReplicas: Whole = Field(ge=1, le=MAX_QUOTA_COUNT, description="Most replicas.")
     metrics: list[HpaMetric] = Field(min_length=1, description="What to scale on.")
     behavior: HpaBehavior | None = Field(
         None, description="Optional autoscaling/v2 behavior (scaleUp/scaleDown policies)."
+    )
+    path: AutoscalingPath | None = Field(
+        None,
+        description="adapter: an HPA on the adapter's custom metrics; keda: a ScaledObject "
+        "whose Prometheus triggers query the same signals; null: platform.podAutoscaling.path.",
+    )
+    handover: Handover = Field(
+        "none",
+        description="Moving to the KEDA path with no moment unscaled: prepare (adapter path: "
+        "the HPA outlives its removal from the release), then adopt (keda path: the "
+        "ScaledObject takes that HPA over), then none. README, Autoscaling.",
     )

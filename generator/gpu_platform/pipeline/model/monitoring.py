@@ -11,6 +11,7 @@ from pydantic import (
 )
 
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.model.grammar import StorageClassName
 from gpu_platform.pipeline.model.kube import (
     MAX_GPUS_PER_NODE,
     MAX_SIZING_NODES,
@@ -18,7 +19,9 @@ from gpu_platform.pipeline.model.kube import (
     MetricName,
     Retention,
     Strict,
+    Whole,
 )
+from gpu_platform.pipeline.model.prometheus import PrometheusTarget
 
 # --------------------------------------------------------------------------- monitoring
 
@@ -92,27 +95,27 @@ class PrometheusSizing(Strict):
     Every number is bounded: a count or coefficient beyond any real cluster is a typo, and an
     unbounded one overflows the formula (Python's and the Helm guard's)."""
 
-    gpuNodes: int | None = Field(
+    gpuNodes: Whole | None = Field(
         None,
         ge=0,
         le=MAX_SIZING_NODES,
         description="GPU nodes at the busiest; null: the sum of platform.nodePools[].maxNodes.",
     )
-    gpusPerNode: int | None = Field(
+    gpusPerNode: Whole | None = Field(
         None,
         ge=1,
         le=MAX_GPUS_PER_NODE,
         description="GPUs per GPU node; null: each pool's gpusPerNode (with gpuNodes set: the "
         "largest).",
     )
-    seriesPerGpu: int = Field(
+    seriesPerGpu: Whole = Field(
         25,
         ge=1,
         le=10_000,
         description="DCGM series per GPU: 25 with the gpu-operator's default field set "
         "(dcp-metrics-included.csv); more with custom fields or MIG.",
     )
-    otherSeries: int = Field(
+    otherSeries: Whole = Field(
         20_000,
         ge=0,
         le=100_000_000,
@@ -198,7 +201,9 @@ class PrometheusSizing(Strict):
         "is room for compaction's output before old blocks go (Prometheus' storage docs advise "
         "a retentionSize of at most 80-85 % of the disk).",
     )
-    storageClassName: str = Field("", description="StorageClass of the PVC; empty: default.")
+    storageClassName: StorageClassName = Field(
+        "", description="StorageClass of the PVC (a DNS subdomain); empty: the default class."
+    )
 
 
 class GpuRules(Strict):
@@ -253,6 +258,12 @@ class Monitoring(Strict):
             "exported_namespace/exported_pod. Drives the ServiceMonitor and the adapter rules."
         ),
     )
+    prometheus: PrometheusTarget = Field(
+        default_factory=PrometheusTarget,
+        description="Which Prometheus the GPU signal path reads (the bundled one, or yours "
+        "with kube-prometheus-stack off) and the labels your Prometheus and Grafana select "
+        "this chart's monitor, rules and dashboards by.",
+    )
     gpuSignals: list[GpuSignal] = Field(
         default_factory=default_signals,
         description="GPU metrics served to HPAs through prometheus-adapter.",
@@ -267,5 +278,6 @@ class Monitoring(Strict):
     dashboards: bool = Field(
         True,
         description="Ship Grafana dashboards (overview; DCGM per GPU) as ConfigMaps that "
-        "kube-prometheus-stack's Grafana sidecar loads.",
+        "a Grafana sidecar loads (kube-prometheus-stack's, or yours: see "
+        "prometheus.dashboardLabels).",
     )

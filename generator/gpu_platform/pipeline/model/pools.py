@@ -14,12 +14,18 @@ from pydantic import (
 )
 
 from gpu_platform.pipeline import facts
+from gpu_platform.pipeline.model.grammar import (
+    DnsLabel,
+    Image,
+    held_to,
+    schema_of,
+    string_schema,
+    twin,
+)
 from gpu_platform.pipeline.model.kube import (
     MAX_GPUS_PER_NODE,
     MAX_QUOTA_COUNT,
     MAX_SIZING_NODES,
-    DnsLabel,
-    Image,
     NodeLabels,
     PoolName,
     ResourceList,
@@ -27,9 +33,7 @@ from gpu_platform.pipeline.model.kube import (
     Strict,
     Taint,
     Toleration,
-    held_to,
-    schema_of,
-    string_schema,
+    Whole,
 )
 
 # --------------------------------------------------------------------------- prepuller
@@ -107,6 +111,7 @@ Accelerator = Annotated[
         "a GKE accelerator type: lower-case letters, digits and "
         "'-', starting with a letter, at most 63 (e.g. nvidia-tesla-t4, nvidia-l4)",
         63,
+        refused=("NVIDIA-T4", "t4;x", "1-t4"),
     ),
     schema_of(ACCELERATOR_PATTERN, 63),
 ]
@@ -118,6 +123,7 @@ MachineType = Annotated[
         "EKS g4dn.xlarge, AKS Standard_NC4as_T4_v3), or empty for the accelerator's "
         "default",
         64,
+        refused=("n1 standard", "Standard_NC$"),
     ),
     schema_of(MACHINE_TYPE_PATTERN, 64),
 ]
@@ -135,16 +141,21 @@ GpuResourceName = Annotated[
         "most 63 lower-case letters, digits, '-', '_' or '.' (e.g. nvidia.com/gpu, "
         "nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared)",
         74,
+        refused=("amd.com/gpu", "nvidia.com/GPU", "nvidia.com/"),
     ),
     schema_of(GPU_RESOURCE_PATTERN, 74),
 ]
 GpuQuotas = Annotated[
-    dict[GpuResourceName, Annotated[int, Field(ge=0, le=MAX_QUOTA_COUNT)]],
+    dict[GpuResourceName, Annotated[Whole, Field(ge=0, le=MAX_QUOTA_COUNT)]],
     WithJsonSchema(
         {
             "type": "object",
             "propertyNames": string_schema(GPU_RESOURCE_PATTERN, 74),
-            "additionalProperties": {"type": "integer", "minimum": 0},
+            "additionalProperties": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_QUOTA_COUNT,
+            },
         }
     ),
 ]
@@ -156,14 +167,25 @@ DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSched
 class Placeholders(Strict):
     """Warm capacity: lowest-priority pods that hold GPUs until a real pod needs them."""
 
-    replicas: int = Field(
+    replicas: Whole = Field(
         0,
         ge=0,
         le=MAX_SIZING_NODES * MAX_GPUS_PER_NODE,
         description="Placeholder pods in this pool (0: none).",
     )
-    gpusPerPod: int = Field(
-        1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs each placeholder pod holds."
+    gpusPerPod: Whole = Field(
+        1,
+        ge=1,
+        le=MAX_GPUS_PER_NODE,
+        description="How many of the resource each placeholder pod holds (GPUs, MIG slices or "
+        "shared GPUs).",
+    )
+    resource: GpuResourceName | None = Field(
+        None,
+        description="The extended resource a placeholder requests: one the pool advertises "
+        "(its gpuResources), such as nvidia.com/mig-1g.10gb on a MIG pool or "
+        "nvidia.com/gpu.shared on a time-sliced one; null: the pool's first gpuResources "
+        "entry.",
     )
 
 
@@ -188,11 +210,11 @@ class NodePool(Strict):
         description="Machine type / instance type / VM size; empty: a default for the "
         "accelerator on that cloud (see `gpu-platform nodepool`).",
     )
-    gpusPerNode: int = Field(1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs on each node.")
-    minNodes: int = Field(
+    gpusPerNode: Whole = Field(1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs on each node.")
+    minNodes: Whole = Field(
         0, ge=0, le=MAX_SIZING_NODES, description="Fewest nodes (0: scale from zero)."
     )
-    maxNodes: int = Field(
+    maxNodes: Whole = Field(
         4, ge=1, le=MAX_SIZING_NODES, description="Most nodes the autoscaler may add."
     )
     driver: Literal["operator", "preinstalled"] = Field(
@@ -224,6 +246,7 @@ class NodePool(Strict):
     )
     gpuResources: list[GpuResourceName] = Field(
         default_factory=lambda: [facts.GPU_RESOURCE],
+        json_schema_extra={"uniqueItems": True},
         description="Extended resources this pool's nodes advertise: nvidia.com/gpu (whole "
         "GPUs, MIG single, time-slicing without renaming), nvidia.com/mig-<profile> (MIG "
         "mixed, e.g. nvidia.com/mig-1g.10gb), nvidia.com/gpu.shared (time-slicing with "
@@ -234,6 +257,7 @@ class NodePool(Strict):
 
     @field_validator("gpuResources")
     @classmethod
+    @twin(schema={"uniqueItems": True}, refused=(["nvidia.com/gpu", "nvidia.com/gpu"],))
     def _unique_resources(cls, value: list[str]) -> list[str]:
         repeated = sorted({name for name in value if value.count(name) > 1})
         if repeated:
@@ -251,6 +275,13 @@ class NodePool(Strict):
     @property
     def max_gpus(self) -> int:
         return self.maxNodes * self.gpusPerNode
+
+    @property
+    def placeholder_resource(self) -> str:
+        """What the pool's placeholders request: their resource, or the pool's first."""
+        return self.placeholders.resource or (
+            self.gpuResources[0] if self.gpuResources else facts.GPU_RESOURCE
+        )
 
 
 def default_pools() -> list[NodePool]:

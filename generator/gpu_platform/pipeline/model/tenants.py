@@ -4,116 +4,60 @@ network isolation, and the admission policies that hold the boundary.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    StringConstraints,
-    WithJsonSchema,
-)
+from pydantic import Field, StringConstraints
 
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.model.kube import (
-    MAX_QUOTA_COUNT,
+from gpu_platform.pipeline.model.grammar import (
+    DNS_LABEL_PATTERN,
+    LABEL_WORDS,
     Cidr,
     DnsLabel,
+    Refusal,
+    TenantGroup,
+    TenantUser,
+    held_to,
+    schema_of,
+)
+from gpu_platform.pipeline.model.kube import (
+    MAX_QUOTA_COUNT,
     PoolName,
     Quantity,
     Strict,
-    describe_input,
+    Whole,
 )
 from gpu_platform.pipeline.model.pools import GpuQuotas
 
 # --------------------------------------------------------------------------- tenants
 
-
-def _tenant_name(value: str) -> str:
-    if value in facts.SYSTEM_NAMESPACES or value.startswith(facts.RESERVED_NAMESPACE_PREFIX):
-        raise ValueError(
-            f"{value!r} is a system namespace; a tenant needs a namespace of its own (quota, "
-            "policies and RBAC would apply to cluster components)"
-        )
-    return value
-
-
+_SYSTEM_NAMESPACE = (
+    "{value} is a system namespace; a tenant needs a namespace of its own (quota, policies "
+    "and RBAC would apply to cluster components)"
+)
+SYSTEM_NAMESPACE_REFUSALS = (
+    Refusal("^(" + "|".join(facts.SYSTEM_NAMESPACES) + ")$", _SYSTEM_NAMESPACE),
+    Refusal(f"^{facts.RESERVED_NAMESPACE_PREFIX}.*$", _SYSTEM_NAMESPACE),
+)
+# A tenant is a namespace (a DNS label), never one of Kubernetes' own.
 TenantName = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63),
-    AfterValidator(_tenant_name),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
-            "maxLength": 63,
-            "not": {
-                "anyOf": [
-                    {"enum": list(facts.SYSTEM_NAMESPACES)},
-                    {"pattern": f"^{facts.RESERVED_NAMESPACE_PREFIX}"},
-                ]
-            },
-        }
+    held_to(
+        DNS_LABEL_PATTERN,
+        f"{LABEL_WORDS} (the tenant's namespace, e.g. team-vision)",
+        63,
+        SYSTEM_NAMESPACE_REFUSALS,
+        refused=("default", "kube-x", "Team", "team_a"),
     ),
-]
-
-# RBAC subjects. Kubernetes' own identities start with "system:": system:authenticated is every
-# signed-in user, system:serviceaccounts every service account, system:anonymous anyone, so
-# binding one hands the tenant's rights to everybody. One named service account
-# (system:serviceaccount:<namespace>:<name>) is a user like any other.
-# https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-subjects
-_SERVICE_ACCOUNT_USER = (
-    r"^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
-    r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
-)
-
-
-def _user(value: str) -> str:
-    if value.startswith("system:") and not re.fullmatch(_SERVICE_ACCOUNT_USER, value):
-        raise ValueError(
-            f"{describe_input(value)} is a Kubernetes system identity, not a person; binding "
-            "it would hand the tenant's rights to whoever holds it. Name a user of your "
-            "identity provider, or one service account as "
-            "system:serviceaccount:<namespace>:<name>"
-        )
-    return value
-
-
-def _group(value: str) -> str:
-    if value.startswith("system:"):
-        raise ValueError(
-            f"{describe_input(value)} is a Kubernetes system group (system:authenticated is "
-            "every signed-in user, system:serviceaccounts every service account); binding it "
-            "would hand the tenant's rights to all its members. Name a group of your identity "
-            "provider"
-        )
-    return value
-
-
-TenantUser = Annotated[
-    str,
-    StringConstraints(min_length=1),
-    AfterValidator(_user),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "minLength": 1,
-            "anyOf": [{"not": {"pattern": "^system:"}}, {"pattern": _SERVICE_ACCOUNT_USER}],
-        }
-    ),
-]
-TenantGroup = Annotated[
-    str,
-    StringConstraints(min_length=1),
-    AfterValidator(_group),
-    WithJsonSchema({"type": "string", "minLength": 1, "not": {"pattern": "^system:"}}),
+    schema_of(DNS_LABEL_PATTERN, 63, SYSTEM_NAMESPACE_REFUSALS),
 ]
 
 
 class TenantQuota(Strict):
-    """The tenant namespace's ResourceQuota."""
+    """The tenant namespace's ResourceQuota: what the namespace may hold at once, requests and
+    limits both, and how many objects of each costly kind."""
 
-    gpus: int = Field(
+    gpus: Whole = Field(
         4, ge=0, le=MAX_QUOTA_COUNT, description="requests.nvidia.com/gpu: GPUs in use at once."
     )
     gpuResources: GpuQuotas = Field(
@@ -124,6 +68,17 @@ class TenantQuota(Strict):
     )
     cpu: Quantity = Field("32", description="requests.cpu across the namespace.")
     memory: Quantity = Field("128Gi", description="requests.memory across the namespace.")
+    limitsCpu: Quantity | None = Field(
+        "64",
+        description="limits.cpu across the namespace (twice the requests: bursts, not a "
+        "second allotment); every container then needs a CPU limit, which limits.default.cpu "
+        "gives those that set none. null: CPU limits are not counted.",
+    )
+    limitsMemory: Quantity = Field(
+        "256Gi",
+        description="limits.memory across the namespace, so containers that set large limits "
+        "of their own cannot take a shared node's memory from other tenants.",
+    )
     ephemeralStorage: Quantity = Field(
         "200Gi",
         description="requests.ephemeral-storage across the namespace (node disk: logs, "
@@ -132,10 +87,24 @@ class TenantQuota(Strict):
     storage: Quantity = Field(
         "1Ti", description="requests.storage: persistent volume claims' storage in total."
     )
-    persistentVolumeClaims: int = Field(
+    persistentVolumeClaims: Whole = Field(
         20, ge=0, le=MAX_QUOTA_COUNT, description="persistentvolumeclaims: claims in the namespace."
     )
-    pods: int = Field(100, ge=1, le=MAX_QUOTA_COUNT, description="Pods in the namespace.")
+    pods: Whole = Field(100, ge=1, le=MAX_QUOTA_COUNT, description="Pods in the namespace.")
+    services: Whole = Field(
+        20,
+        ge=0,
+        le=MAX_QUOTA_COUNT,
+        description="services: Services in the namespace (each Dask cluster's scheduler has "
+        "one), so one tenant cannot use up the cluster's Service IP range. LoadBalancer and "
+        "NodePort Services are quota'd at 0.",
+    )
+    daskClusters: Whole = Field(
+        10,
+        ge=0,
+        le=MAX_QUOTA_COUNT,
+        description="count/daskclusters.kubernetes.dask.org: DaskClusters in the namespace.",
+    )
 
 
 class TenantRequests(Strict):
@@ -146,9 +115,11 @@ class TenantRequests(Strict):
 
 class TenantLimitDefaults(Strict):
     cpu: Quantity | None = Field(
-        None,
-        description="Default CPU limit; null (the default): none, so pods are not "
-        "throttled below what the node has free.",
+        "4",
+        description="Default CPU limit, for containers that set none (quota.limitsCpu and "
+        "limits.max.cpu need every container to have one); a container that needs more sets "
+        "its own, up to limits.max.cpu. null: none (then quota.limitsCpu and limits.max.cpu "
+        "must be null too).",
     )
     memory: Quantity = Field(
         "16Gi",
@@ -164,8 +135,20 @@ class TenantLimitDefaults(Strict):
     )
 
 
+class TenantLimitMax(Strict):
+    cpu: Quantity | None = Field(
+        "32", description="Largest CPU limit a container may set; null: no ceiling."
+    )
+    memory: Quantity | None = Field(
+        "64Gi",
+        description="Largest memory limit a container may set, so one container cannot take a "
+        "shared GPU node's memory from every other pod on it; null: no ceiling.",
+    )
+
+
 class TenantLimits(Strict):
-    """The tenant namespace's LimitRange: defaults for containers that set nothing."""
+    """The tenant namespace's LimitRange: defaults for containers that set nothing, and the
+    largest limits a container may set."""
 
     defaultRequest: TenantRequests = Field(
         default_factory=lambda: TenantRequests(cpu="500m", memory="1Gi", ephemeralStorage="1Gi"),
@@ -175,6 +158,18 @@ class TenantLimits(Strict):
         default_factory=TenantLimitDefaults,
         description="Limits given to containers that set none.",
     )
+    max: TenantLimitMax = Field(
+        default_factory=TenantLimitMax,
+        description="Per container, the largest limits (LimitRange max): a container without "
+        "a limit for one of them is refused, so the defaults above must set it.",
+    )
+
+
+class WidestPrefix(Strict):
+    """The widest API-server and DNS ranges a tenant may list without an acknowledgement."""
+
+    ipv4: Whole = Field(24, ge=0, le=32, description="Shortest IPv4 prefix length (/24).")
+    ipv6: Whole = Field(64, ge=0, le=128, description="Shortest IPv6 prefix length (/64).")
 
 
 class TenantNetwork(Strict):
@@ -195,13 +190,25 @@ class TenantNetwork(Strict):
     egressCIDRs: list[Cidr] = Field(
         default_factory=list,
         description="Extra destinations (any port), e.g. object storage or a package mirror. "
-        "0.0.0.0/0 and ::/0 are refused unless acknowledgeAnyEgress is true: on some network "
+        "Ranges that together open every IPv4 or IPv6 address (0.0.0.0/0, or 0.0.0.0/1 with "
+        "128.0.0.0/1) are refused unless acknowledgeAnyEgress is true: on some network "
         "plugins an ipBlock also matches pod addresses, so they would open every tenant's "
-        "pods and the platform's own services.",
+        "pods and the platform's own services. One that reaches the cloud metadata address "
+        "(169.254.169.254) is warned about.",
     )
     acknowledgeAnyEgress: bool = Field(
         False,
-        description="Accept 0.0.0.0/0 or ::/0 in egressCIDRs (egress to every address).",
+        description="Accept egressCIDRs that together open every address.",
+    )
+    widestPrefix: WidestPrefix = Field(
+        default_factory=WidestPrefix,
+        description="apiServerCIDRs and dnsCIDRs wider than this (a shorter prefix) are "
+        "refused unless acknowledgeWideRanges is true: they open the API ports or port 53 to "
+        "every host in the range, not to the API server or the DNS server.",
+    )
+    acknowledgeWideRanges: bool = Field(
+        False,
+        description="Accept apiServerCIDRs and dnsCIDRs wider than widestPrefix.",
     )
     ingressFromNamespaces: list[DnsLabel] = Field(
         default_factory=list,
@@ -239,6 +246,13 @@ class Tenant(Strict):
     )
 
 
+# Trigger types that make KEDA read nothing a tenant chooses (cpu, memory: the pods'
+# metrics; cron: the clock), and prometheus, whose address the admission policy holds to the
+# tenant's own namespace.
+SAFE_TRIGGER_TYPES = ("cpu", "memory", "cron", "prometheus")
+TriggerType = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+
+
 class Admission(Strict):
     """The tenant boundary as ValidatingAdmissionPolicies, enforced by the API server."""
 
@@ -252,4 +266,21 @@ class Admission(Strict):
         False,
         description="Fail the install when the cluster serves no ValidatingAdmissionPolicy "
         "API, instead of installing without the policies.",
+    )
+    tenantTriggerTypes: list[TriggerType] = Field(
+        default_factory=lambda: list(SAFE_TRIGGER_TYPES),
+        max_length=100,
+        description="KEDA trigger types a tenant's ScaledObjects and ScaledJobs may use. KEDA "
+        "reads triggers from its own namespace with its own rights, so a type that fetches an "
+        "address the tenant names (metrics-api, loki, ...) reaches what the tenant's own pods "
+        "cannot; prometheus is allowed at a Service of the tenant's namespace only.",
+    )
+    maxTenantPriority: Whole = Field(
+        facts.RUNGS["user"].value,
+        ge=facts.RUNGS["user"].value,
+        le=1_000_000_000,
+        description="The highest pod priority a tenant's pods may have (what their "
+        "PriorityClass resolves to): the user rung of the ladder, so no tenant can preempt "
+        "another's GPU pods with a class of its own choosing. A cluster whose default "
+        "PriorityClass is higher must raise this.",
     )

@@ -14,6 +14,15 @@ from pydantic import (
 )
 
 from gpu_platform.pipeline import registry
+from gpu_platform.pipeline.model.autoscaling import PodAutoscaling
+from gpu_platform.pipeline.model.conventions import (
+    Globals,
+    GpuStack,
+    NameOverride,
+    PodSecurity,
+    PullSecrets,
+    UserLabels,
+)
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.kube import Strict
 from gpu_platform.pipeline.model.monitoring import Monitoring
@@ -23,6 +32,7 @@ from gpu_platform.pipeline.model.pools import (
     Prepuller,
     default_pools,
 )
+from gpu_platform.pipeline.model.prometheus import Annotations
 from gpu_platform.pipeline.model.tenants import Admission, Tenant
 
 # --------------------------------------------------------------------------- platform
@@ -59,10 +69,24 @@ class Platform(Strict):
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."
     )
+    podAutoscaling: PodAutoscaling = Field(
+        default_factory=PodAutoscaling,
+        description="Which path serves the autoscalers (prometheus-adapter or KEDA).",
+    )
     admission: Admission = Field(
         default_factory=Admission,
         description="Admission policies that hold the tenant boundary (Services, pod "
         "placement, GPU resources).",
+    )
+    gpuStack: GpuStack = Field(
+        default_factory=GpuStack,
+        description="The GPU operator the platform relies on when gpu-operator.enabled is "
+        "false (one the cluster already runs).",
+    )
+    podSecurity: PodSecurity = Field(
+        default_factory=PodSecurity,
+        description="User IDs of the chart's containers: fixed, or assigned by the platform "
+        "(OpenShift).",
     )
     releaseNetworkPolicies: bool = Field(
         True,
@@ -94,8 +118,36 @@ class _Values(BaseModel):
     platform: Platform = Field(
         default_factory=Platform, description="Platform knobs that fan out to components."
     )
-    global_: dict[str, Any] = Field(
-        default_factory=dict, alias="global", description="Helm globals, shared by subcharts."
+    nameOverride: NameOverride = Field(
+        "", description="Replaces the chart name in object names and labels."
+    )
+    fullnameOverride: NameOverride = Field(
+        "",
+        description="Replaces <release>-<chart> as the start of every object name (names "
+        "stay within 63 characters: the start is trimmed to make room for each component's "
+        "suffix).",
+    )
+    commonLabels: UserLabels = Field(
+        default_factory=dict, description="Labels on every object this chart renders."
+    )
+    podLabels: UserLabels = Field(
+        default_factory=dict, description="Labels on every pod this chart renders."
+    )
+    podAnnotations: Annotations = Field(
+        default_factory=dict,
+        description="Annotations on every pod this chart renders (e.g. a service mesh's "
+        "injection switch).",
+    )
+    imagePullSecrets: PullSecrets = Field(
+        default_factory=list,
+        description="Pull secrets (each {name: ...}) for this chart's own pods, besides "
+        "global.imagePullSecrets.",
+    )
+    global_: Globals = Field(
+        default_factory=Globals,
+        alias="global",
+        description="Helm globals, shared by every subchart: the registry override and pull "
+        "secrets for the whole release, and anything else a subchart reads there.",
     )
 
     def subchart(self, name: str) -> SubchartValues:
@@ -104,14 +156,29 @@ class _Values(BaseModel):
         return block
 
 
+def _block_model(info: registry.SubchartInfo) -> type[SubchartValues]:
+    """The block's model: SubchartValues, or a subclass whose ``enabled`` defaults to false for
+    an optional component (so ``keda: {...}`` without ``enabled`` stays off, as in Helm)."""
+    if info.enabled:
+        return SubchartValues
+    made: type[SubchartValues] = create_model(
+        f"{info.field_name.title().replace('_', '')}Values",
+        __base__=SubchartValues,
+        __module__=__name__,
+        enabled=(bool, Field(False, description="Install this component.")),
+    )
+    return made
+
+
 def _subchart_fields() -> dict[str, Any]:
-    return {
-        info.field_name: (
-            SubchartValues,
-            Field(default_factory=SubchartValues, alias=info.name, description=info.description),
+    fields: dict[str, Any] = {}
+    for info in registry.SUBCHARTS:
+        model = _block_model(info)
+        fields[info.field_name] = (
+            model,
+            Field(default_factory=model, alias=info.name, description=info.description),
         )
-        for info in registry.SUBCHARTS
-    }
+    return fields
 
 
 # One field per row of the subchart registry, so adding a subchart never touches this file.

@@ -1,8 +1,8 @@
 """The rule catalogue: the cross-component checks, one module per area.
 
-``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``pools``, ``tenants``,
-``boundary``, ``resources``, ``monitoring``, ``advice``); importing a rule module registers its
-rules. Each is enforced by ``pipeline.run`` and, through the generated
+``catalogue.RULES`` holds every rule (``derived``, ``hpas``, ``keda``, ``pools``, ``tenants``,
+``network``, ``boundary``, ``resources``, ``monitoring``, ``images``, ``advice``); importing a
+rule module registers its rules. Each is enforced by ``pipeline.run`` and, through the generated
 ``templates/validate.yaml``, on a plain ``helm install`` too. They point at the exact nested key
 (``platform.hpas[0].metrics[1].pods.metric.name``), which a pydantic validator cannot.
 """
@@ -15,7 +15,10 @@ from gpu_platform.pipeline.rules import (
     catalogue,
     derived,
     hpas,
+    images,
+    keda,
     monitoring,
+    network,
     pools,
     resources,
     tenants,
@@ -23,6 +26,18 @@ from gpu_platform.pipeline.rules import (
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
 # Importing a rule module registers its rules; these names keep the imports explicit.
-RULE_MODULES = (derived, hpas, pools, tenants, boundary, resources, monitoring, advice)
+RULE_MODULES = (
+    derived,
+    hpas,
+    keda,
+    pools,
+    tenants,
+    network,
+    boundary,
+    resources,
+    monitoring,
+    images,
+    advice,
+)
 
 __all__ = ["RULES", "RULE_MODULES", "Rule", "catalogue"]

@@ -6,9 +6,12 @@ Helm template can only refuse, and none of these should stop an install.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-from gpu_platform.pipeline import sizing
+from gpu_platform.pipeline import facts, sizing
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.rules.boundary import shared_replicas
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 
 # What to do about a tenant without API access, said once for one tenant and for many.
@@ -62,6 +65,57 @@ def quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
             )
 
 
+# A100 and H100 GPUs split into 7 MIG slices; a profile "<N>g.<memory>" takes N of them, so
+# a GPU holds at most 7 // N instances of it (NVIDIA MIG user guide, "Supported MIG Profiles").
+# https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+MIG_SLICES = 7
+
+
+def per_gpu(resource: str, values: Values) -> tuple[int, str] | None:
+    """How many of a GPU resource one GPU can supply at most, and why (None: unknown)."""
+    mig = re.fullmatch(re.escape(facts.MIG_RESOURCE_PREFIX) + r"([1-7])g\..+", resource)
+    if mig:
+        size = int(mig.group(1))
+        return (
+            MIG_SLICES // size,
+            f"{MIG_SLICES // size} per GPU: {size} of its {MIG_SLICES} slices each",
+        )
+    replicas = shared_replicas(values).get(resource)
+    if replicas:
+        return replicas, f"{replicas} per GPU: the device plugin's sharing replicas"
+    return None
+
+
+@rule(
+    id="gpu-resource-quota-beyond-pools",
+    severity="warning",
+    summary="a tenant's MIG or shared-GPU quota exceeds what its pools can have",
+    reads=(
+        "platform.tenants[].quota.gpuResources",
+        "platform.tenants[].nodePools",
+        "platform.nodePools[].gpuResources",
+        "gpu-operator.devicePlugin.config.data",
+    ),
+    fmt="tenant %q: quota of %d %s but the tenant's pools can have at most %d (%s)",
+    many="%d tenants have MIG or shared-GPU quotas beyond what their pools can ever have (%s)",
+)
+def gpu_resource_quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
+    pools = {p.name: p for p in ctx.values.platform.nodePools}
+    for i, tenant in enumerate(ctx.values.platform.tenants):
+        usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
+        for name, count in sorted(tenant.quota.gpuResources.items()):
+            supply = per_gpu(name, ctx.values)
+            if supply is None:
+                continue
+            reach = sum(supply[0] * p.max_gpus for p in usable if name in p.gpuResources)
+            if count > reach:
+                yield Hit(
+                    ("platform", "tenants", i, "quota", "gpuResources", name),
+                    (tenant.name, count, name, reach, supply[1]),
+                    at=("platform", "tenants", i, "quota", "gpuResources"),
+                )
+
+
 @rule(
     id="pool-untainted",
     severity="warning",
@@ -111,37 +165,6 @@ def prepull_without_pools(ctx: Context) -> Iterable[Hit]:
     pre = ctx.values.platform.prepuller
     if pre.enabled and pre.images and not ctx.values.platform.nodePools:
         yield Hit(("platform", "prepuller", "images"))
-
-
-@rule(
-    id="adapter-without-prometheus",
-    severity="warning",
-    summary="prometheus-adapter without this release's Prometheus",
-    reads=("prometheus-adapter.enabled", "kube-prometheus-stack.enabled"),
-    fmt="prometheus-adapter is enabled but this release runs no Prometheus; the adapter "
-    "queries prometheus-operated in the release namespace, which must then exist",
-)
-def adapter_without_prometheus(ctx: Context) -> Iterable[Hit]:
-    values = ctx.values
-    if (
-        values.subchart("prometheus-adapter").enabled
-        and not values.subchart("kube-prometheus-stack").enabled
-    ):
-        yield Hit(("kube-prometheus-stack", "enabled"), at=("kube-prometheus-stack",))
-
-
-@rule(
-    id="signals-without-exporter",
-    severity="warning",
-    summary="GPU signals without this release's DCGM exporter",
-    reads=("platform.monitoring.gpuSignals", "gpu-operator.enabled"),
-    fmt="gpu-operator is disabled, so the GPU signals need a DCGM exporter installed some "
-    "other way (scraped by a ServiceMonitor Prometheus selects)",
-)
-def signals_without_exporter(ctx: Context) -> Iterable[Hit]:
-    values = ctx.values
-    if values.platform.monitoring.gpuSignals and not values.subchart("gpu-operator").enabled:
-        yield Hit(("gpu-operator", "enabled"), at=("gpu-operator",))
 
 
 @rule(

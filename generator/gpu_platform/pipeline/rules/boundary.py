@@ -1,4 +1,4 @@
-"""Rules for the tenant boundary: egress that opens everything, and GPU resources no quota counts.
+"""Rules for the tenant boundary: GPU resources no quota counts.
 
 A tenant's ResourceQuota counts the GPU resources the pools advertise (``nvidia.com/gpu`` and
 each pool's ``gpuResources``: MIG profiles, shared GPUs), and the admission policies refuse any
@@ -16,7 +16,6 @@ import yaml
 from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import get_path
-from gpu_platform.pipeline.model.kube import covers_everything
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 from gpu_platform.upstream.store import load_yaml
@@ -29,37 +28,6 @@ def advertised_gpu_resources(values: Values) -> list[str]:
     for pool in values.platform.nodePools:
         names.extend(n for n in pool.gpuResources if n not in names)
     return names
-
-
-@rule(
-    id="tenant-egress-any",
-    by_hand="CIDR arithmetic (which sets of ranges open every address) has no shape",
-    summary="a tenant's egress may not open every address unless acknowledged",
-    reads=(
-        "platform.tenants[].network.egressCIDRs",
-        "platform.tenants[].network.acknowledgeAnyEgress",
-    ),
-    fmt="%s opens egress to every address, which on some network plugins includes every "
-    "tenant's pods and the platform's Prometheus; list the destinations, or set "
-    "network.acknowledgeAnyEgress: true",
-    guard="""\
-{{- range $i, $t := $tenants -}}
-{{- if not $t.network.acknowledgeAnyEgress -}}
-{{- range $j, $cidr := $t.network.egressCIDRs -}}
-{{- if hasSuffix "/0" (toString $cidr) -}}
-{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.tenants[%d].network.egressCIDRs[%d]" $i $j) (toString $cidr)) -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}""",
-)
-def tenant_egress_any(ctx: Context) -> Iterable[Hit]:
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        if tenant.network.acknowledgeAnyEgress:
-            continue
-        for j, cidr in enumerate(tenant.network.egressCIDRs):
-            if covers_everything(cidr):
-                yield Hit(("platform", "tenants", i, "network", "egressCIDRs", j), (cidr,))
 
 
 @rule(
@@ -146,7 +114,28 @@ def mig_mixed_needs_pools(ctx: Context) -> Iterable[Hit]:
         yield Hit(("gpu-operator", "mig", "strategy"), at=("gpu-operator",))
 
 
-def _sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
+def shared_replicas(values: Values) -> dict[str, int]:
+    """<name>.shared -> the most replicas per GPU any device plugin sharing config of the
+    gpu-operator block gives it (time-slicing or MPS with renameByDefault)."""
+    out: dict[str, int] = {}
+    block = values.subchart("gpu-operator").model_extra or {}
+    for _key, config in sharing_configs(block):
+        sharing = config.get("sharing") if isinstance(config, dict) else None
+        for mode in ("timeSlicing", "mps"):
+            spec = sharing.get(mode) if isinstance(sharing, dict) else None
+            if not isinstance(spec, dict) or spec.get("renameByDefault") is not True:
+                continue
+            entries = spec.get("resources")
+            for entry in entries if isinstance(entries, list) else []:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                replicas = entry.get("replicas") if isinstance(entry, dict) else None
+                if isinstance(name, str) and isinstance(replicas, int) and replicas > 0:
+                    shared = f"{name}{facts.SHARED_SUFFIX}"
+                    out[shared] = max(out.get(shared, 0), replicas)
+    return out
+
+
+def sharing_configs(block: dict[str, Any]) -> list[tuple[str, Any]]:
     """(data key, parsed config) of the device plugin configs the gpu-operator block creates."""
     found, data = get_path(block, ("devicePlugin", "config", "data"))
     out: list[tuple[str, Any]] = []
@@ -193,7 +182,7 @@ def shared_gpus_need_pools(ctx: Context) -> Iterable[Hit]:
         return
     block = ctx.values.subchart("gpu-operator").model_extra or {}
     advertised = advertised_gpu_resources(ctx.values)
-    for key, config in _sharing_configs(block):
+    for key, config in sharing_configs(block):
         sharing = config.get("sharing") if isinstance(config, dict) else None
         for mode in ("timeSlicing", "mps"):
             spec = sharing.get(mode) if isinstance(sharing, dict) else None

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpu_platform.errors import Problem
+from gpu_platform.pipeline.gofmt import sprintf
 from gpu_platform.pipeline.load import Origins, dotted
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.rules.gofmt import sprintf
 from gpu_platform.pipeline.yamltree import PathKey
 
 Severity = Literal["error", "warning"]

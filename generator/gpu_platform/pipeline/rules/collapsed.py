@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpu_platform.errors import Problem
+from gpu_platform.pipeline.gofmt import sprintf
 from gpu_platform.pipeline.rules.catalogue import RULES
-from gpu_platform.pipeline.rules.gofmt import sprintf
 from gpu_platform.repeated import VERBOSE_HINT, collapse, subjects_text
 
 

@@ -1,23 +1,30 @@
 """Rules for the subchart keys gpu-platform derives: a value there must be what the knob gives.
 
-One rule per ``Derivation`` (pipeline/derive.py), built from it: Python compares what the user
-wrote with ``compute``; the guard runs the derivation's Go twin (``go``) and compares with what
-Helm merged. On the tool's path a key the user did not write is simply computed; on a plain
-``helm install -f site.yaml`` a knob changed without recomputing its keys is refused with the
-same message, since Helm cannot recompute them.
+One rule per ``locked`` ``Derivation`` (pipeline/derive.py), built from it: Python compares
+what the user wrote with ``compute``; the guard runs the derivation's Go twin (``go``) and
+compares with what Helm merged. On the tool's path a key the user did not write is simply
+computed; on a plain ``helm install -f site.yaml`` a knob changed without recomputing its keys
+is refused with the same message, since Helm cannot recompute them.
 
-Merged keys (lists the platform extends: the DCGM exporter's env, the operator's tolerations)
-have rules of their own below.
+An ``advisory`` key (Prometheus' storage and resources, say) may hold another value for good
+reasons: a warning says what the knob would give, and nothing refuses it. Merged keys (lists the
+platform extends: the DCGM exporter's env, the operator's tolerations, the adapter's
+arguments) have rules of their own below.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, DERIVATIONS, Derivation, get_path
+from gpu_platform.pipeline.derive import (
+    DCGM_INTERVAL_ENV,
+    DERIVATIONS,
+    Derivation,
+    get_path,
+)
+from gpu_platform.pipeline.gofmt import quote, to_json
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Hit, Rule, rule
-from gpu_platform.pipeline.rules.gofmt import quote, to_json
 
 KNOB_FMT = (
     "is %s, but gpu-platform derives %s from %s (%s); set %s and let `gpu-platform "
@@ -28,6 +35,14 @@ FIXED_FMT = "is %s, but gpu-platform sets it to %s (%s); remove this key"
 OBJECT_FMT = (
     "differs from what gpu-platform derives from %s (%s); set %s and let "
     "`gpu-platform values` compute this key"
+)
+ADVICE_FMT = (
+    "is %s where %s gives %s (%s); fine if you chose it, else remove the key and let "
+    "`gpu-platform values` compute it"
+)
+ADVICE_OBJECT_FMT = (
+    "differs from what %s gives (%s); fine if you chose it, else remove the key and let "
+    "`gpu-platform values` compute it"
 )
 
 
@@ -48,8 +63,10 @@ def _fmt(derivation: Derivation) -> str:
 def _check(derivation: Derivation):  # type: ignore[no-untyped-def]
     def check(ctx: Context) -> Iterable[Hit]:
         present, given = get_path(ctx.data.get(derivation.chart), derivation.path)
-        if not present:
-            return
+        if not present or not ctx.values.subchart(derivation.chart).enabled:
+            return  # a disabled chart reads none of its values
+        if derivation.yields is not None and derivation.yields(ctx.values):
+            return  # the user's to set while the knob is not used
         expected = derivation.compute(ctx.values)
         if to_json(given) == to_json(expected):
             return
@@ -91,16 +108,51 @@ def _guard(derivation: Derivation) -> str:
         )
     assert derivation.go is not None
     return (
+        f'{{{{- if (index $.Values "{derivation.chart}").enabled -}}}}\n'
         f"{derivation.go}\n"
         f"{{{{- $actual := toJson {_dig(derivation)} -}}}}\n"
         "{{- if ne $actual $want -}}\n"
         f"{{{{- $errors = append $errors (printf [[ fmt ]] {quote(dotted)} {args}) -}}}}\n"
+        "{{- end -}}\n"
         "{{- end -}}"
     )
 
 
+def _advice(derivation: Derivation):  # type: ignore[no-untyped-def]
+    def check(ctx: Context) -> Iterable[Hit]:
+        present, given = get_path(ctx.data.get(derivation.chart), derivation.path)
+        if not present or not derivation.applies(ctx.values):
+            return
+        expected = derivation.compute(ctx.values)
+        if to_json(given) == to_json(expected):
+            return
+        source = "gpu-platform" if _fixed(derivation) else derivation.source
+        full = (derivation.chart, *derivation.path)
+        if _structured(derivation):
+            yield Hit(full, (source, derivation.why))
+        else:
+            yield Hit(full, (to_json(given), source, to_json(expected), derivation.why))
+
+    return check
+
+
 for _derivation in DERIVATIONS:
-    if _derivation.merged:
+    if _derivation.kind == "advisory":
+        _dotted = ".".join((_derivation.chart, *_derivation.path))
+        RULES.append(
+            Rule(
+                id=f"advised:{_dotted}",
+                summary=f"`{_dotted}` differs from what "
+                f"{'gpu-platform sets' if _fixed(_derivation) else _derivation.source + ' gives'}"
+                f" ({_derivation.why})",
+                reads=(_derivation.source, _dotted),
+                fmt=ADVICE_OBJECT_FMT if _structured(_derivation) else ADVICE_FMT,
+                check=_advice(_derivation),
+                severity="warning",
+                tags=("derived",),
+            )
+        )
+    if _derivation.kind != "locked":
         continue
     RULES.append(
         Rule(

@@ -141,18 +141,25 @@ def hpa_metric_served(ctx: Context) -> Iterable[Hit]:
 
 @rule(
     id="hpa-metric-adapter",
-    by_hand="an HPA list against a subchart switch",
-    summary="an HPA on a GPU signal needs prometheus-adapter enabled",
-    reads=("platform.hpas[].metrics[].pods.metric.name", "prometheus-adapter.enabled"),
-    fmt="uses the GPU signal %q but prometheus-adapter.enabled is false, so no custom metrics "
-    "API serves it; enable prometheus-adapter",
+    by_hand="an HPA list, each entry's path, against a subchart switch",
+    summary="an adapter-path HPA on a GPU signal needs prometheus-adapter enabled",
+    reads=(
+        "platform.hpas[].metrics[].pods.metric.name",
+        "platform.hpas[].path",
+        "prometheus-adapter.enabled",
+    ),
+    fmt="uses the GPU signal %q on the adapter path but prometheus-adapter.enabled is false, so "
+    "no custom metrics API serves it; enable prometheus-adapter or move the entry to the KEDA "
+    "path (path: keda)",
     guard="""\
 {{- if not $adapter.enabled -}}
 {{- range $i, $h := $hpas -}}
+{{- if eq (toString ($h.path | default $defaultPath)) "adapter" -}}
 {{- range $j, $m := $h.metrics -}}
 {{- $name := toString (dig "pods" "metric" "name" "" $m) -}}
 {{- if and (eq (toString $m.type) "Pods") (has $name $signalNames) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.hpas[%d].metrics[%d].pods.metric.name" $i $j) $name) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -163,6 +170,8 @@ def hpa_metric_adapter(ctx: Context) -> Iterable[Hit]:
         return
     signals = [s.name for s in ctx.values.platform.monitoring.gpuSignals]
     for i, hpa in enumerate(ctx.values.platform.hpas):
+        if (hpa.path or ctx.values.platform.podAutoscaling.path) != "adapter":
+            continue
         for j, metric in enumerate(hpa.metrics):
             if isinstance(metric, PodsMetric) and metric.pods.metric.name in signals:
                 yield Hit(

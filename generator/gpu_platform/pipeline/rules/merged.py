@@ -54,8 +54,8 @@ def merged_list_problems(data: dict[str, Any], origins: Origins) -> list[Problem
         if not derivation.merged:
             continue
         written, given = get_path(data.get(derivation.chart), derivation.path)
-        if not written:
-            continue
+        if not written or given is None:
+            continue  # a null deletes the key in Helm: the platform's own entries remain
         from jsonschema import Draft202012Validator
 
         base: PathKey = (derivation.chart, *derivation.path)

@@ -16,6 +16,7 @@ from gpu_platform import excerpt
 from gpu_platform.errors import Problem
 from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.load import Origins, dotted
+from gpu_platform.pipeline.model.autoscaling import PROMETHEUS_URL_PATTERN
 from gpu_platform.pipeline.model.kube import QUANTITY_PATTERN
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.yamltree import PathKey
@@ -148,6 +149,11 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
                 f"expected a Kubernetes quantity such as 500m, 2, 16Mi or 4Gi, "
                 f"got {_describe(given)}"
             )
+        if pattern == PROMETHEUS_URL_PATTERN:
+            return (
+                "expected the http(s) URL of a Prometheus API: scheme, lower-case host, optional "
+                f"port and path, no query, credentials or spaces; got {_describe(given)}"
+            )
         if "a-z0-9" in pattern:
             return (
                 f"expected a DNS label (lower-case letters, digits and '-', at most 63, "
@@ -184,6 +190,8 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         limit_text = f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
         return f"expected a number {words} {limit_text}, got {_describe(given)}"
     for prefix, expected in _TYPE_WORDS.items():
+        if kind.startswith(prefix) and given is None:
+            return f"expected {expected}, got null{_null_hint(path)}"
         if kind.startswith(prefix):
             hint = ""
             if (
@@ -209,6 +217,24 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
         )
         return f"{msg}, got {got}"
     return msg
+
+
+def _null_hint(path: PathKey) -> str:
+    """What a null does to a key that has a default: on a plain install Helm reads it as
+    "delete this key" (outside list items), so the default is gone, not restored."""
+    owner = _model_at(path[:-1])
+    info = next(
+        (i for n, i in (owner.model_fields.items() if owner else ()) if path[-1] in (n, i.alias)),
+        None,
+    )
+    if info is None or info.is_required():
+        return ""
+    if any(isinstance(part, int) for part in path):
+        return "; leave the key out for its default"
+    return (
+        '; Helm reads null as "delete this key", which drops the chart\'s default (and '
+        "values.schema.json then refuses the file): leave the key out for its default"
+    )
 
 
 def model_problems(exc: ValidationError, data: dict[str, Any], origins: Origins) -> list[Problem]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, requirements_table
 from gpu_platform.pipeline.components import NODE_POOLS
 from gpu_platform.pipeline.derive import driver_enabled, get_path
+from gpu_platform.pipeline.gofmt import to_json
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
-from gpu_platform.pipeline.rules.gofmt import to_json
 from gpu_platform.pipeline.rules.shapes import NotAbove, Unique, declare
 from gpu_platform.pipeline.yamltree import PathKey
 
@@ -37,14 +38,16 @@ declare(
 @rule(
     id="placeholder-fits-node",
     by_hand="a bound only when placeholders exist, with the pool's name in the message",
-    summary="a placeholder asks for no more GPUs than a node of its pool has",
+    summary="a placeholder asks for no more GPUs than a node of its pool has (whole GPUs; a "
+    "node's MIG slices and shared GPUs are not counted in the values)",
     reads=("platform.nodePools[].placeholders.gpusPerPod", "platform.nodePools[].gpusPerNode"),
     fmt="a placeholder asks for %d GPUs but a node of pool %q has %d; it would stay Pending "
     "forever. Use at most %d",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
-{{- if and (gt (int $warm.replicas) 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
+{{- $res := $warm.resource | default (first $pool.gpuResources) | default "[[ gpu_resource ]]" -}}
+{{- if and (eq (toString $res) "[[ gpu_resource ]]") (gt (int $warm.replicas) 0) (gt (int $warm.gpusPerPod) (int $pool.gpusPerNode)) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.gpusPerPod" $i) (int $warm.gpusPerPod) (toString $pool.name) (int $pool.gpusPerNode) (int $pool.gpusPerNode)) -}}
 {{- end -}}
 {{- end -}}""",
@@ -52,7 +55,8 @@ declare(
 def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
-        if warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
+        whole = pool.placeholder_resource == facts.GPU_RESOURCE
+        if whole and warm.replicas and warm.gpusPerPod > pool.gpusPerNode:
             yield Hit(
                 ("platform", "nodePools", i, "placeholders", "gpusPerPod"),
                 (warm.gpusPerPod, pool.name, pool.gpusPerNode, pool.gpusPerNode),
@@ -63,16 +67,17 @@ def placeholder_fits_node(ctx: Context) -> Iterable[Hit]:
 @rule(
     id="placeholders-fit-pool",
     by_hand="products of four counts, judged only when the placeholder fits a node",
-    summary="a pool's placeholders need no more GPUs than the pool can ever have",
+    summary="a pool's placeholders need no more GPUs than the pool can ever have (whole GPUs)",
     reads=("platform.nodePools[].placeholders", "platform.nodePools[].maxNodes"),
     fmt="%d placeholders x %d GPUs = %d GPUs, more than pool %q can ever have (%d nodes x %d = "
     "%d); lower replicas or raise maxNodes",
     guard="""\
 {{- range $i, $pool := $pools -}}
 {{- $warm := $pool.placeholders -}}
+{{- $res := $warm.resource | default (first $pool.gpuResources) | default "[[ gpu_resource ]]" -}}
 {{- $want := mul (int $warm.replicas) (int $warm.gpusPerPod) -}}
 {{- $max := mul (int $pool.maxNodes) (int $pool.gpusPerNode) -}}
-{{- if and (gt (int $warm.replicas) 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
+{{- if and (eq (toString $res) "[[ gpu_resource ]]") (gt (int $warm.replicas) 0) (le (int $warm.gpusPerPod) (int $pool.gpusPerNode)) (gt $want $max) -}}
 {{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.replicas" $i) (int $warm.replicas) (int $warm.gpusPerPod) $want (toString $pool.name) (int $pool.maxNodes) (int $pool.gpusPerNode) $max) -}}
 {{- end -}}
 {{- end -}}""",
@@ -81,7 +86,9 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         warm = pool.placeholders
         want = warm.replicas * warm.gpusPerPod
-        if warm.replicas and warm.gpusPerPod <= pool.gpusPerNode and want > pool.max_gpus:
+        whole = pool.placeholder_resource == facts.GPU_RESOURCE
+        fits_node = warm.gpusPerPod <= pool.gpusPerNode
+        if whole and warm.replicas and fits_node and want > pool.max_gpus:
             yield Hit(
                 ("platform", "nodePools", i, "placeholders", "replicas"),
                 (
@@ -94,6 +101,32 @@ def placeholders_fit_pool(ctx: Context) -> Iterable[Hit]:
                     pool.max_gpus,
                 ),
                 at=("platform", "nodePools", i),
+            )
+
+
+@rule(
+    id="placeholder-resource-advertised",
+    by_hand="a field of an item against a list of the same item, only when it is set",
+    summary="a pool's placeholders request a resource the pool advertises",
+    reads=("platform.nodePools[].placeholders.resource", "platform.nodePools[].gpuResources"),
+    fmt="is %q, which pool %q does not advertise (its gpuResources: %s), so the placeholders "
+    "would stay Pending forever; name one of those, or add it to the pool's gpuResources",
+    guard="""\
+{{- range $i, $pool := $pools -}}
+{{- $res := $pool.placeholders.resource -}}
+{{- if and $res (not (has (toString $res) $pool.gpuResources)) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.nodePools[%d].placeholders.resource" $i) (toString $res) (toString $pool.name) (join ", " $pool.gpuResources)) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def placeholder_resource_advertised(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        resource = pool.placeholders.resource
+        if resource is not None and resource not in pool.gpuResources:
+            yield Hit(
+                ("platform", "nodePools", i, "placeholders", "resource"),
+                (resource, pool.name, ", ".join(pool.gpuResources)),
+                at=("platform", "nodePools", i, "placeholders"),
             )
 
 

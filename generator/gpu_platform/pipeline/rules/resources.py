@@ -83,3 +83,78 @@ def tenant_default_request_within_limit(ctx: Context) -> Iterable[Hit]:
                     (request, limit, f"platform.tenants[{i}].limits.default.{name}"),
                     at=("platform", "tenants", i),
                 )
+
+
+@rule(
+    id="tenant-defaults-within-max",
+    by_hand="quantities compared in base units (gpu-platform.quantity), two kinds of default",
+    summary="a tenant's default limits and requests are not above its largest limits",
+    reads=("platform.tenants[].limits.default", "platform.tenants[].limits.max"),
+    fmt="%s is above the largest limit %s (%s), so the API server refuses the tenant's "
+    "LimitRange; lower the default or raise the largest limit",
+    guard="""\
+{{- range $i, $t := $tenants -}}
+{{- range $kind := list "defaultRequest" "default" -}}
+{{- range $name := list "cpu" "memory" -}}
+{{- $value := index (index $t.limits $kind) $name -}}
+{{- $max := index $t.limits.max $name -}}
+{{- if and $value $max -}}
+{{- if gt (include "gpu-platform.quantity" (toString $value) | float64) (include "gpu-platform.quantity" (toString $max) | float64) -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "platform.tenants[%d].limits.%s.%s" $i $kind $name) (toString $value) (toString $max) (printf "platform.tenants[%d].limits.max.%s" $i $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def tenant_defaults_within_max(ctx: Context) -> Iterable[Hit]:
+    for i, tenant in enumerate(ctx.values.platform.tenants):
+        for kind in ("defaultRequest", "default"):
+            for name in ("cpu", "memory"):
+                value = getattr(getattr(tenant.limits, kind), name)
+                ceiling = getattr(tenant.limits.max, name)
+                if _above(value, ceiling):
+                    yield Hit(
+                        ("platform", "tenants", i, "limits", kind, name),
+                        (value, ceiling, f"platform.tenants[{i}].limits.max.{name}"),
+                        at=("platform", "tenants", i),
+                    )
+
+
+@rule(
+    id="tenant-cpu-limit-default",
+    by_hand="a null that matters only while another key is set; two keys name the reason",
+    summary="a tenant whose quota or LimitRange caps CPU limits gives containers a default one",
+    reads=(
+        "platform.tenants[].quota.limitsCpu",
+        "platform.tenants[].limits.max.cpu",
+        "platform.tenants[].limits.default.cpu",
+    ),
+    fmt="is null, but %s makes every container need a CPU limit, so the API server would "
+    "refuse each pod that sets none; give limits.default.cpu a value, or set %s to null too",
+    guard="""\
+{{- range $i, $t := $tenants -}}
+{{- if kindIs "invalid" $t.limits.default.cpu -}}
+{{- $here := printf "platform.tenants[%d].limits.default.cpu" $i -}}
+{{- range $key, $value := dict "quota.limitsCpu" $t.quota.limitsCpu "limits.max.cpu" $t.limits.max.cpu -}}
+{{- if not (kindIs "invalid" $value) -}}
+{{- $errors = append $errors (printf [[ fmt ]] $here $key $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def tenant_cpu_limit_default(ctx: Context) -> Iterable[Hit]:
+    for i, tenant in enumerate(ctx.values.platform.tenants):
+        if tenant.limits.default.cpu is not None:
+            continue
+        for key, value in (
+            ("quota.limitsCpu", tenant.quota.limitsCpu),
+            ("limits.max.cpu", tenant.limits.max.cpu),
+        ):
+            if value is not None:
+                yield Hit(
+                    ("platform", "tenants", i, "limits", "default", "cpu"),
+                    (key, key),
+                    at=("platform", "tenants", i),
+                )

@@ -1,4 +1,5 @@
-"""Every case of issue 13's "Why", one test each, through both paths a user has.
+"""Mistakes ops teams make in values files (first collected in a review of the chart), one test
+each, through both paths a user has.
 
 - `gpu-platform validate -f` (the CLI's main(), which the entry point runs; in this process, so
   forty cases do not each pay an interpreter start): its exact "path: message" lines.
@@ -8,7 +9,9 @@
 A derived key the user leaves to the tool is not a mistake `validate` reports (it computes the
 key), but plain Helm would install the stale default: there the guard must refuse the site file
 with the same message validate gives when the stale value is written out, and `gpu-platform
-values` must resolve the key to the value worked out by hand here.
+values` must resolve the key to the value worked out by hand here. Since issue 21 Prometheus'
+storage, resources and rule interval are advisory: a plain install keeps the chart's values and
+validate warns instead.
 
 Expected messages are written out by hand from the rules' meaning, not read from the code.
 """
@@ -62,10 +65,14 @@ def validate(tmp_path: Path, files: list[Path]) -> tuple[int, list[str]]:
     return code, sorted(lines)
 
 
-def plain(built_chart, chart_repo, files: list[Path]) -> tuple[int, list[str], str]:
-    """Exit code, the guard's "path: message" lines and the output of plain helm template."""
+def plain(
+    built_chart, chart_repo, files: list[Path], api_versions: tuple[str, ...] = ()
+) -> tuple[int, list[str], str]:
+    """Exit code, the guard's "path: message" lines and the output of plain helm template
+    (``api_versions``: what the cluster serves besides the built-in APIs)."""
     major, chart = built_chart
     args = ["template", "gpu-platform", str(chart), "--namespace", "gpu-platform"]
+    args += [a for api in api_versions for a in ("--api-versions", api)]
     args += [a for f in files for a in ("-f", str(f))]
     proc = helm.run(args, major=major, env=chart_repo.env(), check=False, quiet=True)
     if proc.returncode == 0:
@@ -117,7 +124,19 @@ def both_refuse(
     assert (code, lines) == (1, sorted(expected))
 
 
-def stale_when_plain(
+def validate_warnings(tmp_path: Path, files: list[Path]) -> tuple[int, list[str]]:
+    """Exit code and the "path: warning: message" lines of `gpu-platform validate -f ...`."""
+    args = [a for f in files for a in ("-f", str(f))]
+    code, stdout, _ = cli(tmp_path, "validate", *args)
+    lines = []
+    for line in stdout.splitlines():
+        match = LOCATED.match(line)
+        if match and ": warning: " in line:
+            lines.append(match.group(1))
+    return code, sorted(lines)
+
+
+def advised_when_plain(
     built_chart,
     chart_repo,
     tmp_path: Path,
@@ -126,18 +145,15 @@ def stale_when_plain(
     want: Any,
     message: str | None = None,
 ) -> str:
-    """The site alone: validate accepts, `values` derives ``key`` = ``want``, plain Helm
-    refuses the stale default with a line on ``key`` that validate gives word for word when the
-    stale default is written out. Returns that line."""
+    """An advisory key (issue 21: Prometheus' storage, resources and timing are a choice): the
+    site alone is valid, `values` derives ``key`` = ``want``, plain Helm installs the chart's
+    own value there, and validate warns (never refuses) when that value is written out.
+    Returns the warning."""
     (site_file,) = _files(tmp_path, [site])
     assert validate(tmp_path, [site_file]) == (0, [])
     assert _at(resolved(tmp_path, [site_file]), key) == want
-    code, lines, _ = plain(built_chart, chart_repo, [site_file])
-    assert code == 1
-    ours = [line for line in lines if line.startswith(f"{key}: ")]
-    assert len(ours) == 1, lines
-    if message is not None:
-        assert ours[0] == f"{key}: {message}"
+    code, _, output = plain(built_chart, chart_repo, [site_file])
+    assert code == 0
     chart_values = yaml.safe_load((REPO / "charts" / "gpu-platform" / "values.yaml").read_text())
     stale: dict[str, Any] = {}
     node = stale
@@ -147,33 +163,35 @@ def stale_when_plain(
     node[leaf] = _at(chart_values, key)
     stale_file = tmp_path / "stale.yaml"
     stale_file.write_text(yaml.safe_dump(stale))
-    code, lines = validate(tmp_path, [site_file, stale_file])
-    assert code == 1
-    assert ours[0] in lines, lines
+    assert validate(tmp_path, [site_file, stale_file]) == (0, [])
+    code, warned = validate_warnings(tmp_path, [site_file, stale_file])
+    ours = [line for line in warned if line.startswith(f"{key}: warning: ")]
+    assert len(ours) == 1, warned
+    if message is not None:
+        assert ours[0] == f"{key}: warning: {message}"
     return ours[0]
 
 
-# --- derived keys a plain install left stale -------------------------------------------------
+# --- derived keys a plain install left as the chart has them ----------------------------------
 
 
 def test_evaluation_interval_2m(built_chart, chart_repo, tmp_path):
-    stale_when_plain(
+    advised_when_plain(
         built_chart,
         chart_repo,
         tmp_path,
         "platform:\n  monitoring:\n    evaluationInterval: 2m\n",
         f"{KPS_SPEC}.evaluationInterval",
         "2m",
-        'is "30s", but gpu-platform derives "2m" from platform.monitoring.evaluationInterval '
-        "(rule evaluation); set platform.monitoring.evaluationInterval and let "
-        "`gpu-platform values` compute this key",
+        'is "30s" where platform.monitoring.evaluationInterval gives "2m" (rule evaluation); '
+        "fine if you chose it, else remove the key and let `gpu-platform values` compute it",
     )
 
 
 def test_sizing_wal_headroom_3(built_chart, chart_repo, tmp_path):
     # default sizing: a retentionSize of 12 GiB (worked out term by term in
     # tests/unit/test_sizing.py); x 3.0 = 36 GiB (the default 1.3 gives ceil(15.6) = 16)
-    stale_when_plain(
+    advised_when_plain(
         built_chart,
         chart_repo,
         tmp_path,
@@ -187,14 +205,14 @@ def test_sizing_wal_headroom_3(built_chart, chart_repo, tmp_path):
                 }
             }
         },
-        "differs from what gpu-platform derives from platform.monitoring.sizing (a PVC of "
-        "retentionSize x walHeadroom (default is emptyDir)); set platform.monitoring.sizing "
-        "and let `gpu-platform values` compute this key",
+        "differs from what platform.monitoring.sizing gives (a PVC of retentionSize x "
+        "walHeadroom (default is emptyDir)); fine if you chose it, else remove the key and let "
+        "`gpu-platform values` compute it",
     )
 
 
 def test_sizing_storage_class_name(built_chart, chart_repo, tmp_path):
-    stale_when_plain(
+    advised_when_plain(
         built_chart,
         chart_repo,
         tmp_path,
@@ -217,7 +235,7 @@ def test_prometheus_resources_from_sizing(built_chart, chart_repo, tmp_path):
     # (1.5 x 2 h / 120 samples) x 19 B = 8,366 B: 52 MiB + 63.83 MiB = 115.83 -> 116 Mi, limit
     # twice that; CPU 8,000 x 1.74 us + 10 scrapes x 380 us + 8,000 x 2.5 us / 5 s relist
     # = 21.7m a second, below the 250m floor
-    stale_when_plain(
+    advised_when_plain(
         built_chart,
         chart_repo,
         tmp_path,
@@ -236,16 +254,39 @@ def test_prometheus_resources_from_sizing(built_chart, chart_repo, tmp_path):
     ],
 )
 def test_overridden_adapter_url_or_port(built_chart, chart_repo, tmp_path, key, value, shown):
-    want = {"url": '"http://prometheus-operated.{{ .Release.Namespace }}.svc"', "port": "9090"}[key]
-    why = {"url": "prometheus-operated in the release namespace", "port": "Prometheus' port"}[key]
+    # Issue 21: the adapter's own URL and port are the user's while
+    # platform.monitoring.prometheus.query.url names no query endpoint (an ordinary adapter
+    # setting); once it does, they must be what it gives, on both paths.
+    own = yaml.safe_dump({"prometheus-adapter": {"prometheus": {key: value}}})
+    files = _files(tmp_path, [own])
+    assert validate(tmp_path, files) == (0, [])
+    code, _, output = plain(built_chart, chart_repo, files)
+    assert code == 0
+    named = yaml.safe_dump(
+        {
+            "platform": {
+                "monitoring": {
+                    "prometheus": {"query": {"url": "https://mimir.example.com:8443/prometheus"}}
+                }
+            }
+        }
+    )
+    want = {"url": '"https://mimir.example.com"', "port": "8443"}[key]
+    why = {
+        "url": "the scheme and host of the query URL; this release's prometheus-operated when "
+        "it is empty",
+        "port": "the query URL's port",
+    }[key]
+    knob = "platform.monitoring.prometheus.query.url"
     both_refuse(
         built_chart,
         chart_repo,
         tmp_path,
-        [yaml.safe_dump({"prometheus-adapter": {"prometheus": {key: value}}})],
+        [named, own],
         [
-            f"prometheus-adapter.prometheus.{key}: is {shown}, but gpu-platform sets it "
-            f"to {want} ({why}); remove this key"
+            f"prometheus-adapter.prometheus.{key}: is {shown}, but gpu-platform derives "
+            f"{want} from {knob} ({why}); set {knob} and let `gpu-platform values` compute "
+            "this key"
         ],
     )
 
@@ -352,13 +393,16 @@ def test_hpa_namespace_nothing_creates(built_chart, chart_repo, tmp_path):
     "profile", [p for p in PROFILES if "hpas:" in p.read_text()], ids=lambda p: p.stem
 )
 def test_profiles_hpa_namespaces_are_created(built_chart, chart_repo, tmp_path, profile):
-    """Every HPA of a shipped profile lives in a namespace the chart itself creates."""
+    """Every autoscaler (HPA or KEDA ScaledObject) of a shipped profile lives in a namespace
+    the chart itself creates. A KEDA profile installs where the cluster serves keda.sh (KEDA
+    installed first), which an offline render says with --api-versions."""
     assert validate(tmp_path, [profile]) == (0, [])
-    code, lines, out = plain(built_chart, chart_repo, [profile])
+    keda = ("keda.sh/v1alpha1",) if "path: keda" in profile.read_text() else ()
+    code, lines, out = plain(built_chart, chart_repo, [profile], api_versions=keda)
     assert (code, lines) == (0, [])
     objects = load_manifests(out)
     namespaces = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
-    hpas = [o for o in objects if o["kind"] == "HorizontalPodAutoscaler"]
+    hpas = [o for o in objects if o["kind"] in ("HorizontalPodAutoscaler", "ScaledObject")]
     assert hpas
     for hpa in hpas:
         namespace = hpa["metadata"].get("namespace", "gpu-platform")
@@ -469,47 +513,66 @@ def test_gke_profile_then_other_cloud_profile(built_chart, chart_repo, tmp_path,
     code, lines, _ = plain(built_chart, chart_repo, files)
     ours, derived = split_derived(lines)
     assert (code, ours) == (1, expected)
-    # Plain Helm also sees the derived keys the raw profiles leave to the tool, among them the
-    # operator's driver left on.
-    assert DRIVER_STALE in derived
+    # The profiles write what the tool derives for their pools (driver.enabled: false, so
+    # they install with plain Helm as they are): GKE's leftover paths are all Helm refuses.
+    assert derived == []
 
 
 # --- monitoring selectors --------------------------------------------------------------------
 
 
-def test_service_monitor_selector_match_labels_release(built_chart, chart_repo, tmp_path):
-    site = yaml.safe_dump(
+def _selector_site(field: str, labels: dict[str, str]) -> str:
+    return yaml.safe_dump(
         {
             "kube-prometheus-stack": {
-                "prometheus": {
-                    "prometheusSpec": {
-                        "serviceMonitorSelector": {"matchLabels": {"release": "gpu-platform"}}
-                    }
-                }
+                "prometheus": {"prometheusSpec": {field: {"matchLabels": labels}}}
             }
         }
     )
+
+
+def test_service_monitor_selector_match_labels_release(built_chart, chart_repo, tmp_path):
+    # Issue 21: the DCGM ServiceMonitor is the chart's own and carries release: <release>,
+    # so kube-prometheus-stack's usual selector keeps it on both paths.
+    site = _selector_site("serviceMonitorSelector", {"release": "gpu-platform"})
+    files = _files(tmp_path, [site])
+    assert validate(tmp_path, files) == (0, [])
+    code, _, output = plain(built_chart, chart_repo, files)
+    assert code == 0
+    (monitor,) = [o for o in load_manifests(output) if o["kind"] == "ServiceMonitor"]
+    assert monitor["metadata"]["labels"]["release"] == "gpu-platform"
+    # A selector on a label the monitor lacks is refused on both paths, naming the fix.
+    site = _selector_site("serviceMonitorSelector", {"team": "ml"})
     code, lines = validate(tmp_path, _files(tmp_path, [site]))
     assert code == 1 and len(lines) == 1
-    assert lines[0].startswith(f"{KPS_SPEC}.serviceMonitorSelector: selects ServiceMonitors by ")
-    assert "release" in lines[0] and "DCGM exporter's ServiceMonitor" in lines[0]
+    assert lines[0].startswith(
+        f'{KPS_SPEC}.serviceMonitorSelector: selects ServiceMonitors by {{"matchLabels":'
+        '{"team":"ml"}}, which the DCGM exporter\'s ServiceMonitor (labels '
+    )
+    assert lines[0].endswith(
+        "add the labels to platform.monitoring.prometheus.serviceMonitorLabels"
+    )
     both_refuse(built_chart, chart_repo, tmp_path, [site], lines)
+    # ... and kept once the monitor carries it.
+    fixed = yaml.safe_dump(
+        {"platform": {"monitoring": {"prometheus": {"serviceMonitorLabels": {"team": "ml"}}}}}
+    )
+    assert validate(tmp_path, _files(tmp_path, [site, fixed])) == (0, [])
 
 
 def test_rule_selector_match_labels_release(built_chart, chart_repo, tmp_path):
-    site = yaml.safe_dump(
-        {
-            "kube-prometheus-stack": {
-                "prometheus": {
-                    "prometheusSpec": {"ruleSelector": {"matchLabels": {"release": "gpu-platform"}}}
-                }
-            }
-        }
-    )
+    site = _selector_site("ruleSelector", {"release": "gpu-platform"})
+    files = _files(tmp_path, [site])
+    assert validate(tmp_path, files) == (0, [])
+    code, _, output = plain(built_chart, chart_repo, files)
+    assert code == 0
+    (rule,) = [o for o in load_manifests(output) if o["kind"] == "PrometheusRule"]
+    assert rule["metadata"]["labels"]["release"] == "gpu-platform"
+    site = _selector_site("ruleSelector", {"team": "ml"})
     code, lines = validate(tmp_path, _files(tmp_path, [site]))
     assert code == 1 and len(lines) == 1
     assert lines[0].startswith(f"{KPS_SPEC}.ruleSelector: selects PrometheusRules by ")
-    assert "release" in lines[0] and "no GPU recording rule or alert would load" in lines[0]
+    assert "no GPU recording rule or alert would load" in lines[0]
     both_refuse(built_chart, chart_repo, tmp_path, [site], lines)
 
 

@@ -1,0 +1,448 @@
+"""From a GPU load step to the first scale-up decision, through the adapter path and through
+the KEDA path, side by side in one run (each pair of HPAs at the same sync phase); and from a
+lost signal to KEDA's fallback.
+
+The same lanes drive both paths. A lane is a Deployment of two GPU pods (named as a ReplicaSet
+names them), idle until its step to 100 %, with a target of 40 per pod. A real Prometheus
+scrapes synthetic dcgm-exporters at 1 s (each refreshing every 1 s at its own phase). Per lane
+and path an HPA controller loop (sync 15 s at a random phase, tolerance 0.1, scale-up
+stabilization 0 s) reads:
+
+- the adapter path: an emulated prometheus-adapter serving the chart's generated rules
+  (promharness.AdapterEmulator, relisting at the interval the chart derives) as a Pods metric
+  (promharness.hpa_replicas);
+- the KEDA path: an emulated KEDA Prometheus trigger running the chart's derived query live on
+  every HPA read (gpu_platform.testing.keda.KedaTrigger) as an External AverageValue metric
+  (keda.hpa_external_replicas).
+
+Warm lanes' series have existed for minutes; cold lanes are a new node's first GPU pods (their
+series appear at the step, under a name no relist has seen). Lost lanes keep their load but
+their exporter goes away at the step: the adapter's HPA then has no metric and holds; KEDA
+counts failed reads and falls back after failureThreshold + 1 (derived from the scrape
+interval). Emulated: prometheus-adapter, KEDA's operator and metrics server, the HPA
+controller (none is obtainable here); real: Prometheus, its scrapes, staleness and PromQL.
+
+    .venv/bin/python bench/keda_latency.py [--lanes 12] [--quick] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import os
+import random
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_platform.pipeline import facts, kedapath
+from gpu_platform.pipeline.derive import adapter_rules, relist_interval
+from gpu_platform.pipeline.model.hpas import Hpa
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.monitoring import GpuSignal
+from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.keda import KedaTrigger, hpa_external_replicas
+from gpu_platform.testing.promharness import (
+    OPERATOR_JOB,
+    OPERATOR_TARGET_LABELS,
+    AdapterEmulator,
+    DcgmExporter,
+    ExporterServer,
+    Gpu,
+    Prometheus,
+    Workload,
+    hpa_replicas,
+    prometheus_available,
+)
+
+UTIL = "DCGM_FI_DEV_GPU_UTIL"
+NAMESPACE = "bench"
+TARGET = 40.0
+PODS = 2
+SIGNALS = ("gpu_utilization_current", "gpu_utilization_over_time")
+LABEL = {"gpu_utilization_current": "_current", "gpu_utilization_over_time": "_over_time (30s)"}
+
+
+@dataclass
+class Lane:
+    name: str
+    case: str  # warm, cold, lost
+    series: str
+    exporter: DcgmExporter
+    gpus: list[Gpu]
+    step_at: float = 0.0
+    stepped_at: float | None = None
+
+    @property
+    def pods(self) -> list[str]:
+        return [g.workload.pod for g in self.gpus if g.workload]
+
+
+@dataclass
+class Autoscaler:
+    """One HPA (one lane, path and signal) and what it reads."""
+
+    lane: Lane
+    path: str
+    signal: str
+    phase: float
+    read: Callable[[], int | None]  # the replica count it would want now (None: no metric)
+    trigger: KedaTrigger | None = None
+    decided_at: float | None = None
+    early: bool = False  # scaled up before the step: the benchmark itself is wrong
+
+    @property
+    def latency(self) -> float | None:
+        if self.decided_at is None or self.lane.stepped_at is None:
+            return None
+        return self.decided_at - self.lane.stepped_at
+
+
+def values() -> Values:
+    return Values.model_validate(
+        {"platform": {"monitoring": {"dcgmLabelMode": "honorLabels", "scrapeInterval": "1s"}}}
+    )
+
+
+def renamed(signal: GpuSignal, series: str) -> GpuSignal:
+    return signal.model_copy(update={"series": series})
+
+
+def entry(lane: Lane, signal: str) -> Hpa:
+    return Hpa.model_validate(
+        {
+            "name": lane.name,
+            "namespace": NAMESPACE,
+            "path": "keda",
+            "scaleTargetRef": {"kind": "Deployment", "name": lane.name},
+            "maxReplicas": 8,
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": signal},
+                        "target": {"type": "AverageValue", "averageValue": TARGET},
+                    },
+                }
+            ],
+        }
+    )
+
+
+def percentile(got: list[float], q: float) -> float:
+    ordered = sorted(got)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def pod_name(lane: str, index: int, rng: random.Random) -> str:
+    """<deployment>-<pod-template-hash>-<suffix>, from the alphabet Kubernetes uses."""
+    alphabet = facts.POD_NAME_ALPHABET
+    digest = "".join(rng.choice(alphabet) for _ in range(9))
+    suffix = "".join(rng.choice(alphabet) for _ in range(facts.POD_NAME_SUFFIX))
+    return f"{lane}-{digest}-{suffix}" if index == 0 else f"{lane}-{digest}-{suffix[::-1]}"
+
+
+def build_lanes(count: int, lost: int, rng: random.Random) -> list[Lane]:
+    lanes = []
+    for case, n in (("warm", count), ("cold", count), ("lost", lost)):
+        for k in range(n):
+            name = f"{case}-{k:02d}"
+            series = UTIL if case != "cold" else f"{UTIL}_{name.replace('-', '_')}"
+            gpus = [
+                Gpu(
+                    f"node-{name}",
+                    i,
+                    Workload(NAMESPACE, pod_name(name, i, rng)),
+                    {UTIL: 100.0 if case == "lost" else 0.0},
+                )
+                for i in range(PODS)
+            ]
+            lanes.append(Lane(name, case, series, DcgmExporter(gpus, refresh_s=1.0), gpus))
+    return lanes
+
+
+def scrape_jobs(lanes: list[Lane], server: ExporterServer) -> list[dict[str, Any]]:
+    """One job for the lanes served from the start, one per cold lane (renamed series)."""
+    statics, jobs = [], []
+    for lane in lanes:
+        path = f"/{lane.name}/metrics"
+        labels = {
+            **OPERATOR_TARGET_LABELS,
+            "__metrics_path__": path,
+            "instance": lane.name,
+            "pod": f"nvidia-dcgm-exporter-{lane.name}",
+        }
+        if lane.case != "cold":
+            server.add(path, lane.exporter)
+            statics.append({"targets": [server.address], "labels": labels})
+            continue
+        jobs.append(
+            {
+                "job_name": lane.name,
+                "honor_labels": True,
+                "scrape_interval": "1s",
+                "scrape_timeout": "1s",
+                "static_configs": [{"targets": [server.address], "labels": labels}],
+                "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
+                "metric_relabel_configs": [
+                    {
+                        "source_labels": ["__name__"],
+                        "regex": UTIL,
+                        "target_label": "__name__",
+                        "replacement": lane.series,
+                    }
+                ],
+            }
+        )
+    common = {
+        "job_name": "served",
+        "honor_labels": True,
+        "scrape_interval": "1s",
+        "scrape_timeout": "1s",
+        "static_configs": statics,
+        "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
+    }
+    return [common, *jobs]
+
+
+def autoscalers(
+    lanes: list[Lane], prom: Prometheus, chart: Values, rng: random.Random
+) -> tuple[list[Autoscaler], list[AdapterEmulator]]:
+    relist_s = duration_ms(relist_interval(chart)) / 1000
+    signals = {s.name: s for s in chart.platform.monitoring.gpuSignals}
+    rules = {r["name"]["as"]: r for r in adapter_rules(chart)}
+    out: list[Autoscaler] = []
+    adapters: list[AdapterEmulator] = []
+    for lane in lanes:
+        lane_rules = []
+        for name in SIGNALS:
+            rule = dict(rules[name])
+            rule["seriesQuery"] = rule["seriesQuery"].replace(UTIL, lane.series)
+            lane_rules.append(rule)
+        adapter = AdapterEmulator(prom, lane_rules, relist_s)
+        adapters.append(adapter)
+        for name in SIGNALS:
+            # One sync phase for both paths of a lane and signal: the pair differs only in
+            # the path, so the same-run ratio compares paths, not phases.
+            phase = rng.uniform(0, facts.HPA_SYNC_S)
+
+            def adapter_read(lane: Lane = lane, name: str = name, a: AdapterEmulator = adapter):
+                return hpa_replicas(
+                    PODS, lane.pods, a.pod_values(name, NAMESPACE, lane.pods), TARGET
+                )
+
+            out.append(
+                Autoscaler(lane, "adapter", name, rng.uniform(0, facts.HPA_SYNC_S), adapter_read)
+            )
+            signal = renamed(signals[name], lane.series)
+            trigger = KedaTrigger(
+                prom,
+                kedapath.query(chart, entry(lane, name), signal, "unused"),
+                TARGET,
+                kedapath.failure_threshold(chart),
+                fallback_replicas=1,
+            )
+
+            def keda_read(t: KedaTrigger = trigger) -> int | None:
+                return hpa_external_replicas(PODS, t.hpa_read(PODS), TARGET)
+
+            out.append(Autoscaler(lane, "keda", name, phase, keda_read, trigger))
+    return out, adapters
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lanes", type=int, default=12, help="warm lanes, and as many cold")
+    parser.add_argument("--lost", type=int, default=4, help="lanes whose exporter goes away")
+    parser.add_argument("--spread", type=float, default=60.0, help="steps spread over, s")
+    parser.add_argument("--quick", action="store_true", help="4 + 4 lanes, 2 lost")
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    count = 4 if args.quick and args.lanes == parser.get_default("lanes") else args.lanes
+    lost = 2 if args.quick and args.lost == parser.get_default("lost") else args.lost
+    if not prometheus_available():
+        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+        return 2
+    rng = random.Random(args.seed)
+    started, load_before = time.time(), os.getloadavg()
+    chart = values()
+    server = ExporterServer()
+    lanes = build_lanes(count, lost, rng)
+    with tempfile.TemporaryDirectory(prefix="bench-keda-") as tmp:
+        prom = Prometheus(Path(tmp), scrape_jobs(lanes, server))
+        try:
+            prom.start()
+            hpas, adapters = autoscalers(lanes, prom, chart, rng)
+            warmup = 45.0  # the _over_time window's 30 s of history, and then some
+            t0 = time.time() + warmup
+            for lane in lanes:
+                lane.step_at = t0 + rng.uniform(0, args.spread)
+            # the longest a lost signal takes to fall back: the 30 s window, then the reads
+            fallback_s = 30 + kedapath.reads_to_fallback_s(chart)
+            deadline = t0 + args.spread + max(120.0, 2 * fallback_s)
+            print(
+                f"{len(lanes)} lanes, {len(hpas)} HPAs; steps from {warmup:.0f} s; done by "
+                f"{deadline - time.time():.0f} s at the latest",
+                file=sys.stderr,
+            )
+            run_events(lanes, hpas, adapters, server, deadline)
+        finally:
+            prom.stop()
+            server.close()
+    report(args, started, load_before, chart, hpas)
+    early = [h for h in hpas if h.early]
+    if early:
+        print(f"error: {len(early)} HPAs scaled up before their step", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_events(
+    lanes: list[Lane],
+    hpas: list[Autoscaler],
+    adapters: list[AdapterEmulator],
+    server: ExporterServer,
+    deadline: float,
+) -> None:
+    events: list[tuple[float, int, Callable[[float], None]]] = []
+    seq = 0
+
+    def schedule(at: float, action: Callable[[float], None]) -> None:
+        nonlocal seq
+        seq += 1
+        heapq.heappush(events, (at, seq, action))
+
+    def relist(adapter: AdapterEmulator) -> Callable[[float], None]:
+        def run(now: float) -> None:
+            adapter.relist(now)
+            schedule(now + adapter.relist_s, run)
+
+        return run
+
+    def step(lane: Lane) -> Callable[[float], None]:
+        def run(now: float) -> None:
+            if lane.case == "lost":
+                del server.routes[f"/{lane.name}/metrics"]  # the node's exporter goes away
+            else:
+                for gpu in lane.gpus:
+                    lane.exporter.set_value(gpu, UTIL, 100.0)
+                if lane.case == "cold":
+                    server.add(f"/{lane.name}/metrics", lane.exporter)
+            lane.stepped_at = time.time()
+
+        return run
+
+    def sync(pair: list[Autoscaler]) -> Callable[[float], None]:
+        """One sync tick of a lane's two HPAs (adapter and KEDA) on one signal: both read at
+        the same moment, in a random order, and a decision is dated at the tick's start, so
+        the pair differs only in its path, not in when a loaded host ran it."""
+
+        def run(now: float) -> None:
+            tick = time.time()
+            for hpa in random.sample(pair, len(pair)):
+                if hpa.decided_at is not None:
+                    continue
+                desired = hpa.read()
+                if hpa.lane.case == "lost":
+                    if hpa.trigger is not None and hpa.trigger.fell_back and hpa.lane.stepped_at:
+                        hpa.decided_at = tick
+                elif desired is not None and desired > PODS:
+                    hpa.early = hpa.lane.stepped_at is None
+                    hpa.decided_at = tick
+            if any(h.decided_at is None for h in pair if not _holds(h)):
+                schedule(now + facts.HPA_SYNC_S, run)
+
+        return run
+
+    start = time.time()
+    for adapter in adapters:
+        schedule(start + random.uniform(0, adapter.relist_s), relist(adapter))
+    for lane in lanes:
+        schedule(lane.step_at, step(lane))
+    pairs: dict[tuple[str, str], list[Autoscaler]] = {}
+    for hpa in hpas:
+        pairs.setdefault((hpa.lane.name, hpa.signal), []).append(hpa)
+    for pair in pairs.values():
+        schedule(start + pair[0].phase, sync(pair))
+    pending = [h for h in hpas if not _holds(h)]
+    while events and time.time() < deadline:
+        at, _, action = heapq.heappop(events)
+        time.sleep(max(0.0, at - time.time()))
+        action(at)
+        if all(h.decided_at is not None for h in pending):
+            break
+
+
+def _holds(hpa: Autoscaler) -> bool:
+    """The adapter path on a lost signal: no metric, so the HPA holds; nothing to wait for."""
+    return hpa.lane.case == "lost" and hpa.path == "adapter"
+
+
+def report(
+    args: argparse.Namespace,
+    started: float,
+    load_before: tuple[float, float, float],
+    chart: Values,
+    hpas: list[Autoscaler],
+) -> None:
+    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
+        f"load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (shared "
+        f"host); scrape 1 s, exporter refresh 1 s at a random phase; {PODS} GPU pods per "
+        f"workload stepping 0 -> 100 %; target averageValue {TARGET:g}, tolerance "
+        f"{facts.HPA_TOLERANCE}, HPA sync {facts.HPA_SYNC_S} s at a random phase; adapter "
+        f"relist {relist_interval(chart)} (derived); KEDA: live query on every HPA read, "
+        f"failureThreshold {kedapath.failure_threshold(chart)} (derived)"
+    )
+    header = (
+        f"{'case':<6} {'signal':<18} {'path':<8} {'trials':>6} {'median s':>9} {'p95 s':>7} "
+        f"{'max s':>6} {'keda/adapter':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    rows: dict[tuple[str, str, str], list[Autoscaler]] = {}
+    for hpa in hpas:
+        rows.setdefault((hpa.lane.case, hpa.signal, hpa.path), []).append(hpa)
+    medians: dict[tuple[str, str, str], float] = {}
+    for (case, signal, path), group in sorted(rows.items(), key=lambda kv: _order(kv[0])):
+        got = [h.latency for h in group if h.latency is not None]
+        label = LABEL[signal]
+        if case == "lost" and path == "adapter":
+            print(f"{case:<6} {label:<18} {path:<8} {len(group):>6}   (no metric: the HPA holds)")
+            continue
+        if not got:
+            print(f"{case:<6} {label:<18} {path:<8} {0:>6}   (no decision)")
+            continue
+        medians[(case, signal, path)] = median = statistics.median(got)
+        other = medians.get((case, signal, "adapter"))
+        ratio = f"{median / other:.2f}" if path == "keda" and other else ""
+        missed = len(group) - len(got)
+        note = f"  ({missed} undecided)" if missed else ""
+        print(
+            f"{case:<6} {label:<18} {path:<8} {len(got):>6} {median:>9.1f} "
+            f"{percentile(got, 0.95):>7.1f} {max(got):>6.1f} {ratio:>12}{note}".rstrip()
+        )
+    print(
+        "latency: warm/cold: the GPU's load changes -> the first HPA sync that wants more than "
+        f"{PODS} replicas; lost: the exporter goes away -> the first HPA read KEDA answers with "
+        f"its fallback (derived bound: the signal's window + "
+        f"{kedapath.reads_to_fallback_s(chart)} s)"
+    )
+
+
+def _order(key: tuple[str, str, str]) -> tuple[int, str, int]:
+    case, signal, path = key
+    return ({"warm": 0, "cold": 1, "lost": 2}[case], signal, 0 if path == "adapter" else 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

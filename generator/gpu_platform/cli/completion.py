@@ -1,0 +1,278 @@
+"""`gpu-platform completion bash|zsh|fish`: print a shell's completion script.
+
+The script is written from the parser itself (every command, every flag with its help, the
+choices a flag takes), so it never lists a flag the tool does not have. It completes
+statically: pressing Tab runs no Python, only the shell. Install it with
+``gpu-platform completion bash > ~/.local/share/bash-completion/completions/gpu-platform``
+(zsh: a file ``_gpu-platform`` on ``$fpath``; fish: ``~/.config/fish/completions/
+gpu-platform.fish``), or for one session ``source <(gpu-platform completion bash)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+from dataclasses import dataclass
+
+from gpu_platform.errors import UsageError
+
+DESCRIPTION = (
+    "Prints the completion script of a shell (bash, zsh or fish) for every command and flag, "
+    "written from the same parser as `--help`: `source <(gpu-platform completion bash)`, or "
+    "save it where the shell looks (bash: ~/.local/share/bash-completion/completions/"
+    "gpu-platform; zsh: _gpu-platform on $fpath; fish: ~/.config/fish/completions/"
+    "gpu-platform.fish). Tab runs no Python."
+)
+SHELLS = ("bash", "zsh", "fish")
+PROG = "gpu-platform"
+# Flags whose value names a file or a folder, by their metavar.
+_FILES = {"VALUES", "FILE", "PATH", "K=PATH", "FILE.png", "SA.yaml", "SB.yaml", "A.yaml"}
+_FOLDERS = {"DIR"}
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
+
+
+@dataclass(frozen=True)
+class Option:
+    names: tuple[str, ...]
+    help: str
+    takes: bool  # takes a value
+    choices: tuple[str, ...]
+    kind: str  # "file", "dir" or "" (anything)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    positional_choices: tuple[str, ...]
+
+
+def _option(action: argparse.Action) -> Option:
+    metavar = action.metavar if isinstance(action.metavar, str) else ""
+    kind = "file" if metavar in _FILES else "dir" if metavar in _FOLDERS else ""
+    choices = tuple(str(c) for c in action.choices) if action.choices else ()
+    help_text = "" if action.help in (None, argparse.SUPPRESS) else str(action.help)
+    with contextlib.suppress(KeyError, TypeError, ValueError):  # as argparse fills it in
+        help_text = help_text % {**vars(action), "prog": PROG}
+    return Option(
+        tuple(action.option_strings), _one_line(help_text), action.nargs != 0, choices, kind
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:80]
+
+
+def commands() -> tuple[list[Option], list[Command]]:
+    """The top level's options and every command, from the parser."""
+    from gpu_platform.cli.parser import build, commands
+
+    parser = build()
+    top = [_option(a) for a in parser._actions if a.option_strings]
+    found = []
+    for name, sub, help_line in commands(parser):
+        options = [_option(a) for a in sub._actions if a.option_strings]
+        positional = [
+            str(c) for a in sub._actions if not a.option_strings and a.choices for c in a.choices
+        ]
+        found.append(Command(name, _one_line(help_line), tuple(options), tuple(positional)))
+    return top, found
+
+
+def _bash(top: list[Option], found: list[Command]) -> str:
+    def words(options: list[Option] | tuple[Option, ...]) -> str:
+        return " ".join(n for o in options for n in o.names)
+
+    cases = []
+    for command in found:
+        values = []
+        for option in command.options:
+            if not option.takes:
+                continue
+            pattern = "|".join(option.names)
+            if option.choices:
+                reply = (
+                    f'COMPREPLY=($(compgen -W {shlex.quote(" ".join(option.choices))} -- "$cur"))'
+                )
+            elif option.kind == "dir":
+                reply = 'COMPREPLY=($(compgen -d -- "$cur"))'
+            elif option.kind == "file":
+                reply = 'COMPREPLY=($(compgen -f -- "$cur"))'
+            else:
+                reply = "COMPREPLY=()"
+            values.append(f"                {pattern}) {reply}; return 0 ;;")
+        value_case = "\n".join(values)
+        flags = words(command.options)
+        positional = " ".join(command.positional_choices)
+        cases.append(
+            f"        {command.name})\n"
+            f'            case "$prev" in\n{value_case}\n            esac\n'
+            f'            if [[ "$cur" == -* ]]; then\n'
+            f'                COMPREPLY=($(compgen -W {shlex.quote(flags)} -- "$cur"))\n'
+            f"            elif [[ -n {shlex.quote(positional)} ]]; then\n"
+            f'                COMPREPLY=($(compgen -W {shlex.quote(positional)} -- "$cur"))\n'
+            "            else\n"
+            '                COMPREPLY=($(compgen -f -- "$cur"))\n'
+            "            fi ;;"
+        )
+    names = " ".join(c.name for c in found)
+    return f"""# bash completion for {PROG} (generated by `{PROG} completion bash`)
+_gpu_platform() {{
+    local cur prev command i
+    cur="${{COMP_WORDS[COMP_CWORD]}}"
+    prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    command=""
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in
+            -*) ;;
+            *) command="${{COMP_WORDS[i]}}"; break ;;
+        esac
+    done
+    case "$command" in
+        "")
+            COMPREPLY=($(compgen -W {shlex.quote(names + " " + words(top))} -- "$cur")) ;;
+{chr(10).join(cases)}
+    esac
+}}
+complete -o default -F _gpu_platform {PROG}
+"""
+
+
+def _zsh_quote(text: str) -> str:
+    return (
+        text.replace("\\", "\\\\")
+        .replace("'", "'\\''")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+        .replace(":", "\\:")
+    )
+
+
+def _zsh_spec(option: Option) -> list[str]:
+    out = []
+    for name in option.names:
+        spec = f"{name}[{_zsh_quote(option.help)}]"
+        if option.takes:
+            if option.choices:
+                action = "(" + " ".join(option.choices) + ")"
+            elif option.kind == "file":
+                action = "_files"
+            elif option.kind == "dir":
+                action = "_files -/"
+            else:
+                action = " "
+            spec += f":value:{action}"
+        out.append(f"'{spec}'")
+    return out
+
+
+def _zsh(top: list[Option], found: list[Command]) -> str:
+    listed = "\n".join(f"        '{c.name}:{_zsh_quote(c.help)}'" for c in found)
+    cases = []
+    for command in found:
+        specs = [s for o in command.options for s in _zsh_spec(o)]
+        rest = (
+            "'*:argument:(" + " ".join(command.positional_choices) + ")'"
+            if command.positional_choices
+            else "'*:argument:_files'"
+        )
+        body = " \\\n                ".join([*specs, rest])
+        cases.append(
+            f"        ({command.name})\n            _arguments -S \\\n                {body} ;;"
+        )
+    top_specs = " \\\n        ".join(s for o in top for s in _zsh_spec(o))
+    return f"""#compdef {PROG}
+# zsh completion for {PROG} (generated by `{PROG} completion zsh`)
+_gpu_platform_commands() {{
+    local -a commands
+    commands=(
+{listed}
+    )
+    _describe -t commands 'gpu-platform command' commands
+}}
+
+_gpu_platform() {{
+    local curcontext="$curcontext" state line
+    _arguments -C \\
+        {top_specs} \\
+        '1: :_gpu_platform_commands' \\
+        '*:: :->command'
+    case $state in
+    (command)
+        curcontext="${{curcontext%:*:*}}:gpu-platform-$words[1]:"
+        case $words[1] in
+{chr(10).join(cases)}
+        esac ;;
+    esac
+}}
+
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
+    _gpu_platform "$@"
+else
+    compdef _gpu_platform {PROG}
+fi
+"""
+
+
+def _fish_quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _fish_option(condition: str, option: Option) -> str:
+    parts = [f"complete -c {PROG} -n {_fish_quote(condition)}"]
+    for name in option.names:
+        parts.append(f"-l {name[2:]}" if name.startswith("--") else f"-s {name[1:]}")
+    if option.takes:
+        parts.append("-r")
+        if option.choices:
+            parts.append("-f -a " + _fish_quote(" ".join(option.choices)))
+        elif option.kind in ("file", "dir"):
+            parts.append("-F")
+        else:
+            parts.append("-f")
+    if option.help:
+        parts.append("-d " + _fish_quote(option.help))
+    return " ".join(parts)
+
+
+def _fish(top: list[Option], found: list[Command]) -> str:
+    names = " ".join(c.name for c in found)
+    lines = [
+        f"# fish completion for {PROG} (generated by `{PROG} completion fish`)",
+        f"complete -c {PROG} -f",
+    ]
+    lines += [_fish_option("__fish_use_subcommand", o) for o in top]
+    for command in found:
+        lines.append(
+            f"complete -c {PROG} -n '__fish_use_subcommand' -a {command.name} "
+            f"-d {_fish_quote(command.help)}"
+        )
+        seen = f"__fish_seen_subcommand_from {command.name}"
+        lines += [_fish_option(seen, o) for o in command.options]
+        if command.positional_choices:
+            lines.append(
+                f"complete -c {PROG} -n {_fish_quote(seen)} -f -a "
+                f"{_fish_quote(' '.join(command.positional_choices))}"
+            )
+        else:
+            lines.append(f"complete -c {PROG} -n {_fish_quote(seen)} -F")
+    assert names
+    return "\n".join(lines) + "\n"
+
+
+def script(shell: str) -> str:
+    if shell not in SHELLS:
+        raise UsageError(f"completion {shell}: choose one of {', '.join(SHELLS)}")
+    top, found = commands()
+    return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](top, found)
+
+
+def run(args: argparse.Namespace) -> int:
+    sys.stdout.write(script(args.shell))
+    return 0
