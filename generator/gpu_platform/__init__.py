@@ -3,12 +3,13 @@
 The folders draw the flow (values files in, a checked chart and its figures out), each package
 on one floor, importing only the floors below it:
 
-- ``upstream/`` (ground): the pinned upstream charts' data this package carries, and ``store``,
-  its reader.
+- ``upstream/`` (ground): the pinned upstream charts' data this package carries (values,
+  template facts, the schemas of their CRDs), and ``store``, its reader.
 - ``pipeline/``: the chart pipeline, one module per stage: ``load`` (values files with source
   positions, read by ``yamltree``, the bounded YAML reader every input goes through, with
   ``helmread``, Helm's reading of unquoted scalars; ``setvalues`` adds Helm's ``--set`` flags)
-  -> ``model/`` (the typed values, one module per section) -> ``subchart_keys`` and ``rules/``
+  -> ``model/`` (the typed values, one module per section) -> ``subchart_keys`` (with
+  ``crd_types``: a map a chart renders into a custom resource follows its CRD) and ``rules/``
   (every check, located) -> ``derive`` (values that fan out to several components) -> ``emit/``
   (Chart.yaml and its metadata, values.yaml, values.schema.json, templates, the values
   reference; written atomically; ``emit/helmyaml`` writes YAML Helm reads back exactly).

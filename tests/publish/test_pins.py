@@ -24,7 +24,6 @@ GENERATED = (
     "Chart.lock",
     "charts/gpu-platform/",
     "generator/gpu_platform/upstream/",
-    "generator/gpu_platform/lint/crd_schemas.json.gz",
 )
 # Files that cite the release they were taken from; tests/unit/test_realistic_values.py holds
 # every cited version to the pins.

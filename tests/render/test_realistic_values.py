@@ -58,4 +58,4 @@ def test_plain_helm_refuses_every_junk_key(built_chart, chart_repo, tmp_path):
     site.write_text(junk_values())
     code, stderr = helm_template(built_chart, chart_repo, site)
     assert code == 1 and SCHEMA_ERROR in stderr, stderr[-3000:]
-    assert schema_refusals(stderr) == {junk.path for junk in JUNK}
+    assert schema_refusals(stderr) == {junk.schema_path for junk in JUNK}, stderr[-3000:]

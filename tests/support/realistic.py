@@ -6,7 +6,9 @@ READMEs, typical GitOps values) and what it shows. Every setting in them is one 
 chart reads, so both install paths must accept every file.
 
 ``JUNK``: mis-nested and misspelt keys, each with the path the tool must refuse and the real
-paths it must suggest, written by hand from the pinned charts' values and templates.
+paths it must suggest, written by hand from the pinned charts' values and templates; where
+the chart renders the key's map into a custom resource, the CRD fields it lands in (read
+from the template and the CRD) and what the API server would make of it.
 """
 
 from __future__ import annotations
@@ -38,20 +40,53 @@ def unknown(chart: str) -> str:
     )
 
 
+def _into(lands: tuple[str, ...]) -> str:
+    return lands[0] if len(lands) == 1 else ", ".join(lands[:-1]) + " and " + lands[-1]
+
+
+def dropped(chart: str, lands: tuple[str, ...], key: str) -> str:
+    """What the tool says of a key the CRD its map is rendered into has no field for."""
+    which = {1: "which has", 2: "neither of which has"}.get(len(lands), "none of which has")
+    return (
+        f"{chart} {registry.info(chart).version} renders this map into {_into(lands)}, {which} "
+        f"a field {key}: the API server would drop it without a word"
+    )
+
+
 @dataclass(frozen=True)
 class Junk:
-    """A key that must be refused: the values around it, its dotted path, the suggestions."""
+    """A key that must be refused: the values around it, its dotted path, the suggestions;
+    ``lands``: the custom resource fields its map is rendered into (``Kind field
+    (apiVersion)``, list items as ``[]``); ``takes``/``given``: for a value of a type the
+    field does not take, what it takes and what it got, in words."""
 
     text: str
     path: str
     suggestions: tuple[str, ...] = ()
+    lands: tuple[str, ...] = ()
+    takes: str = ""
+    given: str = ""
 
     @property
     def chart(self) -> str:
         return self.path.split(".")[0]
 
+    @property
+    def schema_path(self) -> str:
+        """The path as Helm's schema errors name it (list items as ``.0``)."""
+        return re.sub(r"\[(\d+)\]", r".\1", self.path)
+
     def message(self) -> str:
+        if self.takes:
+            version = registry.info(self.chart).version
+            return (
+                f"{self.path}: {self.chart} {version} renders this into {_into(self.lands)}, "
+                f"which takes {self.takes}, not {self.given}"
+            )
         hint = f"; did you mean {' or '.join(self.suggestions)}?" if self.suggestions else ""
+        if self.lands:
+            key = re.split(r"[.\]]", self.path)[-1]
+            return f"{self.path}: {dropped(self.chart, self.lands, key)}{hint}"
         return f"{self.path}: {unknown(self.chart)}{hint}"
 
 
@@ -196,6 +231,101 @@ JUNK: tuple[Junk, ...] = (
         f"{KEDA}.operator.replicaCont",
         (f"{KEDA}.operator.replicaCount",),
     ),
+    # Below here the chart renders the map whole into a custom resource, whose CRD prunes a
+    # field it does not name (the fields, from the templates and the vendored CRDs).
+    Junk(
+        _nested(f"{GPU}.dcgmExporter.serviceMonitor.intervall", "5s"),
+        f"{GPU}.dcgmExporter.serviceMonitor.intervall",
+        (f"{GPU}.dcgmExporter.serviceMonitor.interval",),
+        (
+            "ClusterPolicy spec.dcgmExporter.serviceMonitor (nvidia.com/v1)",
+            "GPUCluster spec.dcgmExporter.serviceMonitor (nvidia.com/v1alpha1)",
+        ),
+    ),
+    # a relabelling written the way Prometheus' own configuration spells it
+    Junk(
+        f"{GPU}:\n  dcgmExporter:\n    serviceMonitor:\n      relabelings:\n"
+        "        - source_labels: [__meta_kubernetes_pod_node_name]\n          targetLabel: node\n",
+        f"{GPU}.dcgmExporter.serviceMonitor.relabelings[0].source_labels",
+        (f"{GPU}.dcgmExporter.serviceMonitor.relabelings[0].sourceLabels",),
+        (
+            "ClusterPolicy spec.dcgmExporter.serviceMonitor.relabelings[] (nvidia.com/v1)",
+            "GPUCluster spec.dcgmExporter.serviceMonitor.relabelings[] (nvidia.com/v1alpha1)",
+        ),
+    ),
+    # an env entry written as in a pod spec: the ClusterPolicy's takes name and value only
+    # (a list the platform adds its DCGM_EXPORTER_INTERVAL to)
+    Junk(
+        f"{GPU}:\n  dcgmExporter:\n    env:\n      - name: DCGM_EXPORTER_KUBERNETES\n"
+        "        valueFrom: {configMapKeyRef: {name: dcgm, key: kubernetes}}\n",
+        f"{GPU}.dcgmExporter.env[0].valueFrom",
+        lands=(
+            "ClusterPolicy spec.dcgmExporter.env[] (nvidia.com/v1)",
+            "GPUCluster spec.dcgmExporter.env[] (nvidia.com/v1alpha1)",
+        ),
+    ),
+    # a misspelt toleration field in the other list the platform adds to (its pool taints)
+    Junk(
+        f"{GPU}:\n  daemonsets:\n    tolerations:\n"
+        "      - {key: dedicated, operator: Exists, effct: NoSchedule}\n",
+        f"{GPU}.daemonsets.tolerations[0].effct",
+        (f"{GPU}.daemonsets.tolerations[0].effect",),
+        (
+            "GPUCluster spec.daemonsets.tolerations[] (nvidia.com/v1alpha1)",
+            "ClusterPolicy spec.daemonsets.tolerations[] (nvidia.com/v1)",
+            "NVIDIADriver spec.tolerations[] (nvidia.com/v1alpha1)",
+        ),
+    ),
+    Junk(
+        _nested(f"{GPU}.driver.repoConfig.configMapNam", "repo-config"),
+        f"{GPU}.driver.repoConfig.configMapNam",
+        (f"{GPU}.driver.repoConfig.configMapName",),
+        ("ClusterPolicy spec.driver.repoConfig (nvidia.com/v1)",),
+    ),
+    Junk(
+        _nested(
+            f"{KPS}.alertmanager.alertmanagerSpec.storage.volumeClaimTemplate.spec.storageClasName",
+            "gp3",
+        ),
+        f"{KPS}.alertmanager.alertmanagerSpec.storage.volumeClaimTemplate.spec.storageClasName",
+        (f"{KPS}.alertmanager.alertmanagerSpec.storage.volumeClaimTemplate.spec.storageClassName",),
+        ("Alertmanager spec.storage.volumeClaimTemplate.spec (monitoring.coreos.com/v1)",),
+    ),
+    Junk(
+        _nested(f"{KPS}.alertmanager.alertmanagerSpec.securityContext.runAsNonRot", "true"),
+        f"{KPS}.alertmanager.alertmanagerSpec.securityContext.runAsNonRot",
+        (f"{KPS}.alertmanager.alertmanagerSpec.securityContext.runAsNonRoot",),
+        ("Alertmanager spec.securityContext (monitoring.coreos.com/v1)",),
+    ),
+    Junk(
+        f"{KPS}:\n  prometheus:\n    prometheusSpec:\n      additionalRemoteWrite:\n"
+        "        - url: https://thanos-receive.example.com/api/v1/receive\n"
+        "          writeRelabelConfig:\n            - {sourceLabels: [__name__], action: keep}\n",
+        f"{KPS}.prometheus.prometheusSpec.additionalRemoteWrite[0].writeRelabelConfig",
+        (f"{KPS}.prometheus.prometheusSpec.additionalRemoteWrite[0].writeRelabelConfigs",),
+        (
+            "PrometheusAgent spec.remoteWrite[] (monitoring.coreos.com/v1alpha1)",
+            "Prometheus spec.remoteWrite[] (monitoring.coreos.com/v1)",
+        ),
+    ),
+    # a label value the CRD types as a string, written as a YAML boolean
+    Junk(
+        _nested(f"{KPS}.prometheus.prometheusSpec.podMetadata.labels.gpu", "true"),
+        f"{KPS}.prometheus.prometheusSpec.podMetadata.labels.gpu",
+        lands=(
+            "PrometheusAgent spec.podMetadata.labels.gpu (monitoring.coreos.com/v1alpha1)",
+            "Prometheus spec.podMetadata.labels.gpu (monitoring.coreos.com/v1)",
+        ),
+        takes="a string",
+        given="true or false",
+    ),
+    Junk(
+        f"{DASK}:\n  metrics:\n    worker:\n      podMonitor:\n        metricRelabelings:\n"
+        "          - {sourceLabels: [__name__], regex: dask_worker_.*, target_label: x}\n",
+        f"{DASK}.metrics.worker.podMonitor.metricRelabelings[0].target_label",
+        (f"{DASK}.metrics.worker.podMonitor.metricRelabelings[0].targetLabel",),
+        ("PodMonitor spec.podMetricsEndpoints[].metricRelabelings[] (monitoring.coreos.com/v1)",),
+    ),
 )
 
 
@@ -220,17 +350,24 @@ def _merge(into: dict[str, object], data: dict[str, object]) -> None:
 
 _HELM3 = re.compile(r"^- (.+?): Additional property (.+) is not allowed$", re.MULTILINE)
 _HELM4 = re.compile(r"at '([^']*)': additional properties (.+) not allowed")
+_HELM3_TYPE = re.compile(r"^- (.+?): Invalid type\. Expected: .*, given: \w+$", re.MULTILINE)
+_HELM4_TYPE = re.compile(r"at '([^']*)': got \w+, want ")
 
 
 def schema_refusals(stderr: str) -> set[str]:
-    """The dotted paths of the keys values.schema.json refused, from Helm 3's or 4's error."""
+    """The dotted paths of the keys (and of the values of a wrong type) values.schema.json
+    refused, from Helm 3's or 4's error (list items as ``.0``)."""
     found = {
         f"{parent}.{key}" if parent != "(root)" else key for parent, key in _HELM3.findall(stderr)
     }
+    found |= set(_HELM3_TYPE.findall(stderr))
     for pointer, keys in _HELM4.findall(stderr):
         parent = ".".join(part for part in pointer.split("/") if part)
         for key in re.findall(r"'([^']+)'", keys):
             found.add(f"{parent}.{key}" if parent else key)
+    found |= {
+        ".".join(p for p in pointer.split("/") if p) for pointer in _HELM4_TYPE.findall(stderr)
+    }
     return found
 
 

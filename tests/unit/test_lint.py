@@ -882,7 +882,7 @@ def test_vendored_crd_schemas_match_their_sources(
 ) -> None:
     fresh = crd_vendor.build(crd_sources)
     assert crd_vendor.packaged() == fresh, (
-        "generator/gpu_platform/lint/crd_schemas.json.gz is out of date; run: "
+        "generator/gpu_platform/upstream/crd_schemas.json.gz is out of date; run: "
         "gpu-platform upstream sync"
     )
     # The --check command compares the same way, and notices a difference.
@@ -939,7 +939,7 @@ def test_vendored_file_is_deterministic_and_packaged() -> None:
     assert crd_vendor.PACKAGED.stat().st_size < 100_000  # descriptions dropped: stays small
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     package_data = pyproject["tool"]["setuptools"]["package-data"]["gpu_platform"]
-    assert f"lint/{crd_vendor.FILE_NAME}" in package_data
+    assert f"upstream/{crd_vendor.FILE_NAME}" in package_data
 
 
 def test_vendored_schemas_judge_like_the_full_crds(crd_sources: list[tuple[str, Any]]) -> None:

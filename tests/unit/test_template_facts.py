@@ -9,7 +9,7 @@ come from reading those templates (file and line named), not from running the sc
 from __future__ import annotations
 
 import pytest
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import crd_types, registry
 from gpu_platform.pipeline import subchart_keys as keys
 from gpu_platform.publish import gotemplate as gt
 from gpu_platform.publish import template_facts as tf
@@ -200,13 +200,26 @@ def test_the_facts_are_of_the_pinned_templates(info):
 
 @pytest.mark.parametrize("info", registry.SUBCHARTS, ids=lambda i: i.name)
 def test_every_fact_changes_what_the_defaults_say(info):
+    """A free or read fact changes the defaults' verdict, or sits below a typed subtree
+    (whose CRD closes what the defaults leave open); a typed subtree is below nothing the
+    defaults leave open (the key check reaches it) and never in an object's metadata."""
     defaults = keys.defaults(info.name)
     data = vendored(info.name)
+    typed = [tuple(e["path"]) for e in data["typed"]]  # type: ignore[attr-defined]
     for entry in data["free"]:  # type: ignore[attr-defined]
-        assert tf._meets(defaults, tuple(entry["path"])) != "open", entry
+        path = tuple(entry["path"])
+        assert tf._meets(defaults, path) != "open" or tf._under(path, typed), entry
         assert entry["template"].endswith(tv.TEMPLATE_SUFFIXES) and entry["line"] > 0
     for entry in data["read"]:  # type: ignore[attr-defined]
-        assert tf._meets(defaults, tuple(entry["path"])) == "missing", entry
+        path = tuple(entry["path"])
+        assert tf._meets(defaults, path) == "missing" or (
+            tf._under(path, typed) and not tf._named_in(defaults, path)
+        ), entry
+    for entry in data["typed"]:  # type: ignore[attr-defined]
+        path = tuple(entry["path"])
+        assert all(tf._meets(defaults, path[:n]) != "open" for n in range(1, len(path))), entry
+        assert entry["field"][:1] != ["metadata"], entry
+        assert entry["template"].endswith(tv.TEMPLATE_SUFFIXES) and entry["line"] > 0
 
 
 # Read in the pinned templates by hand: (chart, path, how, template).
@@ -225,12 +238,6 @@ KNOWN = [
     ),
     (
         "kube-prometheus-stack",
-        ("kube-state-metrics", "prometheus", "monitor", "relabelings"),
-        "toYaml",
-        "charts/kube-state-metrics/templates/servicemonitor.yaml",
-    ),
-    (
-        "kube-prometheus-stack",
         ("alertmanager", "route"),
         "range",
         "templates/alertmanager/route.yaml",
@@ -241,15 +248,9 @@ KNOWN = [
         "toYaml",
         "charts/node-feature-discovery/templates/nfd-worker-conf.yaml",
     ),
-    ("gpu-operator", ("driver", "repoConfig"), "toYaml", "templates/clusterpolicy.yaml"),
-    ("gpu-operator", ("validator", "driver", "env"), "toYaml", "templates/clusterpolicy.yaml"),
     ("gpu-operator", ("operator", "resources"), "toYaml", "templates/operator.yaml"),
-    (
-        "dask-kubernetes-operator",
-        ("metrics", "worker", "podMonitor", "targetLabels"),
-        "toYaml",
-        "templates/podmonitor-workers.yaml",
-    ),
+    # rendered by a helper into pod labels, besides the NVIDIADriver: the user's
+    ("gpu-operator", ("daemonsets", "labels"), "toYaml", "templates/_helpers.tpl"),
 ]
 
 
@@ -261,6 +262,151 @@ def test_the_maps_the_issue_names_are_free(chart, path, how, template):
     assert spot is not None and spot.open and template in spot.why
 
 
+# Read in the pinned templates by hand: (chart, values path, the fields it is rendered into
+# as (kind, field) with "*" for a list item, template). Each shows one way the template text
+# places a render: a key on the action's line, an indented render under its key, a sequence
+# at its key's column, a key opened by an earlier block, the whole spec, a list after a
+# block that opened a list item, keys taken out with omit (noted after the field).
+KNOWN_TYPED = [
+    (
+        "gpu-operator",
+        ("dcgmExporter", "serviceMonitor"),
+        [
+            ("ClusterPolicy", "spec.dcgmExporter.serviceMonitor"),
+            ("GPUCluster", "spec.dcgmExporter.serviceMonitor"),
+        ],
+        "templates/clusterpolicy.yaml",
+    ),
+    (
+        "gpu-operator",
+        ("daemonsets",),
+        [("GPUCluster", "spec.daemonsets")],
+        "templates/gpucluster.yaml",
+    ),
+    (
+        "gpu-operator",
+        ("driver", "repoConfig"),
+        [("ClusterPolicy", "spec.driver.repoConfig")],
+        "templates/clusterpolicy.yaml",
+    ),
+    (
+        "gpu-operator",
+        ("validator", "driver", "env"),
+        [("ClusterPolicy", "spec.validator.driver.env")],
+        "templates/clusterpolicy.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("prometheus", "prometheusSpec", "storageSpec"),
+        [("PrometheusAgent", "spec.storage"), ("Prometheus", "spec.storage")],
+        "templates/prometheus/prometheus.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("prometheus", "prometheusSpec", "additionalConfig"),
+        [("PrometheusAgent", "spec"), ("Prometheus", "spec")],
+        "templates/prometheus/prometheus.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("prometheus", "prometheusSpec", "thanos"),
+        [
+            ("PrometheusAgent", "spec.thanos omit image objectStorageConfig secretProviderClass"),
+            ("Prometheus", "spec.thanos omit image objectStorageConfig secretProviderClass"),
+        ],
+        "templates/prometheus/prometheus.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("alertmanager", "alertmanagerSpec", "tlsConfig"),
+        [
+            ("PrometheusAgent", "spec.alerting.alertmanagers.*.tlsConfig"),
+            ("Prometheus", "spec.alerting.alertmanagers.*.tlsConfig"),
+        ],
+        "templates/prometheus/prometheus.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("alertmanager", "alertmanagerSpec", "affinity"),
+        [("Alertmanager", "spec.affinity")],
+        "templates/alertmanager/alertmanager.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("coreDns", "serviceMonitor", "metricRelabelings"),
+        [("ServiceMonitor", "spec.endpoints.*.metricRelabelings")],
+        "templates/exporters/core-dns/servicemonitor.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("kube-state-metrics", "prometheus", "monitor", "relabelings"),
+        [("ServiceMonitor", "spec.endpoints.*.relabelings")],
+        "charts/kube-state-metrics/templates/servicemonitor.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("thanosRuler", "thanosRulerSpec", "containers"),
+        [("ThanosRuler", "spec.containers")],
+        "templates/thanos-ruler/ruler.yaml",
+    ),
+    (
+        "kube-prometheus-stack",
+        ("thanosRuler", "thanosRulerSpec", "extraEnv"),
+        [("ThanosRuler", "spec.containers.*.env")],
+        "templates/thanos-ruler/ruler.yaml",
+    ),
+    (
+        "dask-kubernetes-operator",
+        ("metrics", "worker", "podMonitor", "targetLabels"),
+        [("PodMonitor", "spec.podTargetLabels")],
+        "templates/podmonitor-workers.yaml",
+    ),
+]
+
+
+@pytest.mark.parametrize(("chart", "path", "into", "template"), KNOWN_TYPED)
+def test_maps_rendered_into_a_custom_resource_are_typed_by_its_field(chart, path, into, template):
+    entries = [e for e in vendored(chart)["typed"] if tuple(e["path"]) == path]  # type: ignore[attr-defined]
+    assert [
+        (
+            e["kind"],
+            " ".join([".".join(e["field"]), *(["omit", *e["omit"]] if "omit" in e else [])]),
+        )
+        for e in entries
+    ] == into
+    assert template in {e["template"] for e in entries}
+    spot = keys._named(keys.keys(chart), path)
+    # typed by those of the kinds whose CRD has the field (a PrometheusAgent has no thanos)
+    assert spot is not None and spot.fields
+    assert {f.kind for f in spot.fields} <= {kind for kind, _ in into}
+
+
+def test_a_typed_fact_whose_default_the_crd_does_not_take_is_left_out():
+    """kube-prometheus-stack's ``arbitraryFSAccessThroughSMs`` defaults to false, while the
+    Prometheus field it is rendered into is a map (``deny``): the fact says nothing the
+    chart's own default agrees with, so the spot stays as its default has it (no map)."""
+    chart, path = (
+        "kube-prometheus-stack",
+        ("prometheus", "prometheusSpec", "arbitraryFSAccessThroughSMs"),
+    )
+    assert any(tuple(e["path"]) == path for e in vendored(chart)["typed"])  # type: ignore[attr-defined]
+    assert path not in keys.into_crds(chart)
+    spot = keys._named(keys.keys(chart), path)
+    assert spot is not None and spot.open and not spot.fields
+
+
+@pytest.mark.parametrize("info", registry.SUBCHARTS, ids=lambda i: i.name)
+def test_every_typed_fact_names_a_field_its_crd_has(info):
+    """Each typed subtree lands in a field the vendored CRD of some kind it may be has (a
+    PrometheusAgent has no ``spec.thanos``; the Prometheus the chart renders then does)."""
+    by_path: dict[tuple[str, ...], list[object]] = {}
+    for e in vendored(info.name)["typed"]:  # type: ignore[attr-defined]
+        field = crd_types.target(e["apiVersion"], e["kind"], tuple(e["field"]))
+        by_path.setdefault(tuple(e["path"]), []).append(field)
+    for path, fields in by_path.items():
+        assert any(f is not None for f in fields), path
+
+
 def test_fallback_keys_are_known_and_closed_below_what_is_read():
     tree = keys.keys("gpu-operator")
     validator_driver = keys._named(tree, ("validator", "driver"))
@@ -268,35 +414,77 @@ def test_fallback_keys_are_known_and_closed_below_what_is_read():
     assert list(validator_driver.known) == ["env"]
 
 
-def _spots(tree: keys.Keys, path: tuple[str, ...] = ()):
-    """Every map spot of the key tree, with whether it is open."""
-    yield path, tree.open
-    if not tree.open:
-        for key, child in tree.known.items():
-            yield from _spots(child, (*path, key))
+def _spots(tree: keys.Keys, path: tuple[str, ...] = (), crd_depth: int = 0):
+    """Every map spot of the key tree (the charts' own keys, and the CRD fields below a spot
+    rendered into a custom resource, two levels and one list item deep)."""
+    yield path, tree
+    if tree.open:
+        item = tree.item()
+        if item is not None and crd_depth < 2:
+            yield from _spots(item, (*path, "[]"), crd_depth + 1)
+        return
+    for key in tree.names():
+        child = tree.child(key)
+        assert child is not None
+        depth = crd_depth + (key not in tree.known)
+        if depth <= 2:
+            yield from _spots(child, (*path, key), depth)
+
+
+def _block(path: tuple[str, ...], leaf: object) -> object:
+    block = leaf
+    for key in reversed(path):
+        block = [block] if key == "[]" else {key: block}
+    return block
+
+
+_OTHER = {"object": "text", "array": "text", "string": 1, "integer": "text", "number": "text"}
+_SAME = {"object": {}, "array": [], "string": "text", "integer": 1, "number": 1.5, "boolean": True}
 
 
 @pytest.mark.parametrize("chart", registry.NAMES)
 def test_the_schema_and_the_key_check_agree_on_every_spot(chart):
     """A key the chart does not name, put at every spot of its key tree: the tool refuses it
     exactly where values.schema.json does (the keys the platform types aside: the derived ones
-    and the block's own ``enabled``)."""
+    and the block's own ``enabled``); where a CRD types the spot, a value of a type it does
+    not take is refused by both, one it takes by neither."""
     from gpu_platform.pipeline.derive import DERIVATIONS
     from gpu_platform.pipeline.emit.values import values_schema
     from jsonschema import Draft7Validator
 
-    validator = Draft7Validator(values_schema()["properties"][chart])
+    # Helm checks the values coalesced over values.yaml, which gives the keys the root and the
+    # block require (the block its ``enabled``): only the block's probe is left to decide
+    validator = Draft7Validator({**values_schema(), "required": []})
     derived = [d.path for d in DERIVATIONS if d.chart == chart] + [("enabled",)]
-    probed = 0
-    for path, is_open in _spots(keys.keys(chart)):
+    probed = typed = 0
+
+    def agree(block: object, refused: bool, where: tuple[str, ...]) -> None:
+        assert isinstance(block, dict), where
+        assert bool(keys.findings(chart, block)) == refused, where
+        assert validator.is_valid({chart: {"enabled": True, **block}}) == (not refused), where
+
+    for path, spot in _spots(keys.keys(chart)):
         if any(path[: len(d)] == d for d in derived):
             continue
-        block: dict[str, object] = {"not-a-key-of-any-chart": 1}
-        for key in reversed(path):
-            block = {key: block}
-        refused_by_tool = bool(keys.unknown_keys(chart, block))
-        assert refused_by_tool == (not is_open), path
-        # Helm checks the block coalesced over values.yaml, which gives it ``enabled``
-        assert refused_by_tool == (not validator.is_valid({"enabled": True, **block})), path
+        other = spot.other()
+        if spot.types is not None and "object" not in spot.types:
+            refused = True  # no map at all here
+        elif spot.open:
+            refused = False
+        else:  # any other key is refused, unless the CRD types every key of this map
+            refused = other is None or (
+                other.types is not None and not crd_types.fits(1, other.types)
+            )
+        agree(_block(path, {"not-a-key-of-any-chart": 1}), refused, path)
         probed += 1
+        if spot.types is not None and path:
+            kinds = sorted(spot.types - {"null"})
+            if "object" not in spot.types or not spot.open:
+                agree(_block(path, _SAME[kinds[0]]), False, path)
+            wrong = _OTHER.get(kinds[0], "text")
+            if not any(crd_types.fits(wrong, frozenset({k})) for k in spot.types):
+                agree(_block(path, wrong), True, path)
+            typed += 1
     assert probed > 20
+    if keys.into_crds(chart):
+        assert typed > 20

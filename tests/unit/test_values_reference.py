@@ -92,3 +92,13 @@ def test_each_key_is_in_its_own_section():
             assert [k for k in keys if "[]" not in k] == list(EXTENSION_KEYS)
             continue
         assert all(k == name or k.startswith((f"{name}.", f"{name}[")) for k in keys), name
+
+
+def test_every_derived_key_has_its_row():
+    """Each key the platform derives is listed where it sits, even when the same schema sits
+    at several spots (values.schema.json shares repeated upstream parts by ``$ref``)."""
+    from gpu_platform.pipeline.derive import DERIVATIONS
+
+    listed = {key for keys in _by_section(values_reference()).values() for key in keys}
+    wanted = {".".join((d.chart, *d.path)) for d in DERIVATIONS if d.kind != "default"}
+    assert sorted(wanted - listed) == []

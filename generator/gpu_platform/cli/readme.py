@@ -92,11 +92,16 @@ def upgrade() -> str:
     )
 
 
-EXAMPLE_SITE = "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
+EXAMPLE_SITE = (
+    "kube-prometheus-stack:\n  serviceMonitorSelectorNilUsesHelmValues: false\n"
+    "gpu-operator:\n  dcgmExporter:\n    serviceMonitor:\n      relabelings:\n"
+    "        - source_labels: [__meta_kubernetes_pod_node_name]\n          targetLabel: node\n"
+)
 
 
 def example_key_check() -> str:
-    """What `gpu-platform validate` says about the classic mis-nested key (run, not typed)."""
+    """What `gpu-platform validate` says about the classic mis-nested key and about a key a
+    custom resource's CRD would drop (run, not typed)."""
     from gpu_platform.errors import ValuesInvalid
     from gpu_platform.pipeline.load import LoadedValues, parse_text
     from gpu_platform.pipeline.run import check_data

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from gpu_platform.errors import Problem, ValuesInvalid
 from gpu_platform.pipeline import registry
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derive import resolve
+from gpu_platform.pipeline.derive import DERIVATIONS, resolve
 from gpu_platform.pipeline.load import LoadedValues, Origins, load_values
 from gpu_platform.pipeline.model.values import Platform, Values
 from gpu_platform.pipeline.rules import catalogue
@@ -39,12 +39,17 @@ class Checked:
 
 
 def subchart_problems(data: dict[str, Any], origins: Origins) -> list[Problem]:
-    """Keys under a subchart block that its upstream chart never reads."""
+    """Keys under a subchart block that its upstream chart never reads (or the custom
+    resource it renders them into would drop); the keys the platform derives have checks of
+    their own."""
     problems: list[Problem] = []
     for chart in registry.NAMES:
         block = data.get(chart)
         if isinstance(block, dict):
-            problems.extend(upstream.check_block(chart, block, origins))
+            mine = [d for d in DERIVATIONS if d.chart == chart]
+            owned = frozenset(d.path for d in mine if not d.merged)
+            merged = frozenset(d.path for d in mine if d.merged)
+            problems.extend(upstream.check_block(chart, block, origins, owned=owned, merged=merged))
     return [*problems, *merged_list_problems(data, origins)]
 
 

@@ -12,8 +12,11 @@ HelmValues`` that nothing reads). What a chart reads is described by three vendo
   subchart registry's ``documented_extra``;
 - the facts ``upstream sync`` derives from the pinned templates (``template-facts.json``):
   the subtrees they hand over whole (``toYaml .Values.alertmanager.config``, ``range`` over
-  ``grafana.ini``), where every key is the user's, and the keys they read although the defaults
-  never show them (kube-state-metrics' ``prometheus.monitor.relabelings``).
+  ``grafana.ini``), where every key is the user's, the keys they read although the defaults
+  never show them (kube-state-metrics' ``prometheus.monitor.relabelings``), and the subtrees
+  they render whole into a field of a custom resource (``dcgmExporter.serviceMonitor`` into
+  the ClusterPolicy), where the CRD decides: the API server drops a field its schema does not
+  name, so there a key passes only if the CRD names it (``crd_types``), with its type.
 
 ``keys(chart)`` folds the three into one tree; the key check walks it and values.schema.json
 is emitted from it, so the tool and plain Helm accept and refuse the same keys.
@@ -29,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from gpu_platform.errors import Problem
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import crd_types, registry
 from gpu_platform.pipeline.load import Origins, dotted
 from gpu_platform.pipeline.yamltree import PathKey
 from gpu_platform.upstream import store
@@ -136,22 +139,89 @@ def is_free_form(node: Any) -> bool:
 class Keys:
     """What a subchart accepts at one spot of its values: the keys it names, and whether a
     key it does not name passes too (``open``: the user's own keys, as below a map the
-    templates render whole). ``why`` says where an open spot comes from."""
+    templates render whole). ``why`` says where an open spot comes from.
+
+    A spot rendered into a custom resource also has the CRD fields it lands in (``crd``):
+    their field names are keys too, found when asked (``child``), and nothing else passes;
+    ``types`` are the JSON types a value there may have (None: any)."""
 
     known: dict[str, Keys] = field(default_factory=dict)
     open: bool = False
     why: str = ""
     any_key: Keys | None = None  # the spec of every other key (from a '*' in a fact)
     read_only: bool = False  # named by a template read alone: open unless reads go below
+    by_default: bool = False  # open only because its default is (a CRD may close it)
+    types: frozenset[str] | None = None
+    fields: tuple[crd_types.Field, ...] = ()  # the custom resource fields it lands in
+    crd: tuple[crd_types.Field, ...] = ()  # those of them that are maps naming their keys
+    crd_items: tuple[crd_types.Field, ...] = ()  # where each item of a list lands
+    _typed: dict[str, Keys | None] = field(default_factory=dict, repr=False)
 
     def child(self, key: str) -> Keys | None:
-        return self.known.get(key, self.any_key)
+        if key in self.known:
+            return self.known[key]
+        if self.crd:
+            if key not in self._typed:
+                fields, omitted = crd_types.child(list(self.crd), key)
+                self._typed[key] = (
+                    _from_fields(fields)
+                    if fields
+                    else Keys(open=True, why=_OMITTED)
+                    if omitted
+                    else None
+                )
+            found = self._typed[key]
+            if found is not None:
+                return found
+        return self.any_key
+
+    def names(self) -> list[str]:
+        """Every key named here: the chart's own, then the CRD's (with the keys the template
+        takes out before rendering, which it renders by other means)."""
+        crd = [*crd_types.names(list(self.crd)), *crd_types.omitted(list(self.crd))]
+        return [*self.known, *(k for k in dict.fromkeys(crd) if k not in self.known)]
+
+    def other(self) -> Keys | None:
+        """The spec of a key not named here (None: refused)."""
+        fields = crd_types.extra(list(self.crd))
+        return _from_fields(fields) if fields else self.any_key
+
+    def item(self) -> Keys | None:
+        """The spec of every item of a list here (a CRD list of maps), if known."""
+        if not self.crd_items:
+            return None
+        if "[]" not in self._typed:
+            self._typed["[]"] = _from_fields(list(self.crd_items))
+        return self._typed["[]"]
+
+
+_OMITTED = "taken out before the chart renders the map into its custom resource"
+
+
+def _from_fields(fields: list[crd_types.Field], node: Keys | None = None) -> Keys:
+    """The spot a value lands at in these CRD fields (``node``: type this one instead)."""
+    node = node if node is not None else Keys()
+    node.fields = tuple(fields)
+    node.types = crd_types.types_of_all(fields)
+    node.crd_items = tuple(crd_types.items(fields))
+    keeping = [f for f in fields if crd_types.keeps_unknown(f.schema)]
+    maps = crd_types.objects(fields)
+    if keeping:
+        node.open, node.crd = True, ()
+        node.why = f"{keeping[0].label()} keeps fields its CRD does not name"
+    elif maps:
+        node.open, node.crd = False, tuple(maps)
+    else:
+        node.open, node.crd = True, ()
+        node.why = f"{fields[0].label()} is no map" if fields else node.why
+    node.by_default = False
+    return node
 
 
 def _from_defaults(node: Any) -> Keys:
     if is_free_form(node):
         kind = "an empty map" if node == {} else "a list" if isinstance(node, list) else "no map"
-        return Keys(open=True, why=f"its default is {kind}")
+        return Keys(open=True, why=f"its default is {kind}", by_default=True)
     return Keys(known={str(k): _from_defaults(v) for k, v in node.items()})
 
 
@@ -159,8 +229,8 @@ def _add(tree: Keys, path: tuple[str, ...], *, open_: bool, why: str) -> None:
     """Name ``path`` in the tree (a '*' step applies to every key there), opening its end
     when ``open_``."""
     if not path:
-        if open_ and not tree.open:
-            tree.open, tree.why = True, why
+        if open_ and (not tree.open or tree.by_default):
+            tree.open, tree.why, tree.by_default = True, why, False
         return
     if tree.open:
         return  # already the user's below here
@@ -190,6 +260,7 @@ def _settle(tree: Keys) -> None:
     takes its value as it comes."""
     if tree.read_only and not tree.known and tree.any_key is None and not tree.open:
         tree.open, tree.why = True, "read by its templates, which take its value as it comes"
+        tree.by_default = False
     for child in tree.known.values():
         _settle(child)
     if tree.any_key is not None:
@@ -214,6 +285,9 @@ def keys(chart: str) -> Keys:
         if _named(tree, path) is None:
             _add(tree, path, open_=True, why="documented upstream as a comment")
     facts = store.template_facts(chart)
+    typed = into_crds(chart)
+    for path in typed:
+        _close(tree, path)  # before the reads, which then name keys below
     for entry in facts.get("read", []):
         _add(tree, tuple(entry["path"]), open_=False, why="")
     for entry in facts.get("free", []):
@@ -223,7 +297,79 @@ def keys(chart: str) -> Keys:
         for key in ALWAYS_ALLOWED:
             _add(tree, (*root, key), open_=True, why="Helm's globals and the enable switch")
     _settle(tree)
+    _type(tree, (), [], typed)
     return tree
+
+
+@cache
+def into_crds(chart: str) -> dict[tuple[str, ...], list[crd_types.Field]]:
+    """Values path -> the custom resource fields the chart renders it into (the template
+    facts' ``typed``), where the vendored CRDs have those fields and the chart's own default
+    fits them: a fact that fails either says nothing reliable, and the spot stays as the
+    defaults and the other facts have it."""
+    facts: dict[tuple[str, ...], list[crd_types.Field | None]] = {}
+    for entry in store.template_facts(chart).get("typed", []):
+        field = crd_types.target(
+            entry["apiVersion"], entry["kind"], tuple(entry["field"]), tuple(entry.get("omit", ()))
+        )
+        facts.setdefault(tuple(entry["path"]), []).append(field)
+    found: dict[tuple[str, ...], list[crd_types.Field]] = {}
+    for path, fields in facts.items():
+        # a kind the document may be without the field (a PrometheusAgent has no
+        # ``spec.thanos``: the template renders it for a Prometheus only) takes nothing
+        resolved = [f for f in fields if f is not None]
+        if WILDCARD in path or not resolved:
+            continue
+        types = crd_types.types_of_all(resolved)
+        if types is not None and not crd_types.fits(_default_at(defaults(chart), path), types):
+            continue
+        found[path] = resolved
+    return found
+
+
+def _default_at(tree: Any, path: tuple[str, ...]) -> Any:
+    node = tree
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _close(tree: Keys, path: tuple[str, ...]) -> None:
+    """Name ``path`` in the tree and close it for its CRD to type (unless a spot on the way
+    is the user's already)."""
+    spot = tree
+    for key in path:
+        if spot.open:
+            return
+        if key not in spot.known:
+            spot.known[key] = Keys(read_only=True)
+        spot = spot.known[key]
+    spot.read_only = False
+    if spot.open and spot.by_default:
+        spot.open, spot.why = False, ""
+
+
+def _type(
+    spot: Keys,
+    path: tuple[str, ...],
+    inherited: list[crd_types.Field],
+    typed: dict[tuple[str, ...], list[crd_types.Field]],
+) -> None:
+    """Type every spot rendered into a custom resource by the CRD fields it lands in (those
+    of its own facts and those below its parent's), down the named keys."""
+    fields = [*inherited, *typed.get(path, [])]
+    if fields and (not spot.open or spot.by_default):
+        _from_fields(fields, spot)
+    elif spot.open:
+        return  # the user's: free, documented, or read by the templates as it comes
+    for key, below in spot.known.items():
+        sub = crd_types.child(list(spot.crd), key)[0] if spot.crd else []
+        _type(below, (*path, key), sub, typed)
+
+
+def spot(chart: str, path: tuple[str, ...]) -> Keys | None:
+    """The chart's spot at ``path`` when its key tree names every key on the way."""
+    return _named(keys(chart), path)
 
 
 def _all_paths(tree: Keys, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -257,17 +403,31 @@ def homes(key: str, limit: int = 3) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class UnknownKey:
     chart: str
-    path: tuple[str, ...]  # relative to the subchart block
+    path: tuple[str | int, ...]  # relative to the subchart block
     suggestions: tuple[str, ...]
+    # the custom resource fields the map holding the key is rendered into (none: the key is
+    # named nowhere in the chart)
+    fields: tuple[crd_types.Field, ...] = ()
 
 
-def _suggest(chart: str, path: tuple[str, ...], siblings: list[str]) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class WrongType:
+    """A value of a type the custom resource field it is rendered into does not take."""
+
+    chart: str
+    path: tuple[str | int, ...]
+    value: Any
+    types: frozenset[str]
+    fields: tuple[crd_types.Field, ...]
+
+
+def _suggest(chart: str, path: tuple[str | int, ...], siblings: list[str]) -> tuple[str, ...]:
     """The likeliest real paths for an unknown key: the same key name where the chart has it
     (the mis-nesting case) and close spellings beside it (the typo case), those sharing the
     longest stretch of the path first (``alertmanagerSpec.storageSpec`` is nearer to its
     sibling ``storage`` than to ``prometheus.prometheusSpec.storageSpec``)."""
-    key = path[-1]
-    found: list[tuple[int, int, int, tuple[str, ...]]] = []
+    key = str(path[-1])
+    found: list[tuple[int, int, int, tuple[str | int, ...]]] = []
     for home in _index(chart).get(key, []):
         if home != path:
             found.append((-_shared(home, path), 0, len(home), home))
@@ -275,10 +435,10 @@ def _suggest(chart: str, path: tuple[str, ...], siblings: list[str]) -> tuple[st
     for rank, close in enumerate(difflib.get_close_matches(key, siblings, n=3, cutoff=0.75)):
         found.append((-(len(path) - 1), 1, rank, (*path[:-1], close)))
     found.sort()
-    return tuple(".".join((chart, *p)) for *_, p in found[:3])
+    return tuple(dotted((chart, *p)) for *_, p in found[:3])
 
 
-def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+def _shared(a: tuple[str | int, ...], b: tuple[str | int, ...]) -> int:
     """How many leading keys two paths share."""
     count = 0
     for x, y in zip(a, b, strict=False):
@@ -288,37 +448,107 @@ def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return count
 
 
-def unknown_keys(chart: str, block: dict[str, Any]) -> list[UnknownKey]:
-    """Every key path in ``block`` that the chart neither shows nor reads."""
-    found: list[UnknownKey] = []
+def findings(
+    chart: str,
+    block: dict[str, Any],
+    owned: frozenset[tuple[str, ...]] = frozenset(),
+    merged: frozenset[tuple[str, ...]] = frozenset(),
+) -> list[UnknownKey | WrongType]:
+    """Every key path in ``block`` that the chart neither shows nor reads, or that the
+    custom resource it is rendered into has no field for, and every value of a type that
+    field does not take. ``owned``: paths the platform derives, with checks of their own,
+    left to them; ``merged``: lists the platform adds to, whose types and required keys have
+    their own check, so only the keys their custom resource would drop are named here."""
+    found: list[UnknownKey | WrongType] = []
 
-    def walk(user: dict[str, Any], spot: Keys, path: tuple[str, ...]) -> None:
-        for key, value in user.items():
-            child = (*path, str(key))
-            below = spot.child(str(key))
-            if below is None:
-                found.append(UnknownKey(chart, child, _suggest(chart, child, list(spot.known))))
-                continue
-            if isinstance(value, dict) and not below.open:
-                walk(value, below, child)
+    def walk(value: Any, spot: Keys, path: tuple[str | int, ...], keys_only: bool) -> None:
+        if path in owned:
+            return
+        keys_only = keys_only or path in merged
+        if spot.types is not None and not crd_types.fits(value, spot.types):
+            if not keys_only:
+                found.append(WrongType(chart, path, value, spot.types, spot.fields))
+            return
+        if isinstance(value, dict) and not spot.open:
+            for key, inner in value.items():
+                child = (*path, str(key))
+                below = spot.child(str(key))
+                if below is None:
+                    hint = _suggest(chart, child, spot.names())
+                    found.append(UnknownKey(chart, child, hint, spot.crd))
+                else:
+                    walk(inner, below, child, keys_only)
+        elif isinstance(value, list) and (item := spot.item()) is not None:
+            for index, inner in enumerate(value):
+                walk(inner, item, (*path, index), keys_only)
 
-    walk(block, keys(chart), ())
+    walk(block, keys(chart), (), False)
     return found
 
 
+def unknown_keys(chart: str, block: dict[str, Any]) -> list[UnknownKey]:
+    """Every key path in ``block`` that the chart neither shows nor reads (nor the custom
+    resource it lands in names)."""
+    return [f for f in findings(chart, block) if isinstance(f, UnknownKey)]
+
+
 def check_block(
-    chart: str, block: dict[str, Any], origins: Origins, base: PathKey | None = None
+    chart: str,
+    block: dict[str, Any],
+    origins: Origins,
+    base: PathKey | None = None,
+    owned: frozenset[tuple[str, ...]] = frozenset(),
+    merged: frozenset[tuple[str, ...]] = frozenset(),
 ) -> list[Problem]:
-    """Problems for keys under ``<chart>:`` that upstream never reads."""
+    """Problems for keys under ``<chart>:`` that upstream never reads, or that the custom
+    resource they are rendered into would drop or refuse (``owned``, ``merged``: see
+    ``findings``)."""
     problems = []
     prefix: PathKey = base if base is not None else (chart,)
-    for unknown in unknown_keys(chart, block):
-        full = (*prefix, *unknown.path)
-        message = unknown_message(chart)
-        if unknown.suggestions:
-            message += "; did you mean " + " or ".join(unknown.suggestions) + "?"
+    for finding in findings(chart, block, owned, merged):
+        full = (*prefix, *finding.path)
+        if isinstance(finding, WrongType):
+            message = wrong_type_message(finding)
+        else:
+            message = (
+                dropped_message(chart, finding.fields, str(finding.path[-1]))
+                if finding.fields
+                else unknown_message(chart)
+            )
+            if finding.suggestions:
+                message += "; did you mean " + " or ".join(finding.suggestions) + "?"
         problems.append(Problem(dotted(full), message, origins.find(full)))
     return problems
+
+
+def _into(fields: tuple[crd_types.Field, ...]) -> str:
+    labels = list(dict.fromkeys(f.label() for f in fields))
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def dropped_message(chart: str, fields: tuple[crd_types.Field, ...], key: str) -> str:
+    """A key the CRD of the custom resource its map is rendered into does not name: the API
+    server prunes it, and nothing says so."""
+    which = (
+        "which has"
+        if len({f.label() for f in fields}) == 1
+        else "neither of which has"
+        if len(fields) == 2
+        else "none of which has"
+    )
+    return (
+        f"{chart} {registry.info(chart).version} renders this map into {_into(fields)}, "
+        f"{which} a field {key}: the API server would drop it without a word"
+    )
+
+
+def wrong_type_message(finding: WrongType) -> str:
+    """A value the CRD field it is rendered into does not take."""
+    return (
+        f"{finding.chart} {registry.info(finding.chart).version} renders this into "
+        f"{_into(finding.fields)}, which takes {crd_types.type_names(finding.types)}, not "
+        f"{crd_types.describe(finding.value)}"
+    )
 
 
 def unknown_message(chart: str) -> str:

@@ -86,6 +86,7 @@ class Action:
 
     keyword: str
     line: int  # 1-based line of the ``{{``
+    column: int = 0  # 0-based column of the ``{{`` in its line
     pipeline: Pipeline = field(default_factory=lambda: Pipeline(()))
     name: str = ""
     # ``else if`` / ``else with``: the keyword after ``else``
@@ -121,8 +122,9 @@ def _close(text: str, start: int) -> int:
     raise TemplateSyntaxError(f"unclosed action at offset {start}")
 
 
-def raw_actions(text: str) -> Iterator[tuple[int, str]]:
-    """(1-based line, inner text) of every action that is not a comment."""
+def _spans(text: str) -> Iterator[tuple[int, int, str | None]]:
+    """(offset of the ``{{``, offset after the ``}}``, inner text or None for a comment) of
+    every action."""
     i = 0
     while True:
         start = text.find("{{", i)
@@ -139,13 +141,35 @@ def raw_actions(text: str) -> Iterator[tuple[int, str]]:
             i = text.find("}}", end) + 2
             if i < 2:
                 return
+            yield start, i, None
             continue
         close = _close(text, inner_start)
         inner = text[inner_start:close]
         if inner.endswith(" -") or re.search(r"[\t\r\n]-$", inner):
             inner = inner[:-2]
-        yield _line(text, start), inner
+        yield start, close + 2, inner
         i = close + 2
+
+
+def raw_actions(text: str) -> Iterator[tuple[int, int, str]]:
+    """(1-based line, 0-based column of the ``{{``, inner text) of every action that is not
+    a comment."""
+    for start, _end, inner in _spans(text):
+        if inner is not None:
+            yield _line(text, start), start - text.rfind("\n", 0, start) - 1, inner
+
+
+def masked(text: str) -> str:
+    """The text with every action (comments too) blanked to NUL characters, newlines kept:
+    what is left is the literal text, each character at its column."""
+    out = []
+    i = 0
+    for start, end, _inner in _spans(text):
+        out.append(text[i:start])
+        out.append(re.sub(r"[^\n]", "\0", text[start:end]))
+        i = end
+    out.append(text[i:])
+    return "".join(out)
 
 
 def _line(text: str, offset: int) -> int:
@@ -285,11 +309,11 @@ class _Parser:
         raise TemplateSyntaxError(f"unexpected {token.text!r}")
 
 
-def parse_action(line: int, inner: str) -> Action:
+def parse_action(line: int, inner: str, column: int = 0) -> Action:
     """One action's inner text as an ``Action``."""
     tokens = _tokens(inner)
     if not tokens:
-        return Action("", line)
+        return Action("", line, column)
     head = tokens[0]
     if head.kind == "ident" and head.text in KEYWORDS:
         keyword = head.text
@@ -308,17 +332,17 @@ def parse_action(line: int, inner: str) -> Action:
         pipeline = parser.pipeline() if rest else Pipeline(())
         if parser.i < len(rest):
             raise TemplateSyntaxError("unbalanced parenthesis")
-        return Action(keyword, line, pipeline, name, branch)
+        return Action(keyword, line, column, pipeline, name, branch)
     parser = _Parser(tokens)
     pipeline = parser.pipeline()
     if parser.i < len(tokens):
         raise TemplateSyntaxError("unbalanced parenthesis")
-    return Action("", line, pipeline)
+    return Action("", line, column, pipeline)
 
 
 def actions(text: str) -> list[Action]:
     """Every action of a template file, in order."""
-    return [parse_action(line, inner) for line, inner in raw_actions(text)]
+    return [parse_action(line, inner, column) for line, column, inner in raw_actions(text)]
 
 
 # --------------------------------------------------------------------------- structure

@@ -6,7 +6,10 @@ scopes, ``dict``/``list`` arguments and helper calls (``include "x" (dict "root"
 .Values.image)`` follows the helper with that argument), so a value reached through any of
 them keeps its path. It records every values path a template reads and every subtree it uses
 whole: rendered with ``toYaml``/``toJson``, iterated with ``range``, its keys listed with
-``keys``. ``template_facts`` turns that into the vendored facts.
+``keys``. For each use whole it also keeps the spot (file, line, column of the action),
+whether a helper rendered it and the keys ``omit`` took out, so ``template_yaml`` can tell
+which field of which object the subtree lands in. ``template_facts`` turns that into the
+vendored facts.
 """
 
 from __future__ import annotations
@@ -51,7 +54,6 @@ PASS = frozenset(
         "mustMergeOverwrite",
         "and",
         "or",
-        "omit",
         "set",
         "unset",
         "concat",
@@ -85,9 +87,11 @@ MAX_CALL_DEPTH = 24
 
 @dataclass(frozen=True)
 class VPath:
-    """A spot in the values (relative to the umbrella's block for this chart)."""
+    """A spot in the values (relative to the umbrella's block for this chart); ``omitted``:
+    keys ``omit`` took out of it."""
 
     path: tuple[str, ...]
+    omitted: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -129,22 +133,40 @@ class Source:
 
     template: str  # path inside the umbrella chart, e.g. charts/grafana/templates/_config.tpl
     line: int
+    column: int = 0  # of the action's ``{{``
+
+
+@dataclass(frozen=True, order=True)
+class WholeUse:
+    """One use of a subtree whole: how, in which action, and what shapes the output: the
+    keys it sits under in what is rendered (``toYaml (dict "a" .Values.x)``: ("a",)), the
+    keys ``omit`` took out, and whether a helper's body rendered it (its place in the
+    output is then the caller's)."""
+
+    how: str
+    where: Source
+    within: tuple[str, ...] = ()
+    omitted: tuple[str, ...] = ()
+    in_helper: bool = False
 
 
 @dataclass
 class Seen:
-    """Every values path the templates read, and the subtrees they use whole, with where."""
+    """Every values path the templates read, and the subtrees they use whole, with where
+    (``free``: the first use; ``uses``: every one)."""
 
     reads: dict[tuple[str, ...], Source] = field(default_factory=dict)
     free: dict[tuple[str, ...], tuple[str, Source]] = field(default_factory=dict)
+    uses: dict[tuple[str, ...], set[WholeUse]] = field(default_factory=dict)
 
     def read(self, path: tuple[str, ...], where: Source) -> None:
         if path not in self.reads or where < self.reads[path]:
             self.reads[path] = where
 
-    def whole(self, path: tuple[str, ...], how: str, where: Source) -> None:
-        if path not in self.free or where < self.free[path][1]:
-            self.free[path] = (how, where)
+    def whole(self, path: tuple[str, ...], use: WholeUse) -> None:
+        if path not in self.free or use.where < self.free[path][1]:
+            self.free[path] = (use.how, use.where)
+        self.uses.setdefault(path, set()).add(use)
 
 
 # --------------------------------------------------------------------------- the interpreter
@@ -195,7 +217,7 @@ class _Interpreter:
 
     def node(self, node: gt.Node, scope: _Scope) -> None:
         action = node.action
-        where = Source(scope.template, action.line)
+        where = Source(scope.template, action.line, action.column)
         keyword = action.keyword
         if keyword == "":
             self.pipeline(action.pipeline, scope, where, bind=True)
@@ -231,7 +253,7 @@ class _Interpreter:
         """``else``, ``else if``, ``else with``: the dot is the outer one again."""
         for action, body in node.branches:
             scope = (inner or outer).child(outer.dot)
-            where = Source(outer.template, action.line)
+            where = Source(outer.template, action.line, action.column)
             if action.branch:
                 value = self.pipeline(action.pipeline, scope, where, bind=True)
                 if action.branch == "with":
@@ -323,16 +345,18 @@ class _Interpreter:
                     out.update(item)
         return _cap(out)
 
-    def whole(self, value: Value, how: str, where: Source) -> None:
+    def whole(self, value: Value, how: str, where: Source, within: tuple[str, ...] = ()) -> None:
         if isinstance(value, VPath):
-            self.seen.whole(value.path, how, where)
+            omitted = tuple(sorted(value.omitted))
+            use = WholeUse(how, where, within, omitted, in_helper=bool(self.stack))
+            self.seen.whole(value.path, use)
         elif isinstance(value, DictV):
-            for _key, item in value.items:
+            for key, item in value.items:
                 for inner in item:
-                    self.whole(inner, how, where)
+                    self.whole(inner, how, where, (*within, key))
         elif isinstance(value, ListV):
             for inner in value.items:
-                self.whole(inner, how, where)
+                self.whole(inner, how, where, (*within, WILDCARD))
 
     # -- functions
 
@@ -382,6 +406,17 @@ class _Interpreter:
         maps = _cap(v for arg in args[1:] for v in arg.vals)
         return _Arg(frozenset({ListV(self.access(maps, (args[0].literal,), where))}))
 
+    def omit(self, args: list[_Arg], where: Source) -> _Arg:
+        """``omit X "a" "b"``: X without those keys (rendered whole, they are not in it)."""
+        if not args:
+            return _Arg(NOTHING)
+        keys = frozenset(a.literal for a in args[1:] if a.literal is not None)
+        return _Arg(
+            _cap(
+                VPath(v.path, v.omitted | keys) if isinstance(v, VPath) else v for v in args[0].vals
+            )
+        )
+
     def pick(self, args: list[_Arg], where: Source) -> _Arg:
         if not args:
             return _Arg(NOTHING)
@@ -415,6 +450,7 @@ _SPECIAL: dict[str, _Handler] = {
     "dig": _Interpreter.dig,
     "pluck": _Interpreter.pluck,
     "pick": _Interpreter.pick,
+    "omit": _Interpreter.omit,
     "dict": _Interpreter.dict_of,
 }
 

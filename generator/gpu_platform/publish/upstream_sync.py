@@ -257,21 +257,71 @@ def verify(info: SubchartInfo, version: str, files: Files) -> None:
         )
 
 
-def chart_data(info: SubchartInfo, version: str, fetched: Files) -> Files:
-    if info.crd_templates and not any(rel.startswith("crds/") for rel in fetched):
-        # The chart as published (the vendored data, laid out as a chart, has them rendered).
-        fetched = {**fetched, **render_crd_templates(info, fetched)}
+def custom_kinds(sources: dict[str, Files]) -> template_facts.Kinds:
+    """(apiVersion, kind) of every custom resource the CRDs of these charts serve (by chart
+    name, each chart's files as its source has them)."""
+    found: set[tuple[str, str]] = set()
+    for name, files in sources.items():
+        folders = tuple(folder + "/" for folder in registry.info(name).crd_dirs)
+        for rel, data in sorted(files.items()):
+            if not rel.startswith(folders) or not rel.endswith((".yaml", ".yml")):
+                continue
+            for doc in store.load_yaml_documents(data.decode("utf-8", "replace")):
+                found |= _served(doc)
+    return frozenset(found)
+
+
+def _served(doc: Any) -> set[tuple[str, str]]:
+    """(apiVersion, kind) of each version a CRD document serves (none for anything else)."""
+    if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+        return set()
+    spec = doc.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    names = spec.get("names")
+    group = spec.get("group")
+    kind = names.get("kind") if isinstance(names, dict) else None
+    versions = spec.get("versions")
+    return {
+        (f"{group}/{v['name']}", str(kind))
+        for v in (versions if isinstance(versions, list) else [])
+        if isinstance(v, dict) and v.get("served") and "name" in v and group and kind
+    }
+
+
+def packaged_kinds() -> template_facts.Kinds:
+    """The custom resources the vendored CRDs serve."""
+    schemas = store.crd_schemas()["schemas"]
+    return frozenset((api, kind) for api, by_kind in schemas.items() for kind in by_kind)
+
+
+def chart_data(
+    info: SubchartInfo, version: str, fetched: Files, kinds: template_facts.Kinds | None = None
+) -> Files:
+    """What is vendored of one chart; ``kinds``: the custom resources the pinned charts
+    define (the template facts say which maps are rendered into them; the vendored CRDs'
+    when not given)."""
+    if kinds is None:
+        kinds = packaged_kinds()
+    fetched = published(info, fetched)
     files = select(info, fetched)
     files["Chart.yaml"] = stamp(info, version, files["Chart.yaml"])
     verify(info, version, files)
     if template_values.template_files(fetched) or not _vendored_at(info.name, version):
-        facts = template_facts.for_chart(info, version, files, fetched)
+        facts = template_facts.for_chart(info, version, files, fetched, kinds)
         files[store.FACTS_FILE] = template_facts.dumps(facts)
     else:
         # A source without templates (values and CRDs only) says nothing about them: the
         # facts vendored from this very version's templates stay true.
         files[store.FACTS_FILE] = store.read_bytes(info.name, store.FACTS_FILE)
     return files
+
+
+def published(info: SubchartInfo, fetched: Files) -> Files:
+    """The chart's files as published: the CRDs it ships as templates rendered under
+    ``crds/`` (the vendored data, laid out as a chart, has them rendered already)."""
+    if info.crd_templates and not any(rel.startswith("crds/") for rel in fetched):
+        return {**fetched, **render_crd_templates(info, fetched)}
+    return fetched
 
 
 def render_crd_templates(info: SubchartInfo, fetched: Files) -> Files:
@@ -330,7 +380,8 @@ def _vendored_at(chart: str, version: str) -> bool:
 def stored(
     files_by_chart: dict[str, Files], versions: dict[str, str]
 ) -> tuple[Files, dict[str, object]]:
-    """The data folder's files (large ones gzipped) and, per chart, version and digests."""
+    """The data folder's files (large ones gzipped, the template facts excepted) and, per
+    chart, version and digests."""
     import gzip
 
     out: Files = {}
@@ -339,7 +390,8 @@ def stored(
         digests = {}
         for rel, data in sorted(files.items()):
             digests[rel] = store.sha256(data)
-            if len(data) > store.GZIP_OVER_BYTES:
+            # the template facts stay text however long: a pin move is reviewed as their diff
+            if len(data) > store.GZIP_OVER_BYTES and not rel.endswith(store.FACTS_FILE):
                 out[f"{chart}/{rel}{store.GZ}"] = gzip.compress(data, compresslevel=9, mtime=0)
             else:
                 out[f"{chart}/{rel}"] = data
@@ -383,11 +435,19 @@ def sync(
         raise SyncError("; ".join(problems))
     fetched: dict[str, Files] = {}
     versions: dict[str, str] = {}
+    sources: dict[str, Fetched] = {}
     for info in registry.SUBCHARTS:
         pin = pins.by_name(info.name)
-        got = fetch(info, pin.version, pin.repository, source_dir, network=network)
-        log(f"{info.name} {pin.version}: from {got.source}")
-        fetched[info.name] = chart_data(info, pin.version, got.files)
+        sources[info.name] = fetch(info, pin.version, pin.repository, source_dir, network=network)
+        log(f"{info.name} {pin.version}: from {sources[info.name].source}")
+    as_published = {
+        name: published(registry.info(name), got.files) for name, got in sources.items()
+    }
+    kinds = custom_kinds(as_published)
+    for info in registry.SUBCHARTS:
+        pin = pins.by_name(info.name)
+        got = sources[info.name]
+        fetched[info.name] = chart_data(info, pin.version, as_published[info.name], kinds)
         versions[info.name] = pin.version
         if not template_count(fetched[info.name]):
             log(
@@ -430,6 +490,21 @@ def check(source_dir: Path | None, *, network: bool = False) -> Report:
     stale = list(registry.mismatch(pins))
     unreachable: list[str] = []
     recorded = store.manifest().get("charts", {})
+    sources: dict[str, Fetched] = {}
+    if source_dir is not None or network:
+        for info in registry.SUBCHARTS:
+            pin = pins.by_name(info.name)
+            try:
+                raw = fetch(info, pin.version, pin.repository, source_dir, network=network)
+                sources[info.name] = Fetched(published(info, raw.files), raw.source)
+            except Unreachable as exc:
+                unreachable.append(str(exc).removeprefix("no source for "))
+            except SyncError as exc:
+                stale.append(str(exc))
+    # the custom resources of the charts at hand (the vendored ones for any not fetched)
+    kinds = custom_kinds({name: got.files for name, got in sources.items()})
+    if len(sources) < len(registry.SUBCHARTS):
+        kinds |= packaged_kinds()
     for info in registry.SUBCHARTS:
         pin = pins.by_name(info.name)
         entry = recorded.get(info.name)
@@ -459,16 +534,9 @@ def check(source_dir: Path | None, *, network: bool = False) -> Report:
                     f"{info.name}/{rel}: edited by hand (digest differs from the "
                     "manifest); run `gpu-platform upstream sync`"
                 )
-        if source_dir is not None or network:
-            try:
-                got = fetch(info, pin.version, pin.repository, source_dir, network=network)
-            except Unreachable as exc:
-                unreachable.append(str(exc).removeprefix("no source for "))
-                continue
-            except SyncError as exc:
-                stale.append(str(exc))
-                continue
-            fresh = chart_data(info, pin.version, got.files)
+        got = sources.get(info.name)
+        if got is not None:
+            fresh = chart_data(info, pin.version, got.files, kinds)
             current = {rel: store.read_bytes(info.name, rel) for rel in on_disk}
             for rel in sorted(set(fresh) | set(current)):
                 if not same(rel, fresh.get(rel), current.get(rel)):

@@ -19,6 +19,10 @@ from typing import Any
 import yaml
 
 MANIFEST = "MANIFEST.json"
+# The openAPIV3Schemas of every CRD the pinned charts ship, descriptions dropped (written by
+# ``gpu-platform upstream sync`` with ``gpu_platform.lint.crd_schemas``): lint validates
+# custom resources with them, the subchart key check types the maps charts render into them.
+CRD_SCHEMAS = "crd_schemas.json.gz"
 # Per chart: what its pinned templates do with values (``publish.template_facts``, at sync).
 FACTS_FILE = "template-facts.json"
 GZ = ".gz"
@@ -120,6 +124,14 @@ def template_facts(chart: str) -> dict[str, Any]:
     if not exists(chart, FACTS_FILE):
         return {}
     data: dict[str, Any] = json.loads(read_text(chart, FACTS_FILE))
+    return data
+
+
+@cache
+def crd_schemas() -> dict[str, Any]:
+    """The vendored CRD schemas: ``{"schemas": {apiVersion: {kind: openAPIV3Schema}}, ...}``."""
+    blob = (resources.files("gpu_platform.upstream") / CRD_SCHEMAS).read_bytes()
+    data: dict[str, Any] = json.loads(gzip.decompress(blob))
     return data
 
 

@@ -15,10 +15,11 @@ from typing import Any
 from pydantic import BaseModel
 from ruamel.yaml.comments import CommentedMap
 
-from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import crd_types, registry
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import DERIVATIONS, EXTENSION_KEYS, get_path
 from gpu_platform.pipeline.emit import helmyaml
+from gpu_platform.pipeline.emit.schema_share import share
 from gpu_platform.pipeline.model.values import Values
 
 HEADER = (
@@ -116,17 +117,40 @@ def values_yaml(resolved: dict[str, Any]) -> str:
 def _upstream_node(spot: upstream.Keys) -> dict[str, Any]:
     """Schema of one spot in a subchart's values, from the same key tree the subchart key
     check walks: closed to the keys the chart names where it names them, anything where the
-    keys are the user's. Upstream's own keys carry no description: their documentation is
-    upstream's, and the values reference lists only ours."""
+    keys are the user's, and where the chart renders the spot into a custom resource, the
+    field names and JSON types of its CRD. Upstream's own keys carry no description: their
+    documentation is upstream's, and the values reference lists only ours."""
+    if spot.fields and not spot.known and spot.any_key is None:
+        # only the CRD decides here: the same CRD parts give the same schema
+        key = tuple((crd_types.shape(f.schema), f.omitted) for f in spot.fields)
+        if key not in _BY_CRD:
+            _BY_CRD[key] = _node(spot)
+        return _BY_CRD[key]
+    return _node(spot)
+
+
+_BY_CRD: dict[tuple[tuple[int, frozenset[str]], ...], dict[str, Any]] = {}
+
+
+def _node(spot: upstream.Keys) -> dict[str, Any]:
+    node: dict[str, Any] = {}
+    if spot.types is not None:
+        node["type"] = sorted(spot.types)
     if spot.open:
-        return {}
-    node: dict[str, Any] = {
-        "properties": {key: _upstream_node(child) for key, child in spot.known.items()}
-    }
-    node["additionalProperties"] = (
-        _upstream_node(spot.any_key) if spot.any_key is not None else False
-    )
+        item = spot.item()
+        if item is not None:
+            node["items"] = _upstream_node(item)
+        return node
+    node["properties"] = {key: _upstream_node(_spot(spot, key)) for key in spot.names()}
+    other = spot.other()
+    node["additionalProperties"] = _upstream_node(other) if other is not None else False
     return node
+
+
+def _spot(spot: upstream.Keys, key: str) -> upstream.Keys:
+    child = spot.child(key)
+    assert child is not None, key  # names() lists only keys child() finds
+    return child
 
 
 def _typed_subchart(chart: str) -> dict[str, Any]:
@@ -149,21 +173,24 @@ def _typed_subchart(chart: str) -> dict[str, Any]:
             # A key gpu-platform writes only as a default (a mirror's repository) stays
             # upstream's, as the subchart's key tree has it (documented upstream).
             continue
-        documented = True
         node = schema
         for key in derivation.path[:-1]:
-            node = node.setdefault("properties", {}).setdefault(
-                key, {"additionalProperties": False, "properties": {}}
-            )
+            # copied on the way down: a typed part may be one object at several spots
+            props = node["properties"] = dict(node.get("properties", {}))
+            node = props[key] = dict(props.get(key, {"additionalProperties": False}))
             node["type"] = "object"
-            if documented:
-                node["description"] = f"Passed to {chart}."
-        leaf = {**derivation.schema}
-        if documented:
-            leaf["description"] = (
-                f"Derived by gpu-platform from {derivation.source}: {derivation.why}."
-            )
-        node.setdefault("properties", {})[derivation.path[-1]] = leaf
+            node["description"] = f"Passed to {chart}."
+        fragment = dict(derivation.schema)
+        where = upstream.spot(chart, derivation.path)
+        if derivation.merged and where is not None and where.fields:
+            # a list the platform adds to keeps its item checks, and its items are rendered
+            # into a custom resource: the CRD's fields bound them too
+            fragment = {"allOf": [derivation.schema, _upstream_node(where)]}
+        node["properties"] = dict(node.get("properties", {}))
+        node["properties"][derivation.path[-1]] = {
+            **fragment,
+            "description": f"Derived by gpu-platform from {derivation.source}: {derivation.why}.",
+        }
     return schema
 
 
@@ -207,12 +234,15 @@ def _fill_defaults(schema: dict[str, Any], defaults: Any) -> None:
     """Give every value on the path from the root its default (default_factory included). A
     mapping of keys gets none of its own: its keys carry theirs, and its ``required`` says
     which always exist (a mapping's default would repeat its whole subtree at every level,
-    and Helm stores this file in every release record)."""
-    if not isinstance(defaults, dict):
+    and Helm stores this file in every release record). Properties are copied before they
+    change: a subchart's typed parts may be one object at several spots."""
+    if not isinstance(defaults, dict) or "properties" not in schema:
         return
-    for key, prop in schema.get("properties", {}).items():
+    schema["properties"] = props = dict(schema["properties"])
+    for key, prop in list(props.items()):
         if key not in defaults:
             continue
+        props[key] = prop = dict(prop)
         if "properties" in prop:
             prop.pop("default", None)
             _fill_defaults(prop, defaults[key])
@@ -245,14 +275,14 @@ def values_schema() -> dict[str, Any]:
     """values.schema.json: draft-07, our sections closed, subchart blocks open but typed."""
     schema = Values.model_json_schema(by_alias=True, mode="validation")
     schema = _json_bounds(_strip_titles(schema))
+    defs = schema.pop("$defs", {})
+    schema = _inline(schema, defs)
     for chart in registry.NAMES:
         schema["properties"][chart] = _typed_subchart(chart)
     order = ("platform", *EXTENSION_KEYS, *registry.NAMES, "global")
     schema["properties"] = {key: schema["properties"][key] for key in order}
     from gpu_platform.pipeline.run import check_defaults
 
-    defs = schema.pop("$defs", {})
-    schema = _inline(schema, defs)
     defaults = check_defaults().resolved
     _fill_defaults(schema, defaults)
     _default_plan_keys(schema)
@@ -269,7 +299,7 @@ def values_schema() -> dict[str, Any]:
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$comment": "generated by `gpu-platform render`; do not edit. source: "
         "generator/gpu_platform/pipeline/model/",
-        **schema,
+        **share(schema, list(registry.NAMES)),
     }
 
 
@@ -312,23 +342,39 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 def schema_json(*, compact: bool = False) -> str:
     """values.schema.json's text; ``compact`` for a chart only Helm reads (same schema).
 
-    The platform section, which people read and review, is indented; each subchart block
-    (upstream's key tree, machine-made) is one line. Helm stores the chart's files in every
-    release record (base64 inside gzip, where whitespace costs nearly its full size), and the
-    record must stay well under the 1 MiB of a Secret (tests/render/test_release_size.py)."""
+    Otherwise our own sections are indented for a reader, and each subchart block and each
+    shared definition is one compact line: those are the upstream charts' keys and their
+    CRDs' fields, read by Helm, not people, and written out indented they would double the
+    release record's share of the chart (tests/render/test_release_size.py)."""
     schema = values_schema()
     if compact:
         return json.dumps(schema, separators=(",", ":")) + "\n"
-    tight = {"separators": (",", ":")}
-    props = [
-        json.dumps(key) + ": " + json.dumps(node, indent=1).replace("\n", "\n ")
-        if key == "platform"
-        else json.dumps(key) + ": " + json.dumps(node, **tight)  # type: ignore[arg-type]
-        for key, node in schema["properties"].items()
-    ]
-    head = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in schema.items() if k != "properties"]
-    body = ",\n ".join(props)
-    return "{\n" + ",\n".join([*head, '"properties": {\n ' + body + "\n}"]) + "\n}\n"
+
+    def dense(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
+    def members(items: dict[str, Any], indent: str, own: frozenset[str]) -> str:
+        lines = []
+        for key, value in items.items():
+            text = (
+                json.dumps(value, indent=1).replace("\n", "\n" + indent)
+                if key in own
+                else dense(value)
+            )
+            lines.append(f"{indent}{json.dumps(key)}: {text}")
+        return ",\n".join(lines)
+
+    out = []
+    for key, value in schema.items():
+        if key == "properties":
+            subcharts = frozenset(registry.NAMES)
+            own = frozenset(k for k in value if k not in subcharts)
+            out.append(f' "properties": {{\n{members(value, "  ", own)}\n }}')
+        elif key == "definitions":
+            out.append(f' "definitions": {{\n{members(value, "  ", frozenset())}\n }}')
+        else:
+            out.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(out) + "\n}\n"
 
 
 # --------------------------------------------------------------------------- reference
@@ -339,6 +385,9 @@ def _type_name(prop: dict[str, Any], defs: dict[str, Any]) -> str:
         return "object"
     if "anyOf" in prop:
         return " or ".join(_type_name(p, defs) for p in prop["anyOf"])
+    if "allOf" in prop and "type" not in prop:
+        # a derived list's own schema comes first; the CRD's part only bounds its keys
+        return _type_name(prop["allOf"][0], defs)
     if "enum" in prop:
         return " | ".join(json.dumps(v) for v in prop["enum"])
     if "const" in prop:
