@@ -30,6 +30,8 @@ from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.helm import isolated_env
 from gpu_platform.pipeline import registry
+from gpu_platform.pipeline import subchart_keys as upstream
+from gpu_platform.pipeline.derivation import get_path
 from gpu_platform.pipeline.derive import DERIVATIONS
 from gpu_platform.pipeline.load import LoadedValues, Origins, dotted
 from gpu_platform.pipeline.model.conventions import EXTENSION_KEYS
@@ -306,10 +308,18 @@ def test_derived_and_subchart_nulls_are_refused_by_the_full_chart(
     major, chart = built_chart
     base = check_data(LoadedValues(copy.deepcopy(BASE), Origins(), [])).values
     derived = [(d.chart, *d.path) for d in DERIVATIONS]
-    # the merged lists the platform adds entries to for these values (the adapter's
+    # the merged keys the platform adds entries to for these values (the adapter's
     # credential lists stay empty without credentials, so a null there deletes nothing; the
-    # Thanos sidecar is merged only in shards mode)
-    merged = {d.dotted for d in DERIVATIONS if d.merged and d.applies(base) and d.compute(base)}
+    # Thanos sidecar is merged only in shards mode; the device plugin's config is upstream's
+    # own until a pool shares its GPUs)
+    merged = {
+        d.dotted
+        for d in DERIVATIONS
+        if d.merged
+        and d.applies(base)
+        and d.compute(base)
+        and d.compute(base) != get_path(upstream.defaults(d.chart), d.path)[1]
+    }
     held = {
         d.dotted
         for d in DERIVATIONS

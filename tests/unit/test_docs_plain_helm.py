@@ -16,7 +16,6 @@ def _dummy(**fields: object) -> Rule:
     base = {
         "id": "dummy-rule",
         "summary": "a dummy invariant nobody else states",
-        "reads": ("platform.dummy",),
         "fmt": "nope",
         "check": lambda ctx: [],
     }

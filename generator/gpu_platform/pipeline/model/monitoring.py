@@ -133,7 +133,7 @@ class PrometheusSizing(Strict):
         "Prometheus' own /metrics: 427-448 series measured (Debian's Prometheus 2.42, "
         "bench/reports/scrape_cost-2026-12-01-225k-30s-b.txt).",
     )
-    seriesPerNode: int = Field(
+    seriesPerNode: Whole = Field(
         2_750,
         ge=0,
         le=1_000_000,
@@ -143,7 +143,7 @@ class PrometheusSizing(Strict):
         "(lightbend/console-charts#264: 'cardinality ~1000' per kubelet); 5 scrape series for "
         "each of about 3 targets.",
     )
-    seriesPerPod: int = Field(
+    seriesPerPod: Whole = Field(
         170,
         ge=0,
         le=1_000_000,
@@ -153,7 +153,7 @@ class PrometheusSizing(Strict):
         "10,499 container_* series for about 95 containers after the drops kube-prometheus "
         "and kube-prometheus-stack apply).",
     )
-    daemonSetPodsPerNode: int = Field(
+    daemonSetPodsPerNode: Whole = Field(
         13,
         ge=0,
         le=1_000,

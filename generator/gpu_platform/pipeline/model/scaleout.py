@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpu_platform.pipeline.model.kube import Strict
+from gpu_platform.pipeline.model.kube import Strict, Whole
 from gpu_platform.pipeline.model.prometheus import Endpoint, OrgId, SecretKeyRef, SecretName
 
 MAX_SHARDS = 64
@@ -21,7 +21,7 @@ MAX_SHARDS = 64
 class ScaleOutLimits(Strict):
     """What one Prometheus may carry before the plan splits the load into shards."""
 
-    samplesPerSecond: int = Field(
+    samplesPerSecond: Whole = Field(
         1_000_000,
         ge=1_000,
         le=1_000_000_000,
@@ -29,7 +29,7 @@ class ScaleOutLimits(Strict):
         "Prometheus server can ingest up to 1 million samples per second' (PromLabs, "
         "Introduction to Prometheus, 'Efficient implementation').",
     )
-    series: int = Field(
+    series: Whole = Field(
         3_000_000,
         ge=1_000,
         le=1_000_000_000,
@@ -80,7 +80,7 @@ class ScaleOut(Strict):
         "prometheus.query.url is your store's query URL. Only with kube-prometheus-stack "
         "enabled: your own Prometheus scales out on its own.",
     )
-    shards: int | None = Field(
+    shards: Whole | None = Field(
         None,
         ge=1,
         le=MAX_SHARDS,

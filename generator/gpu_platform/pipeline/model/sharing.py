@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import Field
 
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.model.kube import Strict
+from gpu_platform.pipeline.model.kube import Strict, Whole
 
 SharingMode = Literal["none", "timeSlicing", "mps"]
 # The node label the device plugin's config manager reads, and the config it falls back to:
@@ -51,7 +51,7 @@ class GpuSharing(Strict):
         "none",
         description="none; timeSlicing (pods take turns); mps (each gets 1/replicas of it).",
     )
-    replicas: int = Field(
+    replicas: Whole = Field(
         4, ge=2, le=MAX_REPLICAS, description="Pods per GPU (a node advertises gpusPerNode x this)."
     )
     renameByDefault: bool = Field(
