@@ -317,12 +317,16 @@ def _default_plan_keys(schema: dict[str, Any]) -> None:
         leaf = node["properties"][derivation.path[-1]]
         if "properties" in leaf:
             continue
-        found, upstream_default = get_path(upstream.defaults(derivation.chart), derivation.path)
-        leaf.setdefault("default", upstream_default)
-        if not found and isinstance(leaf.get("type"), str):
-            # a key upstream only documents: absent by default, so a null is no value either
-            # (Helm keeps a null it has no default to delete)
-            leaf["type"] = [leaf["type"], "null"]
+        _, upstream_default = get_path(upstream.defaults(derivation.chart), derivation.path)
+        # Outside its plan the key is the subchart's: a null gives it back to upstream's
+        # default (the tool accepts it so), and the umbrella's values.yaml has no value for
+        # Helm to delete, so the schema must let the null through too.
+        kept = {k: leaf.pop(k) for k in ("description",) if k in leaf}
+        typed = {k: v for k, v in leaf.items() if k != "default"}
+        leaf.clear()
+        leaf["anyOf"] = [typed, {"type": "null"}]
+        leaf.update(kept)
+        leaf["default"] = upstream_default
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
