@@ -45,7 +45,9 @@ from gpu_platform.testing.promharness import (
     ClusterExporter,
     Gpu,
     Prometheus,
+    await_ready,
     free_port,
+    stop_process,
 )
 
 VICTORIA_BIN = shutil.which("victoria-metrics") or "/usr/bin/victoria-metrics"
@@ -531,26 +533,13 @@ class VictoriaMetrics:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                try:
-                    if self.http.get(f"{self.url}/health", timeout=1).status_code == 200:
-                        return
-                except requests.RequestException:
-                    pass
-                time.sleep(0.1)
+            if await_ready(self.http, f"{self.url}/health", self.proc, timeout):
+                return
             self.stop()
         raise RuntimeError(f"VictoriaMetrics did not start; see {self.workdir / 'victoria.log'}")
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
 
     def query(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
         params: dict[str, Any] = {"query": expr}

@@ -402,6 +402,34 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def await_ready(
+    http: requests.Session, url: str, proc: subprocess.Popen[bytes], timeout: float
+) -> bool:
+    """Poll a server's health URL until it answers 200, the process exits or time runs out
+    (the Prometheus and VictoriaMetrics servers of the tests and benchmarks)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if http.get(url, timeout=1).status_code == 200:
+                return True
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM, then SIGKILL after 15 s: a server the harness started."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 # What prometheus-operator attaches to every DCGM target (docs/upstream-facts.md).
 OPERATOR_TARGET_LABELS = {
     "namespace": "gpu-operator",
@@ -593,26 +621,13 @@ class Prometheus:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                try:
-                    if self.http.get(f"{self.url}/-/ready", timeout=1).status_code == 200:
-                        return
-                except requests.RequestException:
-                    pass
-                time.sleep(0.1)
+            if await_ready(self.http, f"{self.url}/-/ready", self.proc, timeout):
+                return
             self.stop()
         raise RuntimeError(f"Prometheus did not start; see {self.workdir / 'prometheus.log'}")
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
 
     def _api(self, path: str, params: dict[str, Any], method: str = "GET") -> Any:
         response = self.http.request(
