@@ -23,7 +23,7 @@ import yaml
 from gpu_platform import archives, helm
 from gpu_platform.cli import main
 from gpu_platform.helm import isolated_env
-from gpu_platform.ops.diff import SCHEMA
+from gpu_platform.ops.diff_report import SCHEMA
 from gpu_platform.pipeline.emit import metadata
 from gpu_platform.pipeline.load import load_values
 from gpu_platform.pipeline.run import check_data

@@ -12,16 +12,10 @@ import datetime
 from decimal import Decimal
 
 import pytest
-from gpu_platform.ops.diff import (
-    MISSING,
-    Change,
-    Manifest,
-    changes,
-    compare,
-    parse,
-    path_text,
-    quantity,
-)
+from gpu_platform.ops.diff import compare, parse
+from gpu_platform.ops.diff_fields import MISSING, Change, changes, path_text
+from gpu_platform.ops.diff_model import Manifest
+from gpu_platform.ops.diff_rules import quantity
 
 HELM_OUTPUT = """\
 ---

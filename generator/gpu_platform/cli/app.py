@@ -87,7 +87,7 @@ def _failure_code(detailed: bool) -> Callable[[int], int]:
     """How a failure exits: as its own code, or 1 under ``diff --detailed-exitcode``."""
     if not detailed:
         return lambda code: code
-    from gpu_platform.ops.diff import DETAILED_ERROR
+    from gpu_platform.ops.diff_report import DETAILED_ERROR
 
     return lambda code: DETAILED_ERROR
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_platform.ops.diff import DISRUPTIVE, NOTE, REFUSED, Flag, Key, Manifest, ObjectDiff
+from gpu_platform.ops.diff_model import DISRUPTIVE, NOTE, REFUSED, Flag, Key, Manifest, ObjectDiff
 
 TRANSFER_ANNOTATION = "scaledobject.keda.sh/transfer-hpa-ownership"
 HANDOVER_FIX = (
