@@ -5,8 +5,8 @@ the exporter's collect tick, the scrape, the adapter's rule (and, for a metric t
 not listed yet, its relist), the HPA's 15 s sync period at a random phase, and its 10 %
 tolerance. Here a real Prometheus scrapes synthetic dcgm-exporters at 1 s (each refreshing
 every 1 s at its own phase, as DCGM_EXPORTER_INTERVAL=1000 makes it); an emulated
-prometheus-adapter (promharness.AdapterEmulator) serves the chart's generated rules the way the
-adapter does; and an HPA controller loop per workload and variant (promharness.hpa_replicas:
+prometheus-adapter (testing.adapter.AdapterEmulator) serves the chart's generated rules the way the
+adapter does; and an HPA controller loop per workload and variant (testing.adapter.hpa_replicas:
 tolerance 0.1, sync period 15 s with a random phase, scale-up stabilization 0 s, so the first
 recommendation above the current count is the decision) polls it.
 
@@ -41,20 +41,11 @@ from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.fleet import prometheus_version
-from gpu_platform.testing.promharness import (
-    HPA_SYNC_S,
-    OPERATOR_JOB,
-    OPERATOR_TARGET_LABELS,
-    AdapterEmulator,
-    DcgmExporter,
-    ExporterServer,
-    Gpu,
-    Prometheus,
-    Workload,
-    hpa_replicas,
-    prometheus_available,
-)
+from gpu_platform.testing.adapter import HPA_SYNC_S, AdapterEmulator, hpa_replicas
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
+from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.scrape import OPERATOR_JOB, OPERATOR_TARGET_LABELS
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -9,8 +9,8 @@ and path an HPA controller loop (sync 15 s at a random phase, tolerance 0.1, sca
 stabilization 0 s) reads:
 
 - the adapter path: an emulated prometheus-adapter serving the chart's generated rules
-  (promharness.AdapterEmulator, relisting at the interval the chart derives) as a Pods metric
-  (promharness.hpa_replicas);
+  (testing.adapter.AdapterEmulator, relisting at the interval the chart derives) as a Pods metric
+  (testing.adapter.hpa_replicas);
 - the KEDA path: an emulated KEDA Prometheus trigger running the chart's derived query live on
   every HPA read (gpu_platform.testing.keda.KedaTrigger) as an External AverageValue metric
   (keda.hpa_external_replicas).
@@ -47,19 +47,12 @@ from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.adapter import AdapterEmulator, hpa_replicas
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
+from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.keda import KedaTrigger, hpa_external_replicas
-from gpu_platform.testing.promharness import (
-    OPERATOR_JOB,
-    OPERATOR_TARGET_LABELS,
-    AdapterEmulator,
-    DcgmExporter,
-    ExporterServer,
-    Gpu,
-    Prometheus,
-    Workload,
-    hpa_replicas,
-    prometheus_available,
-)
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available
+from gpu_platform.testing.scrape import OPERATOR_JOB, OPERATOR_TARGET_LABELS
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -35,16 +35,11 @@ from pathlib import Path
 
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.fleet import prometheus_version
-from gpu_platform.testing.promharness import (
-    SCRAPE_SERIES_PER_TARGET,
-    SERIES_PER_GPU,
-    ExporterServer,
-    Prometheus,
-    dir_bytes,
-    prometheus_available,
-    simulated_cluster,
-)
+from gpu_platform.testing.dcgm import SERIES_PER_GPU
+from gpu_platform.testing.exporters import ExporterServer, simulated_cluster
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.scrape import SCRAPE_SERIES_PER_TARGET
+from gpu_platform.testing.servers import dir_bytes
 
 MIB = 1024**2
 SEGMENT_BYTES = 10 * MIB  # the smallest --storage.tsdb.wal-segment-size Prometheus accepts

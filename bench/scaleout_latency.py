@@ -19,7 +19,7 @@ when the series live in
   ``-search.latencyOffset`` (30s: it leaves the newest 30 s out of query results) and once with
   1s; the adapter's query goes to the store.
 
-A real fleet process (``ops/fleet.py``) serves ``--nodes`` busy 8-GPU nodes as background load
+A real fleet process (``testing/fleet.py``) serves ``--nodes`` busy 8-GPU nodes as background load
 and ``--lanes`` one-GPU nodes whose exporters refresh every 1 s at their own phase
 (DCGM_EXPORTER_INTERVAL=1000) and step 0 -> 100 % at random moments, ``--rounds`` times; one
 thread per path polls the generated ``_current`` and ``_over_time`` (30s) adapter queries,
@@ -47,20 +47,15 @@ from typing import Any
 
 from gpu_platform.pipeline.derive import adapter_rules
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.fleet import (
-    Fleet,
-    FleetSpec,
-    Group,
-    VictoriaMetrics,
-    global_view_config,
-    pod_name,
+from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
+from gpu_platform.testing.prometheus import (
+    Prometheus,
+    prometheus_available,
     prometheus_version,
-    remote_write_config,
-    shard_relabel,
-    victoria_version,
     with_config,
 )
-from gpu_platform.testing.promharness import Prometheus, prometheus_available
+from gpu_platform.testing.scrape import global_view_config, remote_write_config, shard_relabel
+from gpu_platform.testing.victoria import VictoriaMetrics, victoria_version
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

@@ -2,8 +2,8 @@
 
 For clusters of N GPU nodes (a synthetic dcgm-exporter per node with 8 busy GPUs whose readings
 move every second, each on its own 127.0.0.1 port, all in one scrape job as the operator's
-ServiceMonitor makes it; ``ops/fleet.py`` serves them from a child process) plus 20 000 other
-series (moving per ``promharness.OTHER_MIX``), a real Prometheus scrapes at 1 s, one size
+ServiceMonitor makes it; ``testing/fleet.py`` serves them from a child process) plus 20 000 other
+series (moving per ``testing.cluster_series.OTHER_MIX``), a real Prometheus scrapes at 1 s, one size
 after another, up to 1000 nodes: 8000 GPUs, 220 000 series. Per size we read, from the process
 and the data directory:
 
@@ -58,27 +58,21 @@ from pathlib import Path
 import numpy as np
 from gpu_platform.pipeline import scaleout, sizing
 from gpu_platform.pipeline.model.monitoring import PrometheusSizing
-from gpu_platform.testing.fleet import (
-    Fleet,
-    FleetSpec,
-    Group,
+from gpu_platform.testing.cluster_series import OTHER_MIX
+from gpu_platform.testing.dcgm import SERIES_PER_GPU
+from gpu_platform.testing.fleet import Fleet, FleetSpec, Group
+from gpu_platform.testing.node_exporter import (
     NodeExporterCount,
     count_node_exporter,
     exposition_series,
-    prometheus_version,
 )
-from gpu_platform.testing.promharness import (
-    OTHER_MIX,
-    SCRAPE_SERIES_PER_TARGET,
-    SERIES_PER_GPU,
-    Prometheus,
-    RemoteWriter,
-    dir_bytes,
-    prometheus_available,
-)
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.remote_write import RemoteWriter
+from gpu_platform.testing.scrape import SCRAPE_SERIES_PER_TARGET
+from gpu_platform.testing.servers import dir_bytes
 
 GPUS_PER_NODE = 8
-OTHER_PER_TARGET = 2500  # promharness.ClusterExporter's default
+OTHER_PER_TARGET = 2500  # cluster_series.ClusterExporter's default
 INTERVAL_S = 1.0
 RETENTION_S = 2 * 86400.0  # the chart's default retention, 2d
 APPENDED = "prometheus_tsdb_head_samples_appended_total"
@@ -206,7 +200,7 @@ def relist_cost(prom: Prometheus, interval_s: float, times: int = 20) -> tuple[f
     for _ in range(times):
         found = 0
         for selector in SELECTORS:
-            found += len(prom._api("series", {"match[]": selector, "start": time.time() - window}))
+            found += len(prom.series(selector, start=time.time() - window))
     return (prom.cpu_seconds() - before) / times * 1000, found
 
 
@@ -225,7 +219,7 @@ def interval_p99(prom: Prometheus) -> float:
     """The 99th percentile of the time between two scrapes of one target (Prometheus' own
     summary): above the interval when scrapes queue behind each other."""
     worst = 0.0
-    for line in prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text.splitlines():
+    for line in prom.self_metrics_text().splitlines():
         if line.startswith("prometheus_target_interval_length_seconds{") and (
             'quantile="0.99"' in line
         ):
@@ -289,7 +283,7 @@ def measure(run: Run, duration: float, settle: float, workdir: Path) -> None:
         chunks, samples, data = head_chunk_stats(prom.data_dir / "chunks_head")
         run.full_chunk_bytes_per_sample = data / samples if samples else 0.0
         run.relist_ms_cpu, run.relist_series = relist_cost(prom, run.interval_s)
-        own = prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text
+        own = prom.self_metrics_text()
         run.self_series = exposition_series(own)
     except Exception as exc:  # report per size, keep the others
         run.error = f"{type(exc).__name__}: {exc}"

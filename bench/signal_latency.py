@@ -26,16 +26,10 @@ from pathlib import Path
 from gpu_platform.pipeline.derive import adapter_rules, metrics_query
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.fleet import prometheus_version
-from gpu_platform.testing.promharness import (
-    DcgmExporter,
-    ExporterServer,
-    Gpu,
-    Prometheus,
-    Workload,
-    prometheus_available,
-    servicemonitor_job,
-)
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
+from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.scrape import servicemonitor_job
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"

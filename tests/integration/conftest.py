@@ -11,16 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpu_platform.testing.promharness import (
-    MODE_LABEL,
-    DcgmExporter,
-    ExporterServer,
-    Gpu,
-    Prometheus,
-    Workload,
-    prometheus_available,
-    servicemonitor_job,
-)
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
+from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available
+from gpu_platform.testing.scrape import MODE_LABEL, servicemonitor_job
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gpu_platform.testing.promharness import Gpu, Workload
+from gpu_platform.testing.dcgm import Gpu, Workload
 
 DAY = datetime(2026, 11, 1, tzinfo=UTC).timestamp()
 END = DAY + 86400

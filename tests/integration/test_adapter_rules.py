@@ -16,7 +16,9 @@ import pytest
 from gpu_platform.pipeline.derive import adapter_rules, pod_labels
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.promharness import MODE_LABEL, OPERATOR_TARGET_LABELS, Gpu, Prometheus
+from gpu_platform.testing.dcgm import Gpu
+from gpu_platform.testing.prometheus import Prometheus
+from gpu_platform.testing.scrape import MODE_LABEL, OPERATOR_TARGET_LABELS
 
 pytestmark = pytest.mark.integration
 

@@ -11,17 +11,11 @@ import pytest
 from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.promharness import (
-    AdapterEmulator,
-    DcgmExporter,
-    ExporterServer,
-    Gpu,
-    Prometheus,
-    Workload,
-    hpa_replicas,
-    prometheus_available,
-    servicemonitor_job,
-)
+from gpu_platform.testing.adapter import AdapterEmulator, hpa_replicas
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
+from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available
+from gpu_platform.testing.scrape import servicemonitor_job
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 

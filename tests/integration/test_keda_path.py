@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_platform.testing.keda import KedaTrigger, hpa_external_replicas
-from gpu_platform.testing.promharness import Prometheus
+from gpu_platform.testing.prometheus import Prometheus
 
 SUM = 'sum(DCGM_FI_DEV_GPU_UTIL{mode="honor",namespace="team-b"})'  # 25 + 55
 

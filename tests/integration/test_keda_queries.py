@@ -23,16 +23,10 @@ from gpu_platform.pipeline.derive import pod_labels
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.promharness import (
-    MODE_LABEL,
-    DcgmExporter,
-    ExporterServer,
-    Gpu,
-    Prometheus,
-    Workload,
-    prometheus_available,
-    servicemonitor_job,
-)
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
+from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available
+from gpu_platform.testing.scrape import MODE_LABEL, servicemonitor_job
 
 pytestmark = pytest.mark.integration
 

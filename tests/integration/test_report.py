@@ -20,7 +20,7 @@ from gpu_platform.errors import GpuPlatformError
 from gpu_platform.ops.plots import draw
 from gpu_platform.ops.report import PrometheusError, build_report
 from gpu_platform.ops.usage import WAIT_THRESHOLDS, GpuHours, UsageSummary, WaitStats
-from gpu_platform.testing.promharness import Prometheus, prometheus_available
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available
 
 from .authproxy import OPENSSL, AuthFront, Check, Pki, make_pki
 from .ksm_day import DAY, END, SCRAPE_S, Day, build_day, write_openmetrics

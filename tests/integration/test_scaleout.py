@@ -21,21 +21,11 @@ from typing import Any
 import pytest
 from gpu_platform.pipeline.derive import adapter_rules
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.fleet import (
-    NODE_EXPORTER_BIN,
-    VICTORIA_BIN,
-    Fleet,
-    FleetSpec,
-    Group,
-    VictoriaMetrics,
-    count_node_exporter,
-    global_view_config,
-    pod_name,
-    remote_write_config,
-    shard_relabel,
-    with_config,
-)
-from gpu_platform.testing.promharness import Prometheus, prometheus_available
+from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
+from gpu_platform.testing.node_exporter import NODE_EXPORTER_BIN, count_node_exporter
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available, with_config
+from gpu_platform.testing.scrape import global_view_config, remote_write_config, shard_relabel
+from gpu_platform.testing.victoria import VICTORIA_BIN, VictoriaMetrics
 
 pytestmark = [
     pytest.mark.skipif(not prometheus_available(), reason="no prometheus binary (make test)"),

@@ -3,7 +3,7 @@ line of a text exposition, comments and blank lines not counted; labels may hold
 
 from __future__ import annotations
 
-from gpu_platform.testing.fleet import exposition_series
+from gpu_platform.testing.node_exporter import exposition_series
 
 EXPOSITION = """\
 # HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.

@@ -1,6 +1,6 @@
 """A GPU fleet at scale, and the Prometheus topologies that watch it, for bench/ and the tests.
 
-promharness's exporters serve a few nodes from threads of the measuring process; a fleet of
+``exporters`` serves a few nodes from threads of the measuring process; a fleet of
 thousands of dcgm-exporters cannot: Python would spend more CPU serving them than the
 Prometheus under test spends scraping. Here every node's dcgm-exporter has its own 127.0.0.1
 port (as every exporter pod has its own address, which is what prometheus-operator's shards
@@ -8,10 +8,8 @@ hash), all served by one asyncio loop in a child process whose readings move wit
 whose exposition text is rendered once per refresh, so the 2 CPUs go to the processes being
 measured.
 
-Also here: the scrape jobs a sharded Prometheus runs (prometheus-operator's ``hashmod`` on
-``__address__``), the global query view that stands in for Thanos Query, and the remote-write
-receivers (a Prometheus with ``--web.enable-remote-write-receiver`` and Debian's
-VictoriaMetrics). Like promharness, nothing in the tool imports this module.
+Its scrape jobs are ``scrape``'s (a shard's ``hashmod`` goes first in each). Like everything
+in ``gpu_platform.testing``, nothing in the tool imports this module.
 """
 
 from __future__ import annotations
@@ -20,40 +18,21 @@ import asyncio
 import json
 import os
 import random
-import re
 import resource
-import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-import requests
+from gpu_platform.testing.cluster_series import ClusterExporter
+from gpu_platform.testing.dcgm import BUSY, DCGM_FIELDS, Gpu, Workload
+from gpu_platform.testing.scrape import OPERATOR_TARGET_LABELS, cluster_job, dcgm_job
+from gpu_platform.testing.servers import process_cpu_seconds
 
-from gpu_platform.testing.promharness import (
-    BUSY,
-    DCGM_FIELDS,
-    DRIVER_VERSION,
-    MODEL_NAME,
-    OPERATOR_JOB,
-    OPERATOR_TARGET_LABELS,
-    PROMETHEUS_BIN,
-    ClusterExporter,
-    Gpu,
-    Prometheus,
-    await_ready,
-    free_port,
-    stop_process,
-)
-
-VICTORIA_BIN = shutil.which("victoria-metrics") or "/usr/bin/victoria-metrics"
-NODE_EXPORTER_BIN = shutil.which("prometheus-node-exporter") or "/usr/bin/prometheus-node-exporter"
 FIELDS = list(DCGM_FIELDS)
-# Readings that move on a busy GPU (promharness.jitter moves the same ones); the others are
+# Readings that move on a busy GPU (dcgm.jitter moves the same ones); the others are
 # rendered once per node.
 MOVING = (
     "DCGM_FI_DEV_GPU_UTIL",
@@ -97,7 +76,7 @@ class Group:
 @dataclass(frozen=True)
 class FleetSpec:
     groups: tuple[Group, ...]
-    other_series: int = 0  # non-GPU series (promharness.ClusterExporter), 2500 per target
+    other_series: int = 0  # non-GPU series (cluster_series.ClusterExporter), 2500 per target
     refresh_s: float = 1.0  # DCGM_EXPORTER_INTERVAL, each node at its own random phase
     seed: int = 0
 
@@ -129,26 +108,13 @@ class _Nodes:
         for index in range(group.nodes):
             node = node_name(group, index)
             ns = namespace_of(group, index)
-            gpus = [Gpu(node, g) for g in range(group.gpus)]
-            per_field = []
-            for name in FIELDS:
-                row = []
-                for g, gpu in enumerate(gpus):
-                    labels = {
-                        "gpu": str(g),
-                        "UUID": gpu.uuid,
-                        "pci_bus_id": gpu.pci_bus_id,
-                        "device": f"nvidia{g}",
-                        "modelName": MODEL_NAME,
-                        "hostname": node,
-                        "DCGM_FI_DRIVER_VERSION": DRIVER_VERSION,
-                        "namespace": ns,
-                        "pod": pod_name(group, index, g),
-                        "container": "main",
-                    }
-                    text = ",".join(f'{k}="{v}"' for k, v in labels.items())
-                    row.append(f"{name}{{{text}}} ")
-                per_field.append(row)
+            labels = [
+                ",".join(f'{k}="{v}"' for k, v in gpu.labels("hostname").items())
+                for gpu in (
+                    Gpu(node, g, Workload(ns, pod_name(group, index, g))) for g in range(group.gpus)
+                )
+            ]
+            per_field = [[f"{name}{{{text}}} " for text in labels] for name in FIELDS]
             self.prefixes.append(per_field)
         busy = group.noisy
         base = [BUSY.get(n, DCGM_FIELDS[n][1]) if busy else DCGM_FIELDS[n][1] for n in FIELDS]
@@ -172,7 +138,7 @@ class _Nodes:
         return (head + "".join(lines)).encode()
 
     def refresh(self, nodes: list[int], elapsed_s: float) -> None:
-        """Move busy GPUs' readings (as promharness.jitter does, vectorised over ``nodes``)."""
+        """Move busy GPUs' readings (the fields dcgm.jitter moves, vectorised over ``nodes``)."""
         if not self.group.noisy or not nodes:
             return
         import numpy as np
@@ -397,254 +363,11 @@ class Fleet:
         first = list(relabel or [])
         jobs: list[dict[str, Any]] = []
         if dcgm:
-            jobs.append(
-                {
-                    "job_name": "dcgm",
-                    "honor_labels": True,
-                    "scrape_interval": interval,
-                    "scrape_timeout": interval,
-                    "static_configs": dcgm,
-                    "relabel_configs": [
-                        *first,
-                        {"target_label": "job", "replacement": OPERATOR_JOB},
-                    ],
-                }
-            )
+            jobs.append(dcgm_job("dcgm", dcgm, interval, relabel=first))
         if self.ports.get("other"):
-            jobs.append(
-                {
-                    "job_name": "cluster",
-                    "honor_labels": True,
-                    "scrape_interval": interval,
-                    "scrape_timeout": interval,
-                    "static_configs": [
-                        {"targets": [f"127.0.0.1:{port}" for port in self.ports["other"]]}
-                    ],
-                    "relabel_configs": first,
-                }
-            )
+            targets = [f"127.0.0.1:{port}" for port in self.ports["other"]]
+            jobs.append(cluster_job([{"targets": targets}], interval, relabel=first))
         return jobs
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (proc(5) fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-# --------------------------------------------------------------------------- topologies
-
-
-def shard_relabel(shards: int, shard: int) -> list[dict[str, Any]]:
-    """The relabelling prometheus-operator puts first in every scrape job of shard ``shard``
-    of ``shards`` (pkg/prometheus/promcfg.go, generateAddressShardingRelabelingRules): a hash
-    of the target's address modulo the shard count, kept where it is this shard's number.
-    Every series of one exporter lands on one shard; one pod's GPUs on one node, too."""
-    return [
-        {
-            "source_labels": ["__address__"],
-            "modulus": shards,
-            "target_label": "__tmp_hash",
-            "action": "hashmod",
-        },
-        {"source_labels": ["__tmp_hash"], "regex": str(shard), "action": "keep"},
-    ]
-
-
-def global_view_config(shard_urls: list[str]) -> dict[str, Any]:
-    """A Prometheus that scrapes nothing and reads every shard at query time through the
-    remote-read API: the stand-in for Thanos Query. Thanos' sidecar serves its Prometheus'
-    series to the querier through that same remote-read endpoint, and the querier evaluates
-    PromQL over the series merged from every store; ``read_recent`` makes this one ask the
-    shards for the newest samples too, so nothing is served from a local copy."""
-    return {
-        "remote_read": [
-            {"url": f"{url}/api/v1/read", "read_recent": True, "name": f"shard-{i}"}
-            for i, url in enumerate(shard_urls)
-        ]
-    }
-
-
-def remote_write_config(url: str, deadline: str | None = None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"url": url}
-    if deadline:
-        entry["queue_config"] = {"batch_send_deadline": deadline}
-    return entry
-
-
-def prometheus_version() -> str:
-    """``prometheus --version``'s first line, for every report (the chart deploys another)."""
-    try:
-        out = subprocess.run(
-            [PROMETHEUS_BIN, "--version"], capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return "prometheus: not installed"
-    return (out.stdout or out.stderr).splitlines()[0].strip()
-
-
-def victoria_version() -> str:
-    """VictoriaMetrics' Debian build prints no version; the package's is the one to report."""
-    try:
-        out = subprocess.run(
-            ["dpkg-query", "-W", "-f=${Version}", "victoria-metrics"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:
-        return "unknown"
-    return f"victoria-metrics {out.stdout.strip() or 'unknown'} (Debian package)"
-
-
-class VictoriaMetrics:
-    """A real single-node VictoriaMetrics on 127.0.0.1: a remote-write target
-    (``/api/v1/write``) with Prometheus' query API."""
-
-    def __init__(self, workdir: Path, extra_args: list[str] | None = None) -> None:
-        self.workdir = workdir
-        self.extra_args = list(extra_args or [])
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.port = 0
-        self.http = requests.Session()
-        self.http.trust_env = False
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def write_url(self) -> str:
-        return f"{self.url}/api/v1/write"
-
-    def start(self, timeout: float = 30.0) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        for _attempt in range(3):
-            self.port = free_port()
-            log = (self.workdir / "victoria.log").open("wb")
-            self.proc = subprocess.Popen(
-                [
-                    VICTORIA_BIN,
-                    f"-storageDataPath={self.workdir / 'data'}",
-                    f"-httpListenAddr=127.0.0.1:{self.port}",
-                    *self.extra_args,
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            if await_ready(self.http, f"{self.url}/health", self.proc, timeout):
-                return
-            self.stop()
-        raise RuntimeError(f"VictoriaMetrics did not start; see {self.workdir / 'victoria.log'}")
-
-    def stop(self) -> None:
-        stop_process(self.proc)
-
-    def query(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
-        params: dict[str, Any] = {"query": expr}
-        if at is not None:
-            params["time"] = at
-        body = self.http.get(f"{self.url}/api/v1/query", params=params, timeout=10).json()
-        if body.get("status") != "success":
-            raise RuntimeError(f"query {expr}: {body.get('error', body)}")
-        return list(body["data"]["result"])
-
-
-def with_config(prom: Prometheus, extra: dict[str, Any]) -> Prometheus:
-    """Add top-level configuration (remote_write, remote_read) before start."""
-    prom.config.update(extra)
-    return prom
-
-
-# --------------------------------------------------------------------------- node exporter
-
-
-@dataclass
-class NodeExporterCount:
-    """Series one real node exporter exposes, split into what grows with CPUs and the rest."""
-
-    version: str
-    cpus: int
-    series: int
-    per_cpu_series: int
-    by_collector: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def base(self) -> int:
-        return self.series - self.per_cpu_series
-
-    @property
-    def per_cpu(self) -> float:
-        return self.per_cpu_series / max(1, self.cpus)
-
-    def at(self, cpus: int) -> int:
-        return round(self.base + self.per_cpu * cpus)
-
-
-SAMPLE_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s")
-
-
-def exposition_series(text: str) -> int:
-    """Series in a Prometheus text exposition: one per sample line (comments skipped)."""
-    return sum(1 for line in text.splitlines() if SAMPLE_LINE.match(line))
-
-
-def count_node_exporter(workdir: Path) -> NodeExporterCount:
-    """Start Debian's prometheus-node-exporter with its default collectors on 127.0.0.1,
-    read /metrics once, stop it. Series with a ``cpu`` label are the per-CPU part."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log = (workdir / "node-exporter.log").open("wb")
-    proc = subprocess.Popen(
-        [NODE_EXPORTER_BIN, f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    http = requests.Session()
-    http.trust_env = False
-    try:
-        text = ""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                text = http.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
-        if not text:
-            raise RuntimeError(f"node exporter did not answer; see {workdir}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    version = subprocess.run(
-        [NODE_EXPORTER_BIN, "--version"], capture_output=True, text=True, check=False
-    )
-    series = exposition_series(text)
-    per_cpu = 0
-    by_collector: dict[str, int] = {}
-    for line in text.splitlines():
-        match = SAMPLE_LINE.match(line)
-        if not match:
-            continue
-        labels = match.group(2) or ""
-        if re.search(r'[{,]cpu="', labels):
-            per_cpu += 1
-        parts = match.group(1).split("_")
-        key = "_".join(parts[:2]) if parts[0] == "node" else parts[0]
-        by_collector[key] = by_collector.get(key, 0) + 1
-    return NodeExporterCount(
-        version=(version.stdout or version.stderr).splitlines()[0].strip(),
-        cpus=os.cpu_count() or 1,
-        series=series,
-        per_cpu_series=per_cpu,
-        by_collector=by_collector,
-    )
 
 
 if __name__ == "__main__":

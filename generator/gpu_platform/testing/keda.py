@@ -1,5 +1,5 @@
 """The KEDA path's moving parts that cannot run here, emulated as KEDA (the pinned 2.18 line)
-and the HPA controller implement them, against a real Prometheus (promharness.Prometheus).
+and the HPA controller implement them, against a real Prometheus (testing.prometheus).
 
 Neither KEDA's operator and metrics server nor a kube-controller-manager are obtainable on
 this machine, so bench/keda_latency.py and the tests emulate them, each from its source:
@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from gpu_platform.pipeline import facts
-from gpu_platform.testing.promharness import Prometheus
+from gpu_platform.testing.prometheus import Prometheus
 
 
 @dataclass
