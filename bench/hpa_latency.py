@@ -24,50 +24,34 @@ adapter relisting at the chart's derived interval and by one at the upstream def
 from __future__ import annotations
 
 import argparse
-import heapq
 import os
 import random
-import shlex
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_platform.ops.usage import percentile
 from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.testing.adapter import HPA_SYNC_S, AdapterEmulator, hpa_replicas
+from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.lanes import UTIL, Lane, lane_series, renamed_rule, scrape_jobs, step
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
-from gpu_platform.testing.scrape import OPERATOR_JOB, OPERATOR_TARGET_LABELS
+from gpu_platform.testing.scheduler import Action, Scheduler
 
-UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"
 TARGET = 40.0
 PODS = 2
 UPSTREAM_RELIST_S = 60.0  # prometheus-adapter chart's metricsRelistInterval default (1m)
 LONG_WINDOW = "3m"
-
-
-@dataclass
-class Lane:
-    name: str
-    cold: bool
-    series: str  # the DCGM series name this lane's job stores
-    exporter: DcgmExporter
-    gpus: list[Gpu]
-    step_at: float = 0.0
-    stepped_at: float | None = None
-
-    @property
-    def pods(self) -> list[str]:
-        return [g.workload.pod for g in self.gpus if g.workload]
 
 
 @dataclass
@@ -117,25 +101,13 @@ def rules_for(series: str, relisted: bool) -> dict[str, dict[str, Any]]:
     )
     generated |= {r["name"]["as"]: r for r in adapter_rules(long_values)}
 
-    def renamed(rule: dict[str, Any]) -> dict[str, Any]:
-        rule = dict(rule)
-        rule["seriesQuery"] = rule["seriesQuery"].replace(UTIL, series)
-        return rule
-
     out = {
-        "_current": renamed(generated["gpu_utilization_current"]),
-        "_over_time (30s)": renamed(generated["gpu_utilization_over_time"]),
+        "_current": renamed_rule(generated["gpu_utilization_current"], series),
+        "_over_time (30s)": renamed_rule(generated["gpu_utilization_over_time"], series),
     }
     if relisted:
-        out[f"{LONG_WINDOW} window"] = renamed(generated["gpu_utilization_3m"])
+        out[f"{LONG_WINDOW} window"] = renamed_rule(generated["gpu_utilization_3m"], series)
     return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def main() -> int:
@@ -158,59 +130,16 @@ def main() -> int:
 
     server = ExporterServer()
     lanes: list[Lane] = []
-    statics = []
-    jobs: list[dict[str, Any]] = []
     for k in range(2 * lanes_n):
-        cold = k >= lanes_n
-        name = f"{'cold' if cold else 'warm'}-{k:02d}"
-        series = f"{UTIL}_{name.replace('-', '_')}" if cold else UTIL
+        case = "cold" if k >= lanes_n else "warm"
+        name = f"{case}-{k:02d}"
         gpus = [
             Gpu(f"node-{name}", i, Workload(NAMESPACE, f"{name}-pod-{i}"), {UTIL: 0.0})
             for i in range(PODS)
         ]
         exporter = DcgmExporter(gpus, refresh_s=1.0)
-        lane = Lane(name, cold, series, exporter, gpus)
-        lanes.append(lane)
-        path = f"/{name}/metrics"
-        labels = {
-            **OPERATOR_TARGET_LABELS,
-            "__metrics_path__": path,
-            "instance": name,
-            "pod": f"nvidia-dcgm-exporter-{name}",
-        }
-        if not cold:
-            server.add(path, exporter)
-            statics.append({"targets": [server.address], "labels": labels})
-        else:  # served from the step on: a new node's exporter, the pod already busy
-            jobs.append(
-                {
-                    "job_name": name,
-                    "honor_labels": True,
-                    "scrape_interval": "1s",
-                    "scrape_timeout": "1s",
-                    "static_configs": [{"targets": [server.address], "labels": labels}],
-                    "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
-                    "metric_relabel_configs": [
-                        {
-                            "source_labels": ["__name__"],
-                            "regex": UTIL,
-                            "target_label": "__name__",
-                            "replacement": series,
-                        }
-                    ],
-                }
-            )
-    jobs.insert(
-        0,
-        {
-            "job_name": "warm",
-            "honor_labels": True,
-            "scrape_interval": "1s",
-            "scrape_timeout": "1s",
-            "static_configs": statics,
-            "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
-        },
-    )
+        lanes.append(Lane(name, case, lane_series(name, case), exporter, gpus))
+    jobs = scrape_jobs(lanes, server, "warm")
 
     hpas: list[Hpa] = []
     adapters: list[AdapterEmulator] = []
@@ -248,32 +177,9 @@ def main() -> int:
                 f"{deadline - time.time():.0f} s at the latest",
                 file=sys.stderr,
             )
-            events: list[tuple[float, int, Callable[[float], None]]] = []
-            seq = 0
+            scheduler = Scheduler()
 
-            def schedule(at: float, action: Callable[[float], None]) -> None:
-                nonlocal seq
-                seq += 1
-                heapq.heappush(events, (at, seq, action))
-
-            def relist(adapter: AdapterEmulator) -> Callable[[float], None]:
-                def run(now: float) -> None:
-                    adapter.relist(now)
-                    schedule(now + adapter.relist_s, run)
-
-                return run
-
-            def step(lane: Lane) -> Callable[[float], None]:
-                def run(now: float) -> None:
-                    for gpu in lane.gpus:
-                        lane.exporter.set_value(gpu, UTIL, 100.0)
-                    if lane.cold:
-                        server.add(f"/{lane.name}/metrics", lane.exporter)
-                    lane.stepped_at = time.time()
-
-                return run
-
-            def sync(hpa: Hpa) -> Callable[[float], None]:
+            def sync(hpa: Hpa) -> Action:
                 def run(now: float) -> None:
                     values = hpa.adapter.pod_values(hpa.metric, NAMESPACE, hpa.lane.pods)
                     desired = hpa_replicas(PODS, hpa.lane.pods, values, TARGET)
@@ -282,33 +188,29 @@ def main() -> int:
                             hpa.early = True
                         hpa.decided_at = time.time()
                         return
-                    schedule(now + HPA_SYNC_S, run)
+                    scheduler.at(now + HPA_SYNC_S, run)
 
                 return run
 
             start = time.time()
             for adapter in adapters:
-                schedule(start + rng.uniform(0, adapter.relist_s), relist(adapter))
+                scheduler.every(
+                    start + rng.uniform(0, adapter.relist_s), adapter.relist_s, adapter.relist
+                )
             for lane in lanes:
-                schedule(lane.step_at, step(lane))
+                scheduler.at(lane.step_at, lambda _now, lane=lane: step(lane, server))
             for hpa in hpas:
-                schedule(start + hpa.phase, sync(hpa))
-            while events and time.time() < deadline:
-                at, _, action = heapq.heappop(events)
-                time.sleep(max(0.0, at - time.time()))
-                action(at)
-                if all(h.decided_at is not None for h in hpas):
-                    break
+                scheduler.at(start + hpa.phase, sync(hpa))
+            scheduler.run(deadline, lambda: all(h.decided_at is not None for h in hpas))
         finally:
             prom.stop()
             server.close()
 
-    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(command_line())
     print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} "
-        f"CPUs, load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after "
-        f"(shared host); scrape 1 s, exporter refresh 1 s at a random phase; "
+        f"{host_line(started, load_before, os.getloadavg())}; scrape 1 s, exporter refresh "
+        f"1 s at a random phase; "
         f"{PODS} GPU pods per workload stepping 0 -> 100 %; HPA target averageValue "
         f"{TARGET:g}, tolerance 0.1, sync {HPA_SYNC_S:g} s at a random phase, scale-up "
         f"stabilization 0 s; chart relist {derived_relist} (derived from the 1 s scrape), "
@@ -322,8 +224,7 @@ def main() -> int:
         f"{'case':<6} {'variant':<34} {'trials':>6} {'median s':>9} {'p95 s':>7} "
         f"{'max s':>6} {'x _current':>10}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     early = False
     for (cold, variant), group in rows.items():
         got = [h.latency for h in group if h.latency is not None]
@@ -339,7 +240,7 @@ def main() -> int:
         note = f"  ({missed} undecided)" if missed else ""
         print(
             f"{'cold' if cold else 'warm':<6} {variant:<34} {len(got):>6} {median:>9.1f} "
-            f"{percentile(got, 0.95):>7.1f} {max(got):>6.1f} {ratio:>10}{note}"
+            f"{percentile(got, 95):>7.1f} {max(got):>6.1f} {ratio:>10}{note}"
         )
     print(
         "latency: the GPU's load changes -> the first HPA sync whose recommendation exceeds "

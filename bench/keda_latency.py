@@ -28,10 +28,8 @@ controller (none is obtainable here); real: Prometheus, its scrapes, staleness a
 from __future__ import annotations
 
 import argparse
-import heapq
 import os
 import random
-import shlex
 import statistics
 import sys
 import tempfile
@@ -39,8 +37,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from gpu_platform.ops.usage import percentile
 from gpu_platform.pipeline import facts, kedapath
 from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.hpas import Hpa
@@ -48,33 +46,19 @@ from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.testing.adapter import AdapterEmulator, hpa_replicas
+from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.keda import KedaTrigger, hpa_external_replicas
+from gpu_platform.testing.lanes import UTIL, Lane, lane_series, renamed_rule, scrape_jobs, step
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available
-from gpu_platform.testing.scrape import OPERATOR_JOB, OPERATOR_TARGET_LABELS
+from gpu_platform.testing.scheduler import Action, Scheduler
 
-UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"
 TARGET = 40.0
 PODS = 2
 SIGNALS = ("gpu_utilization_current", "gpu_utilization_over_time")
 LABEL = {"gpu_utilization_current": "_current", "gpu_utilization_over_time": "_over_time (30s)"}
-
-
-@dataclass
-class Lane:
-    name: str
-    case: str  # warm, cold, lost
-    series: str
-    exporter: DcgmExporter
-    gpus: list[Gpu]
-    step_at: float = 0.0
-    stepped_at: float | None = None
-
-    @property
-    def pods(self) -> list[str]:
-        return [g.workload.pod for g in self.gpus if g.workload]
 
 
 @dataclass
@@ -128,13 +112,6 @@ def entry(lane: Lane, signal: str) -> Hpa:
     )
 
 
-def percentile(got: list[float], q: float) -> float:
-    ordered = sorted(got)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 def pod_name(lane: str, index: int, rng: random.Random) -> str:
     """<deployment>-<pod-template-hash>-<suffix>, from the alphabet Kubernetes uses."""
     alphabet = facts.POD_NAME_ALPHABET
@@ -148,7 +125,6 @@ def build_lanes(count: int, lost: int, rng: random.Random) -> list[Lane]:
     for case, n in (("warm", count), ("cold", count), ("lost", lost)):
         for k in range(n):
             name = f"{case}-{k:02d}"
-            series = UTIL if case != "cold" else f"{UTIL}_{name.replace('-', '_')}"
             gpus = [
                 Gpu(
                     f"node-{name}",
@@ -158,52 +134,9 @@ def build_lanes(count: int, lost: int, rng: random.Random) -> list[Lane]:
                 )
                 for i in range(PODS)
             ]
-            lanes.append(Lane(name, case, series, DcgmExporter(gpus, refresh_s=1.0), gpus))
+            exporter = DcgmExporter(gpus, refresh_s=1.0)
+            lanes.append(Lane(name, case, lane_series(name, case), exporter, gpus))
     return lanes
-
-
-def scrape_jobs(lanes: list[Lane], server: ExporterServer) -> list[dict[str, Any]]:
-    """One job for the lanes served from the start, one per cold lane (renamed series)."""
-    statics, jobs = [], []
-    for lane in lanes:
-        path = f"/{lane.name}/metrics"
-        labels = {
-            **OPERATOR_TARGET_LABELS,
-            "__metrics_path__": path,
-            "instance": lane.name,
-            "pod": f"nvidia-dcgm-exporter-{lane.name}",
-        }
-        if lane.case != "cold":
-            server.add(path, lane.exporter)
-            statics.append({"targets": [server.address], "labels": labels})
-            continue
-        jobs.append(
-            {
-                "job_name": lane.name,
-                "honor_labels": True,
-                "scrape_interval": "1s",
-                "scrape_timeout": "1s",
-                "static_configs": [{"targets": [server.address], "labels": labels}],
-                "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
-                "metric_relabel_configs": [
-                    {
-                        "source_labels": ["__name__"],
-                        "regex": UTIL,
-                        "target_label": "__name__",
-                        "replacement": lane.series,
-                    }
-                ],
-            }
-        )
-    common = {
-        "job_name": "served",
-        "honor_labels": True,
-        "scrape_interval": "1s",
-        "scrape_timeout": "1s",
-        "static_configs": statics,
-        "relabel_configs": [{"target_label": "job", "replacement": OPERATOR_JOB}],
-    }
-    return [common, *jobs]
 
 
 def autoscalers(
@@ -215,11 +148,7 @@ def autoscalers(
     out: list[Autoscaler] = []
     adapters: list[AdapterEmulator] = []
     for lane in lanes:
-        lane_rules = []
-        for name in SIGNALS:
-            rule = dict(rules[name])
-            rule["seriesQuery"] = rule["seriesQuery"].replace(UTIL, lane.series)
-            lane_rules.append(rule)
+        lane_rules = [renamed_rule(rules[name], lane.series) for name in SIGNALS]
         adapter = AdapterEmulator(prom, lane_rules, relist_s)
         adapters.append(adapter)
         for name in SIGNALS:
@@ -270,7 +199,7 @@ def main() -> int:
     server = ExporterServer()
     lanes = build_lanes(count, lost, rng)
     with tempfile.TemporaryDirectory(prefix="bench-keda-") as tmp:
-        prom = Prometheus(Path(tmp), scrape_jobs(lanes, server))
+        prom = Prometheus(Path(tmp), scrape_jobs(lanes, server, "served"))
         try:
             prom.start()
             hpas, adapters = autoscalers(lanes, prom, chart, rng)
@@ -305,35 +234,9 @@ def run_events(
     server: ExporterServer,
     deadline: float,
 ) -> None:
-    events: list[tuple[float, int, Callable[[float], None]]] = []
-    seq = 0
+    scheduler = Scheduler()
 
-    def schedule(at: float, action: Callable[[float], None]) -> None:
-        nonlocal seq
-        seq += 1
-        heapq.heappush(events, (at, seq, action))
-
-    def relist(adapter: AdapterEmulator) -> Callable[[float], None]:
-        def run(now: float) -> None:
-            adapter.relist(now)
-            schedule(now + adapter.relist_s, run)
-
-        return run
-
-    def step(lane: Lane) -> Callable[[float], None]:
-        def run(now: float) -> None:
-            if lane.case == "lost":
-                del server.routes[f"/{lane.name}/metrics"]  # the node's exporter goes away
-            else:
-                for gpu in lane.gpus:
-                    lane.exporter.set_value(gpu, UTIL, 100.0)
-                if lane.case == "cold":
-                    server.add(f"/{lane.name}/metrics", lane.exporter)
-            lane.stepped_at = time.time()
-
-        return run
-
-    def sync(pair: list[Autoscaler]) -> Callable[[float], None]:
+    def sync(pair: list[Autoscaler]) -> Action:
         """One sync tick of a lane's two HPAs (adapter and KEDA) on one signal: both read at
         the same moment, in a random order, and a decision is dated at the tick's start, so
         the pair differs only in its path, not in when a loaded host ran it."""
@@ -351,27 +254,24 @@ def run_events(
                     hpa.early = hpa.lane.stepped_at is None
                     hpa.decided_at = tick
             if any(h.decided_at is None for h in pair if not _holds(h)):
-                schedule(now + facts.HPA_SYNC_S, run)
+                scheduler.at(now + facts.HPA_SYNC_S, run)
 
         return run
 
     start = time.time()
     for adapter in adapters:
-        schedule(start + random.uniform(0, adapter.relist_s), relist(adapter))
+        scheduler.every(
+            start + random.uniform(0, adapter.relist_s), adapter.relist_s, adapter.relist
+        )
     for lane in lanes:
-        schedule(lane.step_at, step(lane))
+        scheduler.at(lane.step_at, lambda _now, lane=lane: step(lane, server))
     pairs: dict[tuple[str, str], list[Autoscaler]] = {}
     for hpa in hpas:
         pairs.setdefault((hpa.lane.name, hpa.signal), []).append(hpa)
     for pair in pairs.values():
-        schedule(start + pair[0].phase, sync(pair))
+        scheduler.at(start + pair[0].phase, sync(pair))
     pending = [h for h in hpas if not _holds(h)]
-    while events and time.time() < deadline:
-        at, _, action = heapq.heappop(events)
-        time.sleep(max(0.0, at - time.time()))
-        action(at)
-        if all(h.decided_at is not None for h in pending):
-            break
+    scheduler.run(deadline, lambda: all(h.decided_at is not None for h in pending))
 
 
 def _holds(hpa: Autoscaler) -> bool:
@@ -386,11 +286,10 @@ def report(
     chart: Values,
     hpas: list[Autoscaler],
 ) -> None:
-    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(command_line())
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
-        f"load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (shared "
-        f"host); scrape 1 s, exporter refresh 1 s at a random phase; {PODS} GPU pods per "
+        f"{host_line(started, load_before, os.getloadavg())}; scrape 1 s, exporter refresh 1 s "
+        f"at a random phase; {PODS} GPU pods per "
         f"workload stepping 0 -> 100 %; target averageValue {TARGET:g}, tolerance "
         f"{facts.HPA_TOLERANCE}, HPA sync {facts.HPA_SYNC_S} s at a random phase; adapter "
         f"relist {relist_interval(chart)} (derived); KEDA: live query on every HPA read, "
@@ -400,8 +299,7 @@ def report(
         f"{'case':<6} {'signal':<18} {'path':<8} {'trials':>6} {'median s':>9} {'p95 s':>7} "
         f"{'max s':>6} {'keda/adapter':>12}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     rows: dict[tuple[str, str, str], list[Autoscaler]] = {}
     for hpa in hpas:
         rows.setdefault((hpa.lane.case, hpa.signal, hpa.path), []).append(hpa)
@@ -422,7 +320,7 @@ def report(
         note = f"  ({missed} undecided)" if missed else ""
         print(
             f"{case:<6} {label:<18} {path:<8} {len(got):>6} {median:>9.1f} "
-            f"{percentile(got, 0.95):>7.1f} {max(got):>6.1f} {ratio:>12}{note}".rstrip()
+            f"{percentile(got, 95):>7.1f} {max(got):>6.1f} {ratio:>12}{note}".rstrip()
         )
     print(
         "latency: warm/cold: the GPU's load changes -> the first HPA sync that wants more than "

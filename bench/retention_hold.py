@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from pathlib import Path
 
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import SERIES_PER_GPU
 from gpu_platform.testing.exporters import ExporterServer, simulated_cluster
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
@@ -182,12 +182,11 @@ def main() -> int:
                     arm.prom.stop()
             server.close()
 
-    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(command_line())
     print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
-        f"load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (shared "
-        f"host); the chart's default cluster ({nodes} GPU nodes x {gpus // max(1, nodes)} GPU, "
+        f"{host_line(started, load_before, os.getloadavg())}; the chart's default cluster "
+        f"({nodes} GPU nodes x {gpus // max(1, nodes)} GPU, "
         f"{counted.bulk_series} other series; {series} series with the scrape series) at 1 s; "
         f"time "
         f"/ {args.compress}: block range {block_s:g} s, retention {retention} (= "
@@ -198,8 +197,7 @@ def main() -> int:
         f"{'formula':<16} {'retention.size MB':>17} {'asked min':>9} {'kept min':>8} "
         f"{'kept/asked':>10} {'size deletions':>14} {'peak disk MB':>12}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for arm in arms:
         print(
             f"{arm.name:<16} {arm.size_bytes / 1e6:>17.1f} {inputs.retention_s / 60:>9.0f} "

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shlex
 import statistics
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from typing import Any
 
 from gpu_platform.pipeline.derive import adapter_rules
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.prometheus import (
     Prometheus,
@@ -292,10 +292,9 @@ def main() -> int:
             fleet.stop()
     load_after = os.getloadavg()
 
-    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(command_line())
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
-        f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after (shared host); "
+        f"{host_line(started, load_before, load_after)}; "
         f"took {(time.time() - started) / 60:.0f} min"
     )
     print(f"{prometheus_version()}; {victoria_version()}")
@@ -309,8 +308,7 @@ def main() -> int:
         f"{'path':<32} {'variant':<17} {'trials':>6} {'median s':>8} {'p95 s':>6} "
         f"{'max s':>6} {'query ms':>8}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for p in paths:
         q = f"{statistics.median(p.query_ms):8.0f}" if p.query_ms else f"{'-':>8}"
         if p.name.endswith(" only"):

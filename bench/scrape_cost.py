@@ -46,7 +46,6 @@ import json
 import math
 import os
 import re
-import shlex
 import statistics
 import struct
 import sys
@@ -58,6 +57,7 @@ from pathlib import Path
 import numpy as np
 from gpu_platform.pipeline import scaleout, sizing
 from gpu_platform.pipeline.model.monitoring import PrometheusSizing
+from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.cluster_series import OTHER_MIX
 from gpu_platform.testing.dcgm import SERIES_PER_GPU
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group
@@ -400,8 +400,7 @@ def print_comparison(runs: list[Run], coeff: sizing.Coefficients) -> None:
         f"{'kept d':>6} {'old':>5} | {'RSS MiB':>15} | {'ingest CPU m':>15} | "
         f"{'relist ms CPU':>15}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for r in runs:
         if r.error:
             print(f"{r.nodes:>5} error: {r.error}")
@@ -455,8 +454,7 @@ def print_kept_up(runs: list[Run]) -> None:
         f"{'nodes':>5} {'GPUs':>5} {'every':>5} {'series':>7} {'appended/s':>10} {'of held':>7} "
         f"{'up':>5} {'p99 interval s':>14} {'Prometheus cores':>16} {'exporters cores':>15}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for r in runs:
         if r.error:
             continue
@@ -594,7 +592,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.rescore:
         report = Path(args.rescore).read_text()
-        print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+        print(command_line())
         print(
             f"the measurements of {args.rescore} ({report.splitlines()[1].split(',')[0]}; "
             f"{report.splitlines()[2]}), against the formula's current defaults"
@@ -639,11 +637,10 @@ def main() -> int:
     defaults = PrometheusSizing()
     coeff = sizing.coefficients(defaults)
 
-    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(command_line())
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {os.cpu_count()} CPUs, "
-        f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
-        f"(shared host); scrape every 1 s unless a size says otherwise; {SERIES_PER_GPU} DCGM "
+        f"{host_line(started, load_before, load_after)}; scrape every 1 s unless a size says "
+        f"otherwise; {SERIES_PER_GPU} DCGM "
         f"series per GPU; other series "
         f"mix {', '.join(f'{k} {v:.0%}' for k, v in OTHER_MIX)}; "
         f"{args.duration:g} s measured per size after {args.settle:g} s, one size at a time; "
@@ -662,8 +659,7 @@ def main() -> int:
         f"{'B/chunk':>7} {'WAL B/sample':>12} {'RSS MiB':>7} {'anon':>5} "
         f"{'chunks/series':>13} {'us/sample':>9} {'relisted':>8}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for r in [baseline, *good]:
         print(
             f"{r.nodes:>5} {r.series:>7} {r.chunk_bytes_per_sample:>8.2f} "

@@ -13,9 +13,7 @@ and a 3 m avg_over_time window, with the exporter refreshing every 1 s
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import shlex
 import statistics
 import sys
 import tempfile
@@ -26,6 +24,7 @@ from pathlib import Path
 from gpu_platform.pipeline.derive import adapter_rules, metrics_query
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.testing.benchrun import command_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
@@ -167,7 +166,7 @@ def main() -> int:
             prom.stop()
             server.close()
 
-    print(f"command: {shlex.join([os.path.relpath(sys.executable), *sys.argv])}")
+    print(command_line())
     print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
     print(
         f"scrape 1 s; HPA target {args.target:g} %; {runs} run(s) per row; poll "
@@ -177,8 +176,7 @@ def main() -> int:
         f"{'variant':<18} {'exporter refresh':>16} {'runs':>5} {'median s':>9} "
         f"{'min s':>7} {'max s':>7}"
     )
-    print(header)
-    print("-" * len(header))
+    print_header(header)
     for variant in expanded:
         for refresh in refreshes:
             got = [

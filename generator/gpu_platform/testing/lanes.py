@@ -1,0 +1,88 @@
+"""Lanes: the unit of the scale-up latency benchmarks (bench/hpa_latency.py, keda_latency.py).
+
+A lane is a workload of GPU pods, idle until its step to full load at a random moment, and
+what the step means for the series Prometheus sees: a warm lane's series exist long before
+the step; a cold lane is a new node's first GPU pods, so its exporter is served from the step
+on, under a series name of its own that no adapter relist has seen; a lost lane keeps its load
+but its exporter goes away at the step. Every latency benchmark builds, scrapes and steps its
+lanes here, so their figures compare.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_platform.testing.dcgm import DcgmExporter, Gpu
+from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.scrape import OPERATOR_TARGET_LABELS, dcgm_job
+
+UTIL = "DCGM_FI_DEV_GPU_UTIL"
+CASES = ("warm", "cold", "lost")
+
+
+@dataclass
+class Lane:
+    name: str
+    case: str  # one of CASES
+    series: str  # the DCGM series name this lane's samples are stored under
+    exporter: DcgmExporter
+    gpus: list[Gpu]
+    step_at: float = 0.0
+    stepped_at: float | None = None
+
+    @property
+    def cold(self) -> bool:
+        return self.case == "cold"
+
+    @property
+    def path(self) -> str:
+        return f"/{self.name}/metrics"
+
+    @property
+    def pods(self) -> list[str]:
+        return [g.workload.pod for g in self.gpus if g.workload]
+
+
+def lane_series(name: str, case: str) -> str:
+    """A cold lane's own series name (never listed before its step); UTIL otherwise."""
+    return f"{UTIL}_{name.replace('-', '_')}" if case == "cold" else UTIL
+
+
+def renamed_rule(rule: dict[str, Any], series: str) -> dict[str, Any]:
+    """An adapter rule on the lane's series instead of UTIL."""
+    return {**rule, "seriesQuery": rule["seriesQuery"].replace(UTIL, series)}
+
+
+def scrape_jobs(lanes: list[Lane], server: ExporterServer, served_job: str) -> list[dict[str, Any]]:
+    """One job (``served_job``) for the lanes served from the start, registered on
+    ``server`` now, then one job per cold lane that stores UTIL under the lane's series."""
+    statics, jobs = [], []
+    for lane in lanes:
+        labels = {
+            **OPERATOR_TARGET_LABELS,
+            "__metrics_path__": lane.path,
+            "instance": lane.name,
+            "pod": f"nvidia-dcgm-exporter-{lane.name}",
+        }
+        static = {"targets": [server.address], "labels": labels}
+        if not lane.cold:
+            server.add(lane.path, lane.exporter)
+            statics.append(static)
+        else:
+            jobs.append(dcgm_job(lane.name, [static], rename=(UTIL, lane.series)))
+    return [dcgm_job(served_job, statics), *jobs]
+
+
+def step(lane: Lane, server: ExporterServer) -> None:
+    """The lane's step: its GPUs go to 100 % (a cold lane's exporter appears with them), or a
+    lost lane's exporter goes away; ``stepped_at`` is when that happened."""
+    if lane.case == "lost":
+        del server.routes[lane.path]  # the node's exporter goes away
+    else:
+        for gpu in lane.gpus:
+            lane.exporter.set_value(gpu, UTIL, 100.0)
+        if lane.cold:
+            server.add(lane.path, lane.exporter)
+    lane.stepped_at = time.time()
