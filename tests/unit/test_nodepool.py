@@ -13,13 +13,9 @@ import subprocess
 
 import pytest
 import yaml
-from gpu_platform.clouds.nodepool import (
-    CLOUDS,
-    GKE_DRIVER_INSTALLER,
-    GKE_NO_DEVICE_PLUGIN_LABEL,
-    NodepoolError,
-    nodepool_script,
-)
+from gpu_platform.clouds.gke import GKE_DRIVER_INSTALLER, GKE_NO_DEVICE_PLUGIN_LABEL
+from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
+from gpu_platform.clouds.pool_script import NodepoolError
 from gpu_platform.errors import GpuPlatformError, UsageError
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements

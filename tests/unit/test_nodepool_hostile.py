@@ -34,7 +34,8 @@ import pytest
 import yaml
 from gpu_platform.cli import main
 from gpu_platform.clouds import nodepool
-from gpu_platform.clouds.nodepool import NodepoolError, nodepool_script
+from gpu_platform.clouds.nodepool import nodepool_script
+from gpu_platform.clouds.pool_script import NodepoolError
 from gpu_platform.pipeline.model.kube import Taint
 from gpu_platform.pipeline.model.pools import NodePool
 from hypothesis import HealthCheck, given, settings

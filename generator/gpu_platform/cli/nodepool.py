@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from gpu_platform.cli import common
-from gpu_platform.clouds.nodepool import CLOUDS, NodepoolError, nodepool_script
+from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
+from gpu_platform.clouds.pool_script import NodepoolError
 from gpu_platform.errors import Problem, ValuesInvalid
 from gpu_platform.pipeline.load import dotted
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.clouds.nodepool import DEFAULT_MACHINE_TYPES
+from gpu_platform.clouds.machine_types import DEFAULT_MACHINE_TYPES
 from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool
 from gpu_platform.pipeline.model.sharing import GpuSharing
 from gpu_platform.pipeline.model.values import Values
