@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from gpu_platform.ops.usage import percentile
-from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules, relist_interval
 from gpu_platform.testing.adapter import HPA_SYNC_S, AdapterEmulator, hpa_replicas
 from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload

@@ -40,11 +40,11 @@ from pathlib import Path
 
 from gpu_platform.ops.usage import percentile
 from gpu_platform.pipeline import facts, kedapath
-from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules, relist_interval
 from gpu_platform.testing.adapter import AdapterEmulator, hpa_replicas
 from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload

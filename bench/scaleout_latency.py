@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_platform.pipeline.derive import adapter_rules
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules
 from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.prometheus import (

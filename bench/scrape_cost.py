@@ -20,7 +20,7 @@ and the data directory:
 Before that, Debian's real node exporter is started once and its series counted (what grows
 with the CPUs apart), the per-node term of the series model.
 
-The chart's formula (``gpu_platform.pipeline.sizing``, the code derive.py and validate.yaml
+The chart's formula (``gpu_platform.pipeline.sizing``, the code monitoring_keys.py and validate.yaml
 use) gets the same inputs, every series counted (GPUs x 25 DCGM series + other series + 5
 scrape series per target), and the table compares: retentionSize (2d), the retention that
 size keeps at the measured rates, RSS at the run's head age, and ingest CPU.

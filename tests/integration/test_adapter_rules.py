@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from gpu_platform.pipeline.derive import adapter_rules, pod_labels
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules, pod_labels
 from gpu_platform.testing.dcgm import Gpu
 from gpu_platform.testing.prometheus import Prometheus
 from gpu_platform.testing.scrape import MODE_LABEL, OPERATOR_TARGET_LABELS

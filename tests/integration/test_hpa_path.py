@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpu_platform.pipeline.derive import adapter_rules, relist_interval
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules, relist_interval
 from gpu_platform.testing.adapter import AdapterEmulator, hpa_replicas
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer

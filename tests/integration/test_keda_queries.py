@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 from gpu_platform.pipeline import kedapath, promql
-from gpu_platform.pipeline.derive import pod_labels
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import pod_labels
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_platform.pipeline.derive import adapter_rules
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.node_exporter import NODE_EXPORTER_BIN, count_node_exporter
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available, with_config

@@ -34,10 +34,11 @@ import yaml
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.helm import isolated_env
-from gpu_platform.pipeline.derive import DERIVATIONS, dcgm_env, get_path, set_path
+from gpu_platform.pipeline.derive import DERIVATIONS, get_path, set_path
 from gpu_platform.pipeline.emit import helmyaml
 from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import dcgm_env
 from gpu_platform.pipeline.rules.catalogue import RULES
 from gpu_platform.pipeline.run import as_helm_merges, check_data
 from hypothesis import HealthCheck, given, settings

@@ -22,9 +22,10 @@ from gpu_platform import helm
 from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
 from gpu_platform.pipeline import scaleout, sizing
-from gpu_platform.pipeline.derive import bulk_interval, relist_interval, resolve, shard_plan
+from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import bulk_interval, relist_interval, shard_plan
 from gpu_platform.publish import dependencies
 from gpu_platform.publish.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.pipeline.derive import adapter_rules, metrics_query, resolve, scrape_timeout
+from gpu_platform.pipeline.derive import resolve
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import adapter_rules, metrics_query, scrape_timeout
 from gpu_platform.pipeline.run import check_files
 from pydantic import ValidationError
 

@@ -7,9 +7,10 @@ import dataclasses
 
 import pytest
 from gpu_platform.pipeline import sizing
-from gpu_platform.pipeline.derive import DERIVATIONS, relist_interval, resolve
+from gpu_platform.pipeline.derive import DERIVATIONS, resolve
 from gpu_platform.pipeline.model.monitoring import PrometheusSizing
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import relist_interval
 from gpu_platform.pipeline.run import check_data, check_defaults
 from support.values import problems
 

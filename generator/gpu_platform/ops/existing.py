@@ -27,9 +27,11 @@ from typing import Any
 
 from gpu_platform.pipeline import query
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV, get_path, pool_taints, resolve
+from gpu_platform.pipeline.derive import get_path, resolve
 from gpu_platform.pipeline.model.kube import duration_ms, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import DCGM_INTERVAL_ENV
+from gpu_platform.pipeline.operator_keys import pool_taints
 from gpu_platform.pipeline.rules.monitoring import (
     dcgm_service,
     monitor_labels,

@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 
 Kind = Literal["locked", "merged", "advisory", "default"]
 
+# Schemas and guard snippets most derived keys share.
+STRING: dict[str, Any] = {"type": "string"}
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
+INTEGER: dict[str, Any] = {"type": "integer"}
+GO_TRUE = "{{- $want := toJson true -}}"
+GO_FALSE = "{{- $want := toJson false -}}"
+
 
 @dataclass(frozen=True)
 class Derivation:

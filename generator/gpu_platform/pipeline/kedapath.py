@@ -37,11 +37,11 @@ import math
 from typing import Any
 
 from gpu_platform.pipeline import facts, promql
-from gpu_platform.pipeline.derive import PROMETHEUS_PORT, PROMETHEUS_SERVICE, pod_labels
 from gpu_platform.pipeline.model.hpas import Hpa, PodsMetric
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
+from gpu_platform.pipeline.monitoring_keys import PROMETHEUS_PORT, PROMETHEUS_SERVICE, pod_labels
 
 API_VERSION = "keda.sh/v1alpha1"
 # KEDA's annotation that lets a ScaledObject adopt the HPA named in

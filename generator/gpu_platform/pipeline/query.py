@@ -7,7 +7,7 @@ a Thanos Query over shards, a remote store's query URL. prometheus-adapter's cha
 templates/deployment.yaml), and takes a bearer token only as a file
 (``--prometheus-token-file``) and extra headers as ``--prometheus-header=K=V`` (the adapter's
 cmd/adapter/adapter.go, v0.10 and later): so a URL is split here, and a token is a Secret
-mounted into the adapter. ``derive.py`` turns these into the adapter's values and the guard
+mounted into the adapter. ``monitoring_keys.py`` turns these into the adapter's values and the guard
 recomputes them (``GO_SPLIT``).
 """
 

@@ -2,7 +2,8 @@
 
 Pure functions of the values, like ``sizing.py`` whose per-Prometheus formula they apply to a
 share of the cluster's series. ``gpu-platform validate`` prints the plan and warns from it,
-``derive.py`` sets the shard count and the per-shard sizing from it, and
+``scaleout_keys.py`` sets the shard count and ``monitoring_keys.py`` the per-shard sizing
+from it, and
 ``templates/validate.yaml`` recomputes the shard count operation for operation (the tests
 compare the two). docs/scale-out.md explains the design.
 """

@@ -1,9 +1,9 @@
 """The kube-prometheus-stack keys the scale-out plan derives (pipeline/scaleout.py).
 
-Each is a ``Derivation`` like derive.py's, held by a plan: the shard count always (1 in mode
-single), the Thanos sidecar and its discovery Service in shards mode, the remote write in
-remoteWrite mode, Thanos Ruler and kube-state-metrics' autosharding once sharded, Grafana's data
-source once a query view is named. Outside its plan (``when``, and ``when_go`` for the install
+Each is a ``Derivation`` like monitoring_keys.py's, held by a plan: the shard count always (1
+in mode single), the Thanos sidecar and its discovery Service in shards mode, the remote write
+in remoteWrite mode, Thanos Ruler and kube-state-metrics' autosharding once sharded, Grafana's
+data source once a query view is named. Outside its plan (``when``, and ``when_go`` for the install
 guard) a key is the user's. The query view is ``platform.monitoring.prometheus.query``, split by
 pipeline/query.py; the guard's prelude gives ``$shards``, ``$so`` and the split URL.
 """
@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_platform.pipeline import query, scaleout
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derivation import Derivation, get_path
+from gpu_platform.pipeline.derivation import (
+    BOOLEAN,
+    GO_FALSE,
+    GO_TRUE,
+    INTEGER,
+    STRING,
+    Derivation,
+    get_path,
+)
 
 if TYPE_CHECKING:
     from gpu_platform.pipeline.model.values import Values
@@ -28,16 +36,11 @@ _KPS = "kube-prometheus-stack"
 _SPEC = ("prometheus", "prometheusSpec")
 _RULER = ("thanosRuler", "thanosRulerSpec")
 _KSM = ("kube-state-metrics",)
-_STR = {"type": "string"}
-_BOOL = {"type": "boolean"}
-_INT = {"type": "integer"}
 _SCALE = "platform.monitoring.scaleOut"
 _QUERY = "platform.monitoring.prometheus.query.url"
 _SHARDED = "(gt $shards 1)"
 _SHARDS_MODE = '(eq (toString $so.mode) "shards")'
 _RW_MODE = '(eq (toString $so.mode) "remoteWrite")'
-_TRUE = "{{- $want := toJson true -}}"
-_FALSE = "{{- $want := toJson false -}}"
 
 
 def sharded(values: Values) -> bool:
@@ -148,7 +151,7 @@ def derivations() -> tuple[Derivation, ...]:
             (*_SPEC, "shards"),
             _SCALE,
             scaleout.shards_for,
-            _INT,
+            INTEGER,
             "1 in mode single; else scaleOut.shards, or the fewest within scaleOut.limits",
             go="{{- $want := toJson $shards -}}",
         ),
@@ -169,9 +172,9 @@ def derivations() -> tuple[Derivation, ...]:
             ("prometheus", "thanosService", "enabled"),
             _SCALE,
             lambda v: True,
-            _BOOL,
+            BOOLEAN,
             "shards mode: the headless Service your Thanos Query discovers the sidecars by",
-            go=_TRUE,
+            go=GO_TRUE,
             when=shards_mode,
             when_go=_SHARDS_MODE,
         ),
@@ -208,9 +211,9 @@ def derivations() -> tuple[Derivation, ...]:
             ("thanosRuler", "enabled"),
             _SCALE,
             lambda v: True,
-            _BOOL,
+            BOOLEAN,
             "sharded: Thanos Ruler evaluates the rules over the query view",
-            go=_TRUE,
+            go=GO_TRUE,
             when=sharded,
             when_go=_SHARDED,
         ),
@@ -219,9 +222,9 @@ def derivations() -> tuple[Derivation, ...]:
             (*_RULER, "ruleSelectorNilUsesHelmValues"),
             _SCALE,
             lambda v: False,
-            _BOOL,
+            BOOLEAN,
             "sharded: Thanos Ruler selects every PrometheusRule (the DCGM and Dask ones too)",
-            go=_FALSE,
+            go=GO_FALSE,
             when=sharded,
             when_go=_SHARDED,
         ),
@@ -259,10 +262,10 @@ def derivations() -> tuple[Derivation, ...]:
             (*_KSM, "autosharding", "enabled"),
             _SCALE,
             lambda v: True,
-            _BOOL,
+            BOOLEAN,
             "sharded: kube-state-metrics, one target of a series per pod, splits itself so "
             "its series spread over the shards",
-            go=_TRUE,
+            go=GO_TRUE,
             when=sharded,
             when_go=_SHARDED,
         ),
@@ -271,7 +274,7 @@ def derivations() -> tuple[Derivation, ...]:
             (*_KSM, "replicas"),
             _SCALE,
             scaleout.shards_for,
-            _INT,
+            INTEGER,
             "sharded: one kube-state-metrics shard per Prometheus shard",
             go="{{- $want := toJson $shards -}}",
             when=sharded,
@@ -282,7 +285,7 @@ def derivations() -> tuple[Derivation, ...]:
             ("grafana", "sidecar", "datasources", "url"),
             _QUERY,
             lambda v: v.platform.monitoring.prometheus.query.url,
-            _STR,
+            STRING,
             "Grafana's Prometheus data source: the query view, which holds every series",
             go="{{- $want := toJson $queryUrl -}}",
             when=scaleout.global_view,

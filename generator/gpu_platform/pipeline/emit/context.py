@@ -33,18 +33,18 @@ from gpu_platform.pipeline import (
 )
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
-from gpu_platform.pipeline.derive import (
+from gpu_platform.pipeline.derive import get_path
+from gpu_platform.pipeline.emit.helmyaml import dump_yaml
+from gpu_platform.pipeline.gofmt import quote
+from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
+from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
+from gpu_platform.pipeline.monitoring_keys import (
     DCGM_INTERVAL_ENV,
     GIB,
     PROMETHEUS_PORT,
     PROMETHEUS_SERVICE,
     SELECTOR_FLAGS,
-    get_path,
 )
-from gpu_platform.pipeline.emit.helmyaml import dump_yaml
-from gpu_platform.pipeline.gofmt import quote
-from gpu_platform.pipeline.model.autoscaling import AUTH_PARAMETERS
-from gpu_platform.pipeline.model.kube import DURATION_UNITS_MS
 from gpu_platform.pipeline.rules import hpas as hpa_rules
 from gpu_platform.pipeline.rules import images as image_rules
 from gpu_platform.pipeline.rules import keda as keda_rules

@@ -9,7 +9,7 @@ never say different things. Facts (versions, labels, keys) come from the modules
 from __future__ import annotations
 
 from gpu_platform.pipeline import facts
-from gpu_platform.pipeline.derive import DCGM_INTERVAL_ENV
+from gpu_platform.pipeline.monitoring_keys import DCGM_INTERVAL_ENV
 from gpu_platform.pipeline.query import TENANT_HEADER
 
 _EXAMPLE_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"

@@ -11,7 +11,7 @@ https://github.com/NVIDIA/k8s-device-plugin/blob/main/README.md#shared-access-to
 https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html
 
 So a pool that shares gets one config, named after the pool, in the ConfigMap the chart asks
-gpu-operator to create (pipeline/derive.py), and its nodes the label (gpu-platform nodepool).
+gpu-operator to create (pipeline/operator_keys.py), and its nodes the label (gpu-platform nodepool).
 The config's text is one Go format string, which both `gpu-platform values` and the install
 guard fill in, so the two agree to the byte.
 """

@@ -17,14 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpu_platform.pipeline.derive import (
-    DCGM_INTERVAL_ENV,
-    DERIVATIONS,
-    Derivation,
-    get_path,
-)
+from gpu_platform.pipeline.derive import DERIVATIONS, Derivation, get_path
 from gpu_platform.pipeline.gofmt import quote, to_json
 from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.monitoring_keys import DCGM_INTERVAL_ENV
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Hit, Rule, rule
 
 KNOB_FMT = (
@@ -258,8 +254,8 @@ def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
 {{- end -}}""",
 )
 def operator_tolerates_pools(ctx: Context) -> Iterable[Hit]:
-    """The tool adds a toleration for every pool taint the lists miss (derive.py), so only a
-    plain install that replaced the lists can miss one."""
+    """The tool adds a toleration for every pool taint the lists miss (operator_keys.py), so
+    only a plain install that replaced the lists can miss one."""
     return ()
 
 

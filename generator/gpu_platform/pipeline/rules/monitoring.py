@@ -276,6 +276,6 @@ def prometheus_named(ctx: Context) -> Iterable[Hit]:
 {{- end -}}""",
 )
 def adapter_query_credentials(ctx: Context) -> Iterable[Hit]:
-    """The tool adds the entries (derive.adapter_arguments and friends), so only a plain
+    """The tool adds the entries (monitoring_keys.adapter_arguments and friends), so only a plain
     install whose lists lack them can miss one."""
     return ()

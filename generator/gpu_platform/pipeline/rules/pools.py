@@ -10,8 +10,9 @@ from typing import Any
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, requirements_table
 from gpu_platform.pipeline.components import NODE_POOLS
-from gpu_platform.pipeline.derive import driver_enabled, get_path
+from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.gofmt import to_json
+from gpu_platform.pipeline.operator_keys import driver_enabled
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
 from gpu_platform.pipeline.rules.shapes import NotAbove, Unique, declare
 from gpu_platform.pipeline.yamltree import PathKey

@@ -188,7 +188,7 @@ def remote_write_one_auth(ctx: Context) -> Iterable[Hit]:
 {{- end -}}""",
 )
 def shards_thanos_sidecar(ctx: Context) -> Iterable[Hit]:
-    """The tool always adds the sidecar (derive.thanos_spec): only a plain install misses it."""
+    """The tool always adds the sidecar (scaleout_keys.thanos_spec): only a plain install misses it."""
     return ()
 
 

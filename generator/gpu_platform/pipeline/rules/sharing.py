@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpu_platform.pipeline.derive import DEVICE_PLUGIN_CONFIG, get_path
+from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.gofmt import quote
 from gpu_platform.pipeline.model.sharing import CONFIG_FMT, FAIL_MORE_THAN_ONE, config_text
+from gpu_platform.pipeline.operator_keys import DEVICE_PLUGIN_CONFIG
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
 
 
@@ -60,7 +61,7 @@ def pool_sharing_needs_operator(ctx: Context) -> Iterable[Hit]:
 {{- end -}}""",
 )
 def pool_sharing_config(ctx: Context) -> Iterable[Hit]:
-    """The tool writes the config (derive.py); it cannot when the user names a ConfigMap of
+    """The tool writes the config (operator_keys.py); it cannot when the user names a ConfigMap of
     their own, or already holds a different config under the pool's name."""
     block = ctx.values.subchart("gpu-operator")
     _, config = get_path(block.model_extra or {}, DEVICE_PLUGIN_CONFIG)
