@@ -31,7 +31,8 @@ from gpu_platform.pipeline.model.kube import Strict
 
 from .distributions import finite
 from .settings import Settings
-from .workload import Arrivals, ClusterType, Tenant, Workload
+from .workload import Workload
+from .workload_parts import Arrivals, ClusterType, Tenant
 
 DEFAULT_WORKLOAD = "default_workload.yaml"
 Model = TypeVar("Model", bound=BaseModel)

@@ -22,7 +22,8 @@ from gpu_platform.pipeline.model.sharing import GpuSharing
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.model.warm import ScheduleStep
 
-from .workload import Workload, clock_seconds
+from .workload import Workload
+from .workload_parts import clock_seconds
 
 # How much warm capacity and how many pools' combinations a search tries: enough to reach
 # every frontier point a day of tens of GPUs has, small enough for a minute on 2 cores.

@@ -15,16 +15,14 @@ from dataclasses import dataclass, field
 
 from gpu_platform.errors import Problem, ValuesInvalid
 
-from .workload import (
-    DEFAULT_START_DATE,
-    MAX_PODS,
+from .workload import DEFAULT_START_DATE, MAX_PODS, Workload
+from .workload_parts import (
     AlwaysOn,
     Arrivals,
     ClusterType,
     Notebooks,
     Sessions,
     Tenant,
-    Workload,
     clock_seconds,
 )
 
