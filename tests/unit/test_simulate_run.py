@@ -7,7 +7,8 @@ import json
 
 import pytest
 from gpu_platform.errors import ValuesInvalid
-from gpu_platform.ops.usage import UsageSummary, side_by_side
+from gpu_platform.ops.usage import UsageSummary
+from gpu_platform.ops.usage_compare import side_by_side
 from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import (
     Config,

@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from gpu_platform.ops.plots import draw
+from gpu_platform.ops.plots import draw, pending_over_time
 from gpu_platform.ops.usage import (
     GpuHours,
     PodWait,
@@ -15,10 +15,9 @@ from gpu_platform.ops.usage import (
     WaitStats,
     duration,
     extra_text,
-    pending_over_time,
     percentile,
-    side_by_side,
 )
+from gpu_platform.ops.usage_compare import side_by_side
 
 
 def test_percentile_interpolates_between_ranks():

@@ -288,7 +288,7 @@ def emit_summaries(
 ) -> None:
     """Print one or two usage summaries (text, side by side, or JSON) and draw the plot."""
     from gpu_platform.ops.plots import draw
-    from gpu_platform.ops.usage import side_by_side
+    from gpu_platform.ops.usage_compare import side_by_side
 
     if as_json:
         data = [s.to_json() for s in summaries]

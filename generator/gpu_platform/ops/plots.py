@@ -25,7 +25,7 @@ from typing import Any
 
 from gpu_platform.writes import write_file
 
-from .usage import WAIT_THRESHOLDS, UsageSummary, duration, pending_over_time
+from .usage import WAIT_THRESHOLDS, UsageSummary, duration
 
 
 def binned(
@@ -48,6 +48,32 @@ def binned(
         for edge, total in zip(edges, sums, strict=True)
     ]
     return edges, means
+
+
+def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[float], list[int]]:
+    """GPU pods created and not yet Running at each time (seconds), for the plots."""
+    if not summary.pods:
+        return [summary.start, summary.end], [0, 0]
+    events: list[tuple[float, int]] = []
+    for pod in summary.pods:
+        stop = pod.running if pod.running is not None else pod.gone
+        if stop is not None and stop <= pod.created:
+            continue
+        events.append((pod.created, 1))
+        if stop is not None and stop < summary.end:
+            events.append((stop, -1))
+    events.sort()
+    times, counts, level = [summary.start], [0], 0
+    for t, delta in events:
+        level += delta
+        if t == times[-1]:
+            counts[-1] = level
+        else:
+            times.append(t)
+            counts.append(level)
+    times.append(summary.end)
+    counts.append(counts[-1])
+    return times, counts
 
 
 def nodes_repeat_paid(summary: UsageSummary) -> int | None:

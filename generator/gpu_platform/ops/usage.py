@@ -359,7 +359,7 @@ class UsageSummary:
 
 
 def _wait_lines(title: str, w: WaitStats) -> list[str]:
-    shares = ", ".join(f"{_pct(v)} under {k[:-1]} s" for k, v in w.share_under.items())
+    shares = ", ".join(f"{pct(v)} under {k[:-1]} s" for k, v in w.share_under.items())
     return [
         f"  {title}: median {duration(w.median_s)}, mean {duration(w.mean_s)}, "
         f"p95 {duration(w.p95_s)}, p99 {duration(w.p99_s)}",
@@ -429,20 +429,20 @@ QUIET_WHEN_NONE = frozenset(
 )
 
 
-def _nothing(value: Any) -> bool:
+def says_nothing(value: Any) -> bool:
     return value == 0 or (isinstance(value, float) and math.isnan(value))
 
 
 def extra_text(key: str, value: Any) -> str | None:
     """One extra figure as a line of text, or None for structured ones (JSON only) and for
     quota figures on a day without refusals."""
-    if key in QUIET_WHEN_NONE and _nothing(value):
+    if key in QUIET_WHEN_NONE and says_nothing(value):
         return None
-    shown = _extra(key, value)
+    shown = extra_parts(key, value)
     return None if shown is None else f"{shown[0]}: {shown[1]}"
 
 
-def _extra(key: str, value: Any) -> tuple[str, str] | None:
+def extra_parts(key: str, value: Any) -> tuple[str, str] | None:
     """(label, value as text) of an extra figure; None for structured ones."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
@@ -505,96 +505,5 @@ def _no_nan(value: Any) -> Any:
     return value
 
 
-def _pct(value: float) -> str:
+def pct(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value * 100:.1f}%"
-
-
-def side_by_side(a: UsageSummary, b: UsageSummary) -> str:
-    """Two summaries in columns, for `simulate --compare`."""
-    rows: list[tuple[str, str, str]] = [("GPU pods", f"{a.waits.pods}", f"{b.waits.pods}")]
-
-    def waits(title: str, x: WaitStats | None, y: WaitStats | None) -> None:
-        if x is None or y is None:
-            return
-        for name, attr in (
-            ("median", "median_s"),
-            ("mean", "mean_s"),
-            ("p95", "p95_s"),
-            ("p99", "p99_s"),
-        ):
-            rows.append((f"{title} {name}", duration(getattr(x, attr)), duration(getattr(y, attr))))
-        rows.extend(
-            (f"{title} under {k[:-1]} s", _pct(x.share_under[k]), _pct(y.share_under[k]))
-            for k in x.share_under
-        )
-
-    waits("pending", a.waits, b.waits)
-    waits("to scheduled", a.scheduling, b.scheduling)
-    rows += [
-        ("GPU-hours used", f"{a.gpu_hours.used:,.1f}", f"{b.gpu_hours.used:,.1f}"),
-        ("GPU-hours paid", f"{a.gpu_hours.paid:,.1f}", f"{b.gpu_hours.paid:,.1f}"),
-        ("overhead", f"{a.gpu_hours.overhead_pct:.1f}%", f"{b.gpu_hours.overhead_pct:.1f}%"),
-    ]
-    for name in sorted(set(a.tenants) | set(b.tenants)):
-        ta, tb = a.tenants.get(name), b.tenants.get(name)
-        rows.append(
-            (
-                f"{name}: GPU-hours used",
-                f"{ta.gpu_hours_used:,.1f}" if ta else "-",
-                f"{tb.gpu_hours_used:,.1f}" if tb else "-",
-            )
-        )
-        rows.append(
-            (
-                f"{name}: pending median",
-                duration(ta.pending.median_s) if ta else "-",
-                duration(tb.pending.median_s) if tb else "-",
-            )
-        )
-    for key in [k for k in a.extra if k in b.extra and k != "seed"]:
-        if key in QUIET_WHEN_NONE and _nothing(a.extra[key]) and _nothing(b.extra[key]):
-            continue
-        x, y = _extra(key, a.extra[key]), _extra(key, b.extra[key])
-        if x is not None and y is not None:
-            rows.append((x[0], x[1], y[1]))
-    rows.append(
-        (
-            "saturated",
-            "YES" if a.saturation and a.saturation.saturated else "no",
-            "YES" if b.saturation and b.saturation.saturated else "no",
-        )
-    )
-    width = max(len(r[0]) for r in rows)
-    out = ""
-    for tag, summary in (("A", a), ("B", b)):  # first, where nobody misses them
-        warning = summary.saturation.warning() if summary.saturation else ""
-        if warning:
-            out += f"{tag}: {warning}\n"
-    out += f"{'':<{width}}  {'A':>14}  {'B':>14}\n"
-    return out + "".join(f"{k:<{width}}  {x:>14}  {y:>14}\n" for k, x, y in rows)
-
-
-def pending_over_time(summary: UsageSummary, points: int = 2000) -> tuple[list[float], list[int]]:
-    """GPU pods created and not yet Running at each time (seconds), for the plots."""
-    if not summary.pods:
-        return [summary.start, summary.end], [0, 0]
-    events: list[tuple[float, int]] = []
-    for pod in summary.pods:
-        stop = pod.running if pod.running is not None else pod.gone
-        if stop is not None and stop <= pod.created:
-            continue
-        events.append((pod.created, 1))
-        if stop is not None and stop < summary.end:
-            events.append((stop, -1))
-    events.sort()
-    times, counts, level = [summary.start], [0], 0
-    for t, delta in events:
-        level += delta
-        if t == times[-1]:
-            counts[-1] = level
-        else:
-            times.append(t)
-            counts.append(level)
-    times.append(summary.end)
-    counts.append(counts[-1])
-    return times, counts
