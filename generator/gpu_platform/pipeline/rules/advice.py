@@ -7,12 +7,15 @@ Helm template can only refuse, and none of these should stop an install.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from gpu_platform.pipeline import facts, sizing
+from gpu_platform.pipeline.model.pools import NodePool
+from gpu_platform.pipeline.model.tenants import Tenant
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.boundary import shared_replicas
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+from gpu_platform.pipeline.rules.shapes import Said, declare
 
 # What to do about a tenant without API access, said once for one tenant and for many.
 _API_ADVICE = (
@@ -25,6 +28,13 @@ _UNTAINTED_ADVICE = (
     "nodes from scaling down; add {key: nvidia.com/gpu, value: present, "
     "effect: NoSchedule}"
 )
+
+
+def tenants_with_pools(values: Values) -> Iterator[tuple[int, Tenant, list[NodePool]]]:
+    """Each tenant (with its index) and the pools it may use: its nodePools, or every pool."""
+    pools = {p.name: p for p in values.platform.nodePools}
+    for i, tenant in enumerate(values.platform.tenants):
+        yield i, tenant, [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
 
 
 @rule(
@@ -51,9 +61,7 @@ def quota_oversubscribed(ctx: Context) -> Iterable[Hit]:
     many="%d tenants have GPU quotas beyond what their pools can ever have (%s)",
 )
 def quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
-    pools = {p.name: p for p in ctx.values.platform.nodePools}
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
+    for i, tenant, usable in tenants_with_pools(ctx.values):
         reach = sum(p.max_slots for p in usable)
         if tenant.quota.gpus > reach:
             yield Hit(
@@ -92,9 +100,7 @@ def per_gpu(resource: str, values: Values) -> tuple[int, str] | None:
     many="%d tenants have MIG or shared-GPU quotas beyond what their pools can ever have (%s)",
 )
 def gpu_resource_quota_beyond_pools(ctx: Context) -> Iterable[Hit]:
-    pools = {p.name: p for p in ctx.values.platform.nodePools}
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        usable = [pools[n] for n in tenant.nodePools if n in pools] or list(pools.values())
+    for i, tenant, usable in tenants_with_pools(ctx.values):
         for name, count in sorted(tenant.quota.gpuResources.items()):
             supply = per_gpu(name, ctx.values)
             if supply is None:
@@ -173,15 +179,14 @@ def sizing_below_pools(ctx: Context) -> Iterable[Hit]:
         )
 
 
-@rule(
+declare(
     id="scrape-interval-implausible",
     severity="warning",
     summary="a scrape interval below 1s or above 5m, with what it costs",
     fmt="%s",
+    shape=Said(
+        ("platform", "monitoring", "scrapeInterval"),
+        sizing.implausible_interval,
+        at=("platform", "monitoring"),
+    ),
 )
-def scrape_interval_implausible(ctx: Context) -> Iterable[Hit]:
-    text = sizing.implausible_interval(ctx.values)
-    if text:
-        yield Hit(
-            ("platform", "monitoring", "scrapeInterval"), (text,), at=("platform", "monitoring")
-        )

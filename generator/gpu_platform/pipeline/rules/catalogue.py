@@ -70,7 +70,7 @@ class Rule:
     many: str | None = None
     # Where the check and the guard come from: a shape (``shapes.py``: both written from one
     # declaration), or ``by_hand``, why this rule is a hand-written pair (a derived key is
-    # stated as data in ``derive.py``; its rule is generated there).
+    # stated as data, a ``Derivation``; its rule is generated in ``derived.py``).
     shape: Any = None
     by_hand: str | None = None
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gpu_platform.pipeline import query, scaleout, sizing
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+from gpu_platform.pipeline.rules.shapes import Said, declare
 
 if TYPE_CHECKING:
     from gpu_platform.pipeline.model.values import Values
@@ -195,8 +196,8 @@ def shards_thanos_sidecar(ctx: Context) -> Iterable[Hit]:
 # --------------------------------------------------------------------------- warnings
 
 
-def _limits_passed(plan: sizing.Plan, ctx: Context) -> str:
-    limits = ctx.values.platform.monitoring.scaleOut.limits
+def _limits_passed(plan: sizing.Plan, values: Values) -> str:
+    limits = values.platform.monitoring.scaleOut.limits
     passed = []
     if plan.samples_per_s > limits.samplesPerSecond:
         passed.append(f"samplesPerSecond {limits.samplesPerSecond:,}")
@@ -207,50 +208,46 @@ def _limits_passed(plan: sizing.Plan, ctx: Context) -> str:
     return ", ".join(passed)
 
 
-@rule(
-    id="monitoring-needs-scale-out",
-    severity="warning",
-    summary="one Prometheus would pass scaleOut.limits: the plan, with its figures",
-    fmt="%s",
-)
-def monitoring_needs_scale_out(ctx: Context) -> Iterable[Hit]:
-    values = ctx.values
+def needs_scale_out(values: Values) -> str | None:
+    """One Prometheus past scaleOut.limits in mode single: the plan, with its figures."""
     if not bundled(values) or values.platform.monitoring.scaleOut.mode != "single":
-        return
+        return None
     plan = scaleout.plan_for(values)
     if plan.needed <= 1:
-        return
+        return None
     shards = sizing.plan_for(values, plan.needed)
-    text = (
+    return (
         f"one Prometheus would carry {scaleout.figures(plan.single)}, past scaleOut.limits "
-        f"({_limits_passed(plan.single, ctx)}): the plan is {plan.needed} shards, each "
+        f"({_limits_passed(plan.single, values)}): the plan is {plan.needed} shards, each "
         f"{scaleout.figures(shards)}; set scaleOut.mode: shards with prometheus.query.url your "
         "Thanos Query, or mode: remoteWrite with remoteWrite.url your store and "
         "prometheus.query.url its query URL (docs/scale-out.md)"
     )
-    yield Hit((*SO, "mode"), (text,), at=SO)
 
 
-@rule(
-    id="bulk-interval-split",
+declare(
+    id="monitoring-needs-scale-out",
     severity="warning",
-    summary="the non-GPU series scraped at the GPU interval, with what bulkScrapeInterval "
-    "would save",
+    summary="one Prometheus would pass scaleOut.limits: the plan, with its figures",
     fmt="%s",
+    shape=Said((*SO, "mode"), needs_scale_out, at=SO),
 )
-def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
-    values = ctx.values
+
+
+def bulk_interval_saving(values: Values) -> str | None:
+    """The non-GPU series at the GPU interval, when that costs enough: what a bulk interval
+    of its own would save."""
     monitoring = values.platform.monitoring
     gpu_s, bulk_s = sizing.intervals_s(values)
     if not bundled(values) or bulk_s != gpu_s:
-        return
+        return None
     series = sizing.series_for(values)
     if series.bulk_series / gpu_s < scaleout.SPLIT_MATTERS_SAMPLES_PER_S:
-        return
+        return None
     split = values.model_copy(deep=True)
     split.platform.monitoring.bulkScrapeInterval = scaleout.SUGGESTED_BULK_INTERVAL
     now, then = scaleout.plan_for(values), scaleout.plan_for(split)
-    text = (
+    return (
         f"{series.bulk_series:,} of the {series.total:,} series are not GPU signals (node "
         f"exporter, kubelet and cAdvisor, kube-state-metrics, control plane) and are scraped "
         f"every {monitoring.scrapeInterval} with them; bulkScrapeInterval: "
@@ -261,26 +258,32 @@ def bulk_interval_split(ctx: Context) -> Iterable[Hit]:
         f"disk ({then.needed} shard(s) by the plan instead of {now.needed}); the GPU signal "
         f"keeps {monitoring.scrapeInterval}"
     )
-    yield Hit(
-        ("platform", "monitoring", "bulkScrapeInterval"), (text,), at=("platform", "monitoring")
-    )
 
 
-@rule(
-    id="sizing-beyond-measured",
+declare(
+    id="bulk-interval-split",
     severity="warning",
-    summary="a Prometheus planned beyond the load the sizing was measured at",
+    summary="the non-GPU series scraped at the GPU interval, with what bulkScrapeInterval "
+    "would save",
     fmt="%s",
+    shape=Said(
+        ("platform", "monitoring", "bulkScrapeInterval"),
+        bulk_interval_saving,
+        at=("platform", "monitoring"),
+    ),
 )
-def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
-    if not bundled(ctx.values):
-        return
-    plan = scaleout.plan_for(ctx.values)
+
+
+def beyond_measured(values: Values) -> str | None:
+    """A Prometheus planned past the largest load the sizing was measured at."""
+    if not bundled(values):
+        return None
+    plan = scaleout.plan_for(values)
     times = scaleout.beyond_measured(plan.per_shard)
     if times <= 1:
-        return
+        return None
     each = "each Prometheus" if plan.shards > 1 else "Prometheus"
-    text = (
+    return (
         f"{each} would carry {plan.per_shard.inputs.series:,} series and "
         f"{plan.per_shard.samples_per_s:,.0f} samples/s, {times:,.1f}x the largest load the "
         f"sizing was measured at ({scaleout.MEASURED_ON}; the chart deploys "
@@ -288,28 +291,39 @@ def sizing_beyond_measured(ctx: Context) -> Iterable[Hit]:
         "its memory, disk and CPU are extrapolated; measure at your size before relying on "
         "them, and watch the first days' use"
     )
-    yield Hit(("platform", "monitoring", "sizing"), (text,))
 
 
-@rule(
+declare(
+    id="sizing-beyond-measured",
+    severity="warning",
+    summary="a Prometheus planned beyond the load the sizing was measured at",
+    fmt="%s",
+    shape=Said(("platform", "monitoring", "sizing"), beyond_measured),
+)
+
+
+def shards_short(values: Values) -> str | None:
+    """scaleOut.shards set below what the plan needs, with the figures."""
+    scale = values.platform.monitoring.scaleOut
+    if not bundled(values) or scale.mode == "single" or scale.shards is None:
+        return None
+    plan = scaleout.plan_for(values)
+    if plan.within_limits:
+        return None
+    return (
+        f"{plan.shards} shards each carry {scaleout.figures(plan.per_shard)}, past "
+        f"scaleOut.limits ({_limits_passed(plan.per_shard, values)}); the plan needs "
+        f"{plan.needed}{'' if plan.needed < scaleout.MAX_SHARDS else ' or more'}"
+    )
+
+
+declare(
     id="shards-below-plan",
     severity="warning",
     summary="scaleOut.shards fewer than the plan needs, with the figures",
     fmt="%s",
+    shape=Said((*SO, "shards"), shards_short),
 )
-def shards_below_plan(ctx: Context) -> Iterable[Hit]:
-    scale = ctx.values.platform.monitoring.scaleOut
-    if not bundled(ctx.values) or scale.mode == "single" or scale.shards is None:
-        return
-    plan = scaleout.plan_for(ctx.values)
-    if plan.within_limits:
-        return
-    text = (
-        f"{plan.shards} shards each carry {scaleout.figures(plan.per_shard)}, past "
-        f"scaleOut.limits ({_limits_passed(plan.per_shard, ctx)}); the plan needs "
-        f"{plan.needed}{'' if plan.needed < scaleout.MAX_SHARDS else ' or more'}"
-    )
-    yield Hit((*SO, "shards"), (text,))
 
 
 @rule(

@@ -2,11 +2,13 @@
 
 Most of the catalogue's structural invariants have one of three shapes over the platform's item
 lists: the items are unique by a key (``Unique``), within each item one count is at most another
-(``NotAbove``), every name an item lists names an item of another list (``MemberOf``). A rule of
-such a shape is declared with ``declare(..., shape=...)`` and written once; the shape writes its
-Python check and its Go-template fragment from the same fields, so the two cannot drift. Rules
-whose logic reads more clearly as code (quantities, clouds, selectors, merged lists) stay
-hand-written pairs, each saying why in its ``by_hand``.
+(``NotAbove``), every name an item lists names an item of another list (``MemberOf``); many
+warnings have a fourth: the whole message is what a function of the values says (``Said``). A
+rule of such a shape is declared with ``declare(..., shape=...)`` and written once; the shape
+writes its Python check and its Go-template fragment from the same fields, so the two cannot
+drift (a warning has no fragment: a template can only refuse). Rules whose logic reads more
+clearly as code (quantities, clouds, selectors, merged lists) stay hand-written pairs, each
+saying why in its ``by_hand``.
 
 The item lists are the components' (``components.ItemList``: where the list sits in the values,
 its named helper); ``LIST_VARIABLES`` names the variable the guard's prelude binds each to.
@@ -14,12 +16,16 @@ its named helper); ``LIST_VARIABLES`` names the variable the guard's prelude bin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_platform.pipeline.components import GPU_SIGNALS, HPAS, NODE_POOLS, TENANTS, ItemList
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, Rule, duplicates, register
+from gpu_platform.pipeline.yamltree import PathKey
+
+if TYPE_CHECKING:
+    from gpu_platform.pipeline.model.values import Values
 
 # The guard's prelude binds each list, its item defaults filled in, to one variable.
 LIST_VARIABLES: dict[ItemList, str] = {
@@ -35,7 +41,7 @@ class Shape(Protocol):
 
     def check(self, ctx: Context) -> Iterable[Hit]: ...
 
-    def guard(self) -> str: ...
+    def guard(self) -> str | None: ...
 
 
 def _items(ctx: Context, items: ItemList) -> list[Any]:
@@ -156,6 +162,25 @@ class MemberOf:
                 "{{- end -}}",
             ]
         )
+
+
+@dataclass(frozen=True)
+class Said:
+    """A warning whose whole message is what ``text`` says of the values (``fmt="%s"``; None
+    or empty: nothing to say), reported at ``path``, or at ``at`` while ``path`` was never
+    written. Warnings are the tool's alone, so there is no guard."""
+
+    path: PathKey
+    text: Callable[[Values], str | None]
+    at: PathKey | None = None
+
+    def check(self, ctx: Context) -> Iterable[Hit]:
+        text = self.text(ctx.values)
+        if text:
+            yield Hit(self.path, (text,), at=self.at)
+
+    def guard(self) -> None:
+        return None
 
 
 def declare(*, shape: Shape, **fields: Any) -> Rule:
