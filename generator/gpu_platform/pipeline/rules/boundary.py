@@ -8,7 +8,7 @@ resource the cluster will advertise, which these rules check.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import yaml
@@ -18,6 +18,7 @@ from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, rule
+from gpu_platform.pipeline.yamltree import PathKey
 from gpu_platform.upstream.store import load_yaml
 
 
@@ -28,6 +29,15 @@ def advertised_gpu_resources(values: Values) -> list[str]:
     for pool in values.platform.nodePools:
         names.extend(n for n in pool.advertised if n not in names)
     return names
+
+
+def quota_resources(values: Values) -> Iterator[tuple[PathKey, PathKey, str]]:
+    """Each GPU resource a tenant quota names, as the guard ranges them (tenants in order,
+    names sorted): its key, the map it is in, its name."""
+    for i, tenant in enumerate(values.platform.tenants):
+        at: PathKey = ("platform", "tenants", i, "quota", "gpuResources")
+        for name in sorted(tenant.quota.gpuResources):
+            yield (*at, name), at, name
 
 
 @rule(
@@ -45,14 +55,9 @@ def advertised_gpu_resources(values: Values) -> list[str]:
 {{- end -}}""",
 )
 def tenant_gpu_quota_not_gpu(ctx: Context) -> Iterable[Hit]:
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        for name in sorted(tenant.quota.gpuResources):
-            if name == facts.GPU_RESOURCE:
-                yield Hit(
-                    ("platform", "tenants", i, "quota", "gpuResources", name),
-                    (name,),
-                    at=("platform", "tenants", i, "quota", "gpuResources"),
-                )
+    for path, at, name in quota_resources(ctx.values):
+        if name == facts.GPU_RESOURCE:
+            yield Hit(path, (name,), at=at)
 
 
 @rule(
@@ -73,14 +78,9 @@ def tenant_gpu_quota_not_gpu(ctx: Context) -> Iterable[Hit]:
 )
 def tenant_gpu_quota_advertised(ctx: Context) -> Iterable[Hit]:
     advertised = advertised_gpu_resources(ctx.values)
-    for i, tenant in enumerate(ctx.values.platform.tenants):
-        for name in sorted(tenant.quota.gpuResources):
-            if name != facts.GPU_RESOURCE and name not in advertised:
-                yield Hit(
-                    ("platform", "tenants", i, "quota", "gpuResources", name),
-                    (name, ", ".join(advertised)),
-                    at=("platform", "tenants", i, "quota", "gpuResources"),
-                )
+    for path, at, name in quota_resources(ctx.values):
+        if name != facts.GPU_RESOURCE and name not in advertised:
+            yield Hit(path, (name, ", ".join(advertised)), at=at)
 
 
 @rule(
@@ -111,12 +111,11 @@ def mig_mixed_needs_pools(ctx: Context) -> Iterable[Hit]:
         yield Hit(("gpu-operator", "mig", "strategy"), at=("gpu-operator",))
 
 
-def shared_replicas(values: Values) -> dict[str, int]:
-    """<name>.shared -> the most replicas per GPU any device plugin sharing config of the
-    gpu-operator block gives it (time-slicing or MPS with renameByDefault)."""
-    out: dict[str, int] = {}
-    block = values.subchart("gpu-operator").model_extra or {}
-    for _key, config in sharing_configs(block):
+def renamed_shares(block: dict[str, Any]) -> Iterator[tuple[str, str, str, Any]]:
+    """Each resource a device plugin config of the gpu-operator block shares with
+    renameByDefault (time-slicing or MPS): (its data key, the mode, <name>.shared, its
+    replicas as written), in the order the guard ranges them."""
+    for key, config in sharing_configs(block):
         sharing = config.get("sharing") if isinstance(config, dict) else None
         for mode in ("timeSlicing", "mps"):
             spec = sharing.get(mode) if isinstance(sharing, dict) else None
@@ -125,10 +124,19 @@ def shared_replicas(values: Values) -> dict[str, int]:
             entries = spec.get("resources")
             for entry in entries if isinstance(entries, list) else []:
                 name = entry.get("name") if isinstance(entry, dict) else None
-                replicas = entry.get("replicas") if isinstance(entry, dict) else None
-                if isinstance(name, str) and isinstance(replicas, int) and replicas > 0:
-                    shared = f"{name}{facts.SHARED_SUFFIX}"
-                    out[shared] = max(out.get(shared, 0), replicas)
+                if isinstance(name, str):
+                    yield key, mode, f"{name}{facts.SHARED_SUFFIX}", entry.get("replicas")
+
+
+def shared_replicas(values: Values) -> dict[str, int]:
+    """<name>.shared -> the most replicas per GPU any device plugin sharing config of the
+    gpu-operator block gives it (time-slicing or MPS with renameByDefault)."""
+    out: dict[str, int] = {}
+    for _key, _mode, shared, replicas in renamed_shares(
+        values.subchart("gpu-operator").model_extra or {}
+    ):
+        if isinstance(replicas, int) and replicas > 0:
+            out[shared] = max(out.get(shared, 0), replicas)
     return out
 
 
@@ -178,20 +186,8 @@ def shared_gpus_need_pools(ctx: Context) -> Iterable[Hit]:
         return
     block = ctx.values.subchart("gpu-operator").model_extra or {}
     advertised = advertised_gpu_resources(ctx.values)
-    for key, config in sharing_configs(block):
-        sharing = config.get("sharing") if isinstance(config, dict) else None
-        for mode in ("timeSlicing", "mps"):
-            spec = sharing.get(mode) if isinstance(sharing, dict) else None
-            if not isinstance(spec, dict) or spec.get("renameByDefault") is not True:
-                continue
-            entries = spec.get("resources")
-            for entry in entries if isinstance(entries, list) else []:
-                name = entry.get("name") if isinstance(entry, dict) else None
-                if not isinstance(name, str):
-                    continue
-                shared = f"{name}{facts.SHARED_SUFFIX}"
-                if shared not in advertised:
-                    yield Hit(
-                        ("gpu-operator", "devicePlugin", "config", "data", key),
-                        (mode, shared, shared),
-                    )
+    for key, mode, shared, _replicas in renamed_shares(block):
+        if shared not in advertised:
+            yield Hit(
+                ("gpu-operator", "devicePlugin", "config", "data", key), (mode, shared, shared)
+            )
