@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpu_platform.ops.usage import percentile
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
@@ -43,7 +41,15 @@ from gpu_platform.testing.adapter import HPA_SYNC_S, AdapterEmulator, hpa_replic
 from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
-from gpu_platform.testing.lanes import UTIL, Lane, lane_series, renamed_rule, scrape_jobs, step
+from gpu_platform.testing.lanes import (
+    UTIL,
+    Lane,
+    Latencies,
+    lane_series,
+    renamed_rule,
+    schedule_lanes,
+    scrape_jobs,
+)
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
 from gpu_platform.testing.scheduler import Action, Scheduler
 
@@ -193,12 +199,7 @@ def main() -> int:
                 return run
 
             start = time.time()
-            for adapter in adapters:
-                scheduler.every(
-                    start + rng.uniform(0, adapter.relist_s), adapter.relist_s, adapter.relist
-                )
-            for lane in lanes:
-                scheduler.at(lane.step_at, lambda _now, lane=lane: step(lane, server))
+            schedule_lanes(scheduler, start, adapters, lanes, server, rng.uniform)
             for hpa in hpas:
                 scheduler.at(start + hpa.phase, sync(hpa))
             scheduler.run(deadline, lambda: all(h.decided_at is not None for h in hpas))
@@ -227,20 +228,16 @@ def main() -> int:
     print_header(header)
     early = False
     for (cold, variant), group in rows.items():
-        got = [h.latency for h in group if h.latency is not None]
+        found = Latencies.of(h.latency for h in group)
         early = early or any(h.early for h in group)
-        missed = len(group) - len(got)
-        if not got:
+        if not found.got:
             print(f"{'cold' if cold else 'warm':<6} {variant:<34} {0:>6} (no decision)")
             continue
-        median = statistics.median(got)
         if not cold and variant == "_current":
-            base = median
-        ratio = f"{median / base:.1f}" if base else "-"
-        note = f"  ({missed} undecided)" if missed else ""
+            base = found.median
+        ratio = f"{found.median / base:.1f}" if base else "-"
         print(
-            f"{'cold' if cold else 'warm':<6} {variant:<34} {len(got):>6} {median:>9.1f} "
-            f"{percentile(got, 95):>7.1f} {max(got):>6.1f} {ratio:>10}{note}"
+            f"{'cold' if cold else 'warm':<6} {variant:<34} {found.cells()} {ratio:>10}{found.note}"
         )
     print(
         "latency: the GPU's load changes -> the first HPA sync whose recommendation exceeds "

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -38,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_platform.ops.usage import percentile
 from gpu_platform.pipeline import facts, kedapath
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.kube import duration_ms
@@ -50,7 +48,15 @@ from gpu_platform.testing.benchrun import command_line, host_line, print_header
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.keda import KedaTrigger, hpa_external_replicas
-from gpu_platform.testing.lanes import UTIL, Lane, lane_series, renamed_rule, scrape_jobs, step
+from gpu_platform.testing.lanes import (
+    UTIL,
+    Lane,
+    Latencies,
+    lane_series,
+    renamed_rule,
+    schedule_lanes,
+    scrape_jobs,
+)
 from gpu_platform.testing.prometheus import Prometheus, prometheus_available
 from gpu_platform.testing.scheduler import Action, Scheduler
 
@@ -259,12 +265,7 @@ def run_events(
         return run
 
     start = time.time()
-    for adapter in adapters:
-        scheduler.every(
-            start + random.uniform(0, adapter.relist_s), adapter.relist_s, adapter.relist
-        )
-    for lane in lanes:
-        scheduler.at(lane.step_at, lambda _now, lane=lane: step(lane, server))
+    schedule_lanes(scheduler, start, adapters, lanes, server, random.uniform)
     pairs: dict[tuple[str, str], list[Autoscaler]] = {}
     for hpa in hpas:
         pairs.setdefault((hpa.lane.name, hpa.signal), []).append(hpa)
@@ -305,23 +306,18 @@ def report(
         rows.setdefault((hpa.lane.case, hpa.signal, hpa.path), []).append(hpa)
     medians: dict[tuple[str, str, str], float] = {}
     for (case, signal, path), group in sorted(rows.items(), key=lambda kv: _order(kv[0])):
-        got = [h.latency for h in group if h.latency is not None]
+        found = Latencies.of(h.latency for h in group)
         label = LABEL[signal]
         if case == "lost" and path == "adapter":
             print(f"{case:<6} {label:<18} {path:<8} {len(group):>6}   (no metric: the HPA holds)")
             continue
-        if not got:
+        if not found.got:
             print(f"{case:<6} {label:<18} {path:<8} {0:>6}   (no decision)")
             continue
-        medians[(case, signal, path)] = median = statistics.median(got)
+        medians[(case, signal, path)] = found.median
         other = medians.get((case, signal, "adapter"))
-        ratio = f"{median / other:.2f}" if path == "keda" and other else ""
-        missed = len(group) - len(got)
-        note = f"  ({missed} undecided)" if missed else ""
-        print(
-            f"{case:<6} {label:<18} {path:<8} {len(got):>6} {median:>9.1f} "
-            f"{percentile(got, 95):>7.1f} {max(got):>6.1f} {ratio:>12}{note}".rstrip()
-        )
+        ratio = f"{found.median / other:.2f}" if path == "keda" and other else ""
+        print(f"{case:<6} {label:<18} {path:<8} {found.cells()} {ratio:>12}{found.note}".rstrip())
     print(
         "latency: warm/cold: the GPU's load changes -> the first HPA sync that wants more than "
         f"{PODS} replicas; lost: the exporter goes away -> the first HPA read KEDA answers with "

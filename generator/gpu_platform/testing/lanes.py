@@ -10,12 +10,17 @@ lanes here, so their figures compare.
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_platform.ops.usage import percentile
+from gpu_platform.testing.adapter import AdapterEmulator
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu
 from gpu_platform.testing.exporters import ExporterServer
+from gpu_platform.testing.scheduler import Scheduler
 from gpu_platform.testing.scrape import OPERATOR_TARGET_LABELS, dcgm_job
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -86,3 +91,48 @@ def step(lane: Lane, server: ExporterServer) -> None:
         if lane.cold:
             server.add(lane.path, lane.exporter)
     lane.stepped_at = time.time()
+
+
+def schedule_lanes(
+    scheduler: Scheduler,
+    start: float,
+    adapters: list[AdapterEmulator],
+    lanes: list[Lane],
+    server: ExporterServer,
+    phase: Callable[[float, float], float],
+) -> None:
+    """Every adapter's relist from a random phase (``phase(0, interval)``) after ``start``,
+    and every lane's step at its time."""
+    for adapter in adapters:
+        scheduler.every(start + phase(0, adapter.relist_s), adapter.relist_s, adapter.relist)
+    for lane in lanes:
+        scheduler.at(lane.step_at, lambda _now, lane=lane: step(lane, server))
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """The latencies a group of trials decided, and how many stayed undecided."""
+
+    got: list[float]
+    undecided: int
+
+    @classmethod
+    def of(cls, latencies: Iterable[float | None]) -> Latencies:
+        every = list(latencies)
+        got = [x for x in every if x is not None]
+        return cls(got, len(every) - len(got))
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.got)
+
+    def cells(self) -> str:
+        """Trials, median, p95 and max, in the latency tables' columns."""
+        return (
+            f"{len(self.got):>6} {self.median:>9.1f} {percentile(self.got, 95):>7.1f} "
+            f"{max(self.got):>6.1f}"
+        )
+
+    @property
+    def note(self) -> str:
+        return f"  ({self.undecided} undecided)" if self.undecided else ""
