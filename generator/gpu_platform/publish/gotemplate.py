@@ -21,6 +21,22 @@ KEYWORDS = frozenset(
 
 _ELSE_BRANCHES = (("ident", "if"), ("ident", "with"))  # else if, else with
 
+# Sprig's and Helm's functions that write a value whole as YAML or JSON text (Helm's toYaml
+# family and Sprig's toJson family): what both readers of template facts must know.
+YAML_JSON_WRITERS = frozenset(
+    (
+        "toYaml",
+        "toYamlPretty",
+        "mustToYaml",
+        "toJson",
+        "mustToJson",
+        "toPrettyJson",
+        "mustToPrettyJson",
+        "toRawJson",
+        "mustToRawJson",
+    )
+)
+
 
 class TemplateSyntaxError(ValueError):
     """An action this reader cannot take apart (unbalanced parentheses, an unclosed string)."""

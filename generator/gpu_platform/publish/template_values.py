@@ -25,20 +25,7 @@ TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt", ".json")
 WILDCARD = "*"  # any key of a map, any item of a list
 
 # Functions that render their argument whole: every key below it reaches the output.
-WHOLE = frozenset(
-    (
-        "toYaml",
-        "toYamlPretty",
-        "mustToYaml",
-        "toJson",
-        "mustToJson",
-        "toPrettyJson",
-        "mustToPrettyJson",
-        "toRawJson",
-        "mustToRawJson",
-        "toToml",
-    )
-)
+WHOLE = gt.YAML_JSON_WRITERS | {"toToml"}
 # Functions whose result is one of their arguments (or all of them merged).
 PASS = frozenset(
     (

@@ -26,17 +26,8 @@ from gpu_platform.publish import gotemplate as gt
 ITEM = "*"  # a list item in a field path
 
 # Functions an action may apply around ``toYaml`` and still write the map as YAML.
-KEEPS_YAML = frozenset(
+KEEPS_YAML = gt.YAML_JSON_WRITERS | frozenset(
     (
-        "toYaml",
-        "toYamlPretty",
-        "mustToYaml",
-        "toJson",
-        "mustToJson",
-        "toPrettyJson",
-        "mustToPrettyJson",
-        "toRawJson",
-        "mustToRawJson",
         "indent",
         "nindent",
         "trim",

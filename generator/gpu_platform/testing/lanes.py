@@ -106,7 +106,14 @@ def schedule_lanes(
     for adapter in adapters:
         scheduler.every(start + phase(0, adapter.relist_s), adapter.relist_s, adapter.relist)
     for lane in lanes:
-        scheduler.at(lane.step_at, lambda _now, lane=lane: step(lane, server))
+        scheduler.at(lane.step_at, _stepper(lane, server))
+
+
+def _stepper(lane: Lane, server: ExporterServer) -> Callable[[float], None]:
+    def run(_now: float) -> None:
+        step(lane, server)
+
+    return run
 
 
 @dataclass(frozen=True)
