@@ -84,6 +84,14 @@ class Group:
     refused_waiting: int = 0  # pods whose creation the quota refuses right now
     resource: str = "nvidia.com/gpu"  # what its pods request
     busy: float = 1.0  # the share of its work its GPUs compute
+    # What every pod of the group is created with: its image, the pool it selects (None: any),
+    # the Dask cluster it belongs to (None: a notebook), its tenant and whether its quota
+    # counts it.
+    image: str = ""
+    pool: str | None = None
+    cluster: int | None = None
+    tenant: str = ""
+    quota: bool = True
 
 
 class Simulation:
@@ -145,32 +153,21 @@ class Simulation:
 
     # ----------------------------------------------------------------- pods and quotas
 
-    def _try_create(
-        self,
-        group: Group,
-        kind: str,
-        gpus: int,
-        image: str,
-        pool: str | None,
-        cluster: int | None,
-        tenant: str,
-        quota: bool,
-        wanted: float,
-    ) -> bool:
+    def _try_create(self, group: Group, kind: str, gpus: int, wanted: float) -> bool:
         """The controller's create call: admitted (the pod exists, Pending) or refused."""
-        if quota and not self.quotas.admits(tenant, gpus):
+        if group.quota and not self.quotas.admits(group.tenant, gpus):
             self.record.refusals += 1
             return False
         pod = self.state.new_pod(
             kind,
             gpus,
             USER_PRIORITY,
-            image,
+            group.image,
             self.env.now,
-            pool,
-            cluster,
-            tenant,
-            quota,
+            group.pool,
+            group.cluster,
+            group.tenant,
+            group.quota,
             wanted,
             resource=group.resource,
             busy=group.busy,
@@ -179,17 +176,7 @@ class Simulation:
         self.group_of[pod.uid] = group
         return True
 
-    def _retry(
-        self,
-        group: Group,
-        kind: str,
-        gpus: int,
-        image: str,
-        pool: str | None,
-        cluster: int | None,
-        tenant: str,
-        quota: bool,
-    ) -> ProcessGen:
+    def _retry(self, group: Group, kind: str, gpus: int) -> ProcessGen:
         """A refused pod: the controller tries again after its backoff until admitted or
         its owner is deleted."""
         wanted = self.env.now
@@ -201,30 +188,17 @@ class Simulation:
             if group.deleted:
                 group.refused_waiting -= 1
                 return
-            if self._try_create(group, kind, gpus, image, pool, cluster, tenant, quota, wanted):
+            if self._try_create(group, kind, gpus, wanted):
                 group.refused_waiting -= 1
                 self.record.quota_waits.append(self.env.now - wanted)
                 self.reschedule()
                 return
             tries += 1
 
-    def _create_all(
-        self,
-        group: Group,
-        pods: list[tuple[str, int]],
-        image: str,
-        pool: str | None,
-        cluster: int | None,
-        tenant: str,
-        quota: bool,
-    ) -> None:
+    def _create_all(self, group: Group, pods: list[tuple[str, int]]) -> None:
         for kind, gpus in pods:
-            if not self._try_create(
-                group, kind, gpus, image, pool, cluster, tenant, quota, self.env.now
-            ):
-                self.env.process(
-                    self._retry(group, kind, gpus, image, pool, cluster, tenant, quota)
-                )
+            if not self._try_create(group, kind, gpus, self.env.now):
+                self.env.process(self._retry(group, kind, gpus))
         self.reschedule()
 
     def _delete(self, group: Group) -> None:
@@ -249,6 +223,11 @@ class Simulation:
             env.event(),
             resource=arrival.resource,
             busy=arrival.busy,
+            image=arrival.image,
+            pool=arrival.pool,
+            cluster=arrival.index,
+            tenant=arrival.tenant,
+            quota=arrival.quota,
         )
         self.groups.append(group)
         if not group.size:
@@ -256,17 +235,9 @@ class Simulation:
             group.first_running.succeed()
         # The operator creates the scheduler first and the workers one handler later
         # (settings.DaskOperatorSettings): a step's schedulers queue before its workers.
-        self._create_all(
-            group,
-            scheduler,
-            arrival.image,
-            arrival.pool,
-            arrival.index,
-            arrival.tenant,
-            arrival.quota,
-        )
+        self._create_all(group, scheduler)
         if workers:
-            env.process(self._workers(group, workers, arrival))
+            env.process(self._workers(group, workers))
         if arrival.until is None:
             if arrival.patience is None:
                 yield group.all_running
@@ -306,23 +277,13 @@ class Simulation:
                 worst = max(worst, (1.0 + on_gpu * busy) * overhead)
         return (1.0 - group.busy) + group.busy * worst
 
-    def _workers(
-        self, group: Group, workers: list[tuple[str, int]], arrival: ClusterArrival
-    ) -> ProcessGen:
+    def _workers(self, group: Group, workers: list[tuple[str, int]]) -> ProcessGen:
         """The worker group's handler: the workers, a moment after the scheduler."""
         delay = self.settings.dask.workerPodsAfterSeconds
         if delay > 0:
             yield self.env.timeout(delay)
         if not group.deleted:
-            self._create_all(
-                group,
-                workers,
-                arrival.image,
-                arrival.pool,
-                arrival.index,
-                arrival.tenant,
-                arrival.quota,
-            )
+            self._create_all(group, workers)
 
     def _arrivals(self, arrivals: list[ClusterArrival]) -> ProcessGen:
         for arrival in arrivals:
@@ -345,17 +306,19 @@ class Simulation:
         env = self.env
         yield env.timeout(max(0.0, notebook.start - env.now))
         self.record.notebooks += 1
-        group = Group(1, env.event(), env.event(), resource=notebook.resource, busy=notebook.busy)
-        self.groups.append(group)
-        self._create_all(
-            group,
-            [("notebook", notebook.gpus)],
-            notebook.image,
-            notebook.pool,
-            None,
-            notebook.tenant,
-            notebook.quota,
+        group = Group(
+            1,
+            env.event(),
+            env.event(),
+            resource=notebook.resource,
+            busy=notebook.busy,
+            image=notebook.image,
+            pool=notebook.pool,
+            tenant=notebook.tenant,
+            quota=notebook.quota,
         )
+        self.groups.append(group)
+        self._create_all(group, [("notebook", notebook.gpus)])
         yield env.timeout(max(0.0, notebook.end - env.now))
         self._delete(group)
 
