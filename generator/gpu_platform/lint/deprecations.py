@@ -60,44 +60,44 @@ class Deprecation:
 
     def message(self, kube_version: str) -> str:
         """The finding text for this target version ('' when the API is fine there)."""
-        what = f"{self.api_version} {self.kind}"
-        replacement = self.replacement(kube_version)
-        advice = (
-            f"; use {replacement}"
-            if replacement
-            else f" with no replacement API; use {self.instead}"
-        )
-        status = self.status(kube_version)
-        if status == "removed":
-            return f"{what} was removed in Kubernetes {_text(self.removed_in)}{advice}"
-        if status == "deprecated" and self.deprecated_in is not None:
-            return (
-                f"{what} is deprecated since Kubernetes {_text(self.deprecated_in)} and "
-                f"removed in {_text(self.removed_in)}{advice}"
-            )
-        return ""
+        return self._finding(kube_version, _OBJECT)
 
     def reference_message(self, kube_version: str) -> str:
         """The finding text for a reference (scaleTargetRef, ownerReferences, ...) to this API."""
-        what = f"{self.api_version} {self.kind}"
+        return self._finding(kube_version, _REFERENCE)
+
+    def _finding(self, kube_version: str, wording: tuple[str, str, str]) -> str:
+        status = self.status(kube_version)
+        if status == "" or (status == "deprecated" and self.deprecated_in is None):
+            return ""
+        removed, deprecated, no_replacement = wording
         replacement = self.replacement(kube_version)
         advice = (
-            f"; use {replacement}"
-            if replacement
-            else f"; there is no replacement API, use {self.instead}"
+            f"; use {replacement}" if replacement else no_replacement.format(instead=self.instead)
         )
-        status = self.status(kube_version)
-        if status == "removed":
-            return (
-                f"refers to {what}, which was removed in Kubernetes "
-                f"{_text(self.removed_in)}, so the reference cannot resolve{advice}"
+        said = removed if status == "removed" else deprecated
+        return (
+            said.format(
+                what=f"{self.api_version} {self.kind}",
+                removed=_text(self.removed_in),
+                deprecated=_text(self.deprecated_in) if self.deprecated_in else "",
             )
-        if status == "deprecated" and self.deprecated_in is not None:
-            return (
-                f"refers to {what}, deprecated since Kubernetes {_text(self.deprecated_in)} "
-                f"and removed in {_text(self.removed_in)}{advice}"
-            )
-        return ""
+            + advice
+        )
+
+
+# How a finding reads, on the object itself and on a reference to it: when the API is
+# removed, when it is deprecated, and the advice when no replacement API exists.
+_OBJECT = (
+    "{what} was removed in Kubernetes {removed}",
+    "{what} is deprecated since Kubernetes {deprecated} and removed in {removed}",
+    " with no replacement API; use {instead}",
+)
+_REFERENCE = (
+    "refers to {what}, which was removed in Kubernetes {removed}, so the reference cannot resolve",
+    "refers to {what}, deprecated since Kubernetes {deprecated} and removed in {removed}",
+    "; there is no replacement API, use {instead}",
+)
 
 
 def _text(version: tuple[int, int]) -> str:
