@@ -105,6 +105,16 @@ def _hours(summary: UsageSummary, times: Sequence[float]) -> list[float]:
     return [(t - summary.start) / 3600 for t in times]
 
 
+def _frame(ax: Any, title: str, xlabel: str | None, ylabel: str, legend: str | None) -> None:
+    """A panel's title, axis labels and legend (at ``legend``; None: no legend)."""
+    ax.set_title(title)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend is not None:
+        ax.legend(loc=legend, fontsize=8)
+
+
 def _label(summary: UsageSummary, many: bool, tag: str) -> str:
     return f"{tag}: {summary.source}" if many else summary.source
 
@@ -128,10 +138,13 @@ def _cdf(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> Non
         ax.text(t, 0.02, f" {t:g} s", color="grey", fontsize=8)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
-    ax.set_title("How long GPU pods waited (created to Running)")
-    ax.set_xlabel("pending time, s (log; waits under 0.1 s drawn at 0.1 s)")
-    ax.set_ylabel("share of GPU pods")
-    ax.legend(loc="lower right", fontsize=8)
+    _frame(
+        ax,
+        "How long GPU pods waited (created to Running)",
+        "pending time, s (log; waits under 0.1 s drawn at 0.1 s)",
+        "share of GPU pods",
+        "lower right",
+    )
 
 
 def _pending(
@@ -155,13 +168,14 @@ def _pending(
     if not bin_s:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(bottom=0)
-    ax.set_title(
+    _frame(
+        ax,
         "GPU pods waiting (created, not yet Running)"
-        + (f", mean per {duration(bin_s)}" if bin_s else "")
+        + (f", mean per {duration(bin_s)}" if bin_s else ""),
+        "hours since start",
+        "pods",
+        "upper left",
     )
-    ax.set_xlabel("hours since start")
-    ax.set_ylabel("pods")
-    ax.legend(loc="upper left", fontsize=8)
 
 
 def _gpus(
@@ -213,14 +227,15 @@ def _gpus(
         nodes_ax.set_ylim(bottom=0)
         nodes_ax.legend(loc="upper right", fontsize=8)
     ax.set_ylim(bottom=0)
-    ax.set_title(
+    _frame(
+        ax,
         "GPUs paid vs used"
         + (", and GPU nodes" if nodes_ax else "")
-        + (f", mean per {duration(bin_s)}" if bin_s else "")
+        + (f", mean per {duration(bin_s)}" if bin_s else ""),
+        "hours since start",
+        "GPUs",
+        "upper left",
     )
-    ax.set_xlabel("hours since start")
-    ax.set_ylabel("GPUs")
-    ax.legend(loc="upper left", fontsize=8)
 
 
 def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) -> None:
@@ -245,10 +260,13 @@ def _tenants(ax: Any, summaries: Sequence[UsageSummary], tags: Sequence[str]) ->
         tallest = max(tallest, *values)
     ax.set_ylim(0, max(tallest, 1.0) * (1.35 if len(summaries) > 1 else 1.15))
     ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 4 else 0)
-    ax.set_title("GPU-hours used per tenant (namespace)")
-    ax.set_ylabel("GPU-hours")
-    if len(summaries) > 1:
-        ax.legend(loc="upper right", fontsize=8)
+    _frame(
+        ax,
+        "GPU-hours used per tenant (namespace)",
+        None,
+        "GPU-hours",
+        "upper right" if len(summaries) > 1 else None,
+    )
 
 
 def draw(summaries: Sequence[UsageSummary], path: Path, bin_s: float | None = None) -> None:
@@ -354,10 +372,13 @@ def draw_frontier(
     if budget is not None:
         ax.axvline(budget, color="tab:orange", linestyle="--", linewidth=0.9, label="budget")
     ax.set_yscale("log")
-    ax.set_xlabel("GPU-hours paid over the workload's hours")
-    ax.set_ylabel(f"{metric} pending time, s (log)")
-    ax.set_title(title)
-    ax.legend(loc="upper right", fontsize=8)
+    _frame(
+        ax,
+        title,
+        "GPU-hours paid over the workload's hours",
+        f"{metric} pending time, s (log)",
+        "upper right",
+    )
     fig.tight_layout()
     # As draw: in memory first, then beside the path and renamed over it.
     png = io.BytesIO()
