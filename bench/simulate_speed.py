@@ -38,7 +38,8 @@ from gpu_platform.pipeline.model.pools import NodePool
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_files
 from gpu_platform.simulate import Workload, default_workload_text, parse_workload, run
-from gpu_platform.simulate.cluster import ClusterState, Pod
+from gpu_platform.simulate.cluster import ClusterState
+from gpu_platform.testing.simulate_reference import listed_live, naive_schedule
 
 REPO = Path(__file__).resolve().parents[1]
 IMAGE = "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"
@@ -75,33 +76,6 @@ tenants:
       stages: [{{name: all-day, from: "00:00", to: "24:00", width: 20, everyMinutes: 10}}]
 images: {{{IMAGE}: 13.9}}
 """
-
-
-def naive_schedule(state: ClusterState, now: float) -> list[tuple[Pod, float]]:
-    """The scheduling pass without its shortcuts: every pending pod against every node."""
-    bound: list[tuple[Pod, float]] = []
-    while True:
-        ready = [n for n in state.nodes if n.state == "ready"]
-        if not state.pending or not ready:
-            return bound
-        recreated = False
-        for pod in list(state.pending):
-            if pod.state != "pending":
-                continue
-            allowed = [n for n in ready if state.allowed(pod, n.pool)]
-            node = state._best(n for n in allowed if n.free >= pod.gpus)
-            if node is None:
-                node = state._preempt(pod, allowed, now)
-                recreated = recreated or node is not None
-            if node is not None:
-                bound.append((pod, state._bind(pod, node, now)))
-        if not recreated:
-            return bound
-
-
-def listed_live(state: ClusterState, pool: Any) -> int:
-    """Live nodes of a pool by listing every node (the count the loop now keeps)."""
-    return len([n for n in state.nodes if n.state != "deleted" and n.pool is pool])
 
 
 @contextlib.contextmanager
