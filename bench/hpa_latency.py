@@ -38,7 +38,13 @@ from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules, relist_interval
 from gpu_platform.testing.adapter import HPA_SYNC_S, AdapterEmulator, hpa_replicas
-from gpu_platform.testing.benchrun import command_line, host_line, print_header
+from gpu_platform.testing.benchrun import (
+    command_line,
+    host_line,
+    print_header,
+    prometheus_line,
+    prometheus_missing,
+)
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.lanes import (
@@ -50,7 +56,7 @@ from gpu_platform.testing.lanes import (
     schedule_lanes,
     scrape_jobs,
 )
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.prometheus import Prometheus
 from gpu_platform.testing.scheduler import Action, Scheduler
 
 NAMESPACE = "bench"
@@ -124,8 +130,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
     lanes_n = 6 if args.quick and args.lanes == parser.get_default("lanes") else args.lanes
-    if not prometheus_available():
-        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+    if prometheus_missing():
         return 2
     rng = random.Random(args.seed)
     started = time.time()
@@ -208,7 +213,7 @@ def main() -> int:
             server.close()
 
     print(command_line())
-    print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
+    print(prometheus_line())
     print(
         f"{host_line(started, load_before, os.getloadavg())}; scrape 1 s, exporter refresh "
         f"1 s at a random phase; "

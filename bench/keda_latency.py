@@ -44,7 +44,12 @@ from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules, relist_interval
 from gpu_platform.testing.adapter import AdapterEmulator, hpa_replicas
-from gpu_platform.testing.benchrun import command_line, host_line, print_header
+from gpu_platform.testing.benchrun import (
+    command_line,
+    host_line,
+    print_header,
+    prometheus_missing,
+)
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
 from gpu_platform.testing.keda import KedaTrigger, hpa_external_replicas
@@ -57,7 +62,7 @@ from gpu_platform.testing.lanes import (
     schedule_lanes,
     scrape_jobs,
 )
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available
+from gpu_platform.testing.prometheus import Prometheus
 from gpu_platform.testing.scheduler import Action, Scheduler
 
 NAMESPACE = "bench"
@@ -196,8 +201,7 @@ def main() -> int:
     args = parser.parse_args()
     count = 4 if args.quick and args.lanes == parser.get_default("lanes") else args.lanes
     lost = 2 if args.quick and args.lost == parser.get_default("lost") else args.lost
-    if not prometheus_available():
-        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+    if prometheus_missing():
         return 2
     rng = random.Random(args.seed)
     started, load_before = time.time(), os.getloadavg()

@@ -34,10 +34,16 @@ from pathlib import Path
 
 from gpu_platform.pipeline import sizing
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.testing.benchrun import command_line, host_line, print_header
+from gpu_platform.testing.benchrun import (
+    command_line,
+    host_line,
+    print_header,
+    prometheus_line,
+    prometheus_missing,
+)
 from gpu_platform.testing.dcgm import SERIES_PER_GPU
 from gpu_platform.testing.exporters import ExporterServer, simulated_cluster
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.prometheus import Prometheus
 from gpu_platform.testing.scrape import SCRAPE_SERIES_PER_TARGET
 from gpu_platform.testing.servers import dir_bytes
 
@@ -86,8 +92,7 @@ def main() -> int:
         help="override the chart's otherSeries (a smoke test; not the defaults)",
     )
     args = parser.parse_args()
-    if not prometheus_available():
-        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+    if prometheus_missing():
         return 2
 
     chart = Values()  # the chart's defaults
@@ -183,7 +188,7 @@ def main() -> int:
             server.close()
 
     print(command_line())
-    print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
+    print(prometheus_line())
     print(
         f"{host_line(started, load_before, os.getloadavg())}; the chart's default cluster "
         f"({nodes} GPU nodes x {gpus // max(1, nodes)} GPU, "

@@ -46,11 +46,16 @@ from typing import Any
 
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules
-from gpu_platform.testing.benchrun import command_line, host_line, print_header
+from gpu_platform.testing.adapter import expand_query
+from gpu_platform.testing.benchrun import (
+    command_line,
+    host_line,
+    print_header,
+    prometheus_missing,
+)
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.prometheus import (
     Prometheus,
-    prometheus_available,
     prometheus_version,
     with_config,
 )
@@ -74,15 +79,6 @@ def variants() -> dict[str, str]:
         "_current": by_name["gpu_utilization_current"],
         "_over_time (30s)": by_name["gpu_utilization_over_time"],
     }
-
-
-def expand(template: str, pods: list[str]) -> str:
-    matchers = f'namespace="{NAMESPACE}",pod=~"{"|".join(pods)}"'
-    return (
-        template.replace("<<.Series>>", UTIL)
-        .replace("<<.LabelMatchers>>", matchers)
-        .replace("<<.GroupBy>>", "pod")
-    )
 
 
 @dataclass
@@ -149,8 +145,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.nodes, args.lanes, args.rounds = 20, 6, 1
-    if not prometheus_available():
-        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+    if prometheus_missing():
         return 2
     started = time.time()
     load_before = os.getloadavg()
@@ -160,7 +155,10 @@ def main() -> int:
         FleetSpec(groups=(Group("gpu", args.nodes, 8), lanes_group), refresh_s=1.0, seed=7)
     )
     lanes = [Lane(i, pod_name(lanes_group, i, 0)) for i in range(args.lanes)]
-    queries = {v: expand(q, [lane.pod for lane in lanes]) for v, q in variants().items()}
+    queries = {
+        v: expand_query(q, UTIL, NAMESPACE, [lane.pod for lane in lanes])
+        for v, q in variants().items()
+    }
     procs: list[Any] = []
     seen: dict[tuple[str, str, int], float] = {}
     lock = threading.Lock()

@@ -57,7 +57,12 @@ from pathlib import Path
 import numpy as np
 from gpu_platform.pipeline import scaleout, sizing
 from gpu_platform.pipeline.model.monitoring import PrometheusSizing
-from gpu_platform.testing.benchrun import command_line, host_line, print_header
+from gpu_platform.testing.benchrun import (
+    command_line,
+    host_line,
+    print_header,
+    prometheus_missing,
+)
 from gpu_platform.testing.cluster_series import OTHER_MIX
 from gpu_platform.testing.dcgm import SERIES_PER_GPU
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group
@@ -66,7 +71,7 @@ from gpu_platform.testing.node_exporter import (
     count_node_exporter,
     exposition_series,
 )
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.prometheus import Prometheus, prometheus_version
 from gpu_platform.testing.remote_write import RemoteWriter
 from gpu_platform.testing.scrape import SCRAPE_SERIES_PER_TARGET
 from gpu_platform.testing.servers import dir_bytes
@@ -605,8 +610,7 @@ def main() -> int:
         return 0
     if args.quick:
         args.duration, args.settle, args.replay_series = 60.0, 30.0, 1000
-    if not prometheus_available():
-        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+    if prometheus_missing():
         return 2
     started = time.time()
     load_before = os.getloadavg()

@@ -24,10 +24,16 @@ from pathlib import Path
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules, metrics_query
-from gpu_platform.testing.benchrun import command_line, print_header
+from gpu_platform.testing.adapter import expand_query
+from gpu_platform.testing.benchrun import (
+    command_line,
+    print_header,
+    prometheus_line,
+    prometheus_missing,
+)
 from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
 from gpu_platform.testing.exporters import ExporterServer
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available, prometheus_version
+from gpu_platform.testing.prometheus import Prometheus
 from gpu_platform.testing.scrape import servicemonitor_job
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -70,16 +76,6 @@ def variants(long_window: bool) -> dict[str, str]:
     return out
 
 
-def expand(template: str, pods: list[str]) -> str:
-    """As prometheus-adapter expands it for the HPA's pods (honorLabels mode)."""
-    matchers = f'namespace="{NAMESPACE}",pod=~"{"|".join(pods)}"'
-    return (
-        template.replace("<<.Series>>", UTIL)
-        .replace("<<.LabelMatchers>>", matchers)
-        .replace("<<.GroupBy>>", "pod")
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs (lanes) per refresh cadence")
@@ -95,8 +91,7 @@ def main() -> int:
     args = parser.parse_args()
     runs = 2 if args.quick and args.runs == parser.get_default("runs") else args.runs
     long_window = args.long_window or not args.quick
-    if not prometheus_available():
-        print("no prometheus binary; `make prometheus` installs it", file=sys.stderr)
+    if prometheus_missing():
         return 2
 
     queries = variants(long_window)
@@ -124,7 +119,7 @@ def main() -> int:
             )
             lanes.append(Lane(name, refresh, exporter, gpu, step_at=0.0))
     pods = [lane.name for lane in lanes]
-    expanded = {v: expand(q, pods) for v, q in queries.items()}
+    expanded = {v: expand_query(q, UTIL, NAMESPACE, pods) for v, q in queries.items()}
 
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
         prom = Prometheus(Path(tmp), jobs)
@@ -167,7 +162,7 @@ def main() -> int:
             server.close()
 
     print(command_line())
-    print(f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)")
+    print(prometheus_line())
     print(
         f"scrape 1 s; HPA target {args.target:g} %; {runs} run(s) per row; poll "
         f"{args.poll:g} s; latency = step at the GPU -> query >= target"

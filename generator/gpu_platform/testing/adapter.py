@@ -61,15 +61,33 @@ class AdapterEmulator:
         """Per-pod values, or None when the metric is not registered (the HPA's error)."""
         if name not in self.registered:
             return None
-        rule = self.rules[name]
-        matchers = f'{self.ns_label}="{namespace}",{self.pod_label}=~"{"|".join(pods)}"'
-        query = (
-            rule["metricsQuery"]
-            .replace("<<.Series>>", self.series_name(name))
-            .replace("<<.LabelMatchers>>", matchers)
-            .replace("<<.GroupBy>>", self.pod_label)
+        query = expand_query(
+            self.rules[name]["metricsQuery"],
+            self.series_name(name),
+            namespace,
+            pods,
+            self.ns_label,
+            self.pod_label,
         )
         return {r["metric"][self.pod_label]: float(r["value"][1]) for r in self.prom.query(query)}
+
+
+def expand_query(
+    template: str,
+    series: str,
+    namespace: str,
+    pods: list[str],
+    ns_label: str = "namespace",
+    pod_label: str = "pod",
+) -> str:
+    """A rule's metricsQuery as the adapter expands it for an HPA's pods: the series, the
+    namespace and pod matchers, and the pod label as the group-by."""
+    matchers = f'{ns_label}="{namespace}",{pod_label}=~"{"|".join(pods)}"'
+    return (
+        template.replace("<<.Series>>", series)
+        .replace("<<.LabelMatchers>>", matchers)
+        .replace("<<.GroupBy>>", pod_label)
+    )
 
 
 HPA_TOLERANCE = facts.HPA_TOLERANCE  # kube-controller-manager's defaults, written in facts

@@ -12,6 +12,8 @@ import shlex
 import sys
 import time
 
+from gpu_platform.testing.prometheus import prometheus_available, prometheus_version
+
 
 def command_line() -> str:
     """``command: .venv/bin/python bench/x.py --flag``, as it can be run again."""
@@ -32,3 +34,16 @@ def print_header(header: str) -> None:
     """A table's header line, underlined to its width."""
     print(header)
     print("-" * len(header))
+
+
+def prometheus_line() -> str:
+    """Which Prometheus measured, and that the chart deploys another."""
+    return f"{prometheus_version()} (the chart deploys kube-prometheus-stack's Prometheus 3)"
+
+
+def prometheus_missing() -> bool:
+    """No prometheus binary to measure with: said on stderr (the caller exits 2)."""
+    if prometheus_available():
+        return False
+    print("no prometheus binary; `make system-packages` installs it", file=sys.stderr)
+    return True
