@@ -201,6 +201,23 @@ class Simulation:
                 self.env.process(self._retry(group, kind, gpus))
         self.reschedule()
 
+    def _new_group(self, size: int, owner: ClusterArrival | Notebook, cluster: int | None) -> Group:
+        """The pods a Dask cluster or a notebook will create, as its owner asks for them."""
+        group = Group(
+            size,
+            self.env.event(),
+            self.env.event(),
+            resource=owner.resource,
+            busy=owner.busy,
+            image=owner.image,
+            pool=owner.pool,
+            cluster=cluster,
+            tenant=owner.tenant,
+            quota=owner.quota,
+        )
+        self.groups.append(group)
+        return group
+
     def _delete(self, group: Group) -> None:
         group.deleted = True
         for pod in group.pods:
@@ -217,19 +234,7 @@ class Simulation:
         self.record.clusters += 1
         scheduler = [("scheduler", arrival.scheduler_gpus)] if arrival.scheduler_gpus else []
         workers = [("worker", arrival.worker_gpus)] * arrival.workers
-        group = Group(
-            len(scheduler) + len(workers),
-            env.event(),
-            env.event(),
-            resource=arrival.resource,
-            busy=arrival.busy,
-            image=arrival.image,
-            pool=arrival.pool,
-            cluster=arrival.index,
-            tenant=arrival.tenant,
-            quota=arrival.quota,
-        )
-        self.groups.append(group)
+        group = self._new_group(len(scheduler) + len(workers), arrival, arrival.index)
         if not group.size:
             group.all_running.succeed()
             group.first_running.succeed()
@@ -306,18 +311,7 @@ class Simulation:
         env = self.env
         yield env.timeout(max(0.0, notebook.start - env.now))
         self.record.notebooks += 1
-        group = Group(
-            1,
-            env.event(),
-            env.event(),
-            resource=notebook.resource,
-            busy=notebook.busy,
-            image=notebook.image,
-            pool=notebook.pool,
-            tenant=notebook.tenant,
-            quota=notebook.quota,
-        )
-        self.groups.append(group)
+        group = self._new_group(1, notebook, None)
         self._create_all(group, [("notebook", notebook.gpus)])
         yield env.timeout(max(0.0, notebook.end - env.now))
         self._delete(group)
