@@ -62,19 +62,14 @@ def reference(slot: Slot, spec: Any, global_registry: str, kube_version: str) ->
     ``registry`` style, the chart's own global.image.registry for the ``keda`` style."""
     if not isinstance(spec, dict):
         return None
-    if slot.style == "keda":
+    if slot.style in ("keda", "registry"):
         repository = str(spec.get("repository") or "")
         if not repository:
             return None
         host = global_registry or str(spec.get("registry") or "")
         tag = _tag(slot, spec, "tag", kube_version)
-        return f"{host}/{repository}:{tag}" if host else f"{repository}:{tag}"
-    if slot.style == "registry":
-        repository = str(spec.get("repository") or "")
-        if not repository:
-            return None
-        host = global_registry or str(spec.get("registry") or "")
-        tag = _tag(slot, spec, "tag", kube_version)
+        if slot.style == "keda":  # KEDA's charts render neither a digest nor a suffix
+            return f"{host}/{repository}:{tag}" if host else f"{repository}:{tag}"
         if spec.get("distroless"):
             tag += "-distroless"
         ref = f"{host}/{repository}" if host else repository
