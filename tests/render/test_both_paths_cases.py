@@ -190,7 +190,7 @@ def test_evaluation_interval_2m(built_chart, chart_repo, tmp_path):
 
 def test_sizing_wal_headroom_3(built_chart, chart_repo, tmp_path):
     # default sizing: a retentionSize of 32 GiB (26.2 GiB of blocks, 3.3 of WAL, 1.6 of head
-    # chunks for the default pool's 40,620 series, README "Prometheus sizing"); x 3.0 = 96 GiB
+    # chunks for the default pool's 40,620 series, docs/sizing.md); x 3.0 = 96 GiB
     # (the default 1.3 gives ceil(41.6) = 42)
     advised_when_plain(
         built_chart,

@@ -1,16 +1,18 @@
-"""The parts of the project README that state facts the code owns, generated between markers.
+"""The parts of the project's guides that state facts the code owns, generated between markers.
 
 The pinned versions, the install commands (which name the chart version and the repositories),
-the CLI table (from the argparse parser) and the like must never drift from the code, so
-``gpu-platform render`` rewrites each block between ``<!-- generated: NAME -->`` and
-``<!-- /generated: NAME -->`` and ``render --check`` fails when one is stale. Everything
-outside the markers is prose, written by hand.
+the CLI table (from the argparse parser), the rule list and the like must never drift from the
+code, so ``gpu-platform render`` rewrites each block between ``<!-- generated: NAME -->`` and
+``<!-- /generated: NAME -->`` wherever it stands in the guides (README.md and docs/*.md,
+``checkout.guides``), and ``render --check`` fails when one is stale.
+Each block stands in exactly one guide. Everything outside the markers is prose, written by hand.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_platform.errors import GpuPlatformError
@@ -111,7 +113,7 @@ def example_key_check() -> str:
         check_data(LoadedValues(data, origins, ["site.yaml"]))
     except ValuesInvalid as exc:
         return "```\n" + str(exc) + "\n```\n"
-    raise GpuPlatformError("the README's key-check example no longer fails validation")
+    raise GpuPlatformError("the guides' key-check example no longer fails validation")
 
 
 def _cell(text: str) -> str:
@@ -261,24 +263,71 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "bring-your-own": bring_your_own,
 }
 
+_OPENING = re.compile(r"<!-- generated: ([^ ]*) -->")
+
+
+def names_in(text: str, source: str = "README.md") -> list[str]:
+    """The generated blocks ``text`` holds, in order; a marker naming no block the generator
+    writes, one left open, or a block held twice, is an error."""
+    names = _OPENING.findall(text)
+    for name in names:
+        if name not in BLOCKS:
+            raise GpuPlatformError(
+                f"{source}: <!-- generated: {name} --> names no block the generator writes "
+                f"(it writes {', '.join(sorted(BLOCKS))}); fix the name or remove the markers"
+            )
+        if len(_block(name).findall(text)) != names.count(name):
+            raise GpuPlatformError(
+                f"{source}: <!-- generated: {name} --> has no <!-- /generated: {name} --> "
+                "after it; close the block"
+            )
+        if names.count(name) > 1:
+            raise GpuPlatformError(
+                f"{source}: <!-- generated: {name} --> stands {names.count(name)} times; keep one"
+            )
+    return names
+
 
 def apply(text: str, source: str = "README.md") -> str:
-    """``text`` with every generated block rewritten; a missing marker is an error."""
-    for name, build in BLOCKS.items():
-        pattern = _block(name)
-        if not pattern.search(text):
-            raise GpuPlatformError(
-                f"{source}: no <!-- generated: {name} --> ... <!-- /generated: {name} --> "
-                "block; add the markers where the generated text belongs"
-            )
-        match = pattern.search(text)
-        assert match is not None
-        text = text[: match.start(2)] + build() + text[match.end(2) :]
+    """``text`` with every generated block it holds rewritten (which blocks a guide must hold
+    is ``rewrite_guides``' business)."""
+    for name in names_in(text, source):
+        match = _block(name).search(text)
+        assert match is not None  # names_in found it closed
+        text = text[: match.start(2)] + BLOCKS[name]() + text[match.end(2) :]
     return text
 
 
+def rewrite_guides(guides: list[Path], root: Path) -> dict[Path, str]:
+    """Each guide's text with its generated blocks rewritten. Every block the generator writes
+    stands in exactly one of the guides: one in two guides, or one in none, is an error naming
+    them."""
+    texts = {path: path.read_text(encoding="utf-8") for path in guides}
+    homes: dict[str, list[str]] = {name: [] for name in BLOCKS}
+    for path, text in texts.items():
+        for name in names_in(text, _relative(path, root)):
+            homes[name].append(_relative(path, root))
+    for name, where in homes.items():
+        if len(where) > 1:
+            raise GpuPlatformError(
+                f"<!-- generated: {name} --> stands in {' and '.join(where)}; keep it in one"
+            )
+    for name, where in homes.items():
+        if not where:
+            raise GpuPlatformError(
+                f"no <!-- generated: {name} --> ... <!-- /generated: {name} --> block in "
+                f"{', '.join(_relative(p, root) for p in guides) or 'README.md'}; add the "
+                "markers where the generated text belongs"
+            )
+    return {path: apply(text, _relative(path, root)) for path, text in texts.items()}
+
+
+def _relative(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 def block_text(text: str, name: str) -> str:
-    """The current content of one block (for tests that run the README's commands)."""
+    """The current content of one block (for tests that read or run a guide's blocks)."""
     match = _block(name).search(text)
     if not match:
         raise KeyError(name)
