@@ -1,16 +1,17 @@
 """The parts of the project's guides that state facts the code owns, generated between markers.
 
 The pinned versions, the install commands (which name the chart version and the repositories),
-the CLI table (from the argparse parser), the rule list and the like must never drift from the
-code, so ``gpu-platform render`` rewrites each block between ``<!-- generated: NAME -->`` and
-``<!-- /generated: NAME -->`` wherever it stands in the guides (README.md and docs/*.md,
-``checkout.guides``), and ``render --check`` fails when one is stale.
+the CLI table (from the argparse parser), the rule list, figures the sizing formula computes and
+the like must never drift from the code, so ``gpu-platform render`` rewrites each block between
+``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` wherever it stands in the guides
+(README.md and docs/*.md, ``checkout.guides``), and ``render --check`` fails when one is stale.
 Each block stands in exactly one guide. Everything outside the markers is prose, written by hand.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,11 @@ def components() -> str:
             f"| {info.description} | `{chart.name}` | {chart.repository} | {chart.version} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _paragraph(text: str) -> str:
+    """Prose, wrapped as the hand-written lines around it are."""
+    return textwrap.fill(text, width=96, break_long_words=False, break_on_hyphens=False) + "\n"
 
 
 def _sh(lines: list[str]) -> str:
@@ -230,6 +236,90 @@ def scale_out() -> str:
     )
 
 
+def sizing_defaults() -> str:
+    """What the sizing formula gives the chart's defaults, from the derived values themselves."""
+    from gpu_platform.pipeline import derive, sizing
+    from gpu_platform.pipeline.model.values import Values
+
+    values = Values.model_validate({})
+    series = sizing.series_for(values)
+    plan = derive.shard_plan(values)
+    resources = derive.prometheus_resources(values)
+    gib = sizing.GIB
+    per_node = series.gpus // series.nodes if series.nodes else 0
+    return _paragraph(
+        f"With the defaults (the default pool: {series.nodes} nodes of {per_node} "
+        f"GPU{'s' if per_node != 1 else ''}, {series.pods} pods; {series.gpu_series:,} GPU "
+        f"series and {series.bulk_series:,} others at "
+        f"{values.platform.monitoring.scrapeInterval}, "
+        f"{values.platform.monitoring.sizing.retention}) that is a `retentionSize` of "
+        f"{plan.retention_gib} GiB ({plan.block_bytes / gib:.1f} blocks, "
+        f"{plan.wal_bytes / gib:.1f} WAL, {plan.head_chunk_bytes / gib:.1f} head chunks), a "
+        f"{derive.pvc_gib(values)} Gi PVC, {resources['requests']['memory']} of memory "
+        f"(limit {resources['limits']['memory']}) and {resources['requests']['cpu']} of CPU."
+    )
+
+
+KEDA_INTERVALS = ("1s", "30s", "2m")
+
+
+def keda_derived() -> str:
+    """The KEDA path's settings the scrape interval derives (pipeline/kedapath.py), at a few
+    intervals, for an entry on an unwindowed and on a windowed default signal."""
+    from gpu_platform.pipeline import kedapath
+    from gpu_platform.pipeline.model.kube import duration_ms
+    from gpu_platform.pipeline.model.values import Values
+
+    signals = Values.model_validate({}).platform.monitoring.gpuSignals
+    current = next(s for s in signals if not s.window)
+    windowed = next(s for s in signals if s.window)
+
+    def values(interval: str, signal: str) -> Values:
+        metric = {"name": signal}
+        target = {"type": "AverageValue", "averageValue": 40}
+        entry = {
+            "name": "w",
+            "path": "keda",
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "w"},
+            "minReplicas": 1,
+            "maxReplicas": 2,
+            "metrics": [{"type": "Pods", "pods": {"metric": metric, "target": target}}],
+        }
+        monitoring = {"scrapeInterval": interval}
+        return Values.model_validate({"platform": {"monitoring": monitoring, "hpas": [entry]}})
+
+    polling, threshold, latest = [], [], []
+    for interval in KEDA_INTERVALS:
+        plain, window = values(interval, current.name), values(interval, windowed.name)
+        alert_ms = duration_ms(window.platform.monitoring.rules.hpaMetricUnavailableFor)
+        late = kedapath.fallback_after_ms(window)
+        polling.append(str(kedapath.polling_s(plain)))
+        threshold.append(str(kedapath.failure_threshold(plain)))
+        refused = ": refused, see below" if late > alert_ms else ""
+        latest.append(
+            f"{kedapath.seconds(kedapath.fallback_after_ms(plain))} s "
+            f"({kedapath.seconds(late)} s for a {windowed.window} window{refused})"
+        )
+    sync = facts.HPA_SYNC_S
+    rows = [
+        "| | Derived | " + " | ".join(KEDA_INTERVALS) + " |",
+        "|---|---|" + "---|" * len(KEDA_INTERVALS),
+        f"| `pollingInterval` (KEDA's own reads) | the scrape interval, at least the HPA's "
+        f"{sync} s sync (an entry never scales to zero, so KEDA's loop only counts failures) | "
+        + " | ".join(polling)
+        + " |",
+        f"| `fallback.failureThreshold` | the fewest failed reads one lost scrape cannot reach: "
+        f"a failed scrape empties the series for up to {kedapath.LOST_SCRAPE_GAP} intervals, "
+        f"during which the HPA reads every {sync} s and KEDA >= 2.19 every `pollingInterval` | "
+        + " | ".join(threshold)
+        + " |",
+        "| fallback at the latest | the signal's window (a windowed query answers from its "
+        "window after the exporter is gone), then failureThreshold + 1 HPA reads (KEDA 2.18 "
+        "counts those alone) | " + " | ".join(latest) + " |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
 def upgrades_and_crds() -> str:
     from gpu_platform.pipeline.emit import guide
 
@@ -250,6 +340,8 @@ def uninstall() -> str:
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "scale-out": scale_out,
+    "sizing-defaults": sizing_defaults,
+    "keda-derived": keda_derived,
     "plain-helm": plain_helm,
     "cli": cli,
     "example-key-check": example_key_check,
