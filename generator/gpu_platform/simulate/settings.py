@@ -32,7 +32,7 @@ from gpu_platform.pipeline.model.values import Values
 
 from .distributions import Spread, SpreadModel, finite, spread
 
-# Public sources, cited by the field descriptions below and by the simulate README section.
+# Public sources, cited by the field descriptions below and by docs/simulate-and-plan.md.
 CA_FAQ = "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md"
 CA_PARAMETERS = f"{CA_FAQ}#what-are-the-parameters-to-ca"
 CA_HOW_FAST = f"{CA_FAQ}#how-fast-is-hpa-when-combined-with-ca"
