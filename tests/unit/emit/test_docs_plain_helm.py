@@ -9,7 +9,7 @@ from pathlib import Path
 from gpu_platform.cli import readme
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def _dummy(**fields: object) -> Rule:

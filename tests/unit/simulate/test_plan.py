@@ -302,5 +302,5 @@ class TestCommand:
 
 
 def test_the_readme_shows_a_frontier():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     assert "gpu-platform plan" in readme and "frontier (cheapest first" in readme
