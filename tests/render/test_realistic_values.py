@@ -1,12 +1,12 @@
 """The realistic values corpus through plain `helm template` (Helm 3 and 4, the committed chart
 with its pinned dependencies): the same verdict as `gpu-platform validate` on every file.
 
-validate accepts every corpus file (tests/unit/test_realistic_values.py), so plain Helm must
-too: values.schema.json refuses none of their keys, and the guard (templates/validate.yaml)
-says nothing but, where a file moves what the platform derives (a GKE pool changes the
-driver mode), the derived keys the tool would compute and a raw file leaves at the chart's
-defaults. The junk keys validate refuses are refused by the schema, every one of them, by
-path.
+validate accepts every corpus file (tests/unit/subcharts/test_realistic_values.py), so
+plain Helm must too: values.schema.json refuses none of their keys, and the guard
+(templates/validate.yaml) says nothing but, where a file moves what the platform derives (a GKE
+pool changes the driver mode), the derived keys the tool would compute and a raw file leaves at
+the chart's defaults. The junk keys validate refuses are refused by the schema, every one of
+them, by path.
 """
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ def test_helm_refuses_non_finite_numbers_before_any_template(
     built_chart, chart_repo, tmp_path, text
 ):
     """Helm converts values to JSON first, which has no infinity or NaN; gpu-platform
-    validate names the key (tests/unit/test_sizing.py)."""
+    validate names the key (tests/unit/derive/test_sizing.py)."""
     site = tmp_path / "site.yaml"
     site.write_text(f"platform:\n  monitoring:\n    sizing:\n      bytesPerSample: {text}\n")
     major, chart = built_chart

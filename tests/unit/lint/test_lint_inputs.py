@@ -4,13 +4,13 @@ names, empty files, and monitors of the GPU signal that scrape too often."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.lint.engine import lint_paths, lint_text
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_defaults, check_files
+from support.repo import REPO
 
 KUBE = "1.29"
 DEFAULTS = check_defaults().values
@@ -209,7 +209,7 @@ class TestGpuScrapeInterval:
         assert self._lint(fast) == []
 
 
-@pytest.mark.parametrize("profile", sorted((Path(__file__).parents[2] / "values").glob("*.yaml")))
+@pytest.mark.parametrize("profile", sorted((REPO / "values").glob("*.yaml")))
 def test_every_resource_a_profile_s_pools_offer_is_a_name_for_that_platform(profile):
     values = check_files([str(profile)]).values
     for pool in values.platform.nodePools:
