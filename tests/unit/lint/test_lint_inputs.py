@@ -3,17 +3,13 @@ names, empty files, and monitors of the GPU signal that scrape too often."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 from gpu_platform.cli import main
-from gpu_platform.lint.engine import lint_paths, lint_text
+from gpu_platform.lint.engine import lint_paths
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.run import check_defaults, check_files
+from gpu_platform.pipeline.run import check_files
+from support.linting import DEFAULTS, KUBE, lint
 from support.repo import REPO
-
-KUBE = "1.29"
-DEFAULTS = check_defaults().values
 
 POD = """\
 apiVersion: v1
@@ -28,10 +24,6 @@ spec:
       limits: {LIMITS}
 """
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
-
-
-def lint(text: str, values: Values = DEFAULTS) -> list[str]:
-    return [f.render() for f in lint_text(textwrap.dedent(text), "m.yaml", values, KUBE)]
 
 
 class TestFolders:
