@@ -50,14 +50,12 @@ from support.guardchart import write_guard_chart
 from support.k8svalidate import load_manifests, validate_objects
 from support.names import name_problems
 from support.render import DEFAULT_KUBE_VERSION
-from support.repo import REPO
 from support.schemacheck import schema_errors
 from support.versions import MAJORS
 
 from .hostile import hostile
 from .strategies import FAULTS, site
 
-CHART = REPO / "charts" / "gpu-platform"
 PYTHON_EXAMPLES = examples(1000)
 HELM_EXAMPLES = examples(200)
 RENDER_EXAMPLES = examples(20)
