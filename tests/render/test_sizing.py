@@ -252,8 +252,8 @@ class TestAdvisedOnPlainHelm:
 
     def test_sizing_wal_headroom_3(self, built_chart, chart_repo, tmp_path):
         # default sizing: a retentionSize of 32 GiB (26.2 GiB of blocks, 3.3 of WAL, 1.6 of
-        # head chunks for the default pool's 40,620 series, README "Prometheus sizing");
-        # x 3.0 = 96 GiB (the default 1.3 gives ceil(41.6) = 42)
+        # head chunks for the default pool's 40,620 series, as pipeline/sizing.py works them
+        # out); x 3.0 = 96 GiB (the default 1.3 gives ceil(41.6) = 42)
         advised_when_plain(
             built_chart,
             chart_repo,
