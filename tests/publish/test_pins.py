@@ -28,8 +28,8 @@ GENERATED = (
 )
 # The guides (README.md, docs/*.md): only their generated blocks may name a pinned version.
 GUIDES = tuple(str(path.relative_to(REPO)) for path in checkout.guides(REPO))
-# Files that cite the release they were taken from; tests/unit/test_realistic_values.py holds
-# every cited version to the pins.
+# Files that cite the release they were taken from; tests/unit/subcharts/test_realistic_values.py
+# holds every cited version to the pins.
 CITED = ("tests/realistic-values/",)
 
 
@@ -134,8 +134,8 @@ def test_bumping_a_subchart_touches_only_the_lock_and_generated_files(tmp_path):
             "-q",
             "-p",
             "no:cacheprovider",
-            "tests/unit/test_checks.py",
-            "tests/unit/test_upstream.py",
+            "tests/unit/model/test_checks.py",
+            "tests/unit/publish/test_upstream.py",
         ],
         cwd=copy,
         env=env,

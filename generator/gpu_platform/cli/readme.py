@@ -81,8 +81,7 @@ def priority_ladder() -> str:
     rows = ["| PriorityClass | Value | Preemption | For |", "|---|---|---|---|"]
     for rung in facts.PRIORITY_LADDER:
         rows.append(
-            f"| `<release>-{rung.name}` | {rung.value} | {rung.preemption} | "
-            f"{rung.description} |"
+            f"| `<release>-{rung.name}` | {rung.value} | {rung.preemption} | {rung.description} |"
         )
     cutoff = facts.AUTOSCALER_EXPENDABLE_CUTOFF
     return (

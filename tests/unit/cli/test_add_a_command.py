@@ -20,7 +20,7 @@ IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "tmpcharts")
 REGISTRY_LINE = '    ("completion", "print the shell completion script for bash, zsh or fish"),\n'
 DUMMY_LINE = '    ("dummy", "a dummy command added by test_add_a_command.py"),\n'
 DUMMY_MODULE = '''\
-"""`gpu-platform dummy`: added by tests/unit/test_add_a_command.py."""
+"""`gpu-platform dummy`: added by tests/unit/cli/test_add_a_command.py."""
 
 from __future__ import annotations
 

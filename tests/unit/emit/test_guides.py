@@ -151,3 +151,20 @@ def test_render_refuses_a_block_missing_doubled_unknown_or_open(tmp_path, texts,
     paths = _guides(tmp_path, **texts)
     with pytest.raises(GpuPlatformError, match=re.escape(error)):
         readme.rewrite_guides(paths, tmp_path)
+
+
+def test_every_test_path_a_tracked_file_names_exists():
+    """A test file named in the guides, CONTRIBUTING or the code (``tests/....py``) is where
+    the text says: moving or folding a test updates what names it."""
+    pattern = re.compile(r"\btests/[A-Za-z0-9_/]+\.py\b")
+    missing = []
+    for rel in tracked():
+        path = REPO / rel
+        if path.suffix not in {".md", ".py", ".yaml", ".toml", ".txt"} and path.name != "Makefile":
+            continue
+        if rel.startswith(("charts/gpu-platform/charts/", "generator/gpu_platform/upstream/")):
+            continue
+        for name in pattern.findall(path.read_text(encoding="utf-8", errors="replace")):
+            if not (REPO / name).is_file():
+                missing.append(f"{rel}: {name}")
+    assert not missing, "\n".join(missing)
