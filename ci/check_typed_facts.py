@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 from gpu_platform import helm
-from gpu_platform.pipeline import crd_types, registry
+from gpu_platform.pipeline import crd_types, facts, registry
 from gpu_platform.pipeline import subchart_keys as keys
 from gpu_platform.upstream import store
 
@@ -234,7 +234,9 @@ def check(chart: str, source: Path, major: int, work: Path) -> tuple[int, list[s
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="DIR/<chart>/<version>/, with templates")
-    parser.add_argument("--helm", type=int, default=3, choices=(3, 4))
+    parser.add_argument(
+        "--helm", type=int, default=facts.DEFAULT_HELM_MAJOR, choices=facts.HELM_MAJORS
+    )
     args = parser.parse_args()
     total_wrong = 0
     with tempfile.TemporaryDirectory(prefix="gpu-platform-typed-") as tmp:

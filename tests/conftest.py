@@ -19,10 +19,9 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.publish.standins import offline_charts, package
 from support.chartrepo import LocalChartRepo, real_repos_requested
+from support.repo import CHART, REPO
 from support.versions import MAJORS
 
-REPO = Path(__file__).resolve().parents[1]
-CHART = REPO / "charts" / "gpu-platform"
 PROFILES = sorted((REPO / "values").glob("*.yaml"))
 
 

@@ -1,8 +1,9 @@
 """Where the source checkout is, when the tool runs from one.
 
-Run from a clone (an editable install), the tool works on that clone's chart, README and
-Chart.lock whatever the current directory is. Installed from a wheel it has no checkout: the
-commands that write the project's own files then need an explicit path, and say so.
+Run from a clone (an editable install), the tool works on that clone's chart, guides (README
+and docs) and Chart.lock whatever the current directory is. Installed from a wheel it has no
+checkout: the commands that write the project's own files then need an explicit path, and say
+so.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def chart() -> Path | None:
     return top / CHART if top else None
 
 
-def readme() -> Path | None:
-    top = root()
-    return top / "README.md" if top and (top / "README.md").is_file() else None
+GUIDES = "docs"
+
+
+def guides(top: Path | None = None) -> list[Path]:
+    """The hand-written guides that may hold generated blocks: README.md, then docs/*.md
+    (docs/ is flat). Empty for an installed package, which has none."""
+    top = top or root()
+    if top is None:
+        return []
+    found = [top / "README.md", *sorted((top / GUIDES).glob("*.md"))]
+    return [path for path in found if path.is_file()]

@@ -20,7 +20,7 @@ Siblings are named ``.<name>.staging-*`` and ``.<name>.old-*``; a complete one h
 marker, so recovery never touches anything else, and a staging folder a failed write leaves
 unfinished (a full disk) is removed by the run that made it.
 
-One file (``write_file``: a plot, the README, an archive) is written the same way: into a new
+One file (``write_file``: a plot, a guide, an archive) is written the same way: into a new
 sibling that no other name points at (created exclusively, so a symlink planted there is never
 followed), then renamed over the path. A symlink at the path is replaced, never written through:
 whatever it pointed at is left as it was.

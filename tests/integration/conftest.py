@@ -1,24 +1,15 @@
 """One synthetic DCGM exporter scraped by one real Prometheus through two ServiceMonitor-like
-jobs: ``mode="honor"`` (honor_labels: true) and ``mode="exported"`` (honor_labels: false).
-
-``mode`` is our own target label, not something prometheus-operator adds: both jobs scrape the
-same exporter, so tests add ``mode="..."`` to every selector to pick one job's series.
+jobs, ``mode="honor"`` and ``mode="exported"`` (support.dcgm), shared by the session's tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
-from gpu_platform.testing.exporters import ExporterServer
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available
-from gpu_platform.testing.scrape import MODE_LABEL, servicemonitor_job
-
-UTIL = "DCGM_FI_DEV_GPU_UTIL"
-ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-FB = "DCGM_FI_DEV_FB_USED"
+from gpu_platform.testing.dcgm import Gpu, Workload
+from gpu_platform.testing.prometheus import Prometheus
+from support.dcgm import ENGINE, FB, UTIL, scraped
 
 
 def build_cluster() -> list[Gpu]:
@@ -55,23 +46,5 @@ def prometheus(
     tmp_path_factory: pytest.TempPathFactory, cluster: list[Gpu]
 ) -> Iterator[Prometheus]:
     """Prometheus scraping the exporter at 1 s through both jobs, with a few samples in."""
-    if not prometheus_available():
-        pytest.skip("no prometheus binary (make prometheus installs Debian's)")
-    server = ExporterServer()
-    server.add("/metrics", DcgmExporter(cluster))
-    prom = Prometheus(
-        Path(tmp_path_factory.mktemp("prometheus")),
-        [
-            servicemonitor_job("dcgm-honor", server.address, True, MODE_LABEL["honorLabels"]),
-            servicemonitor_job("dcgm-exported", server.address, False, MODE_LABEL["exported"]),
-        ],
-    )
-    try:
-        prom.start()
-        prom.wait_for_samples('job="nvidia-dcgm-exporter"', count=3)
-        if len(prom.query('up{job="nvidia-dcgm-exporter"} == 1')) != 2:
-            raise RuntimeError("expected both DCGM jobs up")
+    with scraped(tmp_path_factory.mktemp("prometheus"), cluster) as prom:
         yield prom
-    finally:
-        prom.stop()
-        server.close()

@@ -9,28 +9,21 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from gpu_platform.pipeline.model.monitoring import GpuSignal
-from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules, pod_labels
 from gpu_platform.testing.dcgm import Gpu
 from gpu_platform.testing.prometheus import Prometheus
 from gpu_platform.testing.scrape import MODE_LABEL, OPERATOR_TARGET_LABELS
+from support.dcgm import pod_value, values_for
 
 pytestmark = pytest.mark.integration
 
 EXPORTER_NS = OPERATOR_TARGET_LABELS["namespace"]
 EXPORTER_POD = OPERATOR_TARGET_LABELS["pod"]
 NAMESPACES = ("team-a", "team-b")
-
-
-def values_for(mode: str) -> Values:
-    return Values.model_validate(
-        {"platform": {"monitoring": {"dcgmLabelMode": mode, "scrapeInterval": "1s"}}}
-    )
 
 
 def rule_cases() -> list[Any]:
@@ -69,26 +62,6 @@ def expand(
         .replace("<<.LabelMatchers>>", matchers)
         .replace("<<.GroupBy>>", pod_label)
     )
-
-
-def expected(signal: GpuSignal, gpus: list[Gpu]) -> float:
-    """Clamp each GPU's value, then combine a pod's GPUs; the window changes nothing for a
-    constant value."""
-    samples = []
-    for gpu in gpus:
-        value = float(gpu.value(signal.series))
-        if signal.clampMin is not None:
-            value = max(value, signal.clampMin)
-        if signal.clampMax is not None:
-            value = min(value, signal.clampMax)
-        samples.append(value)
-    combine: dict[str, Callable[[list[float]], float]] = {
-        "avg": lambda v: sum(v) / len(v),
-        "max": max,
-        "min": min,
-        "sum": sum,
-    }
-    return float(combine[signal.aggregation](samples))
 
 
 def workload_pods(cluster: list[Gpu], namespace: str) -> dict[str, list[Gpu]]:
@@ -160,7 +133,7 @@ def test_metrics_query_per_pod_values(
     got = result_by_pod(prometheus.query(query), pod_label)
     assert set(got) == set(pods), query
     for pod, gpus in pods.items():
-        assert math.isclose(got[pod], expected(signal, gpus), rel_tol=1e-9, abs_tol=1e-9), (
+        assert math.isclose(got[pod], pod_value(signal, gpus), rel_tol=1e-9, abs_tol=1e-9), (
             pod,
             query,
         )
@@ -188,7 +161,7 @@ def test_exporter_pod_in_operator_namespace(
     else:
         idle = [gpu for gpu in cluster if gpu.workload is None]
         assert got.keys() == {EXPORTER_POD}
-        assert math.isclose(got[EXPORTER_POD], expected(signal, idle), abs_tol=1e-9)
+        assert math.isclose(got[EXPORTER_POD], pod_value(signal, idle), abs_tol=1e-9)
 
 
 def _rules(mode: str) -> list[tuple[dict[str, Any], GpuSignal]]:
@@ -215,7 +188,7 @@ def test_honor_labels_rules_on_exported_series_bind_to_the_exporter_pod(
         query = expand(rule, signal.series, ns_label, pod_label, EXPORTER_NS, [EXPORTER_POD], wrong)
         got = result_by_pod(prometheus.query(query), pod_label)
         # One number for the whole node pool, served as the exporter pod's.
-        assert math.isclose(got[EXPORTER_POD], expected(signal, cluster), abs_tol=1e-9)
+        assert math.isclose(got[EXPORTER_POD], pod_value(signal, cluster), abs_tol=1e-9)
 
 
 def test_exported_rules_on_honor_labels_series_find_nothing(prometheus: Prometheus) -> None:

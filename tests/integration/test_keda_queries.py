@@ -13,26 +13,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from gpu_platform.pipeline import kedapath, promql
 from gpu_platform.pipeline.model.hpas import Hpa
 from gpu_platform.pipeline.model.monitoring import GpuSignal
-from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import pod_labels
-from gpu_platform.testing.dcgm import DcgmExporter, Gpu, Workload
-from gpu_platform.testing.exporters import ExporterServer
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available
-from gpu_platform.testing.scrape import MODE_LABEL, servicemonitor_job
+from gpu_platform.testing.dcgm import Gpu, Workload
+from gpu_platform.testing.prometheus import Prometheus
+from gpu_platform.testing.scrape import MODE_LABEL
+from support.dcgm import ENGINE, FB, UTIL, pod_value, scraped, values_for
+from support.hpas import gpu_metric, hpa_entry
 
 pytestmark = pytest.mark.integration
 
-UTIL = "DCGM_FI_DEV_GPU_UTIL"
-ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-FB = "DCGM_FI_DEV_FB_USED"
 RELEASE_NS = "gpu-platform"
 # (namespace, kind, name) of the workloads scaled; "empty" runs no GPU pod at all.
 WORKLOADS = [
@@ -77,48 +73,15 @@ def pods_of(cluster: list[Gpu], namespace: str, kind: str, name: str) -> dict[st
     return dict(pods)
 
 
-def per_pod(signal: GpuSignal, gpus: list[Gpu]) -> float:
-    values = []
-    for gpu in gpus:
-        value = float(gpu.value(signal.series))
-        if signal.clampMin is not None:
-            value = max(value, signal.clampMin)
-        if signal.clampMax is not None:
-            value = min(value, signal.clampMax)
-        values.append(value)
-    combine: dict[str, Callable[[list[float]], float]] = {
-        "avg": lambda v: sum(v) / len(v),
-        "max": max,
-        "min": min,
-        "sum": sum,
-    }
-    return float(combine[signal.aggregation](values))
-
-
-def values_for(mode: str) -> Values:
-    return Values.model_validate(
-        {"platform": {"monitoring": {"dcgmLabelMode": mode, "scrapeInterval": "1s"}}}
-    )
-
-
 def entry(namespace: str, kind: str, name: str, signal: str) -> Hpa:
     return Hpa.model_validate(
-        {
-            "name": name,
-            "namespace": namespace,
-            "path": "keda",
-            "scaleTargetRef": {"kind": kind, "name": name},
-            "maxReplicas": 4,
-            "metrics": [
-                {
-                    "type": "Pods",
-                    "pods": {
-                        "metric": {"name": signal},
-                        "target": {"type": "AverageValue", "averageValue": 40},
-                    },
-                }
-            ],
-        }
+        hpa_entry(
+            name,
+            namespace=namespace,
+            path="keda",
+            scaleTargetRef={"kind": kind, "name": name},
+            metrics=[gpu_metric(signal)],
+        )
     )
 
 
@@ -154,24 +117,8 @@ def cluster() -> list[Gpu]:
 def prometheus(
     tmp_path_factory: pytest.TempPathFactory, cluster: list[Gpu]
 ) -> Iterator[Prometheus]:
-    if not prometheus_available():
-        pytest.skip("no prometheus binary (make prometheus installs Debian's)")
-    server = ExporterServer()
-    server.add("/metrics", DcgmExporter(cluster))
-    prom = Prometheus(
-        Path(tmp_path_factory.mktemp("prometheus-keda")),
-        [
-            servicemonitor_job("dcgm-honor", server.address, True, MODE_LABEL["honorLabels"]),
-            servicemonitor_job("dcgm-exported", server.address, False, MODE_LABEL["exported"]),
-        ],
-    )
-    try:
-        prom.start()
-        prom.wait_for_samples('job="nvidia-dcgm-exporter"', count=3)
+    with scraped(tmp_path_factory.mktemp("prometheus-keda"), cluster) as prom:
         yield prom
-    finally:
-        prom.stop()
-        server.close()
 
 
 @pytest.mark.parametrize(("mode", "signal", "namespace", "kind", "name"), cases())
@@ -195,7 +142,7 @@ def test_one_number_per_workload(
         return
     (sample,) = result  # exactly one series: KEDA refuses more
     assert sample["metric"] == {}
-    want = sum(per_pod(signal, gpus) for gpus in pods.values())
+    want = sum(pod_value(signal, gpus) for gpus in pods.values())
     assert math.isclose(float(sample["value"][1]), want, rel_tol=1e-9, abs_tol=1e-9), query
 
 

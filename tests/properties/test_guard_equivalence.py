@@ -44,20 +44,19 @@ from gpu_platform.pipeline.run import as_helm_merges, check_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from support.bothpaths import guard_lines
 from support.counts import COUNTS
 from support.fuzz import DERANDOMIZE, examples
 from support.guardchart import write_guard_chart
 from support.k8svalidate import load_manifests, validate_objects
 from support.names import name_problems
 from support.render import DEFAULT_KUBE_VERSION
-from support.repo import REPO
 from support.schemacheck import schema_errors
 from support.versions import MAJORS
 
 from .hostile import hostile
 from .strategies import FAULTS, site
 
-CHART = REPO / "charts" / "gpu-platform"
 PYTHON_EXAMPLES = examples(1000)
 HELM_EXAMPLES = examples(200)
 RENDER_EXAMPLES = examples(20)
@@ -161,11 +160,7 @@ def helm_verdict(chart: Path, files: list[Path], major: int, home: Path) -> Verd
         text = exc.stderr
         if "values don't meet the specifications of the schema" in text:
             return Verdict(True)
-        assert "these values are inconsistent:" in text, text[-2000:]
-        body = text.split("these values are inconsistent:\n", 1)[1].split("\n\nFix:", 1)[0]
-        return Verdict(
-            False, tuple(sorted(line[4:] for line in body.splitlines() if line.startswith("  - ")))
-        )
+        return Verdict(False, tuple(sorted(guard_lines(text))))
     return Verdict(False)
 
 

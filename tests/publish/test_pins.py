@@ -1,6 +1,6 @@
 """One pin source: chart versions are written only in the root Chart.lock.
 
-Everything else that names a version (the vendored data, the generated chart, the README's
+Everything else that names a version (the vendored data, the generated chart, the guides'
 generated blocks) is produced from it, so bumping a subchart touches only the lock and those
 files. Both are proved here: a search for every pinned version in every other tracked file, and
 a real bump in a copy of the repository (lock edit, `upstream sync`, `render`).
@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpu_platform import checkout
 from gpu_platform.cli import readme
 from gpu_platform.pipeline import registry
 from gpu_platform.upstream import store
@@ -25,8 +26,10 @@ GENERATED = (
     "charts/gpu-platform/",
     "generator/gpu_platform/upstream/",
 )
-# Files that cite the release they were taken from; tests/unit/test_realistic_values.py holds
-# every cited version to the pins.
+# The guides (README.md, docs/*.md): only their generated blocks may name a pinned version.
+GUIDES = tuple(str(path.relative_to(REPO)) for path in checkout.guides(REPO))
+# Files that cite the release they were taken from; tests/unit/subcharts/test_realistic_values.py
+# holds every cited version to the pins.
 CITED = ("tests/realistic-values/",)
 
 
@@ -59,7 +62,7 @@ def test_no_other_file_holds_a_pinned_version():
         if rel.startswith((*GENERATED, *CITED)) or rel.endswith((".gz", ".png", ".svg")):
             continue
         text = (REPO / rel).read_text(encoding="utf-8", errors="replace")
-        if rel == "README.md":
+        if rel in GUIDES:
             text = _without_generated_blocks(text)
         for number, line in enumerate(text.splitlines(), 1):
             if pattern.search(line):
@@ -113,12 +116,12 @@ def test_bumping_a_subchart_touches_only_the_lock_and_generated_files(tmp_path):
 
     changed = [line[3:] for line in git(copy, "status", "--porcelain").splitlines()]
     assert changed, "the bump must change something"
-    outside = [rel for rel in changed if not rel.startswith((*GENERATED, "README.md"))]
+    outside = [rel for rel in changed if not rel.startswith(GENERATED) and rel not in GUIDES]
     assert outside == []
-    readme_before = git(copy, "show", "HEAD:README.md")
-    readme_after = (copy / "README.md").read_text()
-    assert _without_generated_blocks(readme_after) == _without_generated_blocks(readme_before)
-    assert f"| {new} |" in readme_after
+    for guide in GUIDES:
+        before, after = git(copy, "show", f"HEAD:{guide}"), (copy / guide).read_text()
+        assert _without_generated_blocks(after) == _without_generated_blocks(before), guide
+    assert f"| {new} |" in (copy / "README.md").read_text()
     assert f"version: {new}" in (copy / "charts" / "gpu-platform" / "Chart.yaml").read_text()
 
     # The tests that name pins read them: they pass on the bumped copy unchanged.
@@ -131,8 +134,8 @@ def test_bumping_a_subchart_touches_only_the_lock_and_generated_files(tmp_path):
             "-q",
             "-p",
             "no:cacheprovider",
-            "tests/unit/test_checks.py",
-            "tests/unit/test_upstream.py",
+            "tests/unit/model/test_checks.py",
+            "tests/unit/publish/test_upstream.py",
         ],
         cwd=copy,
         env=env,

@@ -12,17 +12,15 @@ ClusterPolicy from templates/clusterpolicy.yaml), then broken one way at a time.
 from __future__ import annotations
 
 import copy
-import io
 import subprocess
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from gpu_platform import helm
-from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
+from support.inprocess import cli
 from support.k8svalidate import validate_object
 from support.render import NAMESPACE, RELEASE, REPO, render, resolved_values
 from support.render import chart_with_dependencies as chart_copy
@@ -64,13 +62,6 @@ CLUSTER_POLICY: dict[str, Any] = {
         "toolkit": {"enabled": True},
     },
 }
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _own(objects: list[dict[str, Any]]) -> list[tuple[str, str]]:

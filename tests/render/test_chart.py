@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from gpu_platform import helm
 from gpu_platform.errors import HelmError
 from gpu_platform.pipeline import registry, sizing
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.publish.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
+from support.bothpaths import POOL, plain, site_files, validate
+from support.hpas import gpu_metric
 from support.k8svalidate import validate_objects
 from support.render import (
     KUBE_VERSIONS,
@@ -247,6 +250,83 @@ class TestPlainHelmInstallPath:
             self._template(built_chart, chart_repo, text, tmp_path)
         assert "schema" in exc.value.stderr.lower()
         assert fragment in exc.value.stderr
+
+
+METRICS = [gpu_metric()]
+SIX_MISTAKES = {
+    "platform": {
+        "nodePools": [
+            {**POOL, "placeholders": {"replicas": 1, "gpusPerPod": 4}},  # 1: larger than its node
+            {**POOL, "name": "big", "minNodes": 3, "maxNodes": 1},  # 2: minNodes > maxNodes
+        ],
+        "tenants": [{"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}],  # 3
+        # sized as the default pool (4 nodes, 4 GPUs), so plain Helm finds the chart's sizing
+        # keys right and prints only the six mistakes (validate warns that the pools reach more)
+        "monitoring": {"sizing": {"gpuNodes": 4, "gpusPerNode": 1}},
+        "hpas": [
+            {
+                "name": "w",
+                "namespace": "team-a",
+                "minReplicas": 1,
+                "maxReplicas": 2,  # 4: Dask
+                "scaleTargetRef": {
+                    "apiVersion": "kubernetes.dask.org/v1",
+                    "kind": "DaskWorkerGroup",
+                    "name": "g",
+                },
+                "metrics": METRICS,
+            },
+            {
+                "name": "v",
+                "namespace": "ray",
+                "minReplicas": 3,
+                "maxReplicas": 2,  # 5, 6
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "v"},
+                "metrics": METRICS,
+            },
+        ],
+    }
+}
+
+
+class TestEveryMistakeInOneRun:
+    """Six mistakes in one file (pools, a tenant, HPAs): validate and plain Helm (the guard)
+    each name every one of them in one run (support.bothpaths)."""
+
+    def test_six_mistakes_in_one_run(self, built_chart, chart_repo, tmp_path):
+        files = site_files(tmp_path, [yaml.safe_dump(SIX_MISTAKES)])
+        code, lines = validate(tmp_path, files)
+        assert code == 1
+        paths = sorted(line.split(": ", 1)[0] for line in lines)
+        assert paths == sorted(
+            [
+                "platform.nodePools[0].placeholders.gpusPerPod",
+                "platform.nodePools[1].minNodes",
+                "platform.tenants[0].nodePools[0]",
+                "platform.hpas[0].scaleTargetRef.kind",
+                "platform.hpas[1].minReplicas",
+                "platform.hpas[1].namespace",
+            ]
+        ), lines
+        code, helm_lines, _ = plain(built_chart, chart_repo, files)
+        assert (code, helm_lines) == (1, lines)
+
+    def test_six_mistakes_with_a_type_error_in_one_run(self, tmp_path):
+        """validate sets a badly typed value aside and still reports every other mistake
+        (plain Helm stops at values.schema.json first, by design of Helm)."""
+        data = yaml.safe_load(yaml.safe_dump(SIX_MISTAKES))
+        data["platform"]["nodePools"][1]["gpusPerNode"] = "two"
+        code, lines = validate(tmp_path, site_files(tmp_path, [yaml.safe_dump(data)]))
+        assert code == 1
+        paths = {line.split(": ", 1)[0] for line in lines}
+        assert "platform.nodePools[1].gpusPerNode" in paths
+        assert {
+            "platform.nodePools[0].placeholders.gpusPerPod",
+            "platform.tenants[0].nodePools[0]",
+            "platform.hpas[0].scaleTargetRef.kind",
+            "platform.hpas[1].minReplicas",
+            "platform.hpas[1].namespace",
+        } <= paths, lines
 
 
 class TestTemplateCommand:

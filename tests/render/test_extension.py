@@ -59,6 +59,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root.mkdir()
     for name in ("pyproject.toml", "Chart.lock", "README.md"):
         shutil.copy2(REPO / name, root / name)
+    shutil.copytree(REPO / "docs", root / "docs", ignore=IGNORE)  # guides with generated blocks
     shutil.copytree(REPO / "generator", root / "generator", ignore=IGNORE)
     shutil.copytree(
         REPO / "charts" / "gpu-platform", root / "charts" / "gpu-platform", ignore=IGNORE

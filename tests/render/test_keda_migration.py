@@ -1,5 +1,5 @@
 """Moving autoscalers from prometheus-adapter to KEDA with no moment unscaled: the documented
-order (README, Autoscaling) as rendered objects, played through a model of what Helm and KEDA
+order (docs/autoscaling.md) as rendered objects, played through a model of what Helm and KEDA
 do with them, and `gpu-platform diff` on every step.
 
 The model: a `helm upgrade` creates or updates every object of the new render (known kinds
@@ -83,7 +83,7 @@ def step(
     return data
 
 
-# The documented order (README, Autoscaling), from the adapter alone to KEDA alone.
+# The documented order (docs/autoscaling.md), from the adapter alone to KEDA alone.
 DOCUMENTED = [
     ("0. the adapter alone", step(keda=False)),
     ("1. KEDA beside the adapter, HPAs kept", step(keda=True, handover="prepare")),

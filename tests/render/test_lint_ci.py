@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from gpu_platform import helm
+from support.bothpaths import guard_lines
 from support.render import REPO
 from support.versions import MAJORS
 
@@ -83,11 +84,6 @@ def test_validate_refuses(tmp_path: Path) -> None:
     assert proc.stdout + proc.stderr == f"site.yaml:5:34: {REFUSAL}\n1 problem found\n"
 
 
-def _guard_lines(text: str) -> list[str]:
-    body = text.split("these values are inconsistent:\n", 1)[1].split("\n\nFix:", 1)[0]
-    return [line[4:] for line in body.splitlines() if line.startswith("  - ")]
-
-
 @pytest.mark.parametrize("site", ["refused", "stale"])
 def test_recommended_ci_commands_fail_on_refused_values(
     built_chart, chart_repo, tmp_path: Path, site: str
@@ -99,16 +95,16 @@ def test_recommended_ci_commands_fail_on_refused_values(
     rendered = _helm(major, "template", "gpu-platform", str(chart), "-f", str(values), env=env)
     assert rendered.returncode == 1, rendered.stdout[-500:]
     if site == "refused":
-        assert _guard_lines(rendered.stderr) == [REFUSAL]
+        assert guard_lines(rendered.stderr) == [REFUSAL]
     else:
-        assert any(line.startswith(STALE_LINE) for line in _guard_lines(rendered.stderr))
+        assert any(line.startswith(STALE_LINE) for line in guard_lines(rendered.stderr))
     for strict in ([], ["--strict"]):
         lint = _helm(major, "lint", *strict, str(chart), "-f", str(values), env=env)
         assert lint.returncode == 1, lint.stdout + lint.stderr
         assert "1 chart(s) linted, 1 chart(s) failed" in lint.stdout + lint.stderr
         assert "[ERROR] templates/validate.yaml: unable to parse YAML" in lint.stdout
         # the [ERROR] line quotes the guard's refusal, the same lines helm template prints
-        assert _guard_lines(lint.stdout) == _guard_lines(rendered.stderr)
+        assert guard_lines(lint.stdout) == guard_lines(rendered.stderr)
 
 
 def test_recommended_ci_commands_pass_on_resolved_values(

@@ -1,7 +1,7 @@
 """ci/mutated_values.py at a small size: an independent generator of mutated values files finds
 no file `gpu-platform validate` refuses that plain Helm 3 or 4 renders, and no resolved output
-plain Helm refuses (the script is under test, so it runs as its own process; README "Hostile
-input, counted" quotes a large run)."""
+plain Helm refuses (the script is under test, so it runs as its own process; docs/testing.md,
+"Hostile input", quotes a large run)."""
 
 from __future__ import annotations
 

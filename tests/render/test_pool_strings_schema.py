@@ -17,10 +17,8 @@ import pytest
 from gpu_platform import helm
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.pipeline.run import check_files
-from support.repo import REPO
+from support.repo import CHART
 from support.versions import MAJORS
-
-CHART = REPO / "charts" / "gpu-platform"
 
 POOL = "platform:\n  nodePools:\n    - name: gpu\n"
 REFUSED = {

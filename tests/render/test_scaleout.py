@@ -12,20 +12,17 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 import yaml
-from gpu_platform import helm
-from gpu_platform.cli import main
 from gpu_platform.pipeline import subchart_keys
 from gpu_platform.pipeline.derive import DERIVATIONS
 from gpu_platform.publish.standins import configmap_name
 from gpu_platform.upstream.store import load_yaml
+from support.bothpaths import guard_lines, plain, validate
 from support.render import render, resolved_values
+from support.repo import REPO
 
 VIEW = "http://thanos-query.monitoring.svc:9090"
 FLEET = "  nodePools:\n    - {name: h100, maxNodes: 1000, gpusPerNode: 8}\n"
@@ -100,25 +97,11 @@ REFUSALS = {
 }
 
 
-def _validate(tmp_path: Path, site: Path) -> list[str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(tmp_path), redirect_stdout(out), redirect_stderr(err):
-        main(["validate", "-f", str(site)])
-    return sorted(
-        line.split(": ", 1)[1]
-        for line in out.getvalue().splitlines()
-        if ": warning: " not in line and line.startswith(str(site))
-    )
-
-
 def _plain(built_chart, chart_repo, site: Path) -> list[str]:
-    major, chart = built_chart
-    args = ["template", "gpu-platform", str(chart), "--namespace", "gpu-platform", "-f", str(site)]
-    proc = helm.run(args, major=major, env=chart_repo.env(), check=False, quiet=True)
-    assert proc.returncode != 0, "plain helm installed refused values"
-    assert "these values are inconsistent:" in proc.stderr, proc.stderr
-    body = proc.stderr.split("these values are inconsistent:\n", 1)[1].split("\n\nFix:", 1)[0]
-    return [line[4:] for line in body.splitlines() if line.startswith("  - ")]
+    """The guard's lines, in its order, refusing plain `helm template -f SITE`."""
+    code, _, stderr = plain(built_chart, chart_repo, [site])
+    assert code != 0, "plain helm installed refused values"
+    return guard_lines(stderr)
 
 
 @pytest.mark.parametrize("case", REFUSALS, ids=str)
@@ -126,7 +109,7 @@ def test_refused_alike_on_both_paths(built_chart, chart_repo, tmp_path, case):
     text, message = REFUSALS[case]
     site = tmp_path / "site.yaml"
     site.write_text(text)
-    assert _validate(tmp_path, site) == [message]
+    assert validate(tmp_path, [site]) == (1, [message])
     lines = _plain(built_chart, chart_repo, site)
     assert message in lines, "\n".join(lines)
 
@@ -149,7 +132,7 @@ PLANS = {
 def _site(tmp_path: Path, plan: str) -> Path:
     given = PLANS[plan]
     if given.startswith("values/"):
-        return Path(__file__).resolve().parents[2] / given
+        return REPO / given
     site = tmp_path / f"{plan}.yaml"
     site.write_text(given)
     return site

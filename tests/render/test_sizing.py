@@ -29,6 +29,7 @@ from gpu_platform.pipeline.monitoring_keys import bulk_interval, relist_interval
 from gpu_platform.publish import dependencies
 from gpu_platform.publish.standins import configmap_name as standin_configmap_name
 from gpu_platform.upstream.store import load_yaml
+from support.bothpaths import advised_when_plain
 from support.render import render, resolved_values
 
 CASES = {
@@ -236,10 +237,73 @@ def test_helm_refuses_non_finite_numbers_before_any_template(
     built_chart, chart_repo, tmp_path, text
 ):
     """Helm converts values to JSON first, which has no infinity or NaN; gpu-platform
-    validate names the key (tests/unit/test_sizing.py)."""
+    validate names the key (tests/unit/derive/test_sizing.py)."""
     site = tmp_path / "site.yaml"
     site.write_text(f"platform:\n  monitoring:\n    sizing:\n      bytesPerSample: {text}\n")
     major, chart = built_chart
     with pytest.raises(HelmError) as exc:
         helm.template(chart, [site], major=major, env=chart_repo.env(), kube="1.33")
     assert "unsupported value" in exc.value.stderr
+
+
+class TestAdvisedOnPlainHelm:
+    """The sizing is the user's to choose: `gpu-platform values` derives it from
+    platform.monitoring.sizing, a plain install keeps the chart's, and validate warns (never
+    refuses) once the chart's value is written out beside the knob."""
+
+    def test_sizing_wal_headroom_3(self, built_chart, chart_repo, tmp_path):
+        # default sizing: a retentionSize of 32 GiB (26.2 GiB of blocks, 3.3 of WAL, 1.6 of
+        # head chunks for the default pool's 40,620 series, as pipeline/sizing.py works them
+        # out); x 3.0 = 96 GiB (the default 1.3 gives ceil(41.6) = 42)
+        advised_when_plain(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            "platform:\n  monitoring:\n    sizing:\n      walHeadroom: 3.0\n",
+            f"{SPEC_PATH}.storageSpec",
+            {
+                "volumeClaimTemplate": {
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "96Gi"}},
+                    }
+                }
+            },
+            "differs from what platform.monitoring.sizing gives (a PVC of retentionSize x "
+            "walHeadroom (default is emptyDir)); fine if you chose it, else remove the key and "
+            "let `gpu-platform values` compute it",
+        )
+
+    def test_sizing_storage_class_name(self, built_chart, chart_repo, tmp_path):
+        advised_when_plain(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            "platform:\n  monitoring:\n    sizing:\n      storageClassName: fast\n",
+            f"{SPEC_PATH}.storageSpec",
+            {
+                "volumeClaimTemplate": {
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "42Gi"}},
+                        "storageClassName": "fast",
+                    }
+                }
+            },
+        )
+
+    def test_prometheus_resources_from_sizing(self, built_chart, chart_repo, tmp_path):
+        # 10 nodes x 8 GPUs x 100 series = 8,000 series at 1 s (no per-node or per-pod
+        # series), each 8 KiB + 90 head chunks (1.5 x 2 h / 120 samples) x 112 B = 18,272 B:
+        # 54 MiB + 139.4 MiB = 193.4 -> 194 Mi, limit twice that; CPU 8,000 x 2.2 us + 10
+        # scrapes x 150 us + 8,000 x 3.2 us / 5 s relist = 24.2m a second, below the 250m floor
+        advised_when_plain(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            "platform:\n  monitoring:\n    sizing:\n      gpuNodes: 10\n      gpusPerNode: 8\n"
+            "      seriesPerGpu: 100\n      otherSeries: 0\n      seriesPerNode: 0\n"
+            "      seriesPerPod: 0\n",
+            f"{SPEC_PATH}.resources",
+            {"requests": {"cpu": "250m", "memory": "194Mi"}, "limits": {"memory": "388Mi"}},
+        )

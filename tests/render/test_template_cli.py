@@ -157,16 +157,23 @@ def test_a_json_object_is_merged_by_helm4_and_refused_by_helm3(tmp_path, major):
     assert json.loads(json.dumps(template_ops.load([str(base)], sets, major).data)) == by_helm
 
 
+def _template_with(
+    chart: Path, tmp_path: Path, major: int, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """helm template of the probe chart with ``--set list={1}`` and then ``flags``."""
+    return helm.run(
+        ["template", "r", str(chart), "--set", "list={1}", *flags],
+        major=major,
+        env=isolated_env(tmp_path / "home"),
+        check=False,
+    )
+
+
 @pytest.mark.parametrize("major", MAJORS, ids=lambda m: f"helm{m}")
 def test_a_set_json_error_is_an_error_in_helm_too(tmp_path, major):
     chart = probe_chart(tmp_path / "probe", VALUES_PROBE)
     for bad in ("a=NaN", "a=1e999", "a={", "a=[1,", "a=tru", "a", "a=1,b"):
-        proc = helm.run(
-            ["template", "r", str(chart), "--set", "list={1}", "--set-json", bad],
-            major=major,
-            env=isolated_env(tmp_path / "home"),
-            check=False,
-        )
+        proc = _template_with(chart, tmp_path, major, "--set-json", bad)
         assert proc.returncode != 0, bad
         with pytest.raises(ValuesInvalid, match=r"--set-json "):
             template_ops.load([], ordered(["list={1}"], jsons=[bad]), major)
@@ -176,12 +183,7 @@ def test_a_set_json_error_is_an_error_in_helm_too(tmp_path, major):
 def test_a_set_error_is_an_error_in_helm_too(tmp_path, major):
     chart = probe_chart(tmp_path / "probe", VALUES_PROBE)
     for bad in ("a", "a,b=1", "a.=1", "list.x=1", "a[x]=1", "a[-1]=1", "a={1,2"):
-        proc = helm.run(
-            ["template", "r", str(chart), "--set", "list={1}", "--set", bad],
-            major=major,
-            env=isolated_env(tmp_path / "home"),
-            check=False,
-        )
+        proc = _template_with(chart, tmp_path, major, "--set", bad)
         assert proc.returncode != 0 and "failed parsing --set data" in proc.stderr, bad
         with pytest.raises(Exception, match=r"--set "):
             template_ops.load([], ordered(["list={1}", bad]))

@@ -14,8 +14,8 @@ import pytest
 from gpu_platform.pipeline import registry
 from gpu_platform.publish import upstream_sync as sync
 from gpu_platform.upstream import store
+from support.repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "ci" / "check_typed_facts.py"
 DASK = registry.info("dask-kubernetes-operator")
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from support.repo import REPO
+from support.repo import CHART
 
-CHART = REPO / "charts" / "gpu-platform"
 GUARD_FILES = (
     "values.yaml",
     "values.schema.json",

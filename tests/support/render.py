@@ -35,9 +35,8 @@ from gpu_platform.publish import dependencies
 
 from support.chartrepo import real_repos_requested
 from support.k8svalidate import load_manifests
-from support.repo import REPO
+from support.repo import CHART, REPO
 
-CHART = REPO / "charts" / "gpu-platform"
 SCENARIO_DIR = CHART / "ci"
 DEFAULT_KUBE_VERSION = "1.33"
 RELEASE = "gpu-platform"

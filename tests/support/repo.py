@@ -1,4 +1,5 @@
-"""This working tree as a commit would hold it, for tests that copy or clone the repository."""
+"""This working tree (``REPO``, the committed chart in it ``CHART``) as a commit would hold it,
+for tests that copy or clone the repository."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "gpu-platform"
 
 
 def tracked() -> list[str]:

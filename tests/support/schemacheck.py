@@ -12,7 +12,6 @@ import json
 import re
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -20,8 +19,7 @@ import yaml
 from jsonschema import ValidationError
 
 from support.helmvalues import coalesce
-
-CHART = Path(__file__).resolve().parents[2] / "charts" / "gpu-platform"
+from support.repo import CHART
 
 
 @cache

@@ -2,7 +2,7 @@
 
 One module per command (its ``DESCRIPTION``, ``arguments`` and ``run``), listed in
 ``registry``; ``parser`` builds argparse from the registry, ``app`` runs one command and owns
-the exit codes, ``common`` holds what the commands share, ``readme`` writes the README's
+the exit codes, ``common`` holds what the commands share, ``readme`` writes the guides'
 generated blocks.
 """
 

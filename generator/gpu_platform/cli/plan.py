@@ -24,7 +24,7 @@ DESCRIPTION = (
     "configuration, and the cheapest one meeting the target (its work at most "
     "`--max-work-added` percent longer) as a values patch that `validate` accepts. Same "
     "seeds, same answer. Exit 1 when no configuration meets the target: the closest one and "
-    "what stands in the way are printed. See [Plan](#plan)."
+    "what stands in the way are printed. See docs/simulate-and-plan.md."
 )
 
 

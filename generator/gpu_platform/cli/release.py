@@ -12,7 +12,7 @@ from gpu_platform.writes import write_file
 
 DESCRIPTION = (
     "Bumps the one VERSION the tool and the chart share, re-renders "
-    "the chart and the README's generated blocks, and says what to commit and "
+    "the chart and the guides' generated blocks, and says what to commit and "
     "tag."
 )
 
@@ -28,11 +28,13 @@ def run(args: argparse.Namespace) -> int:
     common.log(f"version {new}; re-rendering the chart")
     chart = common.checkout_chart("release")
     write_chart(chart_files(check_defaults()), chart)
-    readme_file = checkout.readme()
-    if readme_file:
-        write_file(readme_file, readme.apply(readme_file.read_text(), str(readme_file)).encode())
+    top = checkout.root()
+    guides = readme.rewrite_guides(checkout.guides(top), top) if top else {}
+    for path, text in guides.items():
+        if text != path.read_text(encoding="utf-8"):
+            write_file(path, text.encode())
     common.log(
-        f"commit {release.VERSION_FILE.name}, {chart} and README.md, tag v{new}, then run "
-        "`gpu-platform package` and push the archive"
+        f"commit {release.VERSION_FILE.name}, {chart}, README.md and docs/, tag v{new}, then "
+        "run `gpu-platform package` and push the archive"
     )
     return 0

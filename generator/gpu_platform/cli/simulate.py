@@ -21,7 +21,7 @@ DESCRIPTION = (
     "refusals, and warns loudly when the pools saturate. `--compare` and "
     "`--compare-settings` run the same seeded day against two values or two settings "
     "files. `--defaults` lists every setting with its public source. See "
-    "[Simulate](#simulate)."
+    "docs/simulate-and-plan.md."
 )
 
 

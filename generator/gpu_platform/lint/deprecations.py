@@ -16,7 +16,7 @@ Sources:
   where read, otherwise FairwindsOps/pluto's versions.yaml. kubernetes-validate bundles schemas
   from 1.25 on, the oldest version ``lint`` accepts, so for APIs removed before 1.25 the
   deprecated-in version is informational only;
-- tests/unit/test_deprecations.py checks every removal in 1.25..1.37 against the presence of
+- tests/unit/lint/test_deprecations.py checks every removal in 1.25..1.37 against the presence of
   the schema in kubernetes-validate's data.
 """
 

@@ -39,7 +39,7 @@ KUBECTL_ARGS = (
 COMMAND = "kubectl " + " ".join(KUBECTL_ARGS)
 
 # The ports templates/tenant/networkpolicy.yaml opens towards apiServerCIDRs (443 for managed
-# control planes, 6443 for kubeadm-style ones); tests/unit/test_discover.py keeps them equal.
+# control planes, 6443 for kubeadm-style ones); tests/unit/ops/test_discover.py keeps them equal.
 API_SERVER_PORTS = (443, 6443)
 
 KEY = "platform.tenants[].network.apiServerCIDRs"

@@ -22,7 +22,7 @@ from gpu_platform.ops.diff_model import DISRUPTIVE, NOTE, REFUSED, Flag, Key, Ma
 TRANSFER_ANNOTATION = "scaledobject.keda.sh/transfer-hpa-ownership"
 HANDOVER_FIX = (
     "move it in two releases: handover: prepare on the adapter path (the HPA outlives its "
-    "removal), then path: keda with handover: adopt (README, Autoscaling)"
+    "removal), then path: keda with handover: adopt (docs/autoscaling.md)"
 )
 
 

@@ -2,9 +2,9 @@
 
 Written once, here, as pure functions of plain numbers, so that ``monitoring_keys.py`` (the
 chart's values), ``bench/scrape_cost.py`` and ``bench/retention_hold.py`` (which compare it
-with a real Prometheus) and the README all use the same arithmetic. ``templates/validate.yaml``
-mirrors it operation for operation so a plain ``helm install`` can re-check the derived
-values; ``tests/render/test_sizing.py`` proves the two agree.
+with a real Prometheus) and the figures docs/sizing.md quotes all use the same arithmetic.
+``templates/validate.yaml`` mirrors it operation for operation so a plain ``helm install`` can
+re-check the derived values; ``tests/render/test_sizing.py`` proves the two agree.
 
 What Prometheus keeps on disk, and what ``--storage.tsdb.retention.size`` counts:
 

@@ -22,8 +22,9 @@ Modules, one job each:
 - levers, search, frontier: `gpu-platform plan`, the configurations the chart and the cluster
   offer, the two-round search over seeded days, and the answer (frontier, values patch).
 
-The published day the settings are checked against (tests/unit/test_simulate_calibration.py)
-ships beside them: rapids_case_study.yaml and its values.
+The published day the settings are checked against
+(tests/unit/simulate/test_simulate_calibration.py) ships beside them: rapids_case_study.yaml
+and its values.
 """
 
 from __future__ import annotations

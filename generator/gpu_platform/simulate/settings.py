@@ -32,7 +32,7 @@ from gpu_platform.pipeline.model.values import Values
 
 from .distributions import Spread, SpreadModel, finite, spread
 
-# Public sources, cited by the field descriptions below and by the simulate README section.
+# Public sources, cited by the field descriptions below and by docs/simulate-and-plan.md.
 CA_FAQ = "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md"
 CA_PARAMETERS = f"{CA_FAQ}#what-are-the-parameters-to-ca"
 CA_HOW_FAST = f"{CA_FAQ}#how-fast-is-hpa-when-combined-with-ca"
@@ -253,7 +253,8 @@ class NodeSettings(Strict):
         description="From the scale-up request to the node registering (VM provisioning, boot, "
         "kubelet registration); a number is a fixed value, a median and p90 spread nodes that "
         "start together. null: the pool's cloud's figure, " + BOOT_SOURCES + " The "
-        "calibration day (tests/unit/test_simulate_calibration.py) is not among the sources.",
+        "calibration day (tests/unit/simulate/test_simulate_calibration.py) is not among the "
+        "sources.",
     )
     driverInstallSeconds: Spread = Field(
         default_factory=lambda: spread(240.0, 300.0, min=60.0),

@@ -1,13 +1,32 @@
-"""templates/gpu-operator/ and the gpu-operator values this chart derives from the pools."""
+"""templates/gpu-operator/ and the gpu-operator values this chart derives from the pools.
+Where a check has a twin in the guard, both install paths (support.bothpaths), messages written
+out by hand."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 from gpu_platform.errors import HelmError, ValuesInvalid
 from gpu_platform.publish.standins import configmap_name
 from gpu_platform.upstream.store import load_yaml
+from support.bothpaths import (
+    DERIVED,
+    POOL,
+    both_refuse,
+    plain,
+    site_files,
+    split_derived,
+    validate,
+)
 from support.kube import tolerated
 from support.render import of_kind, render_chart, resolve, scenario
+from support.repo import REPO
+
+DRIVER_STALE = (
+    "gpu-operator.driver.enabled: is true, but gpu-platform derives false from "
+    "platform.nodePools[].driver (true when any pool has driver: operator); set "
+    f"platform.nodePools[].driver {DERIVED}"
+)
 
 
 class TestPoolPlacement:
@@ -47,6 +66,65 @@ class TestClouds:
     def test_other_clouds_get_none(self, major):
         for cloud in ("eks", "aks"):
             assert self.release_quotas(render_chart(scenario(cloud), major=major)) == []
+
+    def test_pools_on_two_clouds(self, built_chart, chart_repo, tmp_path):
+        pools = [{**POOL, "name": "a", "cloud": "gke"}, {**POOL, "name": "b", "cloud": "aks"}]
+        site = yaml.safe_dump({"platform": {"nodePools": pools}})
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                f"platform.nodePools[{i}].cloud: pools name several clouds (aks, gke); one "
+                "cluster runs on one cloud: use the same cloud (or generic) for every pool"
+                for i in (0, 1)
+            ],
+        )
+
+    def test_eks_pool_without_toolkit_disabled(self, built_chart, chart_repo, tmp_path):
+        # four nodes of one GPU, the default pool's size: the sizing keys stay the chart's
+        pool = {**POOL, "cloud": "eks", "driver": "preinstalled", "maxNodes": 4, "gpusPerNode": 1}
+        site = yaml.safe_dump({"platform": {"nodePools": [pool]}})
+        code, lines = validate(tmp_path, site_files(tmp_path, [site]))
+        assert code == 1 and len(lines) == 1
+        assert lines[0].startswith(
+            'platform.nodePools[0].driver: pool "t4" (cloud eks, driver preinstalled) needs '
+            "gpu-operator.toolkit.enabled: false ("
+        )
+        assert lines[0].endswith(
+            "); it is true. Set it under gpu-operator, or change the pool's driver mode"
+        )
+        code, helm_lines, _ = plain(built_chart, chart_repo, site_files(tmp_path, [site]))
+        ours, derived = split_derived(helm_lines)
+        assert (code, ours) == (1, lines)
+        # and the operator's driver left on (the tool turns it off for preinstalled drivers)
+        assert derived == [DRIVER_STALE]
+
+    @pytest.mark.parametrize("second", ["eks", "aks"])
+    def test_gke_profile_then_other_cloud_profile(self, built_chart, chart_repo, tmp_path, second):
+        """GKE's install paths left on an EKS/AKS ClusterPolicy are refused, not kept
+        silently, on both paths."""
+        files = [
+            REPO / "values" / "gke-t4-rapids.yaml",
+            REPO / "values" / f"{second}-t4-rapids.yaml",
+        ]
+        leftover = (
+            'is "/home/kubernetes/bin/nvidia", which gke/preinstalled pools need, but no '
+            "pool runs on gke; remove it (a profile for another cloud left it behind) or "
+            "set it to the chart's default"
+        )
+        expected = [
+            f"gpu-operator.hostPaths.driverInstallDir: {leftover}",
+            f"gpu-operator.toolkit.installDir: {leftover}",
+        ]
+        assert validate(tmp_path, files) == (1, expected)
+        code, lines, _ = plain(built_chart, chart_repo, files)
+        ours, derived = split_derived(lines)
+        assert (code, ours) == (1, expected)
+        # The profiles write what the tool derives for their pools (driver.enabled: false, so
+        # they install with plain Helm as they are): GKE's leftover paths are all Helm refuses.
+        assert derived == []
 
 
 class TestGpuSharing:

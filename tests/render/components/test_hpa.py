@@ -1,18 +1,23 @@
 """templates/hpa/: autoscaling/v2 HPAs on a GPU signal (Pods metric) and on CPU on the adapter
 path; KEDA ScaledObjects (and the ClusterTriggerAuthentication of an authenticated Prometheus)
-on the KEDA path."""
+on the KEDA path. Where a check has a twin in the guard, both install paths
+(support.bothpaths), messages written out by hand."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+import yaml
 from gpu_platform import helm as gpu_helm
 from gpu_platform.errors import HelmError
 from gpu_platform.pipeline import kedapath, registry
 from gpu_platform.pipeline.model.values import Values
-from support.k8svalidate import validate_objects
-from support.render import KUBE_VERSIONS, of_kind, render_chart, scenario
+from support.bothpaths import both_refuse, plain, site_files, validate
+from support.hpas import gpu_metric, hpa_entry
+from support.k8svalidate import load_manifests, validate_objects
+from support.render import KUBE_VERSIONS, PROFILES, of_kind, render_chart, scenario
+from support.repo import REPO
 
 
 class TestHpas:
@@ -43,22 +48,7 @@ AUTH_NAME = "gpu-platform-keda-prometheus"  # <fullname>-keda-prometheus for thi
 
 def entry(name: str, **fields: Any) -> dict[str, Any]:
     """A KEDA-path entry on a GPU signal (and whatever ``fields`` add or replace)."""
-    return {
-        "name": name,
-        "path": "keda",
-        "scaleTargetRef": {"kind": "Deployment", "name": name},
-        "maxReplicas": 4,
-        "metrics": [
-            {
-                "type": "Pods",
-                "pods": {
-                    "metric": {"name": "gpu_utilization_over_time"},
-                    "target": {"type": "AverageValue", "averageValue": 40},
-                },
-            }
-        ],
-        **fields,
-    }
+    return hpa_entry(name, **{"path": "keda", **fields})
 
 
 def keda_values(*entries: dict[str, Any], **platform: Any) -> dict[str, Any]:
@@ -82,27 +72,17 @@ SIGNALS = [
 ]
 
 
-def _gpu(signal: str, value: Any) -> dict[str, Any]:
-    return {
-        "type": "Pods",
-        "pods": {
-            "metric": {"name": signal},
-            "target": {"type": "AverageValue", "averageValue": value},
-        },
-    }
-
-
 # Label modes, intervals, clamps and windows, both workload kinds, the release namespace and a
 # tenant's, resource triggers, an authenticated Prometheus elsewhere.
 CASES = {
     "defaults": keda_values(entry("workers")),
     "exported-5s-custom-signals": keda_values(
-        entry("workers", namespace="team-a", metrics=[_gpu(s["name"], 0.5) for s in SIGNALS]),
+        entry("workers", namespace="team-a", metrics=[gpu_metric(s["name"], 0.5) for s in SIGNALS]),
         entry(
             "infer",
             scaleTargetRef={"kind": "StatefulSet", "name": "infer"},
             metrics=[
-                _gpu("util", 40),
+                gpu_metric("util", 40),
                 {
                     "type": "Resource",
                     "resource": {
@@ -294,3 +274,108 @@ class TestHandover:
             *of_kind(objects, "HorizontalPodAutoscaler"),
         ]:
             assert "annotations" not in obj["metadata"]
+
+
+def _hpa_site(target: dict[str, str], namespace: str = "team-a") -> str:
+    """A site file with one HPA on the GPU signal, scaling ``target`` in ``namespace``."""
+    hpa = hpa_entry(
+        "workers", namespace=namespace, scaleTargetRef=target, minReplicas=1, maxReplicas=2
+    )
+    tenants = [{"name": "team-a", "quota": {"gpus": 2}}]
+    return yaml.safe_dump({"platform": {"tenants": tenants, "hpas": [hpa]}})
+
+
+class TestTargetsOnBothPaths:
+    """What an HPA can scale: validate and plain Helm (the guard) refuse the same targets with
+    the same words, written out here by hand; what they accept renders."""
+
+    def test_hpa_on_dask_worker_group(self, built_chart, chart_repo, tmp_path):
+        site = _hpa_site(
+            {
+                "apiVersion": "kubernetes.dask.org/v1",
+                "kind": "DaskWorkerGroup",
+                "name": "cluster-default",
+            }
+        )
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                "platform.hpas[0].scaleTargetRef.kind: an HPA cannot scale a DaskWorkerGroup: "
+                "Dask resources expose no label selector in their scale subresource, so the HPA "
+                "fails with InvalidSelector. Use a DaskAutoscaler (kubernetes.dask.org/v1, "
+                "spec.cluster/minimum/maximum) for Dask clusters, or target a "
+                "Deployment/StatefulSet"
+            ],
+        )
+
+    def test_hpa_target_with_removed_api_version(self, built_chart, chart_repo, tmp_path):
+        site = _hpa_site({"apiVersion": "apps/v1beta2", "kind": "Deployment", "name": "workers"})
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                "platform.hpas[0].scaleTargetRef: expected apiVersion apps/v1 with kind "
+                "Deployment or StatefulSet, got apps/v1beta2 Deployment"
+            ],
+        )
+
+    def test_average_value_40(self, built_chart, chart_repo, tmp_path):
+        """An integer averageValue, as users write it: accepted by validate, by
+        values.schema.json and the guard, and rendered as the quantity 40; the shipped ray
+        profile installs."""
+        (site,) = site_files(
+            tmp_path,
+            [_hpa_site({"apiVersion": "apps/v1", "kind": "Deployment", "name": "workers"})],
+        )
+        for files in ([site], [REPO / "values" / "ray-gpu-workers.yaml"]):
+            assert validate(tmp_path, files) == (0, [])
+            code, lines, out = plain(built_chart, chart_repo, files)
+            assert (code, lines) == (0, [])
+            (hpa,) = [o for o in load_manifests(out) if o["kind"] == "HorizontalPodAutoscaler"]
+            assert hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"] in (40, "40")
+
+
+class TestNamespacesOnBothPaths:
+    """An autoscaler lives in a namespace the chart creates (a tenant's, or the release's),
+    else a fresh cluster could not install it: refused alike on both paths."""
+
+    def test_hpa_namespace_nothing_creates(self, built_chart, chart_repo, tmp_path):
+        site = _hpa_site(
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "workers"}, namespace="ray"
+        )
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                'platform.hpas[0].namespace: namespace "ray" is not created by this chart, so on '
+                "a fresh cluster the HPA cannot be installed; use a tenant's namespace (add a "
+                'tenant named "ray" under platform.tenants) or leave it empty for the release '
+                "namespace"
+            ],
+        )
+
+    @pytest.mark.parametrize(
+        "profile", [p for p in PROFILES if "hpas:" in p.read_text()], ids=lambda p: p.stem
+    )
+    def test_profiles_hpa_namespaces_are_created(self, built_chart, chart_repo, tmp_path, profile):
+        """Every autoscaler (HPA or KEDA ScaledObject) of a shipped profile lives in a namespace
+        the chart itself creates. A KEDA profile installs where the cluster serves keda.sh
+        (KEDA installed first), which an offline render says with --api-versions."""
+        assert validate(tmp_path, [profile]) == (0, [])
+        keda = ("keda.sh/v1alpha1",) if "path: keda" in profile.read_text() else ()
+        code, lines, out = plain(built_chart, chart_repo, [profile], api_versions=keda)
+        assert (code, lines) == (0, [])
+        objects = load_manifests(out)
+        namespaces = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+        hpas = [o for o in objects if o["kind"] in ("HorizontalPodAutoscaler", "ScaledObject")]
+        assert hpas
+        for hpa in hpas:
+            namespace = hpa["metadata"].get("namespace", "gpu-platform")
+            assert namespace == "gpu-platform" or namespace in namespaces, namespace

@@ -1,12 +1,19 @@
 """templates/monitoring/: GPU recording rules and alerts, the Grafana dashboards (more in
 tests/render/test_rules.py and test_dashboards.py), and the GPU signals
-(platform.monitoring.gpuSignals) served to HPAs through prometheus-adapter's rules."""
+(platform.monitoring.gpuSignals) served to HPAs through prometheus-adapter's rules; where a
+check has a twin in the guard, both install paths (support.bothpaths), messages written out
+by hand."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 from gpu_platform.errors import ValuesInvalid
+from support.bothpaths import advised_when_plain, both_refuse, plain, site_files, validate
+from support.k8svalidate import load_manifests
 from support.render import of_kind, render_chart, resolve
+
+KPS_SPEC = "kube-prometheus-stack.prometheus.prometheusSpec"
 
 
 class TestRules:
@@ -16,6 +23,20 @@ class TestRules:
         rules = [r for g in rule["spec"]["groups"] for r in g["rules"]]
         assert "namespace_pod:gpu_utilization:avg" in {r.get("record") for r in rules}
         assert any("alert" in r for r in rules)
+
+    def test_evaluation_interval_2m(self, built_chart, chart_repo, tmp_path):
+        """The rule evaluation interval is the user's to choose: `values` derives it from the
+        knob, a plain install keeps the chart's, validate warns once that is written out."""
+        advised_when_plain(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            "platform:\n  monitoring:\n    evaluationInterval: 2m\n",
+            f"{KPS_SPEC}.evaluationInterval",
+            "2m",
+            'is "30s" where platform.monitoring.evaluationInterval gives "2m" (rule evaluation); '
+            "fine if you chose it, else remove the key and let `gpu-platform values` compute it",
+        )
 
 
 def _monitor(objects: list[dict]) -> dict:
@@ -173,6 +194,113 @@ class TestBringYourOwnPrometheus:
         site = {"kube-prometheus-stack": {"enabled": False}}
         with pytest.raises(ValuesInvalid, match="so prometheus-adapter would query a Prometheus"):
             resolve(site)
+
+    @pytest.mark.parametrize(
+        ("key", "value", "shown"),
+        [
+            ("url", "http://prometheus.monitoring.svc", '"http://prometheus.monitoring.svc"'),
+            ("port", 9091, "9091"),
+        ],
+    )
+    def test_overridden_adapter_url_or_port(
+        self, built_chart, chart_repo, tmp_path, key, value, shown
+    ):
+        """The adapter's own URL and port are the user's while
+        platform.monitoring.prometheus.query.url names no query endpoint (an ordinary adapter
+        setting); once it does, they must be what it gives, on both paths."""
+        own = yaml.safe_dump({"prometheus-adapter": {"prometheus": {key: value}}})
+        files = site_files(tmp_path, [own])
+        assert validate(tmp_path, files) == (0, [])
+        code, _, output = plain(built_chart, chart_repo, files)
+        assert code == 0
+        named = yaml.safe_dump(
+            {
+                "platform": {
+                    "monitoring": {
+                        "prometheus": {
+                            "query": {"url": "https://mimir.example.com:8443/prometheus"}
+                        }
+                    }
+                }
+            }
+        )
+        want = {"url": '"https://mimir.example.com"', "port": "8443"}[key]
+        why = {
+            "url": "the scheme and host of the query URL; this release's prometheus-operated "
+            "when it is empty",
+            "port": "the query URL's port",
+        }[key]
+        knob = "platform.monitoring.prometheus.query.url"
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [named, own],
+            [
+                f"prometheus-adapter.prometheus.{key}: is {shown}, but gpu-platform derives "
+                f"{want} from {knob} ({why}); set {knob} and let `gpu-platform values` compute "
+                "this key"
+            ],
+        )
+
+
+class TestPrometheusSelectors:
+    """kube-prometheus-stack's Prometheus loads the chart's ServiceMonitor and PrometheusRule
+    only where its selectors match their labels: a selector that misses them is refused on
+    both paths, naming the fix."""
+
+    @staticmethod
+    def site(field: str, labels: dict[str, str]) -> str:
+        return yaml.safe_dump(
+            {
+                "kube-prometheus-stack": {
+                    "prometheus": {"prometheusSpec": {field: {"matchLabels": labels}}}
+                }
+            }
+        )
+
+    def test_service_monitor_selector_match_labels_release(self, built_chart, chart_repo, tmp_path):
+        # The DCGM ServiceMonitor is the chart's own and carries release: <release>, so
+        # kube-prometheus-stack's usual selector keeps it on both paths.
+        site = self.site("serviceMonitorSelector", {"release": "gpu-platform"})
+        files = site_files(tmp_path, [site])
+        assert validate(tmp_path, files) == (0, [])
+        code, _, output = plain(built_chart, chart_repo, files)
+        assert code == 0
+        (monitor,) = [o for o in load_manifests(output) if o["kind"] == "ServiceMonitor"]
+        assert monitor["metadata"]["labels"]["release"] == "gpu-platform"
+        # A selector on a label the monitor lacks is refused on both paths, naming the fix.
+        site = self.site("serviceMonitorSelector", {"team": "ml"})
+        code, lines = validate(tmp_path, site_files(tmp_path, [site]))
+        assert code == 1 and len(lines) == 1
+        assert lines[0].startswith(
+            f'{KPS_SPEC}.serviceMonitorSelector: selects ServiceMonitors by {{"matchLabels":'
+            '{"team":"ml"}}, which the DCGM exporter\'s ServiceMonitor (labels '
+        )
+        assert lines[0].endswith(
+            "add the labels to platform.monitoring.prometheus.serviceMonitorLabels"
+        )
+        both_refuse(built_chart, chart_repo, tmp_path, [site], lines)
+        # ... and kept once the monitor carries it.
+        fixed = yaml.safe_dump(
+            {"platform": {"monitoring": {"prometheus": {"serviceMonitorLabels": {"team": "ml"}}}}}
+        )
+        assert validate(tmp_path, site_files(tmp_path, [site, fixed])) == (0, [])
+
+    def test_rule_selector_match_labels_release(self, built_chart, chart_repo, tmp_path):
+        site = self.site("ruleSelector", {"release": "gpu-platform"})
+        files = site_files(tmp_path, [site])
+        assert validate(tmp_path, files) == (0, [])
+        code, _, output = plain(built_chart, chart_repo, files)
+        assert code == 0
+        (rule,) = [o for o in load_manifests(output) if o["kind"] == "PrometheusRule"]
+        assert rule["metadata"]["labels"]["release"] == "gpu-platform"
+        site = self.site("ruleSelector", {"team": "ml"})
+        code, lines = validate(tmp_path, site_files(tmp_path, [site]))
+        assert code == 1 and len(lines) == 1
+        assert lines[0].startswith(f"{KPS_SPEC}.ruleSelector: selects PrometheusRules by ")
+        assert "no GPU recording rule or alert would load" in lines[0]
+        both_refuse(built_chart, chart_repo, tmp_path, [site], lines)
 
 
 class TestDashboards:

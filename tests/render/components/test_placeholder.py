@@ -6,6 +6,7 @@ import pytest
 import yaml
 from gpu_platform.cli import main
 from gpu_platform.errors import HelmError
+from support.bothpaths import POOL, both_refuse
 from support.kube import tolerated
 from support.render import of_kind, render, render_chart
 
@@ -57,6 +58,22 @@ class TestWarmCapacity:
         assert held["l4"]["limits"]["nvidia.com/gpu.shared"] == 1
         assert held["a100"]["requests"]["nvidia.com/gpu"] == 1
         assert "nvidia.com/gpu.shared" not in held["a100"]["requests"]
+
+    def test_placeholder_larger_than_its_node(self, built_chart, chart_repo, tmp_path):
+        """Refused alike by validate and plain Helm (the guard), in words written out here."""
+        pool = {**POOL, "placeholders": {"replicas": 1, "gpusPerPod": 4}}
+        site = yaml.safe_dump({"platform": {"nodePools": [pool]}})
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                "platform.nodePools[0].placeholders.gpusPerPod: a placeholder asks for 4 GPUs "
+                'but a pod of pool "t4" may have at most 2 (its gpusPerNode, or 1 where it '
+                "shares its GPUs); it would never run. Use at most 2"
+            ],
+        )
 
 
 class TestNames:

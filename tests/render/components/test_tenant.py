@@ -1,11 +1,14 @@
 """templates/tenant/: per tenant a namespace, quota, limits, RBAC, NetworkPolicies and pod
-defaults (ConfigMap of its pools)."""
+defaults (ConfigMap of its pools). Where a check has a twin in the guard, both install paths
+(support.bothpaths), messages written out by hand."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 from gpu_platform.errors import HelmError
 from gpu_platform.upstream.store import load_yaml
+from support.bothpaths import POOL, both_refuse
 from support.k8svalidate import validate_objects
 from support.kube import tolerated
 from support.render import of_kind, render_chart
@@ -215,4 +218,23 @@ class TestBoundary:
         assert (
             'platform.tenants[0].name: "gpu-platform" is this release\'s namespace'
             in exc.value.stderr
+        )
+
+
+class TestPoolsOnBothPaths:
+    def test_tenant_naming_a_missing_pool(self, built_chart, chart_repo, tmp_path):
+        site = yaml.safe_dump(
+            {
+                "platform": {
+                    "nodePools": [POOL],
+                    "tenants": [{"name": "team-a", "nodePools": ["a100"], "quota": {"gpus": 2}}],
+                }
+            }
+        )
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            ['platform.tenants[0].nodePools[0]: no GPU pool is named "a100" (pools: t4)'],
         )

@@ -115,7 +115,7 @@ HPAs, and the Dask Kubernetes operator, wired together and checked.
 
 ## Install
 
-The archive (`{archive}`, its four dependencies inside) installs
+The archive (`{archive}`, its dependencies inside) installs
 with Helm alone. Recommended: let the tool check the values and compute every derived key,
 then install with the result.
 
@@ -130,6 +130,12 @@ cross-component invariant, naming the keys and the fix. After the install, NOTES
 the release's names and the commands that check the GPU signal end to end.
 
 {guide.chart_sections()}
+## More
+
+The project's guides go further: what the tool guarantees on both install paths, the tenant
+boundary, autoscaling and the move to KEDA, Prometheus sizing, simulate and plan
+({metadata.HOME}/tree/main/docs).
+
 ## Values
 
 Keys marked *Derived* follow a `platform.*` knob; change the knob instead.

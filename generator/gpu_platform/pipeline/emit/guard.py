@@ -107,8 +107,8 @@ def validate_yaml(header: str) -> str:
         "Install-time guard for a plain `helm install -f site.yaml`, generated from the rule\n"
         "catalogue (generator/gpu_platform/pipeline/rules/): every rule `gpu-platform\n"
         "validate` runs, with the same messages, plus the derived keys Helm cannot recompute.\n"
-        "It renders nothing when all is well. Each rule is named by its id; the README's\n"
-        "plain-Helm list and the catalogue say what it refuses.\n*/ -}}\n"
+        "It renders nothing when all is well. Each rule is named by its id; the plain-Helm\n"
+        "list of docs/guarantees.md and the catalogue say what it refuses.\n*/ -}}\n"
     )
     lists = "\n".join(
         f'{{{{- {var} := (include "{items.helper_name}" $ | fromJson).items -}}}}'

@@ -2,8 +2,9 @@
 Prometheus, GPU operator and registry, upgrades and CRDs, uninstalling.
 
 Written once, as Markdown sections: the chart's README (``helm show readme``) carries them all,
-and the project README's generated blocks carry the upgrade and uninstall sections, so the two
-never say different things. Facts (versions, labels, keys) come from the modules that own them.
+and the project's guides carry them as generated blocks (bring-your-own, upgrades and CRDs,
+uninstall), so the two never say different things. Facts (versions, labels, keys) come from
+the modules that own them.
 """
 
 from __future__ import annotations

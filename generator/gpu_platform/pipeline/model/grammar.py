@@ -7,7 +7,7 @@ model makes is written once and held twice: ``held_to`` (the tool's check, with 
 says what was expected) and ``schema_of`` (the same patterns in values.schema.json) are built
 from the same patterns, and every other validator of the model declares its twin with ``twin``:
 the schema fragment that says the same, or the catalogue rule whose guard does
-(tests/unit/test_twins.py finds every validator and holds it to its twin).
+(tests/unit/model/test_twins.py finds every validator and holds it to its twin).
 
 The patterns are anchored and use only syntax that Python, RE2 (Helm 3 and 4 are Go) and ECMA
 read alike: no ``\\w``, ``\\d`` or lookaround, and non-ASCII characters written as themselves.
@@ -261,7 +261,7 @@ Image = Annotated[
 # control characters (Unicode Cc), spaces and separators (Zs, Zl, Zp), invisible format
 # characters (Cf: soft hyphen, zero-width spaces and joiners, bidi controls, BOM, tags), and
 # the Halfwidth and Fullwidth Forms block (fullwidth Latin letters that read as ASCII).
-# tests/unit/test_twins.py checks this list against Python's Unicode database.
+# tests/unit/model/test_twins.py checks this list against Python's Unicode database.
 _INVISIBLE_RANGES = (
     (0x0000, 0x0020),
     (0x007F, 0x00A0),

@@ -109,7 +109,7 @@ class HpaBehavior(_OmitUnset):
 
 
 AutoscalingPath = Literal["adapter", "keda"]
-# How an entry moves between the paths without a moment unscaled (README, "Autoscaling"):
+# How an entry moves between the paths without a moment unscaled (docs/autoscaling.md):
 # prepare keeps the adapter's HPA when Helm stops rendering it; adopt makes the ScaledObject
 # take that very HPA over (KEDA's transfer-hpa-ownership) while Helm keeps it.
 Handover = Literal["none", "prepare", "adopt"]
@@ -140,5 +140,5 @@ class Hpa(Strict):
         "none",
         description="Moving to the KEDA path with no moment unscaled: prepare (adapter path: "
         "the HPA outlives its removal from the release), then adopt (keda path: the "
-        "ScaledObject takes that HPA over), then none. README, Autoscaling.",
+        "ScaledObject takes that HPA over), then none. See docs/autoscaling.md.",
     )

@@ -77,7 +77,7 @@ def default_signals() -> list[GpuSignal]:
     ]
 
 
-# Where the measured defaults come from (README "Prometheus sizing" quotes the runs): the run
+# Where the measured defaults come from (docs/benchmarks.md quotes the runs): the run
 # at 1 s (5, 50 and 250 nodes of 8 GPUs, up to 71,290 series, which Prometheus kept up with on
 # the shared 2-CPU host) and the run that tried 292,580 series (8,000 GPUs) at 5 s, where it
 # fell behind. Disk and memory terms take the largest measured (rounded up), so the asked
@@ -88,8 +88,8 @@ _RUNS = f"{_RUN} and -220k.txt"
 
 
 class PrometheusSizing(Strict):
-    """Inputs of the Prometheus sizing formula (``pipeline/sizing.py``; README, "Prometheus
-    sizing"; docs/scale-out.md). Series: GPUs x seriesPerGpu on the GPU path; otherSeries +
+    """Inputs of the Prometheus sizing formula (``pipeline/sizing.py``; docs/sizing.md;
+    docs/scale-out.md). Series: GPUs x seriesPerGpu on the GPU path; otherSeries +
     nodes x seriesPerNode + pods x seriesPerPod on the bulk path; GPUs and nodes from the node
     pools unless gpuNodes/gpusPerNode are set. retentionSize: blocks for the retention plus one
     block range, and the WAL and head chunks at their peak (Prometheus counts both in

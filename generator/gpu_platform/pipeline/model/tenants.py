@@ -260,7 +260,7 @@ class Admission(Strict):
         True,
         description="Ship the admission policies (admissionregistration.k8s.io/v1 from "
         "Kubernetes 1.30; v1beta1 where a 1.28-1.29 cluster serves it). On a cluster that "
-        "serves neither they are left out; see the README for the fallback.",
+        "serves neither they are left out; see docs/tenants.md for the fallback.",
     )
     required: bool = Field(
         False,

@@ -69,7 +69,8 @@ class Platform(Strict):
         True,
         description="Run the upstream pre-upgrade hooks that apply new CRDs on helm upgrade "
         "(kube-prometheus-stack's crds.upgradeJob, gpu-operator's operator.upgradeCRD): Helm "
-        "itself never upgrades CRDs. The Dask operator has none; see the README.",
+        "itself never upgrades CRDs. The Dask operator has none; see Upgrades and CRDs in the "
+        "chart's README (docs/install.md in the project).",
     )
     hpas: list[Hpa] = Field(
         default_factory=list, description="Autoscalers for GPU and CPU workloads."

@@ -1,6 +1,6 @@
 """The rule catalogue: every invariant the values must keep, declared once, enforced twice.
 
-A ``Rule`` carries what a reader needs (an id, one line for the README),
+A ``Rule`` carries what a reader needs (an id, one line for the guides),
 its message as one Go format string, the Python check that ``gpu-platform validate`` runs, and
 the Go template fragment that the generated ``templates/validate.yaml`` runs on a plain
 ``helm install -f site.yaml`` (or the reason it cannot run there). Both paths format the same
@@ -57,7 +57,7 @@ class Rule:
     """One invariant, enforced by ``check`` in Python and by ``guard`` at install time."""
 
     id: str
-    summary: str  # what it refuses, one line (README's plain-Helm list)
+    summary: str  # what it refuses, one line (the plain-Helm list of docs/guarantees.md)
     fmt: str  # the message after "<path>: ", a Go format string (%s %d %q %v)
     check: Callable[[Context], Iterable[Hit]]
     guard: str | None = None  # Go template fragment for validate.yaml

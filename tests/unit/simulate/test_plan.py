@@ -10,7 +10,6 @@ configurations, small enough to search in a few seconds in-process.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from gpu_platform.cli import main
@@ -30,6 +29,7 @@ from gpu_platform.simulate.search import (
     parse_target,
     search,
 )
+from support import docs
 from support.repo import REPO
 
 VALUES = check_defaults().values
@@ -302,5 +302,5 @@ class TestCommand:
 
 
 def test_the_readme_shows_a_frontier():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = docs.section("Plan")
     assert "gpu-platform plan" in readme and "frontier (cheapest first" in readme

@@ -1,15 +1,13 @@
-"""The README's plain-Helm block is generated from the rule catalogue: a rule added there shows
-up in the README (with its guard, or with the reason it has none) without editing prose."""
+"""The guides' plain-Helm block is generated from the rule catalogue: a rule added there shows
+up in the guides (with its guard, or with the reason it has none) without editing prose."""
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from gpu_platform.cli import readme
 from gpu_platform.pipeline.rules.catalogue import RULES, Rule
-
-README = Path(__file__).resolve().parents[2] / "README.md"
+from support import docs
 
 
 def _dummy(**fields: object) -> Rule:
@@ -23,7 +21,7 @@ def _dummy(**fields: object) -> Rule:
 
 
 def test_readme_block_is_the_catalogue_block() -> None:
-    assert readme.block_text(README.read_text(), "plain-helm") == readme.plain_helm()
+    assert docs.block("plain-helm") == readme.plain_helm()
 
 
 def test_every_guarded_rule_is_listed_by_summary() -> None:

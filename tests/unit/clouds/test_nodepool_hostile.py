@@ -526,6 +526,25 @@ def check_values_file(cloud: str, fields: dict, path: Path) -> str:
     return "ran"
 
 
+def unchecked_pool(cloud: str, fields: dict) -> NodePool:
+    """A pool of these drawn fields built without the model's checks (model_construct), as
+    code could build one."""
+    return NodePool.model_construct(
+        name="gpu",
+        cloud=cloud,
+        accelerator=fields["accelerator"],
+        machineType=fields["machineType"],
+        driver=fields["driver"],
+        minNodes=fields["minNodes"],
+        maxNodes=fields["maxNodes"],
+        gpusPerNode=fields["gpusPerNode"],
+        labels=fields["labels"],
+        taints=[Taint.model_construct(**t) for t in fields["taints"]],
+        prepullImages=[],
+        placeholders=NodePool(name="gpu").placeholders,
+    )
+
+
 @pytest.mark.parametrize("cloud", ["gke", "eks", "aks"])
 def test_the_script_writer_refuses_what_skipped_the_model(cloud: str) -> None:
     """model_construct skips every check; the writer validates each value again, so a pool
@@ -536,20 +555,7 @@ def test_the_script_writer_refuses_what_skipped_the_model(cloud: str) -> None:
     @given(fields=pools(cloud))
     def prop(fields: dict) -> None:
         refused = refused_fields(fields, cloud)
-        pool = NodePool.model_construct(
-            name="gpu",
-            cloud=cloud,
-            accelerator=fields["accelerator"],
-            machineType=fields["machineType"],
-            driver=fields["driver"],
-            minNodes=fields["minNodes"],
-            maxNodes=fields["maxNodes"],
-            gpusPerNode=fields["gpusPerNode"],
-            labels=fields["labels"],
-            taints=[Taint.model_construct(**t) for t in fields["taints"]],
-            prepullImages=[],
-            placeholders=NodePool(name="gpu").placeholders,
-        )
+        pool = unchecked_pool(cloud, fields)
         try:
             script = nodepool_script([pool], cloud, CLUSTER, LOCATION[cloud])
         except NodepoolError as exc:
@@ -582,20 +588,7 @@ def test_quoting_alone_keeps_hostile_values_to_their_arguments(
     @EXAMPLES
     @given(fields=pools(cloud, ASCII_HOSTILE))
     def prop(fields: dict) -> None:
-        pool = NodePool.model_construct(
-            name="gpu",
-            cloud=cloud,
-            accelerator=fields["accelerator"],
-            machineType=fields["machineType"],
-            driver=fields["driver"],
-            minNodes=fields["minNodes"],
-            maxNodes=fields["maxNodes"],
-            gpusPerNode=fields["gpusPerNode"],
-            labels=fields["labels"],
-            taints=[Taint.model_construct(**t) for t in fields["taints"]],
-            prepullImages=[],
-            placeholders=NodePool(name="gpu").placeholders,
-        )
+        pool = unchecked_pool(cloud, fields)
         try:
             script = nodepool_script([pool], cloud, CLUSTER, LOCATION[cloud])
         except NodepoolError as exc:

@@ -116,8 +116,8 @@ def test_signal_names_must_be_unique(write_values):
     )
 
 
-# Worked by hand with the formula of pipeline/sizing.py (tests/unit/test_sizing.py checks each
-# term): blocks for retention + one block range, WAL and head chunks at their peak. The
+# Worked by hand with the formula of pipeline/sizing.py (tests/unit/derive/test_sizing.py checks
+# each term): blocks for retention + one block range, WAL and head chunks at their peak. The
 # coefficients are pinned here so the figures do not move with the measured defaults.
 PINNED = {
     # no per-node or per-pod series: otherSeries is every series but the GPUs'

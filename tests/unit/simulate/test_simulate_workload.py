@@ -18,6 +18,7 @@ from gpu_platform.simulate import (
     parse_workload,
     run,
 )
+from support import docs
 from support.repo import REPO
 from support.simulate import pool, values
 
@@ -430,8 +431,8 @@ class TestDefaultWorkload:
 def test_the_readme_example_is_a_valid_workload():
     import re
 
-    readme = (REPO / "README.md").read_text()
+    guide, readme = docs.section_with_home("Simulate")
     example = re.search(r"```yaml\n(version: 2.*?)```", readme, re.S)
     assert example is not None
-    plan = generate(parse_workload(example.group(1), "README.md"), seed=0)
+    plan = generate(parse_workload(example.group(1), guide.name), seed=0)
     assert len(plan.sessions) == 6 and plan.notebooks and plan.arrivals

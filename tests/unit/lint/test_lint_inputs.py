@@ -3,17 +3,13 @@ names, empty files, and monitors of the GPU signal that scrape too often."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 from gpu_platform.cli import main
-from gpu_platform.lint.engine import lint_paths, lint_text
+from gpu_platform.lint.engine import lint_paths
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.run import check_defaults, check_files
-
-KUBE = "1.29"
-DEFAULTS = check_defaults().values
+from gpu_platform.pipeline.run import check_files
+from support.linting import DEFAULTS, KUBE, lint
+from support.repo import REPO
 
 POD = """\
 apiVersion: v1
@@ -28,10 +24,6 @@ spec:
       limits: {LIMITS}
 """
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
-
-
-def lint(text: str, values: Values = DEFAULTS) -> list[str]:
-    return [f.render() for f in lint_text(textwrap.dedent(text), "m.yaml", values, KUBE)]
 
 
 class TestFolders:
@@ -209,7 +201,7 @@ class TestGpuScrapeInterval:
         assert self._lint(fast) == []
 
 
-@pytest.mark.parametrize("profile", sorted((Path(__file__).parents[2] / "values").glob("*.yaml")))
+@pytest.mark.parametrize("profile", sorted((REPO / "values").glob("*.yaml")))
 def test_every_resource_a_profile_s_pools_offer_is_a_name_for_that_platform(profile):
     values = check_files([str(profile)]).values
     for pool in values.platform.nodePools:

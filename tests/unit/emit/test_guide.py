@@ -1,11 +1,11 @@
 """The guide someone who installed the archive reads (issue 21, item 9): `helm show readme`
-has prerequisites, bring-your-own, upgrades and CRDs, and uninstalling, and the project README
-carries the same text, written once (pipeline/emit/guide.py)."""
+has prerequisites, bring-your-own, upgrades and CRDs, and uninstalling, and the project's guides
+carry the same text, written once (pipeline/emit/guide.py)."""
 
 from __future__ import annotations
 
-from gpu_platform.cli import readme as readme_blocks
 from gpu_platform.pipeline.emit import guide
+from support import docs
 from support.repo import REPO
 
 CHART_README = REPO / "charts" / "gpu-platform" / "README.md"
@@ -35,11 +35,10 @@ def test_the_chart_readme_speaks_to_someone_with_the_archive():
 
 
 def test_the_project_readme_carries_the_same_sections():
-    text = (REPO / "README.md").read_text()
     for name, section in (
         ("upgrades-and-crds", guide.upgrades_and_crds()),
         ("uninstall", guide.uninstall()),
         ("bring-your-own", guide.bring_your_own()),
     ):
-        assert readme_blocks.block_text(text, name) == section
+        assert docs.block(name) == section
         assert section in CHART_README.read_text()

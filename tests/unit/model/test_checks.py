@@ -33,7 +33,7 @@ def test_typo_in_subchart_key_suggests_sibling(write_values):
 def test_free_form_upstream_spots_accept_anything(write_values):
     """Any key, and below a map rendered whole into a ConfigMap any value; below a map
     rendered into a custom resource, any key its CRD leaves open (externalLabels: any name,
-    a string each; tests/unit/test_crd_types.py has the values it refuses)."""
+    a string each; tests/unit/subcharts/test_crd_types.py has the values it refuses)."""
     text = (
         "gpu-operator:\n  daemonsets:\n    labels: {team: ml}\n"
         "kube-prometheus-stack:\n  grafana:\n    adminPassword: x\n"

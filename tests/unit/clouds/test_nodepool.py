@@ -500,7 +500,7 @@ def test_script_opens_with_a_header_and_strict_mode(cloud):
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_label_keys_and_values_are_passed_literally(cloud):
-    # The model refuses anything shell-like (tests/unit/test_nodepool_hostile.py); what it
+    # The model refuses anything shell-like (tests/unit/clouds/test_nodepool_hostile.py); what it
     # accepts, every character Kubernetes allows, arrives unchanged.
     tricky = "A.b_c-9"
     script = nodepool_script([pool(labels={"note": tricky, "example.com/x_y.z": ""})], cloud)

@@ -11,6 +11,7 @@ from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_data, check_files
 from gpu_platform.pipeline.scaleout_keys import thanos_image
+from support.repo import REPO
 from support.values import problems
 
 FLEET = [{"name": "h100", "maxNodes": 1000, "gpusPerNode": 8}]
@@ -511,9 +512,7 @@ class TestWarnings:
 
 
 def test_the_large_fleet_profile_validates_and_names_its_plan():
-    from pathlib import Path
-
-    profile = Path(__file__).resolve().parents[2] / "values" / "large-fleet.yaml"
+    profile = REPO / "values" / "large-fleet.yaml"
     checked = check_files([str(profile)])
     assert scaleout.plan_for(checked.values).shards == 3
     assert {w.rule for w in checked.warnings} == {"sizing-beyond-measured"}
@@ -557,9 +556,7 @@ def test_values_schema_holds_urls_as_the_tool_does(url, accepted):
 
 def test_the_design_doc_quotes_what_validate_says():
     """docs/scale-out.md quotes the split's figures for 1,000 x 8 GPUs; they are the tool's."""
-    from pathlib import Path
-
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "scale-out.md").read_text()
+    doc = (REPO / "docs" / "scale-out.md").read_text()
     quoted = doc.split("For 1,000 nodes of\n8 GPUs:\n\n```\n", 1)[1].split("```", 1)[0]
     said = warnings({})["bulk-interval-split"]
     for figure in (

@@ -17,11 +17,8 @@ from gpu_platform.errors import UsageError
 from gpu_platform.lint import crd_schemas as crd_vendor
 from gpu_platform.lint import user_crds
 from gpu_platform.lint.engine import Finding, lint_paths
-from gpu_platform.pipeline.run import check_defaults
 from gpu_platform.upstream import store
-
-KUBE = "1.29"
-DEFAULTS = check_defaults().values
+from support.linting import DEFAULTS, KUBE
 
 RAY_CRD = """\
 apiVersion: apiextensions.k8s.io/v1

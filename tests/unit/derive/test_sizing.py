@@ -254,7 +254,8 @@ class TestWarnings:
 
     def test_a_millisecond_scrape_names_its_cost(self):
         found = warnings_of({"platform": {"monitoring": {"scrapeInterval": "1ms"}}})
-        # (the plan beyond the measured range is warned about too, tests/unit/test_scaleout.py)
+        # (the plan beyond the measured range is warned about too:
+        # tests/unit/derive/test_scaleout.py)
         found = [w for w in found if "platform.monitoring.scrapeInterval:" in w]
         assert len(found) == 1
         # 40 620 series (the default pool's, test_series_of_the_default_pool) every millisecond.

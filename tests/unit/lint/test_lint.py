@@ -16,15 +16,12 @@ import pytest
 from gpu_platform.errors import UsageError
 from gpu_platform.lint import crd_schemas as crd_vendor
 from gpu_platform.lint import kube_schema
-from gpu_platform.lint.engine import Finding, has_errors, kube_path, lint_paths, lint_text
+from gpu_platform.lint.engine import has_errors, kube_path, lint_paths, lint_text
 from gpu_platform.pipeline.model.pools import POOL_LABEL
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.run import check_defaults
 from ruamel.yaml import YAML
+from support.linting import DEFAULTS, KUBE, findings, lint
 from support.repo import REPO
-
-KUBE = "1.29"
-DEFAULTS = check_defaults().values
 
 # Two pools whose taints differ, so "which pool" matters.
 TWO_POOLS = Values.model_validate(
@@ -56,10 +53,6 @@ A100_MISSING = (
 T4_MISSING = "[{key: gpu-type, operator: Equal, value: t4, effect: NoSchedule}]"
 
 
-def lint(text: str, values: Values = DEFAULTS, kube: str = KUBE) -> list[str]:
-    return [f.render() for f in lint_text(textwrap.dedent(text), "m.yaml", values, kube)]
-
-
 def at(text: str, needle: str, nth: int = 0) -> str:
     """``LINE:COL`` (1-based) where the nth occurrence of needle starts in the dedented text."""
     text = textwrap.dedent(text)
@@ -68,10 +61,6 @@ def at(text: str, needle: str, nth: int = 0) -> str:
         offset = text.index(needle, offset + 1)
     before = text[:offset]
     return f"{before.count(chr(10)) + 1}:{offset - before.rfind(chr(10))}"
-
-
-def findings(text: str, values: Values = DEFAULTS, kube: str = KUBE) -> list[Finding]:
-    return lint_text(textwrap.dedent(text), "m.yaml", values, kube)
 
 
 # --------------------------------------------------------------------------- a clean workload

@@ -16,6 +16,7 @@ from gpu_platform.pipeline.load import LoadedValues, Origins
 from gpu_platform.pipeline.model.monitoring import GpuSignal
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.run import check_data
+from support.hpas import gpu_metric, hpa_entry
 
 
 def problems(data: dict[str, Any]) -> list[str]:
@@ -28,22 +29,10 @@ def problems(data: dict[str, Any]) -> list[str]:
 
 
 def gpu_entry(name: str = "workers", **fields: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "path": "keda",
-        "scaleTargetRef": {"kind": "Deployment", "name": name},
-        "maxReplicas": 4,
-        "metrics": [
-            {
-                "type": "Pods",
-                "pods": {
-                    "metric": {"name": "gpu_utilization_current"},
-                    "target": {"type": "AverageValue", "averageValue": 40},
-                },
-            }
-        ],
-        **fields,
-    }
+    """A KEDA-path entry on gpu_utilization_current (``fields`` add or replace keys)."""
+    return hpa_entry(
+        name, **{"path": "keda", "metrics": [gpu_metric("gpu_utilization_current")], **fields}
+    )
 
 
 def with_keda(*entries: dict[str, Any], **platform: Any) -> dict[str, Any]:

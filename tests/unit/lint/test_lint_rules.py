@@ -10,18 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from gpu_platform.lint.engine import Finding, lint_paths, lint_text
+from gpu_platform.lint.engine import Finding, lint_paths
 from gpu_platform.lint.pod_specs import pod_specs
 from gpu_platform.pipeline.model.values import Values
-from gpu_platform.pipeline.run import check_defaults
+from support.linting import DEFAULTS, KUBE, findings
 
-KUBE = "1.29"
-DEFAULTS = check_defaults().values
 GPU_TOLERATION = "[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}]"
-
-
-def findings(text: str, values: Values = DEFAULTS, kube: str = KUBE) -> list[Finding]:
-    return lint_text(textwrap.dedent(text), "m.yaml", values, kube)
 
 
 def by_rule(out: list[Finding], rule: str) -> list[Finding]:
