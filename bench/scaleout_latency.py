@@ -25,8 +25,17 @@ and ``--lanes`` one-GPU nodes whose exporters refresh every 1 s at their own pha
 thread per path polls the generated ``_current`` and ``_over_time`` (30s) adapter queries,
 expanded as the adapter expands them for the lanes' pods, every ``--poll`` seconds.
 
+The same run sizes every Prometheus against the chart's formula (``pipeline/sizing.py``, its
+default coefficients): ``--other-series`` non-GPU series (the bulk path: kubelet, cAdvisor,
+kube-state-metrics, node exporters) are scraped every ``--bulk-interval`` as
+``bulkScrapeInterval`` has it, beside the GPU series at 1 s, as the large-fleet plan runs them;
+``--other-series 200000`` puts the single Prometheus and the remote store past 200,000 series.
+Each one's head series, appended samples/s, RSS and CPU over the rounds are set against what
+the formula predicts for its share (a shard: 1/``--shards`` of everything, as the plan sizes
+it), and whether it kept up on this machine is said, not assumed.
+
     nice .venv/bin/python bench/scaleout_latency.py [--shards 3] [--nodes 100] [--lanes 12]
-        [--rounds 2] [--quick]
+        [--rounds 2] [--other-series 200000] [--bulk-interval 30s] [--quick]
 """
 
 from __future__ import annotations
@@ -44,6 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu_platform.pipeline import sizing
+from gpu_platform.pipeline.model.kube import duration_ms
+from gpu_platform.pipeline.model.monitoring import PrometheusSizing
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules
 from gpu_platform.testing.adapter import expand_query
@@ -53,6 +65,7 @@ from gpu_platform.testing.benchrun import (
     print_header,
     prometheus_missing,
 )
+from gpu_platform.testing.dcgm import SERIES_PER_GPU
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.prometheus import (
     Prometheus,
@@ -61,6 +74,8 @@ from gpu_platform.testing.prometheus import (
 )
 from gpu_platform.testing.scrape import global_view_config, remote_write_config, shard_relabel
 from gpu_platform.testing.victoria import VictoriaMetrics, victoria_version
+from scrape_cost import chart_prometheus
+from scrape_measure import APPENDED, RETENTION_S
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 NAMESPACE = "bench"
@@ -134,6 +149,119 @@ def poll(
         stop.wait(max(0.0, period - (time.time() - begun)))
 
 
+@dataclass
+class Meter:
+    """One Prometheus' load over the rounds, against the formula's figures for its share."""
+
+    name: str
+    prom: Prometheus
+    share: float  # of every series: 1, or 1/shards as the plan sizes a shard
+    scrapes: bool = True  # False: a remote-write receiver (the formula's scrape costs do not apply)
+    appended: float = 0.0
+    cpu: float = 0.0
+    at: float = 0.0
+    row: dict[str, float] = field(default_factory=dict)
+
+    def start(self) -> None:
+        self.appended = self.prom.self_metric_sum(APPENDED)
+        self.cpu, self.at = self.prom.cpu_seconds(), time.time()
+
+    def finish(self) -> None:
+        elapsed = time.time() - self.at
+        series = self.prom.self_metric("prometheus_tsdb_head_series")
+        self.row = {
+            "series": series,
+            "samples_per_s": (self.prom.self_metric_sum(APPENDED) - self.appended) / elapsed,
+            "cores": (self.prom.cpu_seconds() - self.cpu) / elapsed,
+            "rss_mib": self.prom.rss_bytes() / sizing.MIB,
+            "chunks_per_series": self.prom.self_metric("prometheus_tsdb_head_chunks")
+            / max(series, 1),
+            "p99_ratio": interval_ratio(self.prom),
+        }
+
+
+def seconds(duration: str) -> float:
+    return duration_ms(duration) / 1000
+
+
+def interval_ratio(prom: Prometheus) -> float:
+    """The worst 99th percentile between two scrapes of one target, over its interval: above
+    1.5 when scrapes queue behind each other (0 for a Prometheus that scrapes nothing)."""
+    worst = 0.0
+    text = prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text
+    for line in text.splitlines():
+        if line.startswith("prometheus_target_interval_length_seconds{") and (
+            'quantile="0.99"' in line
+        ):
+            interval = seconds(line.split('interval="', 1)[1].split('"', 1)[0])
+            value = float(line.rsplit(" ", 1)[1])
+            if value == value:  # NaN before the first scrapes
+                worst = max(worst, value / interval)
+    return worst
+
+
+def print_sizing(meters: list[Meter], inputs: sizing.Inputs, bulk_interval: str) -> None:
+    """Each Prometheus as measured against the chart's formula for its share of ``inputs``."""
+    coeff = sizing.coefficients(PrometheusSizing())
+    print(
+        f"\nSizing against measurement: {inputs.gpu_series:,} GPU series at "
+        f"{inputs.interval_s:g}s from {inputs.gpu_targets} exporters + {inputs.bulk_series:,} "
+        f"other series at {bulk_interval} (chart formula, default coefficients; predicted / "
+        "measured, deviation)"
+    )
+    header = (
+        f"{'Prometheus':<26} {'series':>17} {'samples/s':>22} {'RSS MiB':>21} "
+        f"{'ingest CPU m':>19} {'p99/interval':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    for m in meters:
+        share = sizing.Inputs(
+            gpu_series=round(inputs.gpu_series * m.share),
+            gpu_targets=round(inputs.gpu_targets * m.share),
+            interval_s=inputs.interval_s,
+            retention_s=inputs.retention_s,
+            bulk_series=round(inputs.bulk_series * m.share),
+            bulk_interval_s=inputs.bulk_interval_s,
+        )
+        got = m.row
+        rss = sizing.memory_bytes(share, coeff, got["chunks_per_series"]) / sizing.MIB
+        cpu = sizing.ingest_cores(share, coeff) * 1000
+        kept = got["p99_ratio"] <= 1.5
+        print(
+            f"{m.name:<26} {pair(share.series, got['series'])} "
+            f"{pair(share.samples_per_s, got['samples_per_s'])} "
+            f"{pair(rss, got['rss_mib'])} "
+            + (
+                pair(cpu, got["cores"] * 1000, 4)
+                if m.scrapes
+                else f"{'-':>4} /{got['cores'] * 1000:5.0f} {'':>5}"
+            )
+            + (f" {got['p99_ratio']:12.2f}" if m.scrapes else f" {'-':>12}")
+            + ("" if kept or not m.scrapes else "  FELL BEHIND")
+        )
+    largest = max(m.row["series"] for m in meters)
+    print(
+        "series: head series (measured also counts 5 scrape series per target); samples/s: "
+        "appended per second over the rounds; RSS at the run's head age (the formula with the "
+        "measured head chunks per series); ingest CPU: the formula's scrape and append cost, "
+        "measured: the whole process (queries, rule-free remote read or write included); "
+        "p99/interval: worst target's 99th percentile between scrapes over its interval (above "
+        "1.5: FELL BEHIND); a shard's predicted share is even, its measured share is what "
+        "hashmod gave it"
+    )
+    if largest < 200_000:
+        print(
+            f"note: the largest Prometheus held {largest:,.0f} series; --other-series 200000 "
+            "measures past 200,000"
+        )
+
+
+def pair(predicted: float, measured: float, width: int = 7) -> str:
+    deviation = (predicted - measured) / measured * 100 if measured else 0.0
+    return f"{predicted:{width},.0f} /{measured:{width},.0f} {deviation:+4.0f}%"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=3)
@@ -141,6 +269,12 @@ def main() -> int:
     parser.add_argument("--lanes", type=int, default=12, help="stepping one-GPU nodes")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--poll", type=float, default=0.25, help="query period per path, s")
+    parser.add_argument(
+        "--other-series", type=int, default=0, help="non-GPU series (the bulk path), 2,500 a target"
+    )
+    parser.add_argument(
+        "--bulk-interval", default="30s", help="their scrape interval (bulkScrapeInterval)"
+    )
     parser.add_argument("--quick", action="store_true", help="20 nodes, 6 lanes, 1 round")
     args = parser.parse_args()
     if args.quick:
@@ -152,8 +286,14 @@ def main() -> int:
     rng = random.Random()
     lanes_group = Group(LANES.name, args.lanes, 1, noisy=False, namespace=NAMESPACE)
     fleet = Fleet(
-        FleetSpec(groups=(Group("gpu", args.nodes, 8), lanes_group), refresh_s=1.0, seed=7)
+        FleetSpec(
+            groups=(Group("gpu", args.nodes, 8), lanes_group),
+            other_series=args.other_series,
+            refresh_s=1.0,
+            seed=7,
+        )
     )
+    scrape = {"bulk_interval": args.bulk_interval}
     lanes = [Lane(i, pod_name(lanes_group, i, 0)) for i in range(args.lanes)]
     queries = {
         v: expand_query(q, UTIL, NAMESPACE, [lane.pod for lane in lanes])
@@ -175,14 +315,15 @@ def main() -> int:
             for p in (receiver, vm, vm_fast):
                 procs.append(p)
                 p.start()
-            single = Prometheus(root / "single", fleet.jobs())
+            single = Prometheus(root / "single", fleet.jobs(**scrape))
             procs.append(single)
             single.start()
             shards = []
             for i in range(args.shards):
                 shard = with_config(
                     Prometheus(
-                        root / f"shard{i}", fleet.jobs(relabel=shard_relabel(args.shards, i))
+                        root / f"shard{i}",
+                        fleet.jobs(relabel=shard_relabel(args.shards, i), **scrape),
                     ),
                     {
                         "remote_write": [
@@ -203,6 +344,17 @@ def main() -> int:
             single.wait_for_samples('job="nvidia-dcgm-exporter"', count=2, timeout=180)
             for shard in shards:
                 shard.wait_for_samples('job="nvidia-dcgm-exporter"', count=2, timeout=180)
+            if args.other_series:
+                wait_s = 2 * seconds(args.bulk_interval) + 60
+                for prom in (single, *shards):
+                    # a shard the hash gave none of the few cluster targets has none to wait for
+                    if any(t["labels"].get("job") == "cluster" for t in prom.targets()):
+                        prom.wait_for_samples('job="cluster"', count=1, timeout=wait_s)
+            meters = [
+                Meter("single", single, 1.0),
+                *(Meter(f"shard {i}", s, 1 / args.shards) for i, s in enumerate(shards)),
+                Meter("remote-write receiver", receiver, 1.0, scrapes=False),
+            ]
             paths = [
                 Path_("single", single.query, "one Prometheus, every target (today)"),
                 Path_(
@@ -245,6 +397,8 @@ def main() -> int:
                 for p in paths
             ]
             time.sleep(CLEAR_S)  # a full window of zeros everywhere, the stores included
+            for m in meters:
+                m.start()
             for t in threads:
                 t.start()
             for round_ in range(args.rounds):
@@ -284,6 +438,8 @@ def main() -> int:
             stop.set()
             for t in threads:
                 t.join(5)
+            for m in meters:
+                m.finish()
         finally:
             for p in reversed(procs):
                 p.stop()
@@ -295,10 +451,14 @@ def main() -> int:
         f"{host_line(started, load_before, load_after)}; "
         f"took {(time.time() - started) / 60:.0f} min"
     )
-    print(f"{prometheus_version()}; {victoria_version()}")
     print(
-        f"{args.nodes} busy 8-GPU nodes ({args.nodes * 8 * 25:,} DCGM series) + {args.lanes} "
-        f"stepping lanes, scrape 1 s, exporter refresh 1 s at random phases; {args.shards} "
+        f"{prometheus_version()}; {victoria_version()}; the chart deploys {chart_prometheus()}, "
+        "which could not run here: every figure is Prometheus 2.42's"
+    )
+    print(
+        f"{args.nodes} busy 8-GPU nodes ({args.nodes * 8 * SERIES_PER_GPU:,} DCGM series) + "
+        f"{args.lanes} stepping lanes, scrape 1 s, exporter refresh 1 s at random phases; "
+        f"{args.other_series:,} other series at {args.bulk_interval}; {args.shards} "
         f"shards; remote write with Prometheus' default queue_config; HPA target {TARGET:g}; "
         f"{args.rounds} round(s); poll {args.poll:g} s per path"
     )
@@ -334,6 +494,19 @@ def main() -> int:
         if p.name.startswith("shard ") and p.name != "shard 0 only":
             continue  # said once
         print(f"  {p.name}: {p.what}" + (f"; {p.errors} failed queries" if p.errors else ""))
+    gpus = args.nodes * 8 + args.lanes
+    print_sizing(
+        meters,
+        sizing.Inputs(
+            gpu_series=gpus * SERIES_PER_GPU,
+            gpu_targets=args.nodes + args.lanes,
+            interval_s=1.0,
+            retention_s=RETENTION_S,
+            bulk_series=args.other_series,
+            bulk_interval_s=seconds(args.bulk_interval) if args.other_series else 0.0,
+        ),
+        args.bulk_interval,
+    )
     return 0
 
 

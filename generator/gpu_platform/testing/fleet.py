@@ -344,11 +344,15 @@ class Fleet:
             self.proc.wait()
 
     def jobs(
-        self, interval: str = "1s", relabel: list[dict[str, Any]] | None = None
+        self,
+        interval: str = "1s",
+        relabel: list[dict[str, Any]] | None = None,
+        bulk_interval: str | None = None,
     ) -> list[dict[str, Any]]:
         """Scrape jobs as prometheus-operator writes them for the DCGM ServiceMonitor (one job,
-        a target per exporter pod) and for the rest of the cluster; ``relabel`` goes first in
-        every job (a shard's hashmod)."""
+        a target per exporter pod) and for the rest of the cluster, which is scraped every
+        ``bulk_interval`` (``bulkScrapeInterval``; default: ``interval``); ``relabel`` goes
+        first in every job (a shard's hashmod)."""
         dcgm = [
             {
                 "targets": [f"127.0.0.1:{port}"],
@@ -366,7 +370,9 @@ class Fleet:
             jobs.append(dcgm_job("dcgm", dcgm, interval, relabel=first))
         if self.ports.get("other"):
             targets = [f"127.0.0.1:{port}" for port in self.ports["other"]]
-            jobs.append(cluster_job([{"targets": targets}], interval, relabel=first))
+            jobs.append(
+                cluster_job([{"targets": targets}], bulk_interval or interval, relabel=first)
+            )
         return jobs
 
 
