@@ -1,4 +1,4 @@
-"""The series counts the sizing benchmark reports (testing/fleet.py): one series per sample
+"""The series counts the sizing benchmark reports (testing/node_exporter.py): one series per sample
 line of a text exposition, comments and blank lines not counted; labels may hold spaces."""
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from unittest.mock import patch
 import pytest
 from gpu_platform.simulate import ClusterArrival, SimResult, Workload, parse_workload
 from gpu_platform.simulate import run as run_workload
-from gpu_platform.simulate.cluster import ClusterState, Pod
+from gpu_platform.simulate.cluster import ClusterState
+from gpu_platform.testing.simulate_reference import naive_schedule
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.simulate import IMAGE, OTHER_IMAGE, cluster, values
@@ -186,29 +187,6 @@ def test_a_seed_gives_the_same_day(day):
     vals, arrivals, sets = day
     first = run(vals, arrivals, sets, hours=6, seed=5).summary.to_json()
     assert run(vals, arrivals, sets, hours=6, seed=5).summary.to_json() == first
-
-
-def naive_schedule(state: ClusterState, now: float) -> list[tuple[Pod, float]]:
-    """The scheduling pass without its shortcuts: every pending pod against every node."""
-    bound: list[tuple[Pod, float]] = []
-    while True:
-        ready = [n for n in state.nodes if n.state == "ready"]
-        queue = list(state.pending)
-        if not queue or not ready:
-            return bound
-        recreated = False
-        for pod in queue:
-            if pod.state != "pending":
-                continue
-            allowed = [n for n in ready if state.allowed(pod, n.pool)]
-            node = state._best(n for n in allowed if n.free >= pod.gpus)
-            if node is None:
-                node = state._preempt(pod, allowed, now)
-                recreated = recreated or node is not None
-            if node is not None:
-                bound.append((pod, state._bind(pod, node, now)))
-        if not recreated:
-            return bound
 
 
 def sized(arrivals: list[ClusterArrival], draw: st.DrawFn) -> list[ClusterArrival]:
