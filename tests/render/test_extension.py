@@ -9,19 +9,16 @@ folder of templates under pipeline/emit/sources/templates/. Then `gpu-platform r
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from gpu_platform import tools
 from gpu_platform.pipeline import registry
 from gpu_platform.upstream import store
 from support.chartrepo import real_repos_requested
 from support.repo import REPO
+from support.repo import run_copy as run
 
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "charts", "tmpcharts")
 
@@ -94,26 +91,6 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "configmap.yaml").write_text(TEMPLATE)
     run(root, "render")
     return root
-
-
-def run(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The CLI of the copy (its own generator first on the import path)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(root / "generator"),
-        "GPU_PLATFORM_TOOLS_DIR": str(tools.TOOLS_DIR),
-        "GPU_PLATFORM_CACHE": str(root.parent / "cache"),
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "gpu_platform.cli", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 class TestDummySubchart:

@@ -3,8 +3,10 @@ for tests that copy or clone the repository."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,3 +44,26 @@ def snapshot(dest: Path) -> Path:
     git(dest, "add", "-A")
     git(dest, "commit", "-qm", "snapshot of the working tree")
     return dest
+
+
+def run_copy(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``gpu-platform ARGS`` as a copy of the repository at ``root`` runs it: its own generator
+    first on the import path, the checkout's tools, a cache beside the copy."""
+    from gpu_platform import tools
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root / "generator"),
+        "GPU_PLATFORM_TOOLS_DIR": str(tools.TOOLS_DIR),
+        "GPU_PLATFORM_CACHE": str(root.parent / "cache"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc

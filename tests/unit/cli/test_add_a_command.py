@@ -5,16 +5,13 @@ a contributor writes (the table is generated)."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from gpu_platform import tools
 from support.repo import REPO, git
+from support.repo import run_copy as run
 
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "tmpcharts")
 REGISTRY_LINE = '    ("completion", "print the shell completion script for bash, zsh or fish"),\n'
@@ -67,25 +64,6 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (cli / "dummy.py").write_text(DUMMY_MODULE, encoding="utf-8")
     run(root, "render")
     return root
-
-
-def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI of the copy (its own generator first on the import path)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(root / "generator"),
-        "GPU_PLATFORM_TOOLS_DIR": str(tools.TOOLS_DIR),
-        "GPU_PLATFORM_CACHE": str(root.parent / "cache"),
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "gpu_platform.cli", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 def test_the_command_runs_with_its_flag(copy: Path) -> None:
