@@ -49,7 +49,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     the dummy command added as CONTRIBUTING says."""
     root = tmp_path_factory.mktemp("command") / "repo"
     root.mkdir()
-    for name in ("pyproject.toml", "Chart.lock", "README.md", "CONTRIBUTING.md"):
+    for name in ("pyproject.toml", "Chart.lock", "README.md", "CONTRIBUTING.md", ".gitignore"):
         shutil.copy2(REPO / name, root / name)
     for folder in ("generator", "docs", "charts"):
         shutil.copytree(REPO / folder, root / folder, ignore=IGNORE)
