@@ -187,17 +187,8 @@ def seconds(duration: str) -> float:
 def interval_ratio(prom: Prometheus) -> float:
     """The worst 99th percentile between two scrapes of one target, over its interval: above
     1.5 when scrapes queue behind each other (0 for a Prometheus that scrapes nothing)."""
-    worst = 0.0
-    text = prom.http.get(f"{prom.url}/metrics", timeout=prom.api_timeout).text
-    for line in text.splitlines():
-        if line.startswith("prometheus_target_interval_length_seconds{") and (
-            'quantile="0.99"' in line
-        ):
-            interval = seconds(line.split('interval="', 1)[1].split('"', 1)[0])
-            value = float(line.rsplit(" ", 1)[1])
-            if value == value:  # NaN before the first scrapes
-                worst = max(worst, value / interval)
-    return worst
+    worst = prom.scrape_interval_p99()
+    return max((p99 / seconds(interval) for interval, p99 in worst.items()), default=0.0)
 
 
 def print_sizing(meters: list[Meter], inputs: sizing.Inputs, bulk_interval: str) -> None:

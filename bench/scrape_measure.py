@@ -169,20 +169,6 @@ def wait_scraped(prom: Prometheus, timeout: float) -> None:
     prom.wait_until(ready, timeout, "two samples of up from 99 % of the targets")
 
 
-def interval_p99(prom: Prometheus) -> float:
-    """The 99th percentile of the time between two scrapes of one target (Prometheus' own
-    summary): above the interval when scrapes queue behind each other."""
-    worst = 0.0
-    for line in prom.self_metrics_text().splitlines():
-        if line.startswith("prometheus_target_interval_length_seconds{") and (
-            'quantile="0.99"' in line
-        ):
-            value = float(line.rsplit(" ", 1)[1])
-            if value == value:  # NaN before the first scrapes
-                worst = max(worst, value)
-    return worst
-
-
 def measure(run: Run, duration: float, settle: float, workdir: Path) -> None:
     fleet = Fleet(
         FleetSpec(
@@ -216,7 +202,7 @@ def measure(run: Run, duration: float, settle: float, workdir: Path) -> None:
         w2 = dir_bytes(prom.data_dir / "wal")
         up = prom.query("up")
         run.up_share = sum(1 for u in up if u["value"][1] == "1") / max(1, len(up))
-        run.interval_p99_s = interval_p99(prom)
+        run.interval_p99_s = max(prom.scrape_interval_p99().values(), default=0.0)
         run.rss_mib = prom.rss_bytes() / 2**20
         run.anon_mib = prom.rss_bytes("RssAnon") / 2**20
         run.series = int(prom.self_metric("prometheus_tsdb_head_series"))

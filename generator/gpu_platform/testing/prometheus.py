@@ -120,6 +120,21 @@ class Prometheus(LocalServer):
         """Sum over all label sets of one of Prometheus' own metrics."""
         return sum(self._self_samples(name), 0.0)
 
+    def scrape_interval_p99(self) -> dict[str, float]:
+        """Per scrape interval (its label, ``1s``): the worst target's 99th percentile of the
+        time between two of its scrapes (Prometheus' own summary), above the interval when
+        scrapes queue behind each other; empty for a Prometheus that scrapes nothing."""
+        worst: dict[str, float] = {}
+        for line in self.self_metrics_text().splitlines():
+            if line.startswith("prometheus_target_interval_length_seconds{") and (
+                'quantile="0.99"' in line
+            ):
+                interval = line.split('interval="', 1)[1].split('"', 1)[0]
+                value = float(line.rsplit(" ", 1)[1])
+                if value == value:  # NaN before the first scrapes
+                    worst[interval] = max(worst.get(interval, 0.0), value)
+        return worst
+
     def rss_bytes(self, field: str = "VmRSS") -> int:
         """Resident memory from /proc (``VmRSS``, or ``RssAnon``: the heap without the
         file-backed pages of m-mapped chunks, which the kernel can drop)."""
