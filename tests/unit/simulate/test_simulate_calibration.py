@@ -40,6 +40,7 @@ from gpu_platform.pipeline.run import check_files
 from gpu_platform.simulate import Settings, SimResult, generate, simulate
 from gpu_platform.simulate.files import parse_workload
 from gpu_platform.simulate.settings import BOOT_SOURCES, reference
+from support.docs import section
 from support.simulate import cluster, pool, values
 
 CASE_STUDY = (
@@ -68,17 +69,10 @@ MISSED = {
     # p99 of pending, the share within 2 samples and the GPU-hours used within 15 % (the model
     # had every cluster's pods created together, whole clusters started on the GPUs there were
     # and the others found GPUs some 25 s later, never waiting for a node).
-    # What is still short: the real day has about 40 pods pending 6 to 12 samples where the
-    # model has a handful; kube-scheduler retries a pod that did not fit after a per-pod
-    # backoff (1 s doubling to 10 s) and a deleted pod holds its GPU until it has terminated,
-    # neither modelled, so the model starts some 83 % of pods within 5 samples against 72 %.
-    "share at 5 samples or fewer": "pods pending 6-12 s: scheduler backoff, terminating pods",
-    # The chain takes about 65 min in the model against 78 (the operator's order added some 12
-    # minutes of waiting for nodes); the rest was not found. Deleted pods holding their GPUs for
-    # the whole 30 s grace period moved it by about a minute; faster or slower scale-ups move
-    # the tail, not the chain. The paid hours follow the chain's length.
-    "GPU-hours paid": "the simulated chain is shorter (65 min against 78)",
-    "chain wall time (min)": "the chain waits less than the real one (the rest not found)",
+    # The chain's wall time, the GPU-hours paid (which follow it) and the share within 5
+    # samples came in when the workload's work time was read off the run the chain makes: the
+    # notebook timed run_haversine from the mock Jupyter cluster's worker (27.1 s, cell 59),
+    # which is where the chain runs it, not only from the notebook pod (23.6 s, cell 52).
     # One scale-up: GKE registered the node about 55 s after the autoscaler's request; the
     # shipped GKE boot (median 2 min) comes from three other measurements of 1.5 to 4.5 min.
     "registered (s)": "this node booted faster than every other public GKE figure",
@@ -205,13 +199,42 @@ def test_the_day_as_published(predicted, key):
     assert predicted[key] == pytest.approx(PUBLISHED[key], rel=0.15)
 
 
+@pytest.fixture(scope="module")
+def scale_ups() -> list[dict[str, float]]:
+    return [scale_up(seed) for seed in range(100)]
+
+
 @pytest.mark.parametrize("key", list(SCALE_UP))
-def test_the_watched_scale_up(key):
-    model = statistics.median(scale_up(seed)[key] for seed in range(100))
+def test_the_watched_scale_up(scale_ups, key):
+    model = statistics.median(day[key] for day in scale_ups)
     if key in MISSED:
         assert model != pytest.approx(SCALE_UP[key], rel=0.15), "remove it from MISSED"
         pytest.xfail(MISSED[key])
     assert model == pytest.approx(SCALE_UP[key], rel=0.15)
+
+
+@pytest.mark.parametrize("key", list(SCALE_UP))
+def test_the_watched_scale_up_is_one_the_model_makes(scale_ups, key):
+    """One scale-up is one draw, not a median: it must lie within the model's 10-90 % band
+    (registered: 91 s against a band of about 80 to 320 s)."""
+    spread = [day[key] for day in scale_ups]
+    assert percentile(spread, 10) <= SCALE_UP[key] <= percentile(spread, 90)
+
+
+def shown(key: str, value: float) -> str:
+    """A figure as the guide's calibration table writes it."""
+    return f"{100 * value:.1f} %" if key.startswith("share") else f"{value:.3g}"
+
+
+def test_the_guide_states_the_published_and_the_predicted_figures(predicted, scale_ups):
+    table = section("The calibration day")
+    model = predicted | {
+        key: statistics.median(day[key] for day in scale_ups) for key in SCALE_UP
+    }
+    for key, published in (PUBLISHED | SCALE_UP).items():
+        met = "no" if key in MISSED else "yes"
+        row = f"| {key} | {shown(key, published)} | {shown(key, model[key])} | {met} |"
+        assert row in table, f"docs: the calibration table should hold {row!r}"
 
 
 def test_no_default_comes_from_the_calibration_day():
