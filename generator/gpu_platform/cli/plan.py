@@ -128,12 +128,13 @@ def _plot(path: Path, answer: object, chosen: object, name: str) -> None:
     metric = answer.target.metric
     draw_frontier(
         [(o.paid, o.wait(metric)) for o in answer.evaluated],
-        [(o.paid, o.wait(metric)) for o in answer.frontier],
+        [(o.paid, o.wait(metric), o.work_added_pct) for o in answer.frontier],
         (answer.baseline.paid, answer.baseline.wait(metric)),
         (best.paid, best.wait(metric)) if best else None,
         answer.target.wait_s,
         answer.target.budget_gpu_hours,
         metric,
+        answer.target.max_work_added_pct,
         f"plan: {name} ({answer.target.text()})",
         path,
     )

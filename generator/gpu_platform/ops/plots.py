@@ -311,19 +311,39 @@ def draw(summaries: Sequence[UsageSummary], path: Path, bin_s: float | None = No
     write_file(path, png.getvalue())
 
 
+# Waits a reader names (1 s ... 4 h), where the frontier plot's log axis puts its ticks.
+WAIT_TICKS_S = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400)
+
+
+def staircase(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The (cost, wait) points nothing cheaper or as cheap beats on wait, cheapest first: a
+    line that only steps down, so a reader can follow it."""
+    line: list[tuple[float, float]] = []
+    for cost, wait in sorted(points):
+        if not line or wait < line[-1][1]:
+            line.append((cost, wait))
+    return line
+
+
 def draw_frontier(
     evaluated: Sequence[tuple[float, float]],
-    frontier: Sequence[tuple[float, float]],
+    frontier: Sequence[tuple[float, float, float]],
     baseline: tuple[float, float],
     chosen: tuple[float, float] | None,
     target_s: float | None,
     budget: float | None,
     metric: str,
+    max_work_added_pct: float,
     title: str,
     path: Path,
 ) -> None:
     """`plan --plot`: cost against wait for every configuration of the second round, the
-    frontier through them, today's configuration and the one chosen; (GPU-hours, seconds)."""
+    frontier through them, today's configuration and the one chosen; (GPU-hours, seconds).
+
+    ``frontier`` is (GPU-hours, seconds, work added %): the line steps through the points whose
+    work GPU sharing slows no more than ``max_work_added_pct`` allows; the others, which buy
+    their waits with slower work, are drawn as points of their own, so the line only steps
+    down."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -337,15 +357,27 @@ def draw_frontier(
         color="lightgrey",
         label="configurations tried on every seed",
     )
+    line = staircase([(p, w) for p, w, work in frontier if work <= max_work_added_pct])
     ax.step(
-        [p for p, _ in frontier],
-        [max(w, 0.1) for _, w in frontier],
+        [p for p, _ in line],
+        [max(w, 0.1) for _, w in line],
         where="post",
         color="tab:blue",
         marker="o",
         markersize=4,
         label="frontier (nothing cheaper waits less)",
     )
+    slowed = [(p, w) for p, w, work in frontier if work > max_work_added_pct]
+    if slowed:
+        ax.scatter(
+            [p for p, _ in slowed],
+            [max(w, 0.1) for _, w in slowed],
+            marker="^",
+            s=30,
+            color="tab:orange",
+            zorder=2,
+            label=f"GPU sharing that slows the work more than {max_work_added_pct:g}%",
+        )
     ax.scatter(
         [baseline[0]],
         [max(baseline[1], 0.1)],
@@ -372,11 +404,16 @@ def draw_frontier(
     if budget is not None:
         ax.axvline(budget, color="tab:orange", linestyle="--", linewidth=0.9, label="budget")
     ax.set_yscale("log")
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    ax.yaxis.set_major_locator(FixedLocator(WAIT_TICKS_S))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda seconds, _: duration(seconds)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     _frame(
         ax,
         title,
         "GPU-hours paid over the workload's hours",
-        f"{metric} pending time, s (log)",
+        f"{metric} pending time (log)",
         "upper right",
     )
     fig.tight_layout()

@@ -10,10 +10,12 @@ configurations, small enough to search in a few seconds in-process.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from gpu_platform.cli import main
 from gpu_platform.errors import UsageError
+from gpu_platform.ops.plots import staircase
 from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import Settings, default_workload, frontier, load_workload
 from gpu_platform.simulate.levers import apply, busy_window, candidates, shareable_pools
@@ -302,5 +304,16 @@ class TestCommand:
 
 
 def test_the_readme_shows_a_frontier():
-    readme = docs.section("Plan")
-    assert "gpu-platform plan" in readme and "frontier (cheapest first" in readme
+    guide = docs.section("Plan")
+    assert "gpu-platform plan" in guide and "frontier (cheapest first" in guide
+    readme = docs.section("Plan before you pay")
+    picture = re.search(r"!\[[^]]*\]\((docs/img/[^)]+\.png)\)", readme)
+    assert picture, "the README's plan section should show the frontier plot"
+    assert (REPO / picture[1]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "--plot" in readme  # the command that draws it
+
+
+def test_the_frontier_line_only_steps_down():
+    points = [(30.0, 60.0), (10.0, 300.0), (20.0, 400.0), (20.0, 100.0), (40.0, 60.0)]
+    assert staircase(points) == [(10.0, 300.0), (20.0, 100.0), (30.0, 60.0)]
+    assert staircase([]) == []

@@ -228,9 +228,7 @@ def shown(key: str, value: float) -> str:
 
 def test_the_guide_states_the_published_and_the_predicted_figures(predicted, scale_ups):
     table = section("The calibration day")
-    model = predicted | {
-        key: statistics.median(day[key] for day in scale_ups) for key in SCALE_UP
-    }
+    model = predicted | {key: statistics.median(day[key] for day in scale_ups) for key in SCALE_UP}
     for key, published in (PUBLISHED | SCALE_UP).items():
         met = "no" if key in MISSED else "yes"
         row = f"| {key} | {shown(key, published)} | {shown(key, model[key])} | {met} |"
