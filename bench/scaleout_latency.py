@@ -70,9 +70,8 @@ from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.prometheus import (
     Prometheus,
     prometheus_version,
-    with_config,
 )
-from gpu_platform.testing.scrape import global_view_config, remote_write_config, shard_relabel
+from gpu_platform.testing.sharded import start_sharded
 from gpu_platform.testing.victoria import VictoriaMetrics, victoria_version
 from scrape_cost import chart_prometheus
 from scrape_measure import APPENDED, RETENTION_S
@@ -309,29 +308,14 @@ def main() -> int:
             single = Prometheus(root / "single", fleet.jobs(**scrape))
             procs.append(single)
             single.start()
-            shards = []
-            for i in range(args.shards):
-                shard = with_config(
-                    Prometheus(
-                        root / f"shard{i}",
-                        fleet.jobs(relabel=shard_relabel(args.shards, i), **scrape),
-                    ),
-                    {
-                        "remote_write": [
-                            remote_write_config(f"{receiver.url}/api/v1/write"),
-                            remote_write_config(vm.write_url),
-                            remote_write_config(vm_fast.write_url),
-                        ]
-                    },
-                )
-                procs.append(shard)
-                shard.start()
-                shards.append(shard)
-            view = with_config(
-                Prometheus(root / "view", []), global_view_config([s.url for s in shards])
+            shards, view = start_sharded(
+                root,
+                fleet,
+                args.shards,
+                [f"{receiver.url}/api/v1/write", vm.write_url, vm_fast.write_url],
+                procs,
+                **scrape,
             )
-            procs.append(view)
-            view.start()
             single.wait_for_samples('job="nvidia-dcgm-exporter"', count=2, timeout=180)
             for shard in shards:
                 shard.wait_for_samples('job="nvidia-dcgm-exporter"', count=2, timeout=180)

@@ -23,8 +23,8 @@ from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.monitoring_keys import adapter_rules
 from gpu_platform.testing.fleet import Fleet, FleetSpec, Group, pod_name
 from gpu_platform.testing.node_exporter import NODE_EXPORTER_BIN, count_node_exporter
-from gpu_platform.testing.prometheus import Prometheus, prometheus_available, with_config
-from gpu_platform.testing.scrape import global_view_config, remote_write_config, shard_relabel
+from gpu_platform.testing.prometheus import Prometheus, prometheus_available
+from gpu_platform.testing.sharded import start_sharded
 from gpu_platform.testing.victoria import VICTORIA_BIN, VictoriaMetrics
 
 pytestmark = [
@@ -73,25 +73,14 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         for p in (receiver, vm):
             started.append(p)
             p.start()
-        shards = []
-        for i in range(SHARDS):
-            shard = with_config(
-                Prometheus(root / f"s{i}", fleet.jobs(relabel=shard_relabel(SHARDS, i))),
-                {
-                    "remote_write": [
-                        remote_write_config(f"{receiver.url}/api/v1/write", deadline="1s"),
-                        remote_write_config(vm.write_url, deadline="1s"),
-                    ]
-                },
-            )
-            started.append(shard)
-            shard.start()
-            shards.append(shard)
-        view = with_config(
-            Prometheus(root / "view", []), global_view_config([s.url for s in shards])
+        shards, view = start_sharded(
+            root,
+            fleet,
+            SHARDS,
+            [f"{receiver.url}/api/v1/write", vm.write_url],
+            started,
+            deadline="1s",
         )
-        started.append(view)
-        view.start()
         yield {"shards": shards, "view": view, "receiver": receiver, "vm": vm}
     finally:
         for p in reversed(started):
