@@ -128,17 +128,25 @@ def parse_time(text: str, now: float | None = None) -> float:
     return parsed.timestamp()
 
 
+# In a log, progress lines between the first and the last come at most this often.
+LOG_PROGRESS_EVERY_S = 5.0
+
+
 def stderr_progress(label: str) -> Callable[[int, int], None]:
-    """A progress callback for the CLI: one self-overwriting line on a terminal, a line per
-    chunk in a log."""
+    """A progress callback for the CLI: one self-overwriting line on a terminal; in a log, the
+    first step, the last, and one line every LOG_PROGRESS_EVERY_S between them, so a run of a
+    second leaves two lines in a CI log, not one per step."""
     started = time.monotonic()
     tty = sys.stderr.isatty()
+    printed: list[float] = []  # when each log line was written
 
     def show(done: int, total: int) -> None:
-        line = f"{label}: {done}/{total} ({done / total:.0%}, {time.monotonic() - started:.0f} s)"
+        now = time.monotonic()
+        line = f"{label}: {done}/{total} ({done / total:.0%}, {now - started:.0f} s)"
         if tty:
             print("\r" + line, end="\n" if done >= total else "", file=sys.stderr, flush=True)
-        else:
+        elif not printed or done >= total or now - printed[-1] >= LOG_PROGRESS_EVERY_S:
+            printed.append(now)
             print(line, file=sys.stderr, flush=True)
 
     return show

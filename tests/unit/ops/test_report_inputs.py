@@ -123,6 +123,21 @@ def test_stderr_progress_prints_a_line_per_chunk(capsys: pytest.CaptureFixture[s
     assert "25%" in err[0] and "100%" in err[1]
 
 
+def test_stderr_progress_in_a_log_skips_the_steps_of_a_quick_run(capsys, monkeypatch):
+    clock = iter([0.0, 0.1, 0.2, 0.3, 6.0, 6.1])  # start, then one reading per step
+    monkeypatch.setattr("gpu_platform.ops.report.time.monotonic", lambda: next(clock))
+    show = stderr_progress("simulating (hours)")
+    for done in range(1, 6):
+        show(done, 5)
+    err = capsys.readouterr().err.splitlines()
+    # the first, the one 5 s after it, the last
+    assert [line.rsplit(" (", 1)[0] for line in err] == [
+        "simulating (hours): 1/5",
+        "simulating (hours): 4/5",
+        "simulating (hours): 5/5",
+    ]
+
+
 @pytest.mark.parametrize(
     ("span_s", "step_s", "max_points"),
     [
