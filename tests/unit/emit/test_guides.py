@@ -168,3 +168,17 @@ def test_every_test_path_a_tracked_file_names_exists():
             if not (REPO / name).is_file():
                 missing.append(f"{rel}: {name}")
     assert not missing, "\n".join(missing)
+
+
+def test_the_readme_values_section_names_every_subchart_and_profile():
+    """The README's Values section lists the subcharts' blocks and the profiles in values/ in
+    prose; a subchart or a profile added, renamed or removed must show there."""
+    from gpu_platform.pipeline import registry
+    from support import docs
+
+    text = docs.section("Values")
+    blocks = set(re.findall(r"`([a-z][a-z-]*):`", text)) - {"platform"}
+    assert blocks == set(registry.NAMES), "the subcharts' blocks named in the README's Values"
+    named = set(re.findall(r"`([a-z0-9-]+\.yaml)`", text))
+    profiles = {path.name for path in (REPO / "values").glob("*.yaml")}
+    assert named == profiles, "the profiles in values/ named in the README's Values"
