@@ -378,7 +378,7 @@ def _why(
         starts = start_up_seconds(values, settings, workload)
         slow = {name: s for name, s in starts.items() if s > target.wait_s}
         if slow:
-            named = ", ".join(f"{name} {duration(s)}" for name, s in sorted(slow.items()))
+            named = ", ".join(f"{duration(s)} in pool {name}" for name, s in sorted(slow.items()))
             reasons.append(
                 f"a pod that needs a new node waits about {named} (median scale-up: the "
                 f"autoscaler's GPU-pod buffer, boot, driver install, image), longer than the "

@@ -269,7 +269,9 @@ class TestCommand:
         assert data["reachable"] is False and "best" not in data
         assert data["closest"]["pending_seconds"]["p99"] > 5
         # a pod that needs a new node: boot (3.5 min) + the operator's driver (4 min) + pull
-        assert "a pod that needs a new node waits about gpu" in data["why"]
+        assert re.search(
+            r"a pod that needs a new node waits about [^(]+ in pool gpu \(", data["why"]
+        )
         assert "the most warm capacity tried (4 GPUs of placeholders)" in data["why"]
 
     def test_the_text_of_an_unreachable_target(self, capsys, morning):
