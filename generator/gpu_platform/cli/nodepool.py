@@ -7,7 +7,11 @@ import sys
 
 from gpu_platform.cli import common
 from gpu_platform.clouds.nodepool import CLOUDS, nodepool_script
-from gpu_platform.clouds.pool_script import NodepoolError
+from gpu_platform.clouds.pool_script import (
+    PLACEHOLDER_CLUSTER,
+    PLACEHOLDER_LOCATION,
+    NodepoolError,
+)
 from gpu_platform.errors import Problem, ValuesInvalid
 from gpu_platform.pipeline.load import dotted
 
@@ -32,11 +36,14 @@ def arguments(p: argparse.ArgumentParser) -> None:
     common.values_arg(p)
     p.add_argument("--cloud", required=True, choices=CLOUDS, help="where the cluster runs")
     p.add_argument(
-        "--cluster", default="CLUSTER", metavar="C", help="cluster name (default: CLUSTER)"
+        "--cluster",
+        default=PLACEHOLDER_CLUSTER,
+        metavar="C",
+        help=f"cluster name (default: {PLACEHOLDER_CLUSTER})",
     )
     p.add_argument(
         "--location",
-        default="LOCATION",
+        default=PLACEHOLDER_LOCATION,
         metavar="L",
         help="GKE zone or region, EKS region, or AKS resource group",
     )
@@ -66,5 +73,15 @@ def run(args: argparse.Namespace) -> int:
     except NodepoolError as exc:  # a pool the cloud cannot take: point at its key in the file
         where = checked.loaded.origins.find(exc.path) if exc.path else None
         raise ValuesInvalid([Problem(dotted(exc.path), exc.message, where)]) from None
+    left = [
+        f"{flag} (the script says {value})"
+        for flag, value, default in (
+            ("--cluster", args.cluster, PLACEHOLDER_CLUSTER),
+            ("--location", args.location, PLACEHOLDER_LOCATION),
+        )
+        if value == default
+    ]
+    if left:
+        common.log(f"placeholders left in the script: give {' and '.join(left)} before running it")
     sys.stdout.write(script)
     return 0

@@ -25,6 +25,8 @@ from pydantic import ValidationError
 from gpu_platform.clouds import aks, eks, gke
 from gpu_platform.clouds.autoscaler import autoscaler_command
 from gpu_platform.clouds.pool_script import (
+    PLACEHOLDER_CLUSTER,
+    PLACEHOLDER_LOCATION,
     NodepoolError,
     Target,
     command,
@@ -63,8 +65,8 @@ _CLOUD_NOTES = {"gke": gke.NOTES, "eks": eks.NOTES, "aks": aks.NOTES}
 def nodepool_script(
     pools: list[NodePool],
     cloud: str,
-    cluster: str = "CLUSTER",
-    location: str = "LOCATION",
+    cluster: str = PLACEHOLDER_CLUSTER,
+    location: str = PLACEHOLDER_LOCATION,
     node_locations: Iterable[str] = (),
     autoscaler: ClusterAutoscaler | None = None,
 ) -> str:

@@ -17,7 +17,9 @@ from gpu_platform.pipeline.model.kube import Taint
 from gpu_platform.pipeline.model.pools import NodePool
 from gpu_platform.pipeline.yamltree import PathKey
 
-PLACEHOLDER_LOCATION = "LOCATION"  # the default: the script is to be edited before use
+# The defaults of --cluster and --location: the script is to be edited before use.
+PLACEHOLDER_CLUSTER = "CLUSTER"
+PLACEHOLDER_LOCATION = "LOCATION"
 CA_DOCS = "https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler"
 
 
@@ -36,7 +38,7 @@ class Target:
     """Where the pools go, from the command line: cluster, location and (GKE) zones."""
 
     cloud: str
-    cluster: str = "CLUSTER"
+    cluster: str = PLACEHOLDER_CLUSTER
     location: str = PLACEHOLDER_LOCATION
     node_locations: tuple[str, ...] = ()
 

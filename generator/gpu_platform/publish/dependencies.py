@@ -105,6 +105,13 @@ def fetch(
         done = folder / kind / "done.json"
         if done.is_file():
             listed = json.loads(done.read_text())
+            if mode == "auto" and listed["standins"]:
+                # said on every render that uses them, not only the one that fetched them
+                log(
+                    f"using STAND-INS for {', '.join(listed['standins'])} (cached when the "
+                    "pinned chart repositories were out of reach; --dependencies real "
+                    "fetches the real charts)"
+                )
             return Dependencies(
                 {n: folder / kind / f for n, f in listed["archives"].items()},
                 tuple(listed["standins"]),

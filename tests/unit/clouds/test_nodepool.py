@@ -691,6 +691,22 @@ def test_cli_node_locations_give_per_zone_numbers(write_values, capsys):
     assert "# size: 2 node(s) in each of 3 zones" in out
 
 
+@pytest.mark.parametrize(
+    ("argv", "left"),
+    [
+        ([], "give --cluster (the script says CLUSTER) and --location (the script says LOCATION)"),
+        (["--cluster", "prod"], "give --location (the script says LOCATION) before"),
+        (["--cluster", "prod", "--location", "us-central1-a"], None),
+    ],
+)
+def test_cli_says_which_placeholders_the_script_still_holds(write_values, capsys, argv, left):
+    path = write_values("platform:\n  nodePools:\n    - name: t4\n")
+    code, out, err = cli(["nodepool", "--cloud", "gke", "-f", path, *argv], capsys)
+    assert code == 0, err
+    assert ("placeholders left in the script" in err) == (left is not None)
+    assert left is None or left in err
+
+
 # --------------------------------------------------------------------------- the autoscaler
 
 
