@@ -145,5 +145,6 @@ def test_a_number_for_a_quantity_says_to_quote_it(write_values):
     )
     assert [p for p in problems(write_values, text) if "warning" not in p] == [
         "F:5:26: platform.tenants[0].limits.defaultRequest.cpu: expected a string, got number 1;"
-        " quote it: '1'"
+        " quote it: '1' (Helm reads an unquoted number as a float, and renders a large one as"
+        " 1e+06)"
     ]

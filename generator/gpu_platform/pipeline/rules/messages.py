@@ -200,7 +200,10 @@ def _message(error: dict[str, Any], path: PathKey) -> str:
                 and not isinstance(given, bool)
                 and _takes_quantity(path)
             ):
-                hint = f"; quote it: '{given}'"
+                hint = (
+                    f"; quote it: '{given}' (Helm reads an unquoted number as a float, and "
+                    "renders a large one as 1e+06)"
+                )
             elif prefix == "string_type" and isinstance(given, bool):
                 hint = (
                     "; quote it if you meant text (unquoted, y, yes, on, true and n, no, off, "
