@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from gpu_platform.pipeline.indentation import indentation_hint
 from gpu_platform.pipeline.yamltree import (
     CORE,
     LIBYAML_TOO_DEEP,
@@ -152,13 +153,16 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         yield start + 1, "".join(lines[start:end])
 
 
-def _problem_text(exc: yaml.MarkedYAMLError, base: int) -> tuple[str, int, int]:
-    """The message, line and column (1-based) of a parse problem."""
+def _problem_text(exc: yaml.MarkedYAMLError, base: int, chunk: str) -> tuple[str, int, int]:
+    """The message, line and column (1-based) of a parse problem in ``chunk`` (the document
+    that starts at line ``base`` of its file)."""
     mark = exc.problem_mark or exc.context_mark
     line = base + mark.line if mark else base
     column_number = mark.column + 1 if mark else 1
     column = f", column {column_number}" if mark else ""
     what = "; ".join(filter(None, [exc.problem, exc.context]))
+    hint = indentation_hint(chunk, mark.line + 1, first=base) if mark else ""
+    what += f"; {hint}" if hint else ""
     return f"malformed YAML at line {line}{column}: {what}", line, column_number
 
 
@@ -215,7 +219,7 @@ def read_documents(text: str) -> list[Document]:
                     )
                 )
                 continue
-            message, line, column = _problem_text(_worded(exc, chunk), first_line)
+            message, line, column = _problem_text(_worded(exc, chunk), first_line, chunk)
             documents.append(Document(index, first_line, None, message, line, column))
         except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
             line = first_line + chunk.count("\n", 0, exc.position)

@@ -30,6 +30,7 @@ from ruamel.yaml.reader import ReaderError
 from gpu_platform import excerpt
 from gpu_platform.errors import Location, Problem, UsageError, ValuesInvalid
 from gpu_platform.pipeline import helmread
+from gpu_platform.pipeline.indentation import indentation_hint
 from gpu_platform.pipeline.yamltree import (
     Limits,
     Node,
@@ -193,6 +194,8 @@ def parse_text(text: str, file: str, what: str = "values file") -> tuple[dict[st
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
         what = " ".join(filter(None, [exc.context, exc.problem])).strip()
+        hint = indentation_hint(text, mark.line + 1) if mark else ""
+        what += f"; {hint}" if hint else ""
         raise ValuesInvalid([Problem("", f"malformed YAML: {what}", loc)]) from None
     except ReaderError as exc:  # a character YAML does not allow (NUL, other controls)
         what = str(exc).split("\n")[0]  # ruamel's wording, without its "in <string>" line
