@@ -29,9 +29,9 @@ def indentation_hint(text: str, line: int, first: int = 1) -> str:
     here = lines[line - 1]
     above_number, above = next(
         (
-            (number, candidate)
-            for number, candidate in zip(range(line - 1, 0, -1), reversed(lines[: line - 1]))
-            if candidate.strip() and not candidate.lstrip().startswith("#")
+            (number, lines[number - 1])
+            for number in range(line - 1, 0, -1)
+            if lines[number - 1].strip() and not lines[number - 1].lstrip().startswith("#")
         ),
         (0, ""),
     )
