@@ -31,7 +31,7 @@ platform:
 )
 def test_the_hint(text, line, hint):
     said = indentation_hint(text, line)
-    assert (said.startswith(hint) if hint else said == ""), said
+    assert said.startswith(hint) if hint else said == "", said
 
 
 def test_a_later_document_is_told_in_the_files_lines():
