@@ -28,8 +28,10 @@ from gpu_platform.writes import WriteRefused
 if TYPE_CHECKING:
     from gpu_platform.ops import template as template_ops
     from gpu_platform.ops.usage import UsageSummary
+    from gpu_platform.pipeline.model.values import Values
     from gpu_platform.pipeline.run import Checked
     from gpu_platform.pipeline.setvalues import SetArg
+    from gpu_platform.simulate import Workload
 
 VERBOSE = False  # set by app.main from -v/--verbose
 Log = Callable[[str], None]
@@ -176,6 +178,17 @@ def checked(paths: list[str] | None) -> Checked:
     from gpu_platform.pipeline.run import check_defaults, check_files
 
     return check_files(paths) if paths else check_defaults()
+
+
+def default_workload(values: Values) -> Workload:
+    """`simulate` and `plan` without --workload: the shipped day, played by the values' own
+    tenants, saying on stderr how their names were bound."""
+    from gpu_platform.simulate.files import default_workload_for
+
+    workload, said = default_workload_for([tenant.name for tenant in values.platform.tenants])
+    if said:
+        log(said)
+    return workload
 
 
 def log(message: str) -> None:

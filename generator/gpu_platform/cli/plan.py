@@ -80,11 +80,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--seeds {args.seeds}: from 1 to 20 days per configuration")
     if args.jobs is not None and not 1 <= args.jobs <= 64:
         raise UsageError(f"--jobs {args.jobs}: from 1 to 64 processes")
-    workload = load_workload(args.workload) if args.workload else simulation.default_workload()
-    for warning in workload.warnings:
-        common.log(warning.render())
     checked = common.checked(args.values)
     common.print_warnings(checked)
+    workload = (
+        load_workload(args.workload) if args.workload else common.default_workload(checked.values)
+    )
+    for warning in workload.warnings:
+        common.log(warning.render())
     settings = load_settings(args.settings) if args.settings else workload.settings
     settings = settings or simulation.Settings()
     problems = workload.problems_with(checked.values, settings)

@@ -91,20 +91,19 @@ def _simulate(args: argparse.Namespace) -> int:
         raise UsageError(
             "gpu-platform simulate: use either --settings or --compare-settings SA SB, not both"
         )
-    workload = load_workload(args.workload) if args.workload else simulation.default_workload()
-    for line in common.warning_lines(workload.warnings, common.VERBOSE):
-        common.log(line)
+    given = load_workload(args.workload) if args.workload else None
     settings = load_settings(args.settings) if args.settings else None
     progress = stderr_progress("simulating (hours)")
     if args.compare or args.compare_settings:
-        summaries = list(
-            simulation.compare(
-                *_configs(args, settings), workload, seed=args.seed, progress=progress
-            )
-        )
+        a, b = _configs(args, settings)
+        workload = given or common.default_workload(a.values)
+        _log_warnings(workload)
+        summaries = list(simulation.compare(a, b, workload, seed=args.seed, progress=progress))
     else:
         checked = common.checked(args.values)
         common.print_warnings(checked)
+        workload = given or common.default_workload(checked.values)
+        _log_warnings(workload)
         label = ", ".join(args.values) if args.values else "defaults"
         summaries = [
             simulation.run(
@@ -119,6 +118,11 @@ def _simulate(args: argparse.Namespace) -> int:
         bin_s=common.plot_bin(args),
     )
     return 0
+
+
+def _log_warnings(workload: simulation.Workload) -> None:
+    for line in common.warning_lines(workload.warnings, common.VERBOSE):
+        common.log(line)
 
 
 def _configs(

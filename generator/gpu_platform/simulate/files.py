@@ -344,3 +344,35 @@ def default_workload_text() -> str:
 def default_workload() -> Workload:
     """The shipped workload: a weekday of three teams of data scientists."""
     return parse_workload(default_workload_text(), f"<default workload: {DEFAULT_WORKLOAD}>")
+
+
+def default_workload_for(tenants: list[str]) -> tuple[Workload, str]:
+    """The shipped workload played by the values' own tenants (``tenants``, their names), so
+    a site whose teams are called otherwise can be simulated without writing a workload: a
+    team of the workload whose name the values have keeps it, the others take the values'
+    remaining tenants in order, and those left over run without a quota. Returns the
+    workload and a line saying what was bound ("" when nothing was)."""
+    workload = default_workload()
+    own = {tenant.name for tenant in workload.tenants}
+    free = [name for name in tenants if name not in own]
+    if not tenants or not free and own <= set(tenants):
+        return workload, ""
+    bound: list[Tenant] = []
+    said: list[str] = []
+    for tenant in workload.tenants:
+        if tenant.name in tenants:
+            bound.append(tenant)
+        elif free:
+            name = free.pop(0)
+            bound.append(tenant.model_copy(update={"name": name}))
+            said.append(f"{tenant.name} as {name}")
+        else:
+            bound.append(tenant.model_copy(update={"quota": False}))
+            said.append(f"{tenant.name} without a quota (no tenant of yours left)")
+    if not said:
+        return workload, ""
+    return workload.model_copy(update={"tenants": bound}), (
+        "the default workload's teams, played by your tenants: "
+        + ", ".join(said)
+        + " (--workload FILE describes your own day)"
+    )

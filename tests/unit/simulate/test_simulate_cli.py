@@ -244,3 +244,40 @@ def test_a_closed_pipe_ends_quietly(argv):
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+class TestTheDefaultWorkloadPlaysYourTenants:
+    """Without --workload, a site whose teams are called otherwise is simulated as it is."""
+
+    def test_binding(self):
+        from gpu_platform.simulate.files import default_workload, default_workload_for
+
+        shipped = [t.name for t in default_workload().tenants]
+        assert default_workload_for([]) == (default_workload(), "")
+        assert default_workload_for(shipped)[1] == ""
+        workload, said = default_workload_for(["vision", "nlp"])
+        tenants = {t.name: t.quota for t in workload.tenants}
+        # the shipped teams' own names first where the values have them, then in order
+        assert list(tenants)[:2] == ["vision", "nlp"] and tenants["vision"] and tenants["nlp"]
+        assert tenants[shipped[2]] is False
+        assert said.startswith(
+            f"the default workload's teams, played by your tenants: {shipped[0]}"
+        )
+        assert f"{shipped[2]} without a quota" in said
+        # a team whose name the values have keeps it; the others take the rest
+        workload, _ = default_workload_for([shipped[1], "nlp", "ops", "more"])
+        assert [t.name for t in workload.tenants] == ["nlp", shipped[1], "ops"]
+
+    @pytest.mark.parametrize(
+        "command", [["simulate"], ["plan", "--target", "p99=1h", "--seeds", "1", "--jobs", "1"]]
+    )
+    def test_the_commands_say_it_and_run(self, tmp_path, capsys, command):
+        site = tmp_path / "site.yaml"
+        site.write_text(
+            "platform:\n  tenants:\n    - {name: vision, quota: {gpus: 8}}\n"
+            "    - {name: nlp, quota: {gpus: 8}}\n"
+        )
+        code = main([*command, "-f", str(site), "--json"])
+        err = capsys.readouterr().err
+        assert code in (0, 1) and "Traceback" not in err  # plan: 1 when no target is met
+        assert "played by your tenants" in err and "as vision" in err and "as nlp" in err
