@@ -294,3 +294,51 @@ def test_duplicate_hpa_in_one_namespace(write_values):
     )
     (out,) = problems(write_values, f"platform:\n  hpas:\n    - {hpa}\n    - {hpa}\n")
     assert out.startswith('F:4:8: platform.hpas[1].name: an HPA named "w" is already listed')
+
+
+class TestGkeAcceleratorAndMachine:
+    """gcloud refuses these only when it creates the pool; validate warns first."""
+
+    @pytest.mark.parametrize(
+        ("pool", "said"),
+        [
+            (
+                "accelerator: nvidia-t4",
+                "accelerator: warning: pool \"p\": accelerator 'nvidia-t4' is not a GKE "
+                "accelerator type known here; did you mean nvidia-tesla-t4?",
+            ),
+            (
+                "accelerator: nvidia-tesla-a100, machineType: n1-standard-8",
+                "machineType: warning: pool \"p\": machine type 'n1-standard-8' cannot carry "
+                "nvidia-tesla-a100: it comes on a2-highgpu-* or a2-megagpu-* machines",
+            ),
+            (
+                "accelerator: nvidia-tesla-a100, machineType: a2-highgpu-1",
+                "machineType: warning: pool \"p\": machine type 'a2-highgpu-1': a2-highgpu-* "
+                "type names end in the GPU count and 'g'",
+            ),
+        ],
+    )
+    def test_warns(self, write_values, pool, said):
+        text = f"platform:\n  nodePools:\n    - {{name: p, cloud: gke, {pool}}}\n"
+        assert any(f"platform.nodePools[0].{said}" in line for line in warnings(write_values, text))
+
+    @pytest.mark.parametrize(
+        "pool",
+        [
+            "cloud: gke, accelerator: nvidia-tesla-a100, machineType: a2-highgpu-1g",
+            "cloud: gke, accelerator: nvidia-l4",  # the machine type left to nodepool
+            "cloud: eks, accelerator: nvidia-t4, machineType: g4dn.xlarge",  # not GKE's names
+        ],
+    )
+    def test_quiet(self, write_values, pool):
+        text = f"platform:\n  nodePools:\n    - {{name: p, {pool}}}\n"
+        assert not [line for line in warnings(write_values, text) if "accelerator" in line]
+
+    def test_every_default_machine_type_carries_its_gpu(self):
+        from gpu_platform.clouds.machine_types import DEFAULT_MACHINE_TYPES
+        from gpu_platform.pipeline.gke_gpus import accelerator_advice
+
+        for accelerator, sizes in DEFAULT_MACHINE_TYPES["gke"].items():
+            for machine in sizes.values():
+                assert accelerator_advice(accelerator, machine) == "", (accelerator, machine)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from gpu_platform.pipeline import facts, sizing
+from gpu_platform.pipeline.gke_gpus import accelerator_advice
 from gpu_platform.pipeline.model.pools import NodePool
 from gpu_platform.pipeline.model.tenants import Tenant
 from gpu_platform.pipeline.model.values import Values
@@ -190,3 +191,19 @@ declare(
         at=("platform", "monitoring"),
     ),
 )
+
+
+@rule(
+    id="gke-accelerator-machine",
+    severity="warning",
+    summary="a GKE pool's accelerator unknown, or on a machine type that cannot carry it",
+    fmt="pool %q: %s",
+)
+def gke_accelerator_machine(ctx: Context) -> Iterable[Hit]:
+    for i, pool in enumerate(ctx.values.platform.nodePools):
+        if pool.cloud != "gke":
+            continue
+        said = accelerator_advice(pool.accelerator, pool.machineType)
+        if said:
+            key = "accelerator" if "not a GKE accelerator" in said else "machineType"
+            yield Hit(("platform", "nodePools", i, key), (pool.name, said))
