@@ -8,6 +8,7 @@ import sys
 from gpu_platform.cli import common
 from gpu_platform.errors import ValuesInvalid
 from gpu_platform.lint.output import validate_output
+from gpu_platform.pipeline import facts
 from gpu_platform.pipeline.run import Checked, check_files
 
 DESCRIPTION = (
@@ -23,7 +24,7 @@ DESCRIPTION = (
     "first five names (`--verbose`: each; JSON and SARIF list each). Where the platform "
     "relies on the cluster's own Prometheus or GPU operator, it says so on stderr, with what "
     "they must do. `--existing FILE` "
-    "(the output of `kubectl get prometheus,clusterpolicy,service -A -o yaml`) checks the "
+    f"(the output of `{facts.KUBECTL_EXISTING}`) checks the "
     "cluster's own Prometheus and ClusterPolicy against what the platform needs: selectors "
     "that load this chart's ServiceMonitor and PrometheusRule from the release namespace "
     "(`-n`), honorLabels left alone, the DCGM exporter's interval and the pools' "
@@ -42,8 +43,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--existing",
         metavar="FILE",
-        help="the cluster's Prometheus, ClusterPolicy and Service objects (kubectl get "
-        "prometheus,clusterpolicy,service -A -o yaml) to check against the values",
+        help="the cluster's Prometheus, ClusterPolicy and Service objects "
+        f"({facts.KUBECTL_EXISTING}) to check against the values",
     )
     p.add_argument(
         "-n",

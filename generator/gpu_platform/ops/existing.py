@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.pipeline import query
+from gpu_platform.pipeline import facts, query
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.derive import get_path, resolve
 from gpu_platform.pipeline.model.kube import duration_ms, parse_tolerations, tolerates
@@ -39,6 +39,12 @@ from gpu_platform.pipeline.rules.monitoring import (
     standalone_exporter,
 )
 from gpu_platform.upstream import store
+
+# The check of a cluster's own Prometheus and ClusterPolicy, as one line a user can copy.
+EXISTING_CHECK = (
+    f"{facts.KUBECTL_EXISTING} > cluster.yaml; "
+    "gpu-platform validate -f site.yaml --existing cluster.yaml"
+)
 
 OPERATOR = "gpu-operator"
 KPS = "kube-prometheus-stack"
@@ -102,7 +108,7 @@ def modes(values: Values, namespace: str = "<release namespace>") -> list[str]:
             f"{_labels_text(dict(target.serviceMonitorLabels))} and PrometheusRules labelled "
             f"{_labels_text(dict(target.ruleLabels))} from {namespace}, and scrape the DCGM "
             f"ServiceMonitor at its own {mon.scrapeInterval} (check its Prometheus resource: "
-            "`gpu-platform validate --existing <kubectl get prometheus -A -o yaml>`)"
+            f"`{EXISTING_CHECK}`)"
         )
     if bundled_operator(values):
         driver = resolve(values)[OPERATOR]["driver"]["enabled"]

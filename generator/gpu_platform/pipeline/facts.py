@@ -178,3 +178,7 @@ RESERVED_LABEL_PREFIXES = (
     "pools.gpu-platform.io/",
     "pod-security.kubernetes.io/",
 )
+
+# What `validate --existing FILE` reads: the cluster's Prometheus and ClusterPolicy resources
+# and its Services, as this command prints them.
+KUBECTL_EXISTING = "kubectl get prometheus,clusterpolicy,service -A -o yaml"

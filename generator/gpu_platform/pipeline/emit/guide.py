@@ -68,10 +68,11 @@ platform:
 
 Your Prometheus must select ServiceMonitors and PrometheusRules in the release namespace (its
 namespace selectors), leave `overrideHonorLabels` off in the `honorLabels` label mode and set
-no `enforcedNamespaceLabel` there; `gpu-platform validate -f site.yaml --existing <(kubectl get
-prometheus,clusterpolicy,service -A -o yaml)` checks that. On a plain `helm install -f`, also
-write the adapter's `prometheus-adapter.prometheus.url`/`port`/`path` (the URL split at the
-port; the guard names the values if they differ).
+no `enforcedNamespaceLabel` there;
+`gpu-platform validate -f site.yaml --existing <({facts.KUBECTL_EXISTING})` checks that.
+On a plain `helm install -f`, also write the adapter's
+`prometheus-adapter.prometheus.url`/`port`/`path` (the URL split at the port; the guard names
+the values if they differ).
 
 **Your own GPU operator** (installed by you, or by your cloud's add-on): disable the bundled one
 and name its namespace. This chart's ServiceMonitor scrapes its DCGM exporter (the Service
