@@ -105,6 +105,10 @@ class TestTheProfile:
             "ServiceMonitors labelled release=kube-prometheus-stack and PrometheusRules labelled "
             "release=kube-prometheus-stack from gpu-platform"
         )
+        # the check it points at reads what --existing needs: Prometheus, ClusterPolicy, Services
+        assert (
+            "`kubectl get prometheus,clusterpolicy,service -A -o yaml > cluster.yaml; " in lines[0]
+        )
         assert lines[1].startswith(
             "GPU stack: your GPU operator in gpu-operator (gpu-operator disabled); its DCGM "
             "exporter must collect every 1s (DCGM_EXPORTER_INTERVAL=1000)"
