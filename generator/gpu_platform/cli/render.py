@@ -55,8 +55,12 @@ def run(args: argparse.Namespace) -> int:
             return 1
         common.log(f"{out} is up to date ({len(files)} files)")
         return 0
+    stale = stale_files(files, out)
     write_chart(files, out)
-    common.log(f"wrote {len(files)} files to {out}")
+    if stale:
+        common.log(f"wrote {len(files)} files to {out} ({len(stale)} changed)")
+    else:
+        common.log(f"{out} was up to date ({len(files)} files)")
     for path in changed:
         write_file(path, guides[path].encode())
         common.log(f"updated the generated blocks of {path}")
