@@ -40,6 +40,7 @@ MAP_KEYS: list[tuple[str, ...]] = [
     ("platform", "prepuller", "resources", "limits"),
     ("platform", "prepuller", "pauseImage"),
     ("platform", "placeholderScaler", "image"),
+    ("platform", "placeholderScaler", "timeZone"),
     ("platform", "releaseNetworkPolicies"),
     ("platform", "crdUpgradeJobs"),
     ("gpu-operator", "enabled"),
@@ -68,6 +69,7 @@ NAME_PATHS: list[tuple[Any, ...]] = [
     ("platform", "nodePools", 0, "labels"),
     ("platform", "prepuller", "pauseImage"),
     ("platform", "placeholderScaler", "image"),
+    ("platform", "placeholderScaler", "timeZone"),
     ("platform", "monitoring", "sizing", "storageClassName"),
 ]
 

@@ -1,6 +1,6 @@
 """templates/placeholder-schedule/: warm capacity by time of day and weekday, a CronJob per
-step with the least rights it needs, its kubectl image from the mirror like every other image
-on both install paths."""
+step with the least rights it needs, its kubectl image from the mirror like every other image,
+and its time zone one Kubernetes knows, on both install paths."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from gpu_platform.errors import HelmError, ValuesInvalid
+from support.bothpaths import POOL, both_refuse
 from support.inprocess import cli
 from support.render import CHART, named, of_kind, render_chart
 
@@ -257,3 +258,57 @@ class TestImage:
         with pytest.raises(HelmError) as exc:
             render_chart(values, major=major, resolved=False)
         assert "placeholderScaler" in exc.value.stderr and "image" in exc.value.stderr
+
+
+class TestTimeZone:
+    def test_an_unknown_zone_is_refused_alike_with_the_nearest(
+        self, built_chart, chart_repo, tmp_path: Path
+    ):
+        """Kubernetes would refuse each CronJob halfway through the install; both paths refuse
+        the values first, in the same words (the guard picks the suggestion as validate does)."""
+        pool = {**POOL, "placeholders": {"schedule": [{"cron": "0 8 * * 1-5", "replicas": 1}]}}
+        site = yaml.safe_dump(
+            {"platform": {"nodePools": [pool], "placeholderScaler": {"timeZone": "Europe/Berln"}}}
+        )
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                'platform.placeholderScaler.timeZone: unknown time zone "Europe/Berln": '
+                "Kubernetes refuses a CronJob whose spec.timeZone is not in the IANA time zone "
+                "database (UTC, or Area/Location such as Europe/Berlin); did you mean "
+                '"Europe/Berlin"?'
+            ],
+        )
+
+    @pytest.mark.parametrize(
+        ("zone", "hint"),
+        [
+            ("america/new_york", '; did you mean "America/New_York"?'),  # names are case-exact
+            ("Asia/Kolkatta", '; did you mean "Asia/Kolkata"?'),
+            # a tie with America/Indiana/Winamac: the first in byte order, on both paths
+            ("America/Indiana", '; did you mean "America/Indiana/Knox"?'),
+            ("Mars/Olympus_Mons", ""),  # nothing near enough: no guess
+        ],
+    )
+    def test_plain_helm_suggests_what_validate_suggests(self, major, zone, hint):
+        values = {"platform": {"placeholderScaler": {"timeZone": zone}}}
+        message = (
+            f'platform.placeholderScaler.timeZone: unknown time zone "{zone}": Kubernetes '
+            "refuses a CronJob whose spec.timeZone is not in the IANA time zone database (UTC, "
+            f"or Area/Location such as Europe/Berlin){hint}"
+        )
+        with pytest.raises(ValuesInvalid) as refused:
+            render_chart(values, major=major)
+        assert message in str(refused.value)
+        with pytest.raises(HelmError) as exc:
+            render_chart(values, major=major, resolved=False)
+        assert message in exc.value.stderr
+
+    @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires"])
+    def test_known_zones_render(self, major, zone):
+        values = {"platform": {**SCHEDULED["platform"], "placeholderScaler": {"timeZone": zone}}}
+        jobs = of_kind(render_chart(values, major=major, resolved=False), "CronJob")
+        assert jobs and {j["spec"]["timeZone"] for j in jobs} == {zone}
