@@ -39,6 +39,8 @@ MAP_KEYS: list[tuple[str, ...]] = [
     ("platform", "tenants"),
     ("platform", "prepuller", "resources", "limits"),
     ("platform", "prepuller", "pauseImage"),
+    ("platform", "placeholderScaler", "image"),
+    ("platform", "placeholderScaler", "timeZone"),
     ("platform", "releaseNetworkPolicies"),
     ("platform", "crdUpgradeJobs"),
     ("gpu-operator", "enabled"),
@@ -66,6 +68,8 @@ NAME_PATHS: list[tuple[Any, ...]] = [
     ("platform", "nodePools", 0, "name"),
     ("platform", "nodePools", 0, "labels"),
     ("platform", "prepuller", "pauseImage"),
+    ("platform", "placeholderScaler", "image"),
+    ("platform", "placeholderScaler", "timeZone"),
     ("platform", "monitoring", "sizing", "storageClassName"),
 ]
 

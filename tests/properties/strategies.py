@@ -454,6 +454,9 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "placeholder-schedule-range": lambda d: _pool0(
         d, placeholders={"schedule": [{"cron": "0 22-6 * * fri-mon", "replicas": 0}]}
     ),
+    "placeholder-time-zone-known": lambda d: d["platform"].__setitem__(
+        "placeholderScaler", {"timeZone": "America/Sao_Paolo"}
+    ),
     "pool-sharing-needs-operator": lambda d: (
         _pool0(d, gpuSharing={"mode": "timeSlicing"}),
         _set(d, "gpu-operator", ("devicePlugin", "enabled"), False),

@@ -70,10 +70,14 @@ class TestArchive:
         images = yaml.safe_load(notes["artifacthub.io/images"])
         # byo's image list names each image by what runs it
         pause = {
-            "name": "gpu-platform: pause (placeholders, prepullers)",
+            "name": "gpu-platform: pause (prepullers, placeholders)",
             "image": "registry.k8s.io/pause:3.10",
         }
-        assert pause in images
+        scaler = {
+            "name": "gpu-platform: kubectl (placeholder schedules)",
+            "image": values["platform"]["placeholderScaler"]["image"],
+        }
+        assert pause in images and scaler in images
         assert all(":" in i["image"].rsplit("/", 1)[-1] for i in images), "every image tagged"
         changes = yaml.safe_load(notes["artifacthub.io/changes"])
         assert changes and {c["kind"] for c in changes} <= set(metadata.CHANGE_KINDS)

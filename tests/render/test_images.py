@@ -14,7 +14,8 @@
   chart through Helm's merge of the parent's globals with Helm 3 and 4; a plain install that
   leaves a KEDA image on ghcr.io is refused, and the guard says what `gpu-platform validate`
   says, word for word.
-- Chart.yaml's artifacthub.io/images is the same list at the defaults.
+- Chart.yaml's artifacthub.io/images is the same list at the defaults, after the pause and
+  kubectl images a pool's placeholders (and their schedule) bring.
 """
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ SITE = {
         "nodePools": [
             {
                 "name": "t4",
-                "placeholders": {"replicas": 2},
+                # the schedule's CronJobs run the chart's kubectl image
+                "placeholders": {
+                    "replicas": 2,
+                    "schedule": [{"cron": "0 19 * * 1-5", "replicas": 0}],
+                },
                 "prepullImages": [
                     {"name": "rapids", "image": "docker.io/rapidsai/base:24.12-cuda12.5-py3.12"}
                 ],
@@ -172,10 +177,11 @@ def test_artifact_hub_lists_the_same_images(tmp_path):
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     annotated = yaml.safe_load(chart["annotations"]["artifacthub.io/images"])
     listed = [r["image"] for r in _listed(tmp_path, {})]
-    pause = yaml.safe_load((CHART / "values.yaml").read_text())["platform"]["prepuller"][
-        "pauseImage"
-    ]
-    assert [a["image"] for a in annotated] == list(dict.fromkeys([pause, *listed]))
+    platform = yaml.safe_load((CHART / "values.yaml").read_text())["platform"]
+    # the images a pool's placeholders and prepullers bring, listed though no pool has them yet
+    pause = platform["prepuller"]["pauseImage"]
+    kubectl = platform["placeholderScaler"]["image"]
+    assert [a["image"] for a in annotated] == list(dict.fromkeys([pause, kubectl, *listed]))
     assert len(annotated) >= 20
 
 

@@ -9,15 +9,16 @@ import re
 from gpu_platform.cli import common
 
 DESCRIPTION = (
-    "Lists every image the release runs at these values: the chart's own (pause, prepull "
-    "images) and every enabled bundled chart's (gpu-operator's operands, "
-    "kube-prometheus-stack's Prometheus, Alertmanager, Grafana, exporters and hooks, the "
-    "adapter, the Dask operator, and with `keda.enabled` KEDA's operator, metrics API server "
-    "and admission webhooks), each as its chart renders it, with `global.imageRegistry` "
-    "applied. One reference per line, each once (for a mirroring script), or `--format json` "
-    "with each image's chart and role; notes (the driver's per-OS tag) go to stderr. Exit 1 "
-    "if an image has a moving tag. `artifacthub.io/images` in Chart.yaml is the same list at "
-    "the defaults."
+    "Lists every image the release runs at these values: the chart's own (pause, the "
+    "placeholder schedules' kubectl, prepull images) and every enabled bundled chart's "
+    "(gpu-operator's operands, kube-prometheus-stack's Prometheus, Alertmanager, Grafana, "
+    "exporters and hooks, the adapter, the Dask operator, and with `keda.enabled` KEDA's "
+    "operator, metrics API server and admission webhooks), each as its chart renders it, with "
+    "`global.imageRegistry` applied. One reference per line, each once (for a mirroring "
+    "script), or `--format json` with each image's chart and role; notes (the driver's per-OS "
+    "tag) go to stderr. Exit 1 if an image has a moving tag. `artifacthub.io/images` in "
+    "Chart.yaml is the same list at the defaults, with the pause and kubectl images a pool's "
+    "placeholders bring."
 )
 
 

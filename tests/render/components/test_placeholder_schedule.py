@@ -1,13 +1,18 @@
 """templates/placeholder-schedule/: warm capacity by time of day and weekday, a CronJob per
-step with the least rights it needs."""
+step with the least rights it needs, its kubectl image from the mirror like every other image,
+and its time zone one Kubernetes knows, on both install paths."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from gpu_platform.errors import HelmError, ValuesInvalid
-from support.render import named, of_kind, render_chart
+from support.bothpaths import POOL, both_refuse
+from support.inprocess import cli
+from support.render import CHART, named, of_kind, render_chart
 
 POOL_LABEL = "gpu-platform.io/pool"
 SCHEDULED = {
@@ -159,3 +164,151 @@ class TestRefusals:
         with pytest.raises(HelmError) as exc:
             render_chart(values, major=major, resolved=False)
         assert message in exc.value.stderr
+
+
+def _scaler_pods(objects: list[dict]) -> list[dict]:
+    jobs = of_kind(objects, "CronJob")
+    return [j["spec"]["jobTemplate"]["spec"]["template"]["spec"] for j in jobs]
+
+
+# The pinned kubectl image, as values.yaml holds it (the model's default, written once).
+KUBECTL = yaml.safe_load((CHART / "values.yaml").read_text())["platform"]["placeholderScaler"][
+    "image"
+]
+MIRRORED = {
+    **SCHEDULED,
+    "global": {"imageRegistry": "mirror.example.com", "imagePullSecrets": [{"name": "mirror"}]},
+}
+NO_GLOBALS = ("gpu-operator", "prometheus-adapter", "dask-kubernetes-operator")
+
+
+def _assert_mirrored(pods: list[dict]) -> None:
+    """Both steps' pods pull the pinned kubectl from the mirror, with its pull secrets."""
+    assert len(pods) == 2
+    want = "mirror.example.com/" + KUBECTL.removeprefix("registry.k8s.io/")
+    assert {p["containers"][0]["image"] for p in pods} == {want}
+    assert all(p["imagePullSecrets"] == [{"name": "mirror"}] for p in pods)
+
+
+class TestImage:
+    def test_at_the_defaults_kubernetes_own_kubectl_image_runs_pinned(self, major):
+        pods = _scaler_pods(render_chart(SCHEDULED, major=major))
+        assert KUBECTL.startswith("registry.k8s.io/kubectl:v")
+        assert {p["containers"][0]["image"] for p in pods} == {KUBECTL}
+        assert all("imagePullSecrets" not in p for p in pods)
+
+    def test_with_the_tools_values_the_mirror_and_pull_secrets_reach_it(self, major):
+        """`helm install -f resolved.yaml` (the values `gpu-platform values` writes)."""
+        _assert_mirrored(_scaler_pods(render_chart(MIRRORED, major=major)))
+
+    def test_gpu_platform_template_renders_it_from_the_mirror(
+        self, major, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ):
+        monkeypatch.setenv("GPU_PLATFORM_CACHE", str(tmp_path / "cache"))
+        site = tmp_path / "site.yaml"
+        site.write_text(yaml.safe_dump(MIRRORED))
+        code, out, err = cli(
+            "template",
+            "-f",
+            str(site),
+            "--helm",
+            str(major),
+            "--dependencies",
+            "standins",
+            "-s",
+            "templates/placeholder-schedule/cronjob.yaml",
+        )
+        assert code == 0, err
+        _assert_mirrored(_scaler_pods([d for d in yaml.safe_load_all(out) if d]))
+
+    def test_a_plain_install_moves_it_by_itself(self, major):
+        """The chart's own image helper applies global.imageRegistry at install time, so a
+        plain `helm install -f site.yaml` needs nothing derived for it (the charts that read
+        no globals are off here: the guard would otherwise name their repositories)."""
+        values = {**MIRRORED, **{chart: {"enabled": False} for chart in NO_GLOBALS}}
+        _assert_mirrored(_scaler_pods(render_chart(values, major=major, resolved=False)))
+
+    def test_an_image_of_the_users_is_quoted_and_moved_too(self, major):
+        values = {
+            **MIRRORED,
+            **{chart: {"enabled": False} for chart in NO_GLOBALS},
+            "platform": {
+                **SCHEDULED["platform"],
+                "placeholderScaler": {"image": "docker.io/bitnami/kubectl:1.33.2"},
+            },
+        }
+        pods = _scaler_pods(render_chart(values, major=major, resolved=False))
+        assert {p["containers"][0]["image"] for p in pods} == {
+            "mirror.example.com/bitnami/kubectl:1.33.2"
+        }
+
+    @pytest.mark.parametrize(
+        ("image", "why"),
+        [
+            ("registry.k8s.io/kubectl:latest", "uses the moving tag 'latest'"),
+            ("registry.k8s.io/kubectl", "has no tag"),
+        ],
+    )
+    def test_a_moving_tag_is_refused_on_both_paths(self, major, image, why):
+        values = {"platform": {**SCHEDULED["platform"], "placeholderScaler": {"image": image}}}
+        with pytest.raises(ValuesInvalid) as refused:
+            render_chart(values, major=major)
+        assert "platform.placeholderScaler.image" in str(refused.value)
+        assert why in str(refused.value)
+        with pytest.raises(HelmError) as exc:
+            render_chart(values, major=major, resolved=False)
+        assert "placeholderScaler" in exc.value.stderr and "image" in exc.value.stderr
+
+
+class TestTimeZone:
+    def test_an_unknown_zone_is_refused_alike_with_the_nearest(
+        self, built_chart, chart_repo, tmp_path: Path
+    ):
+        """Kubernetes would refuse each CronJob halfway through the install; both paths refuse
+        the values first, in the same words (the guard picks the suggestion as validate does)."""
+        pool = {**POOL, "placeholders": {"schedule": [{"cron": "0 8 * * 1-5", "replicas": 1}]}}
+        site = yaml.safe_dump(
+            {"platform": {"nodePools": [pool], "placeholderScaler": {"timeZone": "Europe/Berln"}}}
+        )
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [site],
+            [
+                'platform.placeholderScaler.timeZone: unknown time zone "Europe/Berln": '
+                "Kubernetes refuses a CronJob whose spec.timeZone is not in the IANA time zone "
+                "database (UTC, or Area/Location such as Europe/Berlin); did you mean "
+                '"Europe/Berlin"?'
+            ],
+        )
+
+    @pytest.mark.parametrize(
+        ("zone", "hint"),
+        [
+            ("america/new_york", '; did you mean "America/New_York"?'),  # names are case-exact
+            ("Asia/Kolkatta", '; did you mean "Asia/Kolkata"?'),
+            # a tie with America/Indiana/Winamac: the first in byte order, on both paths
+            ("America/Indiana", '; did you mean "America/Indiana/Knox"?'),
+            ("Mars/Olympus_Mons", ""),  # nothing near enough: no guess
+        ],
+    )
+    def test_plain_helm_suggests_what_validate_suggests(self, major, zone, hint):
+        values = {"platform": {"placeholderScaler": {"timeZone": zone}}}
+        message = (
+            f'platform.placeholderScaler.timeZone: unknown time zone "{zone}": Kubernetes '
+            "refuses a CronJob whose spec.timeZone is not in the IANA time zone database (UTC, "
+            f"or Area/Location such as Europe/Berlin){hint}"
+        )
+        with pytest.raises(ValuesInvalid) as refused:
+            render_chart(values, major=major)
+        assert message in str(refused.value)
+        with pytest.raises(HelmError) as exc:
+            render_chart(values, major=major, resolved=False)
+        assert message in exc.value.stderr
+
+    @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires"])
+    def test_known_zones_render(self, major, zone):
+        values = {"platform": {**SCHEDULED["platform"], "placeholderScaler": {"timeZone": zone}}}
+        jobs = of_kind(render_chart(values, major=major, resolved=False), "CronJob")
+        assert jobs and {j["spec"]["timeZone"] for j in jobs} == {zone}

@@ -143,6 +143,53 @@ def test_every_image_moves_to_the_mirror_with_its_pull_secrets():
     assert "registry" not in (resolved["kube-prometheus-stack"].get("prometheusOperator") or {})
 
 
+SCHEDULED_POOL = {
+    "name": "t4",
+    "placeholders": {"replicas": 0, "schedule": [{"cron": "0 8 * * 1-5", "replicas": 2}]},
+}
+
+
+def _own(data: dict[str, Any]) -> dict[str, str]:
+    values = Values.model_validate(data)
+    return {i.name: i.reference for i in listing.own_images(values)}
+
+
+def test_a_placeholder_schedule_runs_the_pinned_kubectl_and_the_pause_image():
+    """A schedule's CronJobs run Kubernetes' kubectl image; its pool's placeholder Deployment
+    renders even at 0 replicas (scaled up by the schedule), so the pause image runs too."""
+    found = _own({"platform": {"nodePools": [SCHEDULED_POOL]}})
+    assert found == {
+        "pause (prepullers, placeholders)": "registry.k8s.io/pause:3.10",
+        "kubectl (placeholder schedules)": Values().platform.placeholderScaler.image,
+    }
+    assert Values().platform.placeholderScaler.image.startswith("registry.k8s.io/kubectl:v")
+    assert _own({"platform": {"nodePools": [{"name": "t4"}]}}) == {}
+
+
+def test_the_schedules_kubectl_moves_to_the_mirror_and_a_users_image_is_listed():
+    mirrored = {"global": {"imageRegistry": "mirror.example.com:5000/k8s"}}
+    found = _own({**mirrored, "platform": {"nodePools": [SCHEDULED_POOL]}})
+    tag = Values().platform.placeholderScaler.image.rsplit(":", 1)[1]
+    assert found["kubectl (placeholder schedules)"] == f"mirror.example.com:5000/k8s/kubectl:{tag}"
+    own = {
+        "nodePools": [SCHEDULED_POOL],
+        "placeholderScaler": {"image": "docker.io/bitnami/kubectl:1.33.2"},
+    }
+    assert _own({"platform": own})["kubectl (placeholder schedules)"] == (
+        "docker.io/bitnami/kubectl:1.33.2"
+    )
+
+
+@pytest.mark.parametrize("image", ["registry.k8s.io/kubectl:latest", "registry.k8s.io/kubectl"])
+def test_the_schedules_kubectl_with_a_moving_tag_is_refused(image):
+    """Like every image of the chart's own: never latest, never untagged."""
+    found = _problems(
+        {"platform": {"nodePools": [SCHEDULED_POOL], "placeholderScaler": {"image": image}}}
+    )
+    assert [p for p, _ in found] == ["platform.placeholderScaler.image"]
+    assert "pin a version" in found[0][1]
+
+
 def test_a_repository_the_user_writes_stays_theirs():
     values = Values.model_validate(
         {

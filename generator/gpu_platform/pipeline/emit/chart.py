@@ -41,20 +41,19 @@ def _header(source: str) -> str:
 
 def chart_images(checked: Checked) -> list[dict[str, str]]:
     """Artifact Hub's image list: every image the release runs at these values (the list
-    `gpu-platform images` prints), plus the pause image the placeholders and prepullers run
-    once a pool has them; each reference once."""
+    `gpu-platform images` prints), after the chart's own images that run once a pool asks
+    for them (the pause container of placeholders and prepullers, the kubectl of placeholder
+    schedules); each reference once."""
     from gpu_platform.pipeline.images import listing
 
     found = listing.release_images(checked.values, checked.resolved, facts.TARGET_KUBE_VERSION)
-    pause = checked.values.platform.prepuller.pauseImage
-    rows = [{"name": "gpu-platform: pause (placeholders, prepullers)", "image": pause}]
-    rows += [{"name": f"{i.chart}: {i.name}", "image": i.reference} for i in found]
+    standing = listing.standing_images(checked.values).values()
+    out: list[dict[str, str]] = []
     seen: set[str] = set()
-    out = []
-    for row in rows:
-        if row["image"] not in seen:
-            seen.add(row["image"])
-            out.append(row)
+    for image in [*standing, *found]:
+        if image.reference not in seen:
+            seen.add(image.reference)
+            out.append({"name": f"{image.chart}: {image.name}", "image": image.reference})
     return out
 
 

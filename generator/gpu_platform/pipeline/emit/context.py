@@ -30,6 +30,7 @@ from gpu_platform.pipeline import (
     registry,
     scaleout,
     sizing,
+    timezones,
 )
 from gpu_platform.pipeline import subchart_keys as upstream
 from gpu_platform.pipeline.cloud_requirements import requirements_table
@@ -154,6 +155,8 @@ def template_context() -> dict[str, Any]:
         },
         "duration_units_ms": DURATION_UNITS_MS,
         "cron_fields_json": _json(cron.guard_tables()),
+        "time_zones": quote(timezones.grouped()),
+        "time_zone_hint": quote(timezones.HINT),
         **sharing_rules.GUARD_CONTEXT,
         # tenants' address ranges: the fields a CIDR rule reads, and what each opens
         "network_fields": _go_words(network_rules.FIELDS),

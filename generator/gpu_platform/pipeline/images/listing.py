@@ -87,29 +87,48 @@ def keda_global_registry(tree: dict[str, Any], globals_: dict[str, Any]) -> str:
     return str(value or "")
 
 
+# The chart's own images that run once a pool asks for them, by their role.
+PAUSE = "pause (prepullers, placeholders)"
+SCALER = "kubectl (placeholder schedules)"
+
+
+def standing_images(values: Values) -> dict[str, Image]:
+    """The chart's own images whose reference is a setting of their own (not a pool's list),
+    by role, moved to global.imageRegistry: the pause container of prepullers and
+    placeholders, and the kubectl of the placeholder schedules' CronJobs."""
+    platform = values.platform
+    mirror = values.global_.imageRegistry
+    return {
+        PAUSE: Image(OWN, PAUSE, with_registry(platform.prepuller.pauseImage, mirror)),
+        SCALER: Image(OWN, SCALER, with_registry(platform.placeholderScaler.image, mirror)),
+    }
+
+
 def own_images(values: Values) -> list[Image]:
-    """Images this chart's own templates run at these values (the pause container wherever a
-    prepuller or placeholder runs, and every image a pool's prepuller pulls)."""
+    """Images this chart's own templates run at these values: the pause container wherever a
+    prepuller or placeholder runs (a pool with a schedule has its placeholder Deployment even
+    at 0 replicas), the kubectl of the placeholder schedules' CronJobs, and every image a
+    pool's prepuller pulls."""
     platform = values.platform
     mirror = values.global_.imageRegistry
     pulled = []
-    runs_pause = False
+    runs_pause = runs_scaler = False
     for pool in platform.nodePools:
         images = [*platform.prepuller.images, *pool.prepullImages]
         if not platform.prepuller.enabled:
             images = []
-        runs_pause = runs_pause or bool(images) or pool.placeholders.replicas > 0
+        warm = pool.placeholders
+        runs_pause = runs_pause or bool(images) or warm.replicas > 0 or bool(warm.schedule)
+        runs_scaler = runs_scaler or bool(warm.schedule)
         pulled.extend(images)
-    out: list[Image] = []
-    seen: set[str] = set()
-    if runs_pause:
-        pause = platform.prepuller.pauseImage
-        out.append(Image(OWN, "pause (prepullers, placeholders)", with_registry(pause, mirror)))
-        seen.add(pause)
+    standing = standing_images(values)
+    out = [standing[PAUSE]] if runs_pause else []
+    out += [standing[SCALER]] if runs_scaler else []
+    seen = {i.reference for i in out}
     for image in pulled:
-        if image.image not in seen:
-            seen.add(image.image)
-            ref = with_registry(image.image, mirror)
+        ref = with_registry(image.image, mirror)
+        if ref not in seen:
+            seen.add(ref)
             out.append(Image(OWN, f"prepull: {image.name}", ref))
     return out
 

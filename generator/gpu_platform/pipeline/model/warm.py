@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, WithJsonSchema
 
-from gpu_platform.pipeline import cron
+from gpu_platform.pipeline import cron, timezones
 from gpu_platform.pipeline.model.grammar import (
     GpuResourceName,
     Image,
@@ -49,18 +49,14 @@ CronSchedule = Annotated[
     WithJsonSchema(string_schema(cron.PATTERN, cron.MAX_LENGTH)),
 ]
 
-# IANA time zone names as CronJob's spec.timeZone takes them: UTC, or Area/Location
-# (Europe/Berlin, America/Argentina/Buenos_Aires, Etc/GMT+5); "Local", which Kubernetes refuses,
-# cannot match. Whether the zone exists is the API server's check (Go's time.LoadLocation).
-TIME_ZONE_PATTERN = r"^(UTC|[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)+)$"
 TimeZone = Annotated[
     str,
     held_to(
-        TIME_ZONE_PATTERN,
-        "an IANA time zone: UTC or Area/Location such as Europe/Berlin",
-        64,
+        timezones.PATTERN,
+        f"an IANA time zone: UTC or Area/Location such as {timezones.EXAMPLE}",
+        timezones.MAX_LENGTH,
     ),
-    schema_of(TIME_ZONE_PATTERN, 64),
+    schema_of(timezones.PATTERN, timezones.MAX_LENGTH),
 ]
 
 
@@ -127,7 +123,8 @@ class PlaceholderScaler(Strict):
 
     timeZone: TimeZone = Field(
         "UTC",
-        description="The time zone every schedule is read in (CronJob spec.timeZone).",
+        description="The time zone every schedule is read in (CronJob spec.timeZone): a name "
+        f"of the IANA time zone database, UTC or Area/Location such as {timezones.EXAMPLE}.",
     )
     image: Image = Field(
         "registry.k8s.io/kubectl:v1.32.3",
