@@ -17,14 +17,17 @@ from gpu_platform.errors import UsageError, ValuesInvalid
 
 DESCRIPTION = (
     "Searches the levers the chart and the cluster really offer (per pool: placeholders all "
-    "day or on a schedule around the workload's busy hours, minNodes, maxNodes, GPUs per node "
-    "with the cloud's machine type, GPU sharing where every pod asks for one GPU; "
-    "platform.autoscaler's profile and scale-down time) with `simulate` over several seeds, "
-    "and prints the frontier of cost, wait and the work GPU sharing slows, today's "
-    "configuration, and the cheapest one meeting the target (its work at most "
-    "`--max-work-added` percent longer) as a values patch that `validate` accepts. Same "
-    "seeds, same answer. Exit 1 when no configuration meets the target: the closest one and "
-    "what stands in the way are printed. See docs/simulate-and-plan.md."
+    "day, on a schedule around the workload's busy hours or at the times of the pool's own "
+    "schedule, minNodes, maxNodes, GPUs per node with the cloud's machine type, GPU sharing "
+    "where every pod asks for one GPU, the prepuller for the workload's images the values do "
+    "not prepull; platform.autoscaler's profile and scale-down time) with `simulate` over "
+    "several seeds, and prints the frontier of cost, wait and the work GPU sharing slows, "
+    "today's configuration (judged like the others), and the cheapest one meeting the target "
+    "(its work at most `--max-work-added` percent longer) as a values patch that `validate` "
+    "accepts, or, when today's configuration meets it and nothing cheaper does, says so and "
+    "prints no patch. Same seeds, same answer. Exit 1 when no configuration meets the "
+    "target: the closest one and what stands in the way are printed. See "
+    "docs/simulate-and-plan.md."
 )
 
 
@@ -60,7 +63,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the frontier")
     p.add_argument(
-        "--write-patch", type=Path, metavar="FILE", help="also write the values patch to FILE"
+        "--write-patch",
+        type=Path,
+        metavar="FILE",
+        help="also write the values patch to FILE (one that changes nothing when today's "
+        "configuration is the answer; when none meets the target, FILE is not written and "
+        "stderr says so)",
     )
 
 
@@ -100,9 +108,9 @@ def run(args: argparse.Namespace) -> int:
         target,
         seeds=range(args.seed, args.seed + args.seeds),
         jobs=args.jobs,
-        progress=stderr_progress("searching (configurations)"),
+        progress=lambda words: stderr_progress(f"searching, {words}"),
     )
-    chosen = frontier.validated(args.values, checked.values, answer.meeting)
+    chosen = frontier.validated(args.values, checked.values, answer)
     if args.json:
         data = frontier.to_json(answer, workload.hours, chosen)
         text = json.dumps(data, indent=1, sort_keys=True) + "\n"
@@ -110,23 +118,43 @@ def run(args: argparse.Namespace) -> int:
         text = frontier.text(answer, workload.hours, time.monotonic() - started, chosen)
     with contextlib.suppress(common.ReaderGone):
         common.write(text)
-    if args.write_patch and chosen is not None:
-        from gpu_platform.writes import write_file
-
-        write_file(args.write_patch, chosen[1].encode("utf-8"))
-        common.log(f"wrote {args.write_patch}")
+    if args.write_patch:
+        _write_patch(args.write_patch, answer, chosen)
     if args.plot:
         _plot(args.plot, answer, chosen, workload.name)
     return 0 if chosen is not None else 1
 
 
-def _plot(path: Path, answer: object, chosen: object, name: str) -> None:
-    from gpu_platform.ops.plots import draw_frontier
-    from gpu_platform.simulate.search import Answer, Outcome
+def _write_patch(path: Path, answer: object, chosen: object) -> None:
+    """The patch, an unchanged one when today's configuration is the answer, or nothing (and
+    why, on stderr) when no configuration is."""
+    from gpu_platform.simulate.frontier import Choice, unchanged_text
+    from gpu_platform.simulate.search import Answer
+    from gpu_platform.writes import write_file
 
     assert isinstance(answer, Answer)
-    best = chosen[0] if isinstance(chosen, tuple) else None
-    assert best is None or isinstance(best, Outcome)
+    if isinstance(chosen, Choice):
+        text = unchanged_text(answer) if chosen.today else chosen.patch
+        write_file(path, text.encode("utf-8"))
+        unchanged = " (nothing to change: today's configuration is the answer)"
+        common.log(f"wrote {path}" + (unchanged if chosen.today else ""))
+        return
+    why = (
+        "no configuration meeting the target passed validation"
+        if answer.best is not None
+        else "no configuration tried meets the target"
+    )
+    kept = ", left as it was" if path.exists() else ""
+    common.log(f"--write-patch: {why}: {path} not written{kept}")
+
+
+def _plot(path: Path, answer: object, chosen: object, name: str) -> None:
+    from gpu_platform.ops.plots import draw_frontier
+    from gpu_platform.simulate.frontier import Choice
+    from gpu_platform.simulate.search import Answer
+
+    assert isinstance(answer, Answer)
+    best = chosen.outcome if isinstance(chosen, Choice) else None
     metric = answer.target.metric
     draw_frontier(
         [(o.paid, o.wait(metric)) for o in answer.evaluated],

@@ -2,8 +2,10 @@
 
 The patch is only ever printed after the tool's own checks accepted it on top of the user's
 files (the same ``check_files`` as `gpu-platform validate`), so what it recommends installs.
-The autoscaler's levers (``platform.autoscaler``) are the cluster's: Helm does not apply them,
-`gpu-platform nodepool` prints the cloud's command that does, and the answer says so.
+When today's configuration is the answer there is nothing to change, and the answer says so
+instead of printing a patch that restates the values. The autoscaler's levers
+(``platform.autoscaler``) are the cluster's: Helm does not apply them, `gpu-platform nodepool`
+prints the cloud's command that does, and the answer says so.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +32,31 @@ PATCH_HEADER = (
 )
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The configuration the answer recommends, and its values patch ("" for today's)."""
+
+    outcome: Outcome
+    patch: str
+    today: bool = False
+
+
 def patch_text(values: Values, levers: Levers) -> str:
     return PATCH_HEADER + helmyaml.dump(patch(values, levers))
 
 
-def validated(
-    paths: Sequence[str], values: Values, candidates: Sequence[Outcome]
-) -> tuple[Outcome, str] | None:
-    """The first candidate whose patch `validate` accepts on top of ``paths``, with its text."""
-    for outcome in candidates:
+def unchanged_text(answer: Answer) -> str:
+    """The patch file --write-patch leaves when today's configuration is the answer: one
+    that changes nothing (an older patch in its place would be applied with the values)."""
+    return PATCH_HEADER + f"# {_today_words(answer)}: nothing to change\n" + helmyaml.dump({})
+
+
+def validated(paths: Sequence[str], values: Values, answer: Answer) -> Choice | None:
+    """The first configuration meeting the target, in the order preferred, whose patch
+    `validate` accepts on top of ``paths``; today's needs none."""
+    for outcome in answer.meeting:
+        if answer.is_today(outcome):
+            return Choice(outcome, "", today=True)
         text = patch_text(values, outcome.levers)
         fd, name = tempfile.mkstemp(prefix="gpu-platform-plan-", suffix=".yaml")
         try:
@@ -48,8 +67,13 @@ def validated(
             continue
         finally:
             Path(name).unlink(missing_ok=True)
-        return outcome, text
+        return Choice(outcome, text)
     return None
+
+
+def _today_words(answer: Answer) -> str:
+    better = "cheaper" if answer.target.wait_s is not None else "with a shorter wait"
+    return f"today's configuration already meets the target; nothing {better} found"
 
 
 def cluster_settings(levers: Levers) -> str:
@@ -66,22 +90,33 @@ def _slower(o: Outcome) -> str:
     return f", work {o.work_added_pct:+.0f}%" if o.work_added_pct >= 0.5 else ""
 
 
-def _row(o: Outcome, metric: str, mark: str) -> str:
+def _row(o: Outcome, metric: str, mark: str, today: bool = False) -> str:
     pools = ", ".join(p.text() for p in o.levers.pools)
     return (
         f"  {mark} {o.paid:>8,.1f} {o.used:>8,.1f} {duration(o.wait('p95')):>10} "
         f"{duration(o.wait(metric)):>10}  {pools}; {o.levers.profile}, "
         f"scale-down {o.levers.scale_down_seconds():g} s{_slower(o)}"
         + ("  SATURATED" if o.saturated else "")
+        + ("  (today)" if today else "")
     )
 
 
-def text(answer: Answer, hours: float, elapsed: float, chosen: tuple[Outcome, str] | None) -> str:
+def counts(answer: Answer) -> str:
+    """What was simulated, in the words the progress lines use for the same counts."""
+    n = answer.seeds
+    if n == 1:
+        return f"{answer.tried} configurations and today's, on 1 seed"
+    return (
+        f"{answer.tried} configurations on the first of {n} seeds, then the "
+        f"{answer.promising} most promising and today's on all {n}"
+    )
+
+
+def text(answer: Answer, hours: float, elapsed: float, chosen: Choice | None) -> str:
     target, metric = answer.target, answer.target.metric
     base = answer.baseline
     lines = [
-        f"plan: target {target.text()}; {answer.tried} configurations on the first of "
-        f"{answer.seeds} seeds, the most promising on all {answer.seeds}; {elapsed:.0f} s",
+        f"plan: target {target.text()}; {counts(answer)}; {elapsed:.0f} s",
         f"  GPU-hours over the workload's {hours:g} h; waits are pending time (created to "
         "Running) over every pod of every seed",
         f"  today: paid {base.paid:,.1f}, used {base.used:,.1f}, p95 "
@@ -91,15 +126,23 @@ def text(answer: Answer, hours: float, elapsed: float, chosen: tuple[Outcome, st
         f"    {'paid':>8} {'used':>8} {'p95':>10} {metric:>10}  levers",
     ]
     meeting = {id(o) for o in answer.meeting}
-    lines += [_row(o, metric, "*" if id(o) in meeting else " ") for o in answer.frontier]
-    if chosen is not None:
-        best, patch_yaml = chosen
+    lines += [
+        _row(o, metric, "*" if id(o) in meeting else " ", answer.is_today(o))
+        for o in answer.frontier
+    ]
+    if chosen is not None and chosen.today:
+        lines.append(
+            f"{_today_words(answer)} (paid {base.paid:,.1f} GPU-hours, {metric} "
+            f"{duration(base.wait(metric))}): no values patch"
+        )
+    elif chosen is not None:
+        best = chosen.outcome
         lines += [
             f"cheapest meeting {target.text()}: paid {best.paid:,.1f} GPU-hours "
             f"({_delta(best.paid, base.paid)} against today), {metric} "
             f"{duration(best.wait(metric))}{_slower(best)}",
             "values patch (`gpu-platform validate` accepts it on top of your files):",
-            *("  " + line for line in patch_yaml.rstrip("\n").splitlines()),
+            *("  " + line for line in chosen.patch.rstrip("\n").splitlines()),
             "and " + cluster_settings(best.levers),
         ]
     elif answer.best is not None:
@@ -140,6 +183,7 @@ def _outcome(o: Outcome) -> dict[str, Any]:
                 "minNodes": p.min_nodes,
                 "maxNodes": p.max_nodes,
                 "gpusPerNode": p.gpus_per_node,
+                "prepullImagesAdded": list(p.prepull),
             }
             for p in o.levers.pools
         ],
@@ -150,7 +194,7 @@ def _outcome(o: Outcome) -> dict[str, Any]:
     }
 
 
-def to_json(answer: Answer, hours: float, chosen: tuple[Outcome, str] | None) -> dict[str, Any]:
+def to_json(answer: Answer, hours: float, chosen: Choice | None) -> dict[str, Any]:
     t = answer.target
     out: dict[str, Any] = {
         "target": {
@@ -160,15 +204,18 @@ def to_json(answer: Answer, hours: float, chosen: tuple[Outcome, str] | None) ->
         },
         "hours": hours,
         "configurations": answer.tried,
+        "promising": answer.promising,
         "seeds": answer.seeds,
         "baseline": _outcome(answer.baseline),
         "frontier": [_outcome(o) for o in answer.frontier],
         "reachable": answer.best is not None,
+        "today_is_best": chosen is not None and chosen.today,
         "not_searched": answer.not_searched,
     }
     if chosen is not None:
-        out["best"] = _outcome(chosen[0])
-        out["patch"] = chosen[1]
+        out["best"] = _outcome(chosen.outcome)
+        if not chosen.today:
+            out["patch"] = chosen.patch
     if answer.closest is not None:
         out["closest"] = _outcome(answer.closest)
         out["why"] = answer.why

@@ -1,23 +1,29 @@
 """The levers `gpu-platform plan` may pull, and only those the chart and the cluster offer.
 
 A configuration is one setting of every lever: per GPU pool its warm capacity (placeholder
-pods, all day or on a schedule around the hours the workload is busy), ``minNodes``,
-``maxNodes``, machine shape (GPUs per node, with the cloud's default machine type for that
-count) and GPU sharing (time-slicing or MPS, where every pod the workload puts on the pool
-asks for one GPU), and for the cluster its autoscaling profile and scale-down delay. The pool
-levers are chart values, so the cheapest configuration is printed as a values patch; the
-autoscaler's are the cluster's (the cloud's flags), printed beside it.
+pods, all day or on a schedule: around the hours the workload is busy, or at the times of the
+pool's own schedule), ``minNodes``, ``maxNodes``, machine shape (GPUs per node, with the
+cloud's default machine type for that count), GPU sharing (time-slicing or MPS, where every
+pod the workload puts on the pool asks for one GPU) and the images its prepuller pulls (the
+workload's, where the values do not prepull them), and for the cluster its autoscaling profile
+and scale-down delay. The pool levers are chart values, so the cheapest configuration is
+printed as a values patch; the autoscaler's are the cluster's (the cloud's flags), printed
+beside it. A lever the search does not vary keeps what the values say: a candidate never
+drops a setting of the user's without showing it in its description.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from pydantic import ValidationError
+
 from gpu_platform.clouds.machine_types import DEFAULT_MACHINE_TYPES
-from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool
+from gpu_platform.pipeline.model.pools import PROFILE_UNNEEDED_SECONDS, NodePool, PrepullImage
 from gpu_platform.pipeline.model.sharing import GpuSharing
 from gpu_platform.pipeline.model.values import Values
 from gpu_platform.pipeline.model.warm import ScheduleStep
@@ -60,6 +66,7 @@ class PoolLevers:
     machine_type: str  # "" keeps the pool's (or the cloud's default)
     schedule: Schedule = ()
     sharing: Sharing = NO_SHARING
+    prepull: tuple[str, ...] = ()  # images added to the pool's prepullImages
 
     @property
     def most_placeholders(self) -> int:
@@ -69,16 +76,19 @@ class PoolLevers:
         """The pool's levers in a few words (the frontier table, the answer)."""
         warm = f"{self.placeholders} warm"
         if self.schedule:
-            warm = ", ".join(f"{n} warm at {_clock(c)}" for c, n in self.schedule)
+            warm = ", ".join(f"{n} warm at {_when(c)}" for c, n in self.schedule)
         mode, replicas = self.sharing
         shared = {
             "none": "",
             "timeSlicing": f", time-sliced x{replicas}",
             "mps": f", MPS x{replicas}",
         }
+        many = len(self.prepull)
+        pulled = f", prepulls {many} more image{'s' if many > 1 else ''}" if many else ""
         return (
             f"{self.name}: {warm}, {self.min_nodes}..{self.max_nodes} x {self.gpus_per_node}"
             + shared[mode]
+            + pulled
         )
 
 
@@ -107,6 +117,7 @@ class Levers:
                     p.placeholders,
                     p.schedule,
                     p.sharing,
+                    p.prepull,
                 )
                 for p in self.pools
             ),
@@ -161,9 +172,34 @@ def _sharing(pool: NodePool) -> Sharing:
     return (sharing.mode, sharing.replicas) if sharing.enabled else NO_SHARING
 
 
-def _clock(cron_text: str) -> str:
-    minute, hour = cron_text.split()[:2]
-    return f"{int(hour):02d}:{int(minute):02d}"
+def _when(cron_text: str) -> str:
+    """A step's time: 07:30 for a daily one, else its cron as written ('30 7 * * 1-5')."""
+    fields = cron_text.split()
+    if (
+        len(fields) == 5
+        and fields[0].isdigit()
+        and fields[1].isdigit()
+        and fields[2:]
+        == [
+            "*",
+            "*",
+            "*",
+        ]
+    ):
+        return f"{int(fields[1]):02d}:{int(fields[0]):02d}"
+    return f"'{cron_text}'"
+
+
+def own_schedule(pool: NodePool, warm: int) -> tuple[int, Schedule] | None:
+    """The pool's own schedule with its busiest step at ``warm`` placeholders (the others
+    scaled alike, rounded up: a step that kept some keeps at least one), and the count the
+    Deployment is installed with scaled the same way; None without a schedule to scale."""
+    own = pool.placeholders
+    peak = max((s.replicas for s in own.schedule), default=0)
+    if not peak or not warm:
+        return None
+    steps = tuple((s.cron, math.ceil(s.replicas * warm / peak)) for s in own.schedule)
+    return math.ceil(own.replicas * warm / peak), steps
 
 
 def busy_window(workload: Workload) -> tuple[float, float] | None:
@@ -210,7 +246,8 @@ def pool_choices(
 ) -> list[PoolLevers]:
     """Every setting of one pool's levers the search tries. ``wider``: also twice the room
     (the baseline day saturated the pool); ``window``: the workload's busy hours, around
-    which warm capacity may come and go (``lead_s`` early, the pool's start-up);
+    which warm capacity may come and go (``lead_s`` early, the pool's start-up); a pool with
+    a schedule of its own also keeps its steps' times with each count of warm GPUs;
     ``shareable``: every pod the workload may put here asks for one nvidia.com/gpu, so the
     pool may share its GPUs (it keeps its own shape then, a smaller grid)."""
     out: list[PoolLevers] = []
@@ -229,6 +266,12 @@ def pool_choices(
                     if warm and window is not None:
                         timed = warm_schedule(window, lead_s, warm)
                         out.append(PoolLevers(pool.name, gpus, low, room, 0, machine, timed, own))
+                    scaled = own_schedule(pool, warm)
+                    if scaled is not None:
+                        installed, steps = scaled
+                        out.append(
+                            PoolLevers(pool.name, gpus, low, room, installed, machine, steps, own)
+                        )
     if shareable and own == NO_SHARING and per_pod == 1:
         room = pool.maxNodes
         for sharing in SHARING_CHOICES:
@@ -267,20 +310,35 @@ def candidates(
     window: tuple[float, float] | None = None,
     lead_s: dict[str, float] | None = None,
     shareable: set[str] | None = None,
+    prepull: dict[str, tuple[str, ...]] | None = None,
 ) -> list[Levers]:
     """The search grid: every pool's choices, combined per pool while that stays within
     MAX_CONFIGS; past it every pool moves together (the same warm GPUs and minNodes each).
-    ``window``, ``lead_s`` (per pool) and ``shareable`` (pool names): see pool_choices."""
+    ``window``, ``lead_s`` (per pool) and ``shareable`` (pool names): see pool_choices;
+    ``prepull`` (per pool, the images to add to its prepuller, from missing_prepulls): every
+    configuration is also tried with them."""
     pools = values.platform.nodePools
     leads = lead_s or {}
     share = shareable or set()
+    adds = {name: images for name, images in (prepull or {}).items() if images}
     per_pool = [
         pool_choices(p, wider, window, leads.get(p.name, 0.0), p.name in share) for p in pools
     ]
     choices = autoscaler_choices(values)
-    combined = math.prod(len(c) for c in per_pool) * len(choices)
+    variants = 2 if adds else 1
+    combined = math.prod(len(c) for c in per_pool) * len(choices) * variants
     grids = _product(per_pool) if combined <= MAX_CONFIGS else _together(pools, per_pool)
-    return [Levers(grid, profile, unneeded) for grid in grids for profile, unneeded in choices]
+    out = []
+    for grid in grids:
+        pulled = [grid, _with_prepull(grid, adds)] if adds else [grid]
+        out += [Levers(g, profile, unneeded) for g in pulled for profile, unneeded in choices]
+    return out
+
+
+def _with_prepull(
+    grid: tuple[PoolLevers, ...], adds: dict[str, tuple[str, ...]]
+) -> tuple[PoolLevers, ...]:
+    return tuple(replace(p, prepull=adds.get(p.name, ())) for p in grid)
 
 
 def _product(per_pool: list[list[PoolLevers]]) -> Iterator[tuple[PoolLevers, ...]]:
@@ -295,22 +353,26 @@ def _product(per_pool: list[list[PoolLevers]]) -> Iterator[tuple[PoolLevers, ...
 def _together(
     pools: list[NodePool], per_pool: list[list[PoolLevers]]
 ) -> Iterator[tuple[PoolLevers, ...]]:
-    """Every pool keeps its shape and room; warm capacity and minNodes move together."""
+    """Every pool keeps its shape, room and the times of its own schedule (warm GPUs at its
+    busiest step); warm capacity and minNodes move together."""
     for warm in PLACEHOLDER_STEPS:
         for low in (0, 1, 2):
             grid = []
             for pool in pools:
                 room = pool.maxNodes
                 fits = warm * pool.placeholders.gpusPerPod <= room * pool.gpusPerNode
+                count = warm if fits else 0
+                scaled = own_schedule(pool, count)
+                installed, steps = scaled if scaled is not None else (count, ())
                 grid.append(
                     PoolLevers(
                         pool.name,
                         pool.gpusPerNode,
                         min(low, room),
                         room,
-                        warm if fits else 0,
+                        installed,
                         "",
-                        (),
+                        steps,
                         _sharing(pool),
                     )
                 )
@@ -338,6 +400,10 @@ def apply(values: Values, levers: Levers) -> Values:
                     }
                 ),
                 "gpuSharing": _with_sharing(pool, chosen.sharing),
+                "prepullImages": [
+                    *pool.prepullImages,
+                    *prepull_images(values, pool, chosen.prepull),
+                ],
             }
         )
         pools.append(changed)
@@ -350,6 +416,49 @@ def apply(values: Values, levers: Levers) -> Values:
     )
     platform = values.platform.model_copy(update={"nodePools": pools, "autoscaler": autoscaler})
     return values.model_copy(update={"platform": platform})
+
+
+def missing_prepulls(values: Values, workload: Workload) -> dict[str, tuple[str, ...]]:
+    """Per pool, the workload's images that may run there (a pod without a pool runs on any)
+    and that its prepuller does not pull, in the workload's order: what a prepulling
+    candidate adds. Nothing where the values turn the prepuller off (their word), nor images
+    a prepuller could not name (the values' image grammar refuses them)."""
+    pre = values.platform.prepuller
+    if not pre.enabled:
+        return {}
+    runs = [(c.pool, c.image) for c in workload.clusters]
+    runs += [(n.pool, n.image) for tenant in workload.tenants for n in tenant.notebooks]
+    out = {}
+    for pool in values.platform.nodePools:
+        pulled = {i.image for i in [*pre.images, *pool.prepullImages]}
+        images = [i for where, i in runs if where in (None, pool.name) and i not in pulled]
+        out[pool.name] = tuple(i for i in dict.fromkeys(images) if _pullable(i))
+    return out
+
+
+def _pullable(image: str) -> bool:
+    try:
+        PrepullImage(name="image", image=image)
+    except ValidationError:
+        return False
+    return True
+
+
+def prepull_images(values: Values, pool: NodePool, images: tuple[str, ...]) -> list[PrepullImage]:
+    """The entries a candidate adds to the pool's prepullImages, each named after its
+    image's last path part (an init container name: unique in the pool's prepuller)."""
+    taken = {i.name for i in [*values.platform.prepuller.images, *pool.prepullImages]}
+    out = []
+    for image in images:
+        last = image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+        stem = re.sub(r"[^a-z0-9-]+", "-", last.lower()).strip("-")[:40].rstrip("-")
+        stem = stem if stem[:1].isalpha() else f"image-{stem}".rstrip("-")
+        name, n = stem, 2
+        while name in taken:
+            name, n = f"{stem}-{n}", n + 1
+        taken.add(name)
+        out.append(PrepullImage(name=name, image=image))
+    return out
 
 
 def _with_sharing(pool: NodePool, sharing: Sharing) -> GpuSharing:
@@ -384,6 +493,14 @@ def patch(values: Values, levers: Levers) -> dict[str, Any]:
             entry["gpuSharing"] = _with_sharing(pool, chosen.sharing).model_dump(
                 mode="json", by_alias=True
             )
+        if chosen.prepull:  # the pool's own list, then the workload's images
+            entry["prepullImages"] = [
+                *entry.get("prepullImages", []),
+                *(
+                    image.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                    for image in prepull_images(values, pool, chosen.prepull)
+                ),
+            ]
         pools.append(entry)
     autoscaler: dict[str, Any] = {"profile": levers.profile}
     if levers.unneeded_seconds is not None:  # (a null would delete the key, in Helm's reading)

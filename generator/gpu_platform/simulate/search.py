@@ -5,7 +5,9 @@ the GPU-hours paid (nodes from the VM request), the wait a percentile of pending
 every pod of every seed. The search runs in two rounds: every configuration on the first
 seed, then the most promising (the first few non-dominated layers of cost against wait, and
 the cheapest whose first-day wait is within 3x the target: one day is a noisy judge) on the
-other seeds too; the frontier and the choice come from the pooled days of that second round.
+other seeds too; the frontier and the choice come from the pooled days of that second round,
+which always holds today's configuration (the values as they are), judged like the others:
+when it meets the target and nothing cheaper does, it is the answer.
 Everything is a function of the seeds, so the same command prints the same answer, whatever
 the number of processes. bench/plan_frontier.py checks the choice against every configuration
 on every seed.
@@ -31,7 +33,15 @@ from gpu_platform.ops.usage import duration, parse_duration, percentile
 from gpu_platform.pipeline.model.values import Values
 
 from .engine import simulate
-from .levers import Levers, apply, baseline, busy_window, candidates, shareable_pools
+from .levers import (
+    Levers,
+    apply,
+    baseline,
+    busy_window,
+    candidates,
+    missing_prepulls,
+    shareable_pools,
+)
 from .plan import DayPlan, generate
 from .settings import Settings
 from .workload import Workload
@@ -42,6 +52,8 @@ NEAR_TARGET = 3.0  # and the cheapest whose first-round wait is within 3x the ta
 NEAR_KEPT = 20
 MAX_KEPT = 60
 Progress = Callable[[int, int], None]
+# A progress callback per round, from the round's words ("configurations on seed 0", ...)
+Rounds = Callable[[str], Progress]
 # How much longer GPU sharing may make the clusters' work for a configuration to meet a target,
 # unless --max-work-added says: a little (light workers sharing), not a GPU four ways busy.
 MAX_WORK_ADDED_PCT = 10.0
@@ -140,10 +152,14 @@ class Answer:
     closest: Outcome | None  # when none meets it: the nearest
     why: str  # what stands in the way, when none meets it
     baseline: Outcome
-    tried: int
+    tried: int  # configurations of the first round (one seed each)
     seeds: int
     not_searched: list[str] = field(default_factory=list)
     evaluated: list[Outcome] = field(default_factory=list)  # the second round, for the plot
+    promising: int = 0  # configurations of the second round besides today's (every seed)
+
+    def is_today(self, o: Outcome) -> bool:
+        return o.levers.key() == self.baseline.levers.key()
 
 
 @dataclass(frozen=True)
@@ -187,14 +203,15 @@ def evaluate(job: Job, levers: Levers) -> Outcome:
 
 
 def _evaluate_all(
-    job: Job, configs: list[Levers], jobs: int, progress: Progress | None, done: int, total: int
+    job: Job, configs: list[Levers], jobs: int, progress: Progress | None
 ) -> list[Outcome]:
     """Every configuration, in order; on ``jobs`` processes, each sent the job once."""
+    total = len(configs)
     every = max(1, total // 20)  # about twenty progress lines in a log
 
     def tick(i: int) -> None:
-        if progress is not None and ((done + i + 1) % every == 0 or i == len(configs) - 1):
-            progress(done + i + 1, total)
+        if progress is not None and ((i + 1) % every == 0 or i == total - 1):
+            progress(i + 1, total)
 
     if jobs <= 1 or len(configs) < 8:
         out = []
@@ -253,9 +270,11 @@ def search(
     target: Target,
     seeds: Sequence[int] = (0, 1, 2),
     jobs: int | None = None,
-    progress: Progress | None = None,
+    progress: Rounds | None = None,
 ) -> Answer:
-    """The frontier of cost against wait, and the cheapest configuration meeting ``target``."""
+    """The frontier of cost against wait, and the cheapest configuration meeting ``target``.
+    ``progress``: called with each round's words, it gives that round's callback (done,
+    total), whose totals are the counts the answer states."""
     jobs = jobs if jobs is not None else min(2, os.cpu_count() or 1)
     horizon = workload.hours * 3600.0
     seeds = tuple(seeds)
@@ -270,10 +289,14 @@ def search(
         window=busy_window(workload),
         lead_s=start_up_seconds(values, settings, workload),
         shareable=shareable_pools(values, workload),
+        prepull=missing_prepulls(values, workload),
     )
     metric = target.metric
-    total = len(configs) + min(MAX_KEPT, len(configs))
-    round_one = _evaluate_all(first, configs, jobs, progress, 0, total)
+
+    def rounds(words: str) -> Progress | None:
+        return progress(words) if progress is not None else None
+
+    round_one = _evaluate_all(first, configs, jobs, rounds(f"configurations on seed {seeds[0]}"))
     kept = [o.levers for layer in layers(round_one, metric)[:KEEP_LAYERS] for o in layer]
     if target.wait_s is not None:  # the cheapest near the target: one seed is a noisy judge
         near = [o for o in round_one if o.wait(metric) <= NEAR_TARGET * target.wait_s]
@@ -282,20 +305,28 @@ def search(
         within = [o for o in round_one if o.paid <= target.budget_gpu_hours * 1.1]
         kept += [o.levers for o in sorted(within, key=lambda o: o.wait(metric))[:5]]
     kept = list(dict.fromkeys(kept))[:MAX_KEPT]  # frontier layers first, then the near ones
+    # today's was judged on every seed already: it joins the second round as it is
+    kept = [k for k in kept if k.key() != base_levers.key()]
     kept.sort(key=Levers.key)
-    final = (
-        _evaluate_all(everyone, kept, jobs, progress, len(configs), len(configs) + len(kept))
-        if len(seeds) > 1
-        else [o for o in round_one if o.levers in kept]
-    )
+    if len(seeds) > 1:
+        words = f"the most promising on all {len(seeds)} seeds"
+        final = _evaluate_all(everyone, kept, jobs, rounds(words))
+    else:
+        final = [o for o in round_one if o.levers in kept]
+    final.append(base)
     frontier = layers(final, metric)[0]
-    meeting = _meeting(final, target)
+    meeting = _meeting(final, target, base)
     best = meeting[0] if meeting else None
     answer = Answer(target, frontier, best, meeting, None, "", base, len(configs), len(seeds))
     answer.evaluated = final
+    answer.promising = len(kept)
     answer.not_searched = [
         "GPU sharing with renameByDefault (it changes what users' pods must request)",
     ]
+    if not values.platform.prepuller.enabled:
+        answer.not_searched.append(
+            "prepulling the workload's images (platform.prepuller.enabled is false)"
+        )
     if best is None:
         answer.closest = _closest(final, target)
         answer.why = _why(values, settings, workload, target, answer.closest, final, round_one)
@@ -312,13 +343,22 @@ def _meets(o: Outcome, target: Target) -> bool:
     return not o.saturated
 
 
-def _meeting(outcomes: list[Outcome], target: Target) -> list[Outcome]:
+def _meeting(outcomes: list[Outcome], target: Target, today: Outcome) -> list[Outcome]:
     """The configurations meeting the target, best first: the cheapest (with a budget alone,
-    the shortest wait)."""
+    the shortest wait). Today's comes before every one that is not strictly better: a change
+    that saves nothing is no answer."""
+    metric = target.metric
     meeting = [o for o in outcomes if _meets(o, target)]
     if target.wait_s is None:
-        return sorted(meeting, key=lambda o: (o.wait(target.metric), o.paid, o.levers.key()))
-    return sorted(meeting, key=lambda o: (o.paid, o.wait(target.metric), o.levers.key()))
+        meeting.sort(key=lambda o: (o.wait(metric), o.paid, o.levers.key()))
+        better = [o for o in meeting if o.wait(metric) < today.wait(metric)]
+    else:
+        meeting.sort(key=lambda o: (o.paid, o.wait(metric), o.levers.key()))
+        better = [o for o in meeting if o.paid < today.paid]
+    if not any(o is today for o in meeting):
+        return meeting
+    first = {id(o) for o in better} | {id(today)}
+    return [*better, today, *(o for o in meeting if id(o) not in first)]
 
 
 def _closest(outcomes: list[Outcome], target: Target) -> Outcome:
@@ -338,11 +378,6 @@ def start_up_seconds(values: Values, settings: Settings, workload: Workload) -> 
         settings.autoscaler.scanIntervalSeconds / 2
         + settings.autoscaler.unschedulableGpuPodBufferSeconds
     )
-    prepulled = (
-        {p.image for p in values.platform.prepuller.images}
-        if values.platform.prepuller.enabled
-        else set()
-    )
     images = [c.image for c in workload.clusters]
     largest = max((workload.image_gb(i) for i in images), default=workload.defaultImageGB)
     for pool in values.platform.nodePools:
@@ -352,12 +387,43 @@ def start_up_seconds(values: Values, settings: Settings, workload: Workload) -> 
         pull = largest * 1000 / settings.pull_mb_per_second(pool.name)
         if settings.streaming(pool.name):
             image = settings.nodes.streamingStartSeconds.median
-        elif images and all(i in prepulled for i in images):
+        elif images and all(i in prepulled(values, pool.name) for i in images):
             image = max(0.0, pull - driver)
         else:
             image = pull
         out[pool.name] = scan + boot + driver + image + settings.nodes.containerStartSeconds.median
     return out
+
+
+def prepulled(values: Values, pool: str) -> set[str]:
+    """The images the prepuller pulls on a new node of ``pool``."""
+    pre = values.platform.prepuller
+    if not pre.enabled:
+        return set()
+    own = [p.prepullImages for p in values.platform.nodePools if p.name == pool]
+    return {i.image for i in [*pre.images, *(own[0] if own else [])]}
+
+
+def unprepulled(
+    values: Values, settings: Settings, workload: Workload
+) -> list[tuple[str, float, list[str]]]:
+    """(image, GB, pools) for each of the workload's images that a new node of those pools
+    pulls only when a pod asks for it (no prepuller, no streaming), largest first: every pod
+    that lands on a node placeholders kept warm waits for that pull too."""
+    runs = [(c.pool, c.image) for c in workload.clusters]
+    runs += [(n.pool, n.image) for tenant in workload.tenants for n in tenant.notebooks]
+    out = []
+    for image in dict.fromkeys(i for _, i in runs):
+        pools = [
+            p.name
+            for p in values.platform.nodePools
+            if any(i == image and where in (None, p.name) for where, i in runs)
+            and not settings.streaming(p.name)
+            and image not in prepulled(values, p.name)
+        ]
+        if pools:
+            out.append((image, workload.image_gb(image), pools))
+    return sorted(out, key=lambda x: (-x[1], x[0]))
 
 
 def _why(
@@ -375,7 +441,21 @@ def _why(
     metric = target.metric
     reasons = []
     if target.wait_s is not None and closest.wait(metric) > target.wait_s:
-        starts = start_up_seconds(values, settings, workload)
+        as_closest = apply(values, closest.levers)
+        for image, gb, pools in unprepulled(as_closest, settings, workload)[:2]:
+            pull = max(gb * 1000 / settings.pull_mb_per_second(p) for p in pools)
+            fix = (
+                "platform.prepuller.images (or nodePools[].prepullImages) pulls it as a node joins"
+                if values.platform.prepuller.enabled
+                else "the prepuller would pull it as a node joins, but "
+                "platform.prepuller.enabled is false"
+            )
+            reasons.append(
+                f"the image {image} ({gb:g} GB, about {duration(pull)} to pull) is pulled on "
+                f"each new node of pool{'s' if len(pools) > 1 else ''} {', '.join(pools)} "
+                f"when a pod first asks for it, even on a node placeholders kept warm; {fix}"
+            )
+        starts = start_up_seconds(as_closest, settings, workload)
         slow = {name: s for name, s in starts.items() if s > target.wait_s}
         if slow:
             named = ", ".join(f"{duration(s)} in pool {name}" for name, s in sorted(slow.items()))

@@ -1,10 +1,13 @@
 """`gpu-platform plan`: the frontier, the cheapest configuration meeting a target as a values
-patch `validate` accepts, a clear answer when nothing meets it, located errors for bad
-targets, and the same answer for the same seeds however many processes search.
+patch `validate` accepts, today's configuration judged like the others (and the answer when
+nothing cheaper meets the target), the user's own schedule kept, the prepuller searched, a
+clear answer when nothing meets it, located errors for bad targets, and the same answer for
+the same seeds however many processes search.
 
 The days: a short morning of one team (a few sessions of one-worker Dask clusters) on the
 chart's default pool (0-4 nodes of 1 GPU, generic cloud: one machine shape), a grid of 36
-configurations, small enough to search in a few seconds in-process.
+configurations (each also with the image prepulled, which the defaults do not), small enough
+to search in a few seconds in-process.
 """
 
 from __future__ import annotations
@@ -18,12 +21,25 @@ from gpu_platform.errors import UsageError
 from gpu_platform.ops.plots import staircase
 from gpu_platform.pipeline.run import check_defaults, check_files
 from gpu_platform.simulate import Settings, default_workload, frontier, load_workload
-from gpu_platform.simulate.levers import apply, busy_window, candidates, shareable_pools
+from gpu_platform.simulate import levers as levers_module
+from gpu_platform.simulate.levers import (
+    _when,
+    apply,
+    baseline,
+    busy_window,
+    candidates,
+    missing_prepulls,
+    own_schedule,
+    patch,
+    shareable_pools,
+)
 from gpu_platform.simulate.plan import generate
 from gpu_platform.simulate.search import (
     MAX_WORK_ADDED_PCT,
     Job,
+    Outcome,
     Target,
+    _meeting,
     _meets,
     _why,
     evaluate,
@@ -58,6 +74,27 @@ def morning(tmp_path_factory):
     path = tmp_path_factory.mktemp("plan") / "morning.yaml"
     path.write_text(MORNING)
     return str(path)
+
+
+def site(tmp_path, text, name="site.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# a pool warmed on weekdays by a schedule of its own (the shape of the issue's a100 pool)
+SCHEDULED = """\
+platform:
+  nodePools:
+    - name: gpu
+      maxNodes: 6
+      placeholders:
+        replicas: 0
+        schedule:
+          - {cron: "30 7 * * 1-5", replicas: 2}
+          - {cron: "0 19 * * 1-5", replicas: 0}
+"""
+USER_CRONS = ("30 7 * * 1-5", "0 19 * * 1-5")
 
 
 @pytest.fixture(scope="module")
@@ -246,12 +283,212 @@ class TestGpuSharing:
         assert "MPS x2" in levers.pools[0].text()
 
 
+class TestToday:
+    """Today's configuration (the values as they are) is a candidate like any other."""
+
+    def test_today_is_judged_on_every_seed_once(self, answer):
+        # the defaults' pool is on the grid too: judged once, as today's
+        today = [o for o in answer.evaluated if answer.is_today(o)]
+        assert today == [answer.baseline] and today[0].seeds == 2
+
+    def test_today_off_the_grid_is_judged_too(self, tmp_path, morning):
+        # three warm GPUs: not a step of the grid's
+        path = site(
+            tmp_path, "platform:\n  nodePools:\n    - {name: gpu, placeholders: {replicas: 3}}\n"
+        )
+        values = check_files([path]).values
+        assert baseline(values).key() not in {c.key() for c in candidates(values, wider=False)}
+        day = load_workload(morning)
+        got = search(values, day, Settings(), Target("p99", 60.0), seeds=(0, 1), jobs=1)
+        today = [o for o in got.evaluated if got.is_today(o)]
+        assert len(today) == 1 and today[0].seeds == 2
+        assert today[0].levers.pools[0].placeholders == 3
+
+    def test_today_meeting_the_target_with_nothing_cheaper_is_the_answer(
+        self, tmp_path, capsys, morning
+    ):
+        # the cheapest whole-GPU configuration the grid has (no warm GPUs, no floor, the
+        # quickest scale-down) with the image prepulled already, and a target all of them
+        # meet: only sharing is cheaper, and it slows the work past the 10 % allowed
+        path = site(
+            tmp_path,
+            f"""\
+platform:
+  autoscaler: {{profile: optimize-utilization}}
+  prepuller:
+    images: [{{name: rapids, image: "{IMAGE}"}}]
+""",
+        )
+        older = tmp_path / "plan.yaml"
+        older.write_text("platform: {autoscaler: {profile: balanced}}\n")
+        argv = ["plan", "-f", path, "--workload", morning, "--target", "p99=6h", "--seeds", "2"]
+        assert main([*argv, "--jobs", "1", "--write-patch", str(older)]) == 0
+        out, err = capsys.readouterr()
+        assert "today's configuration already meets the target; nothing cheaper found" in out
+        assert "values patch (" not in out and "cheapest meeting" not in out
+        row = next(line for line in out.splitlines() if line.endswith("(today)"))
+        assert row.lstrip().startswith("* ")
+        # the file now changes nothing: the values resolve with it as without it
+        assert "nothing to change" in err
+        assert check_files([path, str(older)]).values == check_files([path]).values
+
+    @pytest.mark.parametrize(
+        ("target", "order"),
+        [
+            # a wait target: only a cheaper configuration comes before today's, not one as
+            # cheap with a shorter wait, nor a cheaper one that misses the wait
+            (Target("p99", 60.0), ["cheaper", "today", "as cheap, quicker", "dearer"]),
+            # a budget alone: only a shorter wait comes before today's
+            (
+                Target(None, None, 11.0),
+                ["as cheap, quicker", "today", "cheaper", "cheaper, too slow"],
+            ),
+        ],
+    )
+    def test_only_a_better_configuration_comes_before_today(self, target, order):
+        grid = candidates(VALUES, wider=False)
+
+        def outcome(i, paid, p99):
+            waits = dict.fromkeys(("median", "p50", "p90", "p95"), 1.0) | {"p99": p99}
+            return Outcome(grid[i], 2, paid, 5.0, waits, False, 0.0)
+
+        named = {
+            "today": outcome(0, 10.0, 30.0),
+            "as cheap, quicker": outcome(1, 10.0, 20.0),
+            "dearer": outcome(2, 11.5, 5.0),
+            "cheaper": outcome(3, 9.9, 50.0),
+            "cheaper, too slow": outcome(4, 9.0, 90.0),
+        }
+        got = _meeting(list(named.values()), target, named["today"])
+        names = {id(o): name for name, o in named.items()}
+        assert [names[id(o)] for o in got] == order
+
+
+class TestUsersOwnSchedule:
+    """A pool's own placeholder schedule stays a choice, and the grid never drops it unseen."""
+
+    def test_a_schedule_scales_to_each_count_of_warm_gpus(self, tmp_path):
+        text = SCHEDULED.replace(
+            '"30 7 * * 1-5", replicas: 2}',
+            '"30 7 * * 1-5", replicas: 2}\n          - {cron: "0 12 * * 1-5", replicas: 1}',
+        ).replace("replicas: 0\n        schedule", "replicas: 1\n        schedule")
+        (pool,) = check_files([site(tmp_path, text)]).values.platform.nodePools
+        crons = ("30 7 * * 1-5", "0 12 * * 1-5", "0 19 * * 1-5")
+        # the busiest step takes the count, the others in proportion, rounded up
+        assert own_schedule(pool, 4) == (2, tuple(zip(crons, (4, 2, 0), strict=True)))
+        assert own_schedule(pool, 1) == (1, tuple(zip(crons, (1, 1, 0), strict=True)))
+        assert own_schedule(pool, 0) is None
+
+    def test_every_grid_keeps_the_pools_own_times(self, tmp_path, monkeypatch):
+        values = check_files([site(tmp_path, SCHEDULED)]).values
+        today = ((USER_CRONS[0], 2), (USER_CRONS[1], 0))
+        product = candidates(values, wider=False)
+        monkeypatch.setattr(levers_module, "MAX_CONFIGS", 0)  # every pool moves together
+        together = candidates(values, wider=False)
+        for grid in (product, together):
+            own = {
+                p.schedule
+                for c in grid
+                for p in c.pools
+                if tuple(cron for cron, _ in p.schedule) == USER_CRONS
+            }
+            assert today in own
+            assert {max(n for _, n in s) for s in own} == {1, 2, 4}  # 8 and 16 do not fit
+        # moving together, the search does not vary the times: each warm count keeps them
+        for c in together:
+            (pool,) = c.pools
+            kept = tuple(cron for cron, _ in pool.schedule)
+            assert kept == (USER_CRONS if pool.most_placeholders else ())
+
+    def test_a_patch_writes_the_schedule_it_was_judged_with(self, tmp_path, monkeypatch):
+        path = site(tmp_path, SCHEDULED)
+        values = check_files([path]).values
+        monkeypatch.setattr(levers_module, "MAX_CONFIGS", 0)
+        pools = {c.pools: c for c in candidates(values, wider=False)}
+        written = tmp_path / "plan.yaml"
+        for levers in pools.values():
+            written.write_text(frontier.patch_text(values, levers))
+            pool = check_files([path, str(written)]).values.platform.nodePools[0]
+            judged = apply(values, levers).platform.nodePools[0].placeholders
+            assert pool.placeholders == judged
+            steps = patch(values, levers)["platform"]["nodePools"][0]["placeholders"]
+            if not levers.pools[0].schedule:  # dropped only where the row says "N warm"
+                assert " at " not in levers.pools[0].text() and steps.get("schedule") == []
+
+    def test_step_times_read_as_written(self):
+        assert _when("30 7 * * *") == "07:30"
+        assert _when("30 7 * * 1-5") == "'30 7 * * 1-5'"
+        assert _when("@daily") == "'@daily'"
+
+
+class TestPrepuller:
+    """The prepuller is a lever: a new node that has not pulled the workload's image makes
+    every pod on it wait for the pull, warm or not."""
+
+    def test_the_workloads_images_the_prepuller_misses(self, tmp_path, morning):
+        day = load_workload(morning)
+        assert missing_prepulls(VALUES, day) == {"gpu": (IMAGE,)}
+        pulled = f"platform:\n  prepuller:\n    images: [{{name: rapids, image: '{IMAGE}'}}]\n"
+        assert missing_prepulls(check_files([site(tmp_path, pulled)]).values, day) == {"gpu": ()}
+        off = site(tmp_path, "platform:\n  prepuller: {enabled: false}\n", "off.yaml")
+        assert missing_prepulls(check_files([off]).values, day) == {}  # the user's word
+
+    def test_every_configuration_is_also_tried_prepulled(self):
+        plain = candidates(VALUES, wider=False)
+        both = candidates(VALUES, wider=False, prepull={"gpu": (IMAGE,)})
+        assert len(both) == 2 * len(plain)
+        assert sorted(c.key() for c in both if not c.pools[0].prepull) == sorted(
+            c.key() for c in plain
+        )
+
+    def test_a_prepulling_patch_names_its_image_apart_from_the_values(self, tmp_path):
+        # the pool prepulls another image under the name the new entry would take
+        other = "nvcr.io/nvidia/base:1.0"
+        path = site(
+            tmp_path,
+            f"platform:\n  nodePools:\n    - name: gpu\n      prepullImages: "
+            f"[{{name: base, image: '{other}'}}]\n",
+        )
+        values = check_files([path]).values
+        grid = candidates(values, wider=False, prepull={"gpu": (IMAGE,)})
+        levers = next(c for c in grid if c.pools[0].prepull)
+        written = tmp_path / "plan.yaml"
+        written.write_text(frontier.patch_text(values, levers))
+        pool = check_files([path, str(written)]).values.platform.nodePools[0]
+        assert [(i.name, i.image) for i in pool.prepullImages] == [
+            ("base", other),
+            ("base-2", IMAGE),
+        ]
+        assert pool.prepullImages == apply(values, levers).platform.nodePools[0].prepullImages
+
+    def test_prepulling_is_searched_where_the_values_do_not_prepull(self, capsys, morning):
+        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1"]
+        assert main([*argv, "--jobs", "1", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["baseline"]["pending_seconds"]["p99"] > 60  # today: minutes of pulling
+        assert data["best"]["pools"][0]["prepullImagesAdded"] == [IMAGE]
+        assert f"image: {IMAGE}" in data["patch"]
+
+    def test_without_the_prepuller_the_answer_names_the_image(self, tmp_path, capsys, morning):
+        path = site(tmp_path, "platform:\n  prepuller: {enabled: false}\n")
+        argv = ["plan", "-f", path, "--workload", morning, "--target", "p99=60s", "--seeds", "1"]
+        new = tmp_path / "plan.yaml"
+        assert main([*argv, "--jobs", "1", "--json", "--write-patch", str(new)]) == 1
+        out, err = capsys.readouterr()
+        data = json.loads(out)
+        assert not new.exists() and err.endswith(f"{new} not written\n")
+        assert data["why"].startswith(f"the image {IMAGE} (13.9 GB, about ")
+        assert "is pulled on each new node of pool gpu when a pod first asks for it" in data["why"]
+        assert "but platform.prepuller.enabled is false" in data["why"]
+        assert any("platform.prepuller.enabled is false" in n for n in data["not_searched"])
+
+
 class TestCommand:
     def test_the_answer_is_a_patch_validate_accepts(self, tmp_path, capsys, morning):
         patch = tmp_path / "plan.yaml"
         argv = ["plan", "--workload", morning, "--target", "p95=20m", "--seeds", "2", "--jobs", "1"]
         assert main([*argv, "--write-patch", str(patch)]) == 0
-        out = capsys.readouterr().out
+        out, err = capsys.readouterr()
         assert "frontier (cheapest first; * meets the target):" in out
         assert "cheapest meeting p95 wait <= 20 min" in out and "values patch" in out
         text = patch.read_text()
@@ -261,25 +498,45 @@ class TestCommand:
         checked = check_files([str(patch)])  # the chart's defaults plus the patch
         assert checked.values.platform.nodePools[0].name == "gpu"
         assert main(["validate", "-f", str(patch)]) == 0
+        # the progress lines count what the summary counts: each round's total is its number
+        counts = re.search(
+            r"; (\d+) configurations on the first of 2 seeds, then the (\d+) most promising "
+            r"and today's on all 2;",
+            out,
+        )
+        assert counts, out.splitlines()[0]
+        totals = dict(re.findall(r"searching, (.+?): \d+/(\d+) ", err))
+        assert totals == {
+            "configurations on seed 0": counts[1],
+            "the most promising on all 2 seeds": counts[2],
+        }
 
     def test_an_unreachable_target_names_the_closest_and_why(self, capsys, morning):
-        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]
+        argv = ["plan", "--workload", morning, "--target", "p99=1s", "--seeds", "1", "--jobs", "1"]
         assert main([*argv, "--json"]) == 1
         data = json.loads(capsys.readouterr().out)
         assert data["reachable"] is False and "best" not in data
-        assert data["closest"]["pending_seconds"]["p99"] > 5
+        assert data["closest"]["pending_seconds"]["p99"] > 1
         # a pod that needs a new node: boot (3.5 min) + the operator's driver (4 min) + pull
         assert re.search(
             r"a pod that needs a new node waits about [^(]+ in pool gpu \(", data["why"]
         )
         assert "the most warm capacity tried (4 GPUs of placeholders)" in data["why"]
 
-    def test_the_text_of_an_unreachable_target(self, capsys, morning):
-        argv = ["plan", "--workload", morning, "--target", "p99=5s", "--seeds", "1", "--jobs", "1"]
-        assert main(argv) == 1
-        out = capsys.readouterr().out
-        assert "UNREACHABLE: no configuration tried meets p99 wait <= 5.0 s." in out
+    def test_the_text_of_an_unreachable_target(self, tmp_path, capsys, morning):
+        older = tmp_path / "plan.yaml"
+        older.write_text("# an older patch\n")
+        argv = ["plan", "--workload", morning, "--target", "p99=1s", "--seeds", "1", "--jobs", "1"]
+        assert main([*argv, "--write-patch", str(older)]) == 1
+        out, err = capsys.readouterr()
+        assert "UNREACHABLE: no configuration tried meets p99 wait <= 1.0 s." in out
         assert "closest:" in out and "why:" in out and "not searched:" in out
+        # nothing to write, and it says so rather than leave an older patch to be taken for it
+        assert older.read_text() == "# an older patch\n"
+        assert (
+            f"--write-patch: no configuration tried meets the target: {older} not written, "
+            "left as it was" in err
+        )
 
     def test_a_budget_alone_picks_the_shortest_wait_within_it(self, capsys, morning):
         argv = ["plan", "--workload", morning, "--budget", "1000", "--seeds", "1", "--jobs", "1"]
