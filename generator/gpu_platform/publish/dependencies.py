@@ -153,10 +153,24 @@ def fetch(
                 {"archives": {n: a.name for n, a in archives.items()}, "standins": list(names)}
             )
         )
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.rename(staged, dest)
+        _publish(staged, dest)
     return fetch(kind, major=major, log=log)
+
+
+def _publish(staged: Path, dest: Path) -> None:
+    """Move a built folder into place in one step. Several processes may build the same
+    one at once (CI jobs sharing a cache): a complete folder already there (it has its
+    done.json, written before the move) is the same charts, so ours is dropped; one left
+    incomplete by an older tool is replaced."""
+    for _ in range(2):
+        try:
+            os.rename(staged, dest)
+            return
+        except OSError:
+            if (dest / "done.json").is_file():
+                return  # another process published the same charts first
+            shutil.rmtree(dest, ignore_errors=True)
+    raise GpuPlatformError(f"{dest}: cannot replace this cache folder; remove it and run again")
 
 
 def install_into(chart: Path, deps: Dependencies) -> None:

@@ -31,3 +31,26 @@ def test_cached_real_charts_and_asked_for_stand_ins_say_nothing(monkeypatch, tmp
     assert dependencies.fetch("auto", log=said.append).standins == ()
     assert dependencies.fetch("real", log=said.append).standins == ()
     assert said == []
+
+
+def _built(folder, name: str):
+    folder.mkdir(parents=True)
+    (folder / "chart.tgz").write_text(name)
+    (folder / "done.json").write_text("{}")
+    return folder
+
+
+def test_a_folder_another_process_published_first_is_kept(tmp_path):
+    """Two processes built the same charts at once: the second move finds the first's whole
+    folder and keeps it (it raised 'Directory not empty' with a traceback before)."""
+    dest = _built(tmp_path / "standins", "first")
+    dependencies._publish(_built(tmp_path / "work" / "result", "second"), dest)
+    assert (dest / "chart.tgz").read_text() == "first"
+
+
+def test_an_incomplete_folder_is_replaced(tmp_path):
+    dest = tmp_path / "standins"
+    dest.mkdir()
+    (dest / "half.tgz").write_text("cut short")  # no done.json: never finished
+    dependencies._publish(_built(tmp_path / "work" / "result", "whole"), dest)
+    assert (dest / "chart.tgz").read_text() == "whole" and not (dest / "half.tgz").exists()
