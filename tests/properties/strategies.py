@@ -30,11 +30,16 @@ TAINTS = st.sampled_from(
     ]
 )
 # The gpu-operator settings each cloud's preinstalled drivers need (pipeline/cloud_requirements.py
-# holds them with their sources; the file writes them as a user following the message would).
+# holds them with their sources). The tool derives them; a file may write them out as it
+# does (a user who sets the same value by hand is accepted), or leave them to it.
 PREINSTALLED = {
     "gke": {
         "hostPaths": {"driverInstallDir": GKE_DRIVER_DIR},
-        "toolkit": {"installDir": GKE_DRIVER_DIR},
+        "toolkit": {
+            "installDir": GKE_DRIVER_DIR,
+            "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
+        },
+        "cdi": {"enabled": True},
     },
     "eks": {"toolkit": {"enabled": False}},
     "aks": {
@@ -354,7 +359,7 @@ def valid_site(draw: st.DrawFn) -> dict[str, Any]:
             ]
         }
     data: dict[str, Any] = {"platform": platform}
-    if driver == "preinstalled" and cloud in PREINSTALLED:
+    if driver == "preinstalled" and cloud in PREINSTALLED and draw(st.booleans()):
         data["gpu-operator"] = copy.deepcopy(PREINSTALLED[cloud])
     if data_mig:  # mixed MIG with a pool that lists its profile: accepted
         _set(data, "gpu-operator", ("mig", "strategy"), "mixed")
@@ -416,6 +421,25 @@ def _hpa(d: dict[str, Any], **ref: Any) -> None:
 
 def _pool0(d: dict[str, Any], **fields: Any) -> None:
     d["platform"]["nodePools"][0].update(fields)
+
+
+def _mixed_driver_modes(d: dict[str, Any]) -> None:
+    """Pools of one cloud in both driver modes: they need different operator settings, so
+    nothing is derived for those keys and the pools that are not served are refused."""
+    cloud = d["platform"]["nodePools"][0]["cloud"]
+    cloud = cloud if cloud in ("gke", "eks", "aks") else "eks"
+    d["platform"]["nodePools"] += [
+        {"name": "mixed-a", "cloud": cloud, "driver": "operator"},
+        {"name": "mixed-b", "cloud": cloud, "driver": "preinstalled"},
+    ]
+
+
+def _gke_toolkit_reads_the_dump_first(d: dict[str, Any]) -> None:
+    """GKE pools whose toolkit is told to read `containerd config dump` first."""
+    for entry in d["platform"]["nodePools"]:
+        entry["cloud"] = "gke"
+    env = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "command,file"}]
+    _set(d, "gpu-operator", ("toolkit", "env"), env)
 
 
 def _gpu_metric(value: Any = 40, name: str = "gpu_utilization_current") -> dict[str, Any]:
@@ -482,12 +506,8 @@ FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "pools-one-cloud": lambda d: d["platform"]["nodePools"].extend(
         [{"name": "elsewhere", "cloud": "gke"}, {"name": "farther", "cloud": "eks"}]
     ),
-    "cloud-driver-settings": lambda d: (
-        _set(d, "gpu-operator", ("toolkit", "enabled"), False)
-        if d["platform"]["nodePools"][0]["cloud"] in ("gke", "aks")
-        or d["platform"]["nodePools"][0]["driver"] == "operator"
-        else _set(d, "gpu-operator", ("toolkit", "enabled"), True)
-    ),
+    "cloud-driver-settings": lambda d: _mixed_driver_modes(d),
+    "toolkit-config-source": lambda d: _gke_toolkit_reads_the_dump_first(d),
     "cloud-foreign-settings": lambda d: _set(
         d, "gpu-operator", ("hostPaths", "driverInstallDir"), GKE_DRIVER_DIR
     ),

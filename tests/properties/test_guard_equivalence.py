@@ -75,6 +75,7 @@ SETTINGS: dict[str, Any] = {
 GUARD_ONLY = {
     "adapter-query-credentials",
     "dcgm-exporter-interval-missing",
+    "toolkit-config-source-missing",
     "operator-tolerates-pools",
     "tenant-not-release-namespace",
     # the tool adds what these look for (tests/render/test_scaleout.py drops it)

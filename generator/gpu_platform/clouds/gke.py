@@ -61,6 +61,7 @@ NOTES = [
     f"# the pool itself; {CA_DOCS}/FAQ.md#how-can-i-scale-a-node-group-to-0",
     "# The gpu-operator on GKE also needs a ResourceQuota that admits system-node-critical",
     "# pods in its namespace, and on GKE 1.33+ the toolkit env RUNTIME_CONFIG_SOURCE=file;",
+    "# the chart renders the quota and `gpu-platform values` sets the env for gke pools.",
     f"# {NVIDIA_DOCS}/google-gke.html",
     "# Sizes: gcloud's --num-nodes is the initial node count in EACH zone of the pool",
     "# (on a regional cluster: every zone of the cluster unless --node-locations says",

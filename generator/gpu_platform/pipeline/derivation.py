@@ -14,7 +14,8 @@ what a different value written by the user means:
   of the user's is simply theirs.
 
 ``when`` limits a derivation to some values (the mirror's repositories only with a mirror, the
-Thanos sidecar only in shards mode); ``when_go`` is the same condition for the install guard.
+Thanos sidecar only in shards mode, a cloud's settings only where every pool needs them);
+``when_go`` is the same condition for the install guard.
 """
 
 from __future__ import annotations
@@ -32,6 +33,23 @@ Kind = Literal["locked", "merged", "advisory", "default"]
 STRING: dict[str, Any] = {"type": "string"}
 BOOLEAN: dict[str, Any] = {"type": "boolean"}
 INTEGER: dict[str, Any] = {"type": "integer"}
+# Lists the platform adds named entries to (a container's env, volumes, mounts).
+ENV_LIST_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "value": {"type": "string"},
+            "valueFrom": {"type": "object"},
+        },
+    },
+}
+NAMED_LIST_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+}
 GO_TRUE = "{{- $want := toJson true -}}"
 GO_FALSE = "{{- $want := toJson false -}}"
 
@@ -58,6 +76,9 @@ class Derivation:
     # A locked key that is the user's while this holds (the adapter's URL while no query URL
     # is named): a value written then stands, on both paths (``go`` yields it then too).
     yields: Callable[[Values], bool] | None = None
+    # The reason a message gives, where it depends on the values (a cloud's own, with its
+    # source; ``why`` then says it for every case); ``go`` sets ``$why`` to the same text.
+    explain: Callable[[Values], str] | None = None
 
     @property
     def merged(self) -> bool:
@@ -69,6 +90,9 @@ class Derivation:
 
     def applies(self, values: Values) -> bool:
         return self.when is None or self.when(values)
+
+    def reason(self, values: Values) -> str:
+        return self.why if self.explain is None else self.explain(values)
 
     def yields_to_user(self, values: Values) -> bool:
         return self.kind in ("advisory", "default") or (

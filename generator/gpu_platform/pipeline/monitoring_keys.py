@@ -16,8 +16,10 @@ from typing import Any
 from gpu_platform.pipeline import facts, promql, query, scaleout, sizing
 from gpu_platform.pipeline.derivation import (
     BOOLEAN,
+    ENV_LIST_SCHEMA,
     GO_FALSE,
     INTEGER,
+    NAMED_LIST_SCHEMA,
     STRING,
     Derivation,
     get_path,
@@ -169,22 +171,6 @@ def adapter_volume_mounts(values: Values) -> list[Any]:
 
 # The merged lists are typed item by item: the platform adds to them, so a wrong entry of the
 # user's would reach the DaemonSet as an object the API server refuses.
-ENV_LIST_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {
-            "name": {"type": "string", "minLength": 1},
-            "value": {"type": "string"},
-            "valueFrom": {"type": "object"},
-        },
-    },
-}
-NAMED_LIST_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
-}
 _KPS = "kube-prometheus-stack"
 _ADAPTER = "prometheus-adapter"
 _SPEC = ("prometheus", "prometheusSpec")

@@ -1,9 +1,10 @@
 """The GPU operator's keys the pools drive: placement, the driver, GPU sharing, CRDs.
 
-A pool's taints, driver mode and GPU sharing are written once, on the pool; the operator's
-DaemonSets must tolerate every taint, install the driver where a pool relies on it, and carry
-each sharing pool's device plugin config. Each key is a ``Derivation`` (``derivation.py``)
-computed here; the lists the user may extend are merged, never replaced.
+A pool's taints, cloud, driver mode and GPU sharing are written once, on the pool; the
+operator's DaemonSets must tolerate every taint, install the driver where a pool relies on it,
+take the settings the pools' cloud and driver mode need (``cloud_requirements``) and carry each
+sharing pool's device plugin config. Each key is a ``Derivation`` (``derivation.py``) computed
+here; the lists the user may extend are merged, never replaced.
 """
 
 from __future__ import annotations
@@ -12,7 +13,21 @@ from copy import deepcopy
 from typing import Any
 
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.derivation import BOOLEAN, STRING, Derivation, get_path
+from gpu_platform.pipeline.cloud_requirements import (
+    CONFIG_SOURCE_ENV,
+    agreed_requirements,
+    config_sources_text,
+    requirement_values,
+    toolkit_config_source,
+)
+from gpu_platform.pipeline.derivation import (
+    BOOLEAN,
+    ENV_LIST_SCHEMA,
+    STRING,
+    Derivation,
+    get_path,
+)
+from gpu_platform.pipeline.gofmt import quote, to_json
 from gpu_platform.pipeline.model.kube import Taint, parse_tolerations, tolerates
 from gpu_platform.pipeline.model.sharing import (
     CONFIG_MAP,
@@ -86,6 +101,87 @@ def driver_enabled(values: Values) -> bool:
     return any(p.driver == "operator" for p in values.platform.nodePools)
 
 
+def pool_needs(values: Values) -> dict[str, tuple[object, str]]:
+    """The gpu-operator values every pool's cloud and driver mode need alike (the keys
+    gpu-platform derives from the pools), ``{path: (value, why)}``."""
+    return agreed_requirements([(p.cloud, p.driver) for p in values.platform.nodePools])
+
+
+def config_source(values: Values) -> tuple[str, str, str] | None:
+    """(cloud, source, why) where the pools' cloud needs the container toolkit to read
+    containerd's config from one source first."""
+    return toolkit_config_source([p.cloud for p in values.platform.nodePools])
+
+
+TOOLKIT_ENV = ("toolkit", "env")
+
+
+def toolkit_env(values: Values) -> list[Any]:
+    """The container toolkit's env: the user's entries (or upstream's), plus the config
+    source the pools' cloud needs unless an entry names one already (rule
+    toolkit-config-source refuses one that reads another source first)."""
+    found, given = get_path(values.subchart("gpu-operator").model_extra or {}, TOOLKIT_ENV)
+    if not found:
+        found, given = get_path(upstream.defaults("gpu-operator"), TOOLKIT_ENV)
+    entries = deepcopy(given) if isinstance(given, list) else []
+    need = config_source(values)
+    named = any(isinstance(e, dict) and e.get("name") == CONFIG_SOURCE_ENV for e in entries)
+    if need is not None and not named:
+        entries.append({"name": CONFIG_SOURCE_ENV, "value": need[1]})
+    return entries
+
+
+# The driver flag has a derivation of its own (any pool with driver: operator), which holds
+# for generic pools too; the rest of the table is derived where every pool agrees.
+_OWN_DERIVATION = {"driver.enabled"}
+_JSON_TYPES = {bool: BOOLEAN, str: STRING}
+
+
+def _needed_alike(key: str) -> Derivation:
+    """The derivation of one key of the cloud table: held where every pool's cloud and driver
+    mode need the same value (``$poolNeeds``, the guard prelude's twin of ``pool_needs``)."""
+    needed = requirement_values()[key]
+    (kind,) = {type(value) for value, _ in needed}
+    shown = "; ".join(f"{to_json(value)} on {', '.join(modes)}" for value, modes in needed)
+    return Derivation(
+        "gpu-operator",
+        tuple(key.split(".")),
+        "platform.nodePools[].driver",
+        lambda v: pool_needs(v)[key][0],
+        _JSON_TYPES[kind],
+        f"what the pools' cloud and driver mode need, where every pool needs the same ({shown})",
+        go=(
+            f"{{{{- $need := get $poolNeeds {quote(key)} -}}}}"
+            "{{- $want := toJson (index $need 0) -}}{{- $why := index $need 1 -}}"
+        ),
+        when=lambda v: key in pool_needs(v),
+        when_go=f"(hasKey $poolNeeds {quote(key)})",
+        explain=lambda v: pool_needs(v)[key][1],
+    )
+
+
+def cloud_derivations() -> tuple[Derivation, ...]:
+    """One derivation per key of the cloud table (cloud_requirements), and the toolkit's env."""
+    table = tuple(
+        _needed_alike(k) for k in sorted(requirement_values()) if k not in _OWN_DERIVATION
+    )
+    return (
+        *table,
+        Derivation(
+            "gpu-operator",
+            TOOLKIT_ENV,
+            "platform.nodePools[].cloud",
+            toolkit_env,
+            ENV_LIST_SCHEMA,
+            f"{CONFIG_SOURCE_ENV} where the pools' cloud needs the toolkit to read containerd's "
+            f"config from one source first ({config_sources_text()})",
+            kind="merged",
+            when=lambda v: config_source(v) is not None,
+            when_go="$configSource",
+        ),
+    )
+
+
 TOLERATIONS_SCHEMA: dict[str, Any] = {
     "type": "array",
     "items": {
@@ -138,6 +234,7 @@ def derivations() -> tuple[Derivation, ...]:
                 "{{- end -}}{{- $want := toJson $any -}}"
             ),
         ),
+        *cloud_derivations(),
         Derivation(
             "gpu-operator",
             DEVICE_PLUGIN_CONFIG,

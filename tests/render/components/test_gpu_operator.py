@@ -18,6 +18,7 @@ from support.bothpaths import (
     split_derived,
     validate,
 )
+from support.k8svalidate import load_manifests as yaml_objects
 from support.kube import tolerated
 from support.render import of_kind, render_chart, resolve, scenario
 from support.repo import REPO
@@ -82,31 +83,12 @@ class TestClouds:
             ],
         )
 
-    def test_eks_pool_without_toolkit_disabled(self, built_chart, chart_repo, tmp_path):
-        # four nodes of one GPU, the default pool's size: the sizing keys stay the chart's
-        pool = {**POOL, "cloud": "eks", "driver": "preinstalled", "maxNodes": 4, "gpusPerNode": 1}
-        site = yaml.safe_dump({"platform": {"nodePools": [pool]}})
-        code, lines = validate(tmp_path, site_files(tmp_path, [site]))
-        assert code == 1 and len(lines) == 1
-        assert lines[0].startswith(
-            'platform.nodePools[0].driver: pool "t4" (cloud eks, driver preinstalled) needs '
-            "gpu-operator.toolkit.enabled: false ("
-        )
-        assert lines[0].endswith(
-            "); it is true. Set it under gpu-operator, or change the pool's driver mode"
-        )
-        code, helm_lines, _ = plain(built_chart, chart_repo, site_files(tmp_path, [site]))
-        ours, derived = split_derived(helm_lines)
-        assert (code, ours) == (1, lines)
-        # and the operator's driver left on (the tool turns it off for preinstalled drivers)
-        assert derived == [DRIVER_STALE]
-
     @pytest.mark.parametrize("second", ["eks", "aks"])
-    def test_gke_profile_then_other_cloud_profile(self, built_chart, chart_repo, tmp_path, second):
-        """GKE's install paths left on an EKS/AKS ClusterPolicy are refused, not kept
-        silently, on both paths."""
+    def test_gke_settings_then_other_cloud_profile(self, built_chart, chart_repo, tmp_path, second):
+        """GKE's install paths (written out, as the GKE scenario does for plain Helm) left on
+        an EKS/AKS ClusterPolicy are refused, not kept silently, on both paths."""
         files = [
-            REPO / "values" / "gke-t4-rapids.yaml",
+            REPO / "charts" / "gpu-platform" / "ci" / "04-gke-values.yaml",
             REPO / "values" / f"{second}-t4-rapids.yaml",
         ]
         leftover = (
@@ -122,9 +104,154 @@ class TestClouds:
         code, lines, _ = plain(built_chart, chart_repo, files)
         ours, derived = split_derived(lines)
         assert (code, ours) == (1, expected)
-        # The profiles write what the tool derives for their pools (driver.enabled: false, so
-        # they install with plain Helm as they are): GKE's leftover paths are all Helm refuses.
-        assert derived == []
+        # the second cloud's settings are the tool's to derive: a raw file leaves them
+        # at the chart's defaults on plain Helm
+        assert [line.split(":")[0] for line in derived] == {
+            "eks": ["gpu-operator.toolkit.enabled"],
+            "aks": ["gpu-operator.operator.runtimeClass", "gpu-operator.toolkit.enabled"],
+        }[second]
+
+
+class TestCloudSettings:
+    """What a pool's cloud and driver mode need of gpu-operator is derived where every pool
+    needs the same (pipeline/cloud_requirements.py); plain Helm refuses values that disagree,
+    in the same words. The messages are written out from the clouds' documentation."""
+
+    GKE = {**POOL, "cloud": "gke", "driver": "preinstalled", "maxNodes": 4, "gpusPerNode": 1}
+    EKS_AMI = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
+    NVIDIA = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest"
+    CONFIG_SOURCE_WHY = (
+        "on GKE 1.33+ (containerd 2) the toolkit otherwise rebuilds config.toml from "
+        "`containerd config dump`, whose CNI paths are not GKE's, and new pods fail to start; "
+        "NVIDIA's GKE prerequisites, for both driver modes and no toolkit version in "
+        f"particular ({NVIDIA}/google-gke.html#prerequisites, "
+        "https://github.com/NVIDIA/gpu-operator/issues/1577)"
+    )
+
+    @staticmethod
+    def site(pools: list[dict], operator: dict | None = None) -> str:
+        data: dict = {"platform": {"nodePools": pools}}
+        if operator:
+            data["gpu-operator"] = operator
+        return yaml.safe_dump(data)
+
+    def test_an_eks_ami_pool_needs_nothing_written(self, built_chart, chart_repo, tmp_path):
+        pool = {**self.GKE, "cloud": "eks"}
+        files = site_files(tmp_path, [self.site([pool])])
+        assert validate(tmp_path, files) == (0, [])
+        code, lines, _ = plain(built_chart, chart_repo, files)
+        # plain Helm keeps the chart's defaults, which the pool cannot use: refused, and
+        # named as keys the tool computes
+        assert (code, lines) == (
+            1,
+            [
+                DRIVER_STALE,
+                "gpu-operator.toolkit.enabled: is true, but gpu-platform derives false from "
+                "platform.nodePools[].driver (cloud eks, driver preinstalled: the EKS AL2023 "
+                f"NVIDIA AMI ships the container toolkit ({self.EKS_AMI})); set "
+                f"platform.nodePools[].driver {DERIVED}",
+            ],
+        )
+
+    def test_values_for_a_gke_site_install_with_plain_helm(self, built_chart, chart_repo, tmp_path):
+        (site,) = site_files(tmp_path, [self.site([self.GKE])])
+        assert validate(tmp_path, [site]) == (0, [])
+        resolved = tmp_path / "resolved.yaml"
+        resolved.write_text(yaml.safe_dump(resolve(yaml.safe_load(site.read_text()))))
+        code, lines, out = plain(built_chart, chart_repo, [resolved])
+        assert (code, lines) == (0, []), out[-2000:]
+        name = configmap_name("gpu-platform", "gpu-operator")
+        (cm,) = [
+            o for o in of_kind(yaml_objects(out), "ConfigMap") if o["metadata"]["name"] == name
+        ]
+        got = load_yaml(cm["data"]["values.yaml"])  # what the gpu-operator chart receives
+        assert got["driver"]["enabled"] is False
+        assert got["hostPaths"]["driverInstallDir"] == "/home/kubernetes/bin/nvidia"
+        assert got["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
+        assert got["toolkit"]["env"] == [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+        assert got["cdi"]["enabled"] is True
+        # the raw site on plain Helm: every key it needs is one the tool computes
+        code, lines, _ = plain(built_chart, chart_repo, [site])
+        assert code == 1 and lines and all(line.endswith(DERIVED) for line in lines)
+        assert (
+            "gpu-operator.toolkit.env: has no RUNTIME_CONFIG_SOURCE, which the container "
+            f"toolkit needs on gke nodes ({self.CONFIG_SOURCE_WHY}); add {{name: "
+            "RUNTIME_CONFIG_SOURCE, value: file}, or set platform.nodePools[].cloud "
+            f"{DERIVED}" in lines
+        )
+
+    def test_a_value_that_disagrees_is_refused_on_both_paths(
+        self, built_chart, chart_repo, tmp_path
+    ):
+        operator = {"toolkit": {"installDir": "/usr/local/nvidia"}}
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [self.site([self.GKE], operator)],
+            [
+                'gpu-operator.toolkit.installDir: is "/usr/local/nvidia", but gpu-platform '
+                'derives "/home/kubernetes/bin/nvidia" from platform.nodePools[].driver (cloud '
+                "gke, driver preinstalled: GKE's writable, persistent path for the toolkit "
+                f"({self.NVIDIA}/google-gke.html)); set platform.nodePools[].driver {DERIVED}"
+            ],
+        )
+
+    def test_the_same_value_by_hand_is_accepted_on_both_paths(
+        self, built_chart, chart_repo, tmp_path
+    ):
+        operator = {
+            "driver": {"enabled": False},
+            "hostPaths": {"driverInstallDir": "/home/kubernetes/bin/nvidia"},
+            "toolkit": {
+                "installDir": "/home/kubernetes/bin/nvidia",
+                "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
+            },
+            "cdi": {"enabled": True},
+        }
+        files = site_files(tmp_path, [self.site([self.GKE], operator)])
+        assert validate(tmp_path, files) == (0, [])
+        code, lines, out = plain(built_chart, chart_repo, files)
+        assert (code, lines) == (0, []), out[-2000:]
+
+    def test_both_driver_modes_stay_an_error_on_both_paths(self, built_chart, chart_repo, tmp_path):
+        pools = [{**self.GKE, "name": "a", "driver": "operator"}, {**self.GKE, "name": "b"}]
+        why = f"{self.NVIDIA}/google-gke.html"
+        head = 'platform.nodePools[1].driver: pool "b" (cloud gke, driver preinstalled) needs'
+        tail = "Set it under gpu-operator, or change the pool's driver mode"
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [self.site(pools)],
+            [
+                f"{head} gpu-operator.driver.enabled: false (Google's driver installer owns "
+                f"the driver ({why})); it is true. {tail}",
+                f'{head} gpu-operator.hostPaths.driverInstallDir: "/home/kubernetes/bin/nvidia" '
+                f'(where Google\'s installer puts the driver ({why})); it is "/run/nvidia/driver". '
+                f"{tail}",
+                f'{head} gpu-operator.toolkit.installDir: "/home/kubernetes/bin/nvidia" (GKE\'s '
+                f'writable, persistent path for the toolkit ({why})); it is "/usr/local/nvidia". '
+                f"{tail}",
+            ],
+        )
+
+    def test_a_toolkit_reading_containerds_dump_first_is_refused_on_both_paths(
+        self, built_chart, chart_repo, tmp_path
+    ):
+        operator = {"toolkit": {"env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "command"}]}}
+        both_refuse(
+            built_chart,
+            chart_repo,
+            tmp_path,
+            [self.site([{**self.GKE, "driver": "operator"}], operator)],
+            [
+                'gpu-operator.toolkit.env[0]: RUNTIME_CONFIG_SOURCE is "command", but on gke '
+                'nodes the container toolkit must read "file" first '
+                f'({self.CONFIG_SOURCE_WHY}); write "file", or remove the entry and let '
+                "`gpu-platform values` add it"
+            ],
+        )
 
 
 class TestGpuSharing:

@@ -173,21 +173,31 @@ class TestPoolChecks:
         )
         assert len([o for o in out if "one cluster runs on one cloud" in o]) == 2
 
-    def test_cloud_driver_mode_needs_operator_settings(self, write_values):
-        (out,) = problems(
-            write_values,
-            "platform:\n  nodePools:\n    - {name: a, cloud: eks, driver: preinstalled}\n",
-        )
-        assert out.startswith(
-            'F:3:29: platform.nodePools[0].driver: pool "a" (cloud eks, '
-            "driver preinstalled) needs gpu-operator.toolkit.enabled: false"
-        )
-        path = write_values(
+    def test_pools_needing_different_operator_settings(self, write_values):
+        # One ClusterPolicy serves both pools: the AMI's toolkit (off) and the operator's
+        # (on) cannot both be had, so nothing is derived for the key and the pool that is not
+        # served is named, whichever value the file writes.
+        pools = (
             "platform:\n  nodePools:\n"
-            "    - {name: a, cloud: eks, driver: preinstalled}\n"
-            "gpu-operator:\n  toolkit: {enabled: false}\n"
+            "    - {name: a, cloud: eks, driver: operator}\n"
+            "    - {name: b, cloud: eks, driver: preinstalled}\n"
         )
-        check_files([path])  # the fix the message names is enough
+        out = problems(write_values, pools)
+        assert [line.split(" (")[0] for line in out] == [
+            'F:4:29: platform.nodePools[1].driver: pool "b"',
+            'F:4:29: platform.nodePools[1].driver: pool "b"',
+        ]
+        assert "needs gpu-operator.driver.enabled: false" in out[0]
+        assert "needs gpu-operator.toolkit.enabled: false" in out[1]
+        assert out[1].endswith(
+            "); it is true. Set it under gpu-operator, or change the pool's driver mode"
+        )
+        out = problems(write_values, pools + "gpu-operator:\n  toolkit: {enabled: false}\n")
+        assert [line.split(" (")[0] for line in out] == [
+            'F:3:29: platform.nodePools[0].driver: pool "a"',
+            'F:4:29: platform.nodePools[1].driver: pool "b"',
+        ]
+        assert "needs gpu-operator.toolkit.enabled: true" in out[0]
 
     def test_bad_taint_effect_and_quantity(self, write_values):
         out = problems(

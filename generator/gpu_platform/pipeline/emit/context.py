@@ -33,7 +33,12 @@ from gpu_platform.pipeline import (
     timezones,
 )
 from gpu_platform.pipeline import subchart_keys as upstream
-from gpu_platform.pipeline.cloud_requirements import requirements_table
+from gpu_platform.pipeline.cloud_requirements import (
+    CONFIG_SOURCE_ENV,
+    REASON_FMT,
+    config_sources_table,
+    requirements_table,
+)
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.emit.helmyaml import dump_yaml
 from gpu_platform.pipeline.gofmt import quote
@@ -117,6 +122,9 @@ def template_context() -> dict[str, Any]:
         "selector_flags": SELECTOR_FLAGS,
         "dcgm_interval_env": DCGM_INTERVAL_ENV,
         "requirements_json": _json(requirements_table()),
+        "reason_fmt": quote(REASON_FMT),
+        "config_sources_json": _json(config_sources_table()),
+        "config_source_env": CONFIG_SOURCE_ENV,
         "operator_defaults_json": _json(_operator_defaults()),
         # labels and names the chart and its users agree on
         "pool_label": facts.POOL_LABEL,

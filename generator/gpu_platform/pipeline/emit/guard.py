@@ -53,6 +53,33 @@ PRELUDE = """\
 {{- end -}}
 {{- $anyOperatorPool := false -}}
 {{- range $pools }}{{ if eq (toString .driver) "operator" }}{{ $anyOperatorPool = true }}{{ end }}{{ end -}}
+{{- /* What the pools' cloud and driver modes need alike (pipeline/cloud_requirements.py,
+agreed_requirements): each key every pool's mode names with one value, as [value, reason];
+and the source the pools' cloud needs the container toolkit to read first ("" for none). */ -}}
+{{- $cloudTable := [[ requirements_json ]] | fromJson -}}
+{{- $poolNeeds := dict -}}
+{{- if $pools -}}
+{{- $lead := index $pools 0 -}}
+{{- $leadNeeds := default dict (get $cloudTable (printf "%s/%s" $lead.cloud $lead.driver)) -}}
+{{- range $key := keys $leadNeeds | sortAlpha -}}
+{{- $need := get $leadNeeds $key -}}
+{{- $alike := true -}}
+{{- range $pools -}}
+{{- $needs := default dict (get $cloudTable (printf "%s/%s" .cloud .driver)) -}}
+{{- if not (hasKey $needs $key) }}{{ $alike = false }}{{ else if ne (toJson (index (get $needs $key) 0)) (toJson (index $need 0)) }}{{ $alike = false }}{{ end -}}
+{{- end -}}
+{{- if $alike }}{{ $_ := set $poolNeeds $key (list (index $need 0) (printf [[ reason_fmt ]] (toString $lead.cloud) (toString $lead.driver) (index $need 1))) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $configSources := [[ config_sources_json ]] | fromJson -}}
+{{- $configSource := "" -}}{{- $configCloud := "" -}}{{- $configWhy := "" -}}
+{{- range $pools -}}
+{{- if and (not $configSource) (hasKey $configSources (toString .cloud)) -}}
+{{- $configCloud = toString .cloud -}}
+{{- $configSource = index (get $configSources $configCloud) 0 -}}
+{{- $configWhy = index (get $configSources $configCloud) 1 -}}
+{{- end -}}
+{{- end -}}
 {{- /* The Prometheus sizing (gpu-platform.sizing, pipeline/sizing.py's formula). */ -}}
 {{- $sizing := include "gpu-platform.sizing" $ | fromJson -}}
 {{- $relistMs := int64 $sizing.relistMs -}}

@@ -17,10 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpu_platform.pipeline.cloud_requirements import (
+    CONFIG_SOURCE_ENV,
+    config_sources_text,
+    first_config_source,
+)
 from gpu_platform.pipeline.derive import DERIVATIONS, Derivation, get_path
 from gpu_platform.pipeline.gofmt import quote, to_json
 from gpu_platform.pipeline.model.kube import duration_ms
 from gpu_platform.pipeline.monitoring_keys import DCGM_INTERVAL_ENV
+from gpu_platform.pipeline.operator_keys import TOOLKIT_ENV, config_source
 from gpu_platform.pipeline.rules.catalogue import RULES, Context, Hit, Rule, rule
 
 KNOB_FMT = (
@@ -70,20 +76,15 @@ def _check(derivation: Derivation):  # type: ignore[no-untyped-def]
         if to_json(given) == to_json(expected):
             return
         full = (derivation.chart, *derivation.path)
+        why = derivation.reason(ctx.values)
         if _structured(derivation):
-            yield Hit(full, (derivation.source, derivation.why, derivation.source))
+            yield Hit(full, (derivation.source, why, derivation.source))
         elif _fixed(derivation):
-            yield Hit(full, (to_json(given), to_json(expected), derivation.why))
+            yield Hit(full, (to_json(given), to_json(expected), why))
         else:
             yield Hit(
                 full,
-                (
-                    to_json(given),
-                    to_json(expected),
-                    derivation.source,
-                    derivation.why,
-                    derivation.source,
-                ),
+                (to_json(given), to_json(expected), derivation.source, why, derivation.source),
             )
 
     return check
@@ -96,15 +97,14 @@ def _dig(derivation: Derivation) -> str:
 
 def _guard(derivation: Derivation) -> str:
     dotted = ".".join((derivation.chart, *derivation.path))
+    # ``go`` sets $why where the reason depends on the values (Derivation.explain)
+    why = "$why" if derivation.explain is not None else quote(derivation.why)
     if _structured(derivation):
-        args = f"{quote(derivation.source)} {quote(derivation.why)} {quote(derivation.source)}"
+        args = f"{quote(derivation.source)} {why} {quote(derivation.source)}"
     elif _fixed(derivation):
-        args = f"$actual $want {quote(derivation.why)}"
+        args = f"$actual $want {why}"
     else:
-        args = (
-            f"$actual $want {quote(derivation.source)} {quote(derivation.why)} "
-            f"{quote(derivation.source)}"
-        )
+        args = f"$actual $want {quote(derivation.source)} {why} {quote(derivation.source)}"
     assert derivation.go is not None
     body = (
         f"{derivation.go}\n"
@@ -256,6 +256,67 @@ def dcgm_exporter_interval_missing(ctx: Context) -> Iterable[Hit]:
 def operator_tolerates_pools(ctx: Context) -> Iterable[Hit]:
     """The tool adds a toleration for every pool taint the lists miss (operator_keys.py), so
     only a plain install that replaced the lists can miss one."""
+    return ()
+
+
+@rule(
+    id="toolkit-config-source",
+    by_hand="searches a merged env list of the subchart for one entry, against the pools' cloud",
+    summary=f"the container toolkit's `{CONFIG_SOURCE_ENV}` reads containerd's config from the "
+    f"source the pools' cloud needs first ({config_sources_text()})",
+    fmt=f"{CONFIG_SOURCE_ENV} is %q, but on %s nodes the container toolkit must read %q first "
+    "(%s); write %q, or remove the entry and let `gpu-platform values` add it",
+    guard="""\
+{{- if and (index $.Values "gpu-operator").enabled $configSource -}}
+{{- range $i, $e := (dig "toolkit" "env" list $gpuop) -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ config_source_env ]]") -}}
+{{- $value := toString (get $e "value") -}}
+{{- if ne (first (splitList "=" (first (splitList "," $value)))) $configSource -}}
+{{- $errors = append $errors (printf [[ fmt ]] (printf "gpu-operator.toolkit.env[%d]" $i) $value $configCloud $configSource $configWhy $configSource) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}""",
+)
+def toolkit_config_source(ctx: Context) -> Iterable[Hit]:
+    """A user's own entry stands where it reads the needed source first ("file=<path>" and
+    "file,command" do); one that reads another source first brings the fault back."""
+    need = config_source(ctx.values)
+    if need is None or not ctx.values.subchart("gpu-operator").enabled:
+        return
+    cloud, source, why = need
+    _, given = get_path(ctx.data.get("gpu-operator"), TOOLKIT_ENV)
+    for index, entry in enumerate(given if isinstance(given, list) else []):
+        if not isinstance(entry, dict) or entry.get("name") != CONFIG_SOURCE_ENV:
+            continue
+        value = entry.get("value")
+        text = "" if value is None else str(value)
+        if first_config_source(text) != source:
+            yield Hit(("gpu-operator", *TOOLKIT_ENV, index), (text, cloud, source, why, source))
+
+
+@rule(
+    id="toolkit-config-source-missing",
+    by_hand="searches a merged env list of the subchart for one entry, against the pools' cloud",
+    summary=f"the container toolkit's env names `{CONFIG_SOURCE_ENV}` where the pools' cloud "
+    "needs one",
+    fmt=f"has no {CONFIG_SOURCE_ENV}, which the container toolkit needs on %s nodes (%s); add "
+    f"{{name: {CONFIG_SOURCE_ENV}, value: %s}}, or set platform.nodePools[].cloud and let "
+    "`gpu-platform values` compute this key",
+    guard="""\
+{{- if and (index $.Values "gpu-operator").enabled $configSource -}}
+{{- $found := false -}}
+{{- range $e := (dig "toolkit" "env" list $gpuop) -}}
+{{- if and (kindIs "map" $e) (eq (toString (get $e "name")) "[[ config_source_env ]]") }}{{ $found = true }}{{ end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- $errors = append $errors (printf [[ fmt ]] "gpu-operator.toolkit.env" $configCloud $configWhy $configSource) -}}
+{{- end -}}
+{{- end -}}""",
+)
+def toolkit_config_source_missing(ctx: Context) -> Iterable[Hit]:
+    """The tool always adds the entry (operator_keys.toolkit_env), so only a plain install can
+    miss it."""
     return ()
 
 

@@ -12,7 +12,7 @@ from gpu_platform.pipeline.cloud_requirements import gpu_operator_requirements, 
 from gpu_platform.pipeline.components import NODE_POOLS
 from gpu_platform.pipeline.derive import get_path
 from gpu_platform.pipeline.gofmt import to_json
-from gpu_platform.pipeline.operator_keys import driver_enabled
+from gpu_platform.pipeline.operator_keys import driver_enabled, pool_needs
 from gpu_platform.pipeline.rules.catalogue import Context, Hit, duplicates, rule
 from gpu_platform.pipeline.rules.shapes import NotAbove, Unique, declare
 from gpu_platform.pipeline.yamltree import PathKey
@@ -227,7 +227,8 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
     id="cloud-driver-settings",
     by_hand="walks the cloud requirements table (cloud_requirements) against gpu-operator's values",
     summary="each pool's cloud and driver mode get the gpu-operator settings they need (e.g. "
-    "toolkit.enabled: false on the EKS NVIDIA AMI)",
+    "toolkit.enabled: false on the EKS NVIDIA AMI) where the pools need different ones (where "
+    "all need the same, gpu-platform derives it)",
     fmt="pool %q (cloud %s, driver %s) needs gpu-operator.%s: %s (%s); it is %s. Set it under "
     "gpu-operator, or change the pool's driver mode",
     guard="""\
@@ -237,6 +238,7 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
 {{- range $i, $pool := $pools -}}
 {{- $needs := default dict (get $table (printf "%s/%s" $pool.cloud $pool.driver)) -}}
 {{- range $key := keys $needs | sortAlpha -}}
+{{- if not (hasKey $poolNeeds $key) -}}
 {{- $want := index (get $needs $key) 0 -}}
 {{- $why := index (get $needs $key) 1 -}}
 {{- $actual := "unset" -}}
@@ -254,15 +256,21 @@ def _configured(ctx: Context, key: str) -> tuple[bool, Any]:
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
 {{- end -}}""",
 )
 def cloud_driver_settings(ctx: Context) -> Iterable[Hit]:
+    """Where every pool needs the same value, the key is derived (operator_keys.pool_needs)
+    and a different one is the derived key's refusal; here, the keys the pools disagree on."""
     if not ctx.values.subchart("gpu-operator").enabled:
         return
+    derived = pool_needs(ctx.values)
     for i, pool in enumerate(ctx.values.platform.nodePools):
         for key, (wanted, why) in sorted(
             gpu_operator_requirements(pool.cloud, pool.driver).items()
         ):
+            if key in derived:
+                continue
             found, given = _configured(ctx, key)
             actual = to_json(given) if found else "unset"
             if actual != to_json(wanted):
