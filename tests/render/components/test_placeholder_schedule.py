@@ -158,12 +158,17 @@ class TestRefusals:
             'platform.nodePools[0].placeholders.schedule[0].cron: hour: range "22-6" starts '
             "after it ends; split a range that wraps around into two items (22-23,0-6, not 22-6)"
         )
-        with pytest.raises(ValuesInvalid) as refused:
-            render_chart(values, major=major)
-        assert message in str(refused.value)
-        with pytest.raises(HelmError) as exc:
-            render_chart(values, major=major, resolved=False)
-        assert message in exc.value.stderr
+        _refused_alike(values, major, message)
+
+
+def _refused_alike(values: dict, major: int, message: str) -> None:
+    """validate and plain Helm's guard refuse ``values`` with the same ``message``."""
+    with pytest.raises(ValuesInvalid) as refused:
+        render_chart(values, major=major)
+    assert message in str(refused.value)
+    with pytest.raises(HelmError) as exc:
+        render_chart(values, major=major, resolved=False)
+    assert message in exc.value.stderr
 
 
 def _scaler_pods(objects: list[dict]) -> list[dict]:
@@ -300,12 +305,7 @@ class TestTimeZone:
             "refuses a CronJob whose spec.timeZone is not in the IANA time zone database (UTC, "
             f"or Area/Location such as Europe/Berlin){hint}"
         )
-        with pytest.raises(ValuesInvalid) as refused:
-            render_chart(values, major=major)
-        assert message in str(refused.value)
-        with pytest.raises(HelmError) as exc:
-            render_chart(values, major=major, resolved=False)
-        assert message in exc.value.stderr
+        _refused_alike(values, major, message)
 
     @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires"])
     def test_known_zones_render(self, major, zone):
