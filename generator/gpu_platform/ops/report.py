@@ -138,15 +138,16 @@ def stderr_progress(label: str) -> Callable[[int, int], None]:
     second leaves two lines in a CI log, not one per step."""
     started = time.monotonic()
     tty = sys.stderr.isatty()
-    printed: list[float] = []  # when each log line was written
+    last: float | None = None  # when the last log line was written
 
     def show(done: int, total: int) -> None:
+        nonlocal last
         now = time.monotonic()
         line = f"{label}: {done}/{total} ({done / total:.0%}, {now - started:.0f} s)"
         if tty:
             print("\r" + line, end="\n" if done >= total else "", file=sys.stderr, flush=True)
-        elif not printed or done >= total or now - printed[-1] >= LOG_PROGRESS_EVERY_S:
-            printed.append(now)
+        elif last is None or done >= total or now - last >= LOG_PROGRESS_EVERY_S:
+            last = now
             print(line, file=sys.stderr, flush=True)
 
     return show

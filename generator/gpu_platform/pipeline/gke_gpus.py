@@ -42,28 +42,29 @@ def _same_model(accelerator: str) -> list[str]:
     return [known for known in GKE_ACCELERATOR_MACHINES if model & set(known.split("-"))][:2]
 
 
-def accelerator_advice(accelerator: str, machine_type: str) -> str:
-    """What is wrong with this pair on GKE, or "" (also "" for what is not known here)."""
+def accelerator_advice(accelerator: str, machine_type: str) -> tuple[str, str] | None:
+    """What is wrong with this pair on GKE, as (the pool key at fault, what to say), or None
+    (also for what is not known here)."""
     machines = GKE_ACCELERATOR_MACHINES.get(accelerator)
     if machines is None:
         close = _same_model(accelerator) or difflib.get_close_matches(
             accelerator, GKE_ACCELERATOR_MACHINES, n=1, cutoff=0.6
         )
         hint = f"did you mean {' or '.join(close)}? " if close else ""
-        return (
+        return "accelerator", (
             f"accelerator {accelerator!r} is not a GKE accelerator type known here; {hint}"
             f"gcloud refuses an unknown one when it creates the pool ({GKE_GPUS_DOCS})"
         )
     if not machine_type:
-        return ""
+        return None
     if not machine_type.startswith(machines):
-        return (
+        return "machineType", (
             f"machine type {machine_type!r} cannot carry {accelerator}: it comes on "
             f"{' or '.join(m + '*' for m in machines)} machines ({GKE_GPUS_DOCS})"
         )
     if machine_type.startswith(_COUNTED) and not re.fullmatch(r"[a-z0-9-]+-[0-9]+g", machine_type):
-        return (
+        return "machineType", (
             f"machine type {machine_type!r}: {machines[0]}* type names end in the GPU count "
             f"and 'g' (for example {machines[0]}1g; {GKE_GPUS_DOCS})"
         )
-    return ""
+    return None

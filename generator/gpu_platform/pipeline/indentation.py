@@ -17,7 +17,7 @@ def _indent(line: str) -> int:
 def _opens_block(line: str) -> bool:
     """A ``key:`` or ``- key:`` with nothing after it: the next line may go deeper."""
     text = line.split(" #", 1)[0].rstrip()
-    return text.endswith(":") or text in ("-", "- ") or text.endswith(("|", ">", "|-", ">-"))
+    return text.endswith((":", "|", ">", "|-", ">-")) or text == "-"
 
 
 def indentation_hint(text: str, line: int, first: int = 1) -> str:

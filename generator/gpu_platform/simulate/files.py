@@ -355,7 +355,7 @@ def default_workload_for(tenants: list[str]) -> tuple[Workload, str]:
     workload = default_workload()
     own = {tenant.name for tenant in workload.tenants}
     free = [name for name in tenants if name not in own]
-    if not tenants or not free and own <= set(tenants):
+    if not tenants:  # no quotas to apply: the shipped names stand
         return workload, ""
     bound: list[Tenant] = []
     said: list[str] = []

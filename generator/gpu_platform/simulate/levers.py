@@ -175,17 +175,8 @@ def _sharing(pool: NodePool) -> Sharing:
 def _when(cron_text: str) -> str:
     """A step's time: 07:30 for a daily one, else its cron as written ('30 7 * * 1-5')."""
     fields = cron_text.split()
-    if (
-        len(fields) == 5
-        and fields[0].isdigit()
-        and fields[1].isdigit()
-        and fields[2:]
-        == [
-            "*",
-            "*",
-            "*",
-        ]
-    ):
+    daily = len(fields) == 5 and fields[2:] == ["*"] * 3
+    if daily and fields[0].isdigit() and fields[1].isdigit():
         return f"{int(fields[1]):02d}:{int(fields[0]):02d}"
     return f"'{cron_text}'"
 

@@ -351,4 +351,4 @@ class TestGkeAcceleratorAndMachine:
 
         for accelerator, sizes in DEFAULT_MACHINE_TYPES["gke"].items():
             for machine in sizes.values():
-                assert accelerator_advice(accelerator, machine) == "", (accelerator, machine)
+                assert accelerator_advice(accelerator, machine) is None, (accelerator, machine)

@@ -203,7 +203,7 @@ def gke_accelerator_machine(ctx: Context) -> Iterable[Hit]:
     for i, pool in enumerate(ctx.values.platform.nodePools):
         if pool.cloud != "gke":
             continue
-        said = accelerator_advice(pool.accelerator, pool.machineType)
-        if said:
-            key = "accelerator" if "not a GKE accelerator" in said else "machineType"
+        found = accelerator_advice(pool.accelerator, pool.machineType)
+        if found is not None:
+            key, said = found
             yield Hit(("platform", "nodePools", i, key), (pool.name, said))
